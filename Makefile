@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+# gslbd top-level Makefile.  It is committed: on a fresh clone the first
+# `make` installs missing Debian packages (as root; otherwise it names them),
+# runs autoreconf and ./configure, then builds.
+#
+#   make            build gslbd into build/
+#   make run        serve the demo zone on 127.0.0.1@5300 (UDP and TCP)
+#   make check      unit, query, fuzz-replay and integration tests
+#   make check SAN=address,undefined   the same under sanitizers (build-san/)
+#   make install prefix=DIR
+#   make fuzz       libFuzzer binaries (clang)
+#   make bench      the dnsperf comparison of docs/BENCHMARKS.md
+
+-include config.mk
+
+ifeq ($(wildcard config.mk),)
+# Not configured yet: every goal first runs configure, then make restarts.
+config.mk: config.mk.in configure
+	./configure
+configure: configure.ac
+	./contrib/deps.sh --build
+	autoreconf -fi
+endif
+
+prefix ?= /usr/local
+DESTDIR ?=
+B := build
+SANFLAGS :=
+ifneq ($(strip $(SAN)),)
+B := build-san
+SANFLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wno-unused-parameter \
+        -Wstrict-prototypes -Wmissing-prototypes
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O2 $(WARN) $(DEV_CFLAGS) $(SANFLAGS) -Isrc \
+             $(DEP_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+LIBS_ALL = $(DEP_LIBS) -lpthread -lm
+
+LIB_SRC := $(filter-out src/main.c src/gslbctl.c,$(wildcard src/*.c))
+LIB_OBJ := $(LIB_SRC:src/%.c=$(B)/%.o)
+UNIT_SRC := $(wildcard tests/unit/check_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+MAN_IN := $(wildcard man/*.in)
+MAN := $(MAN_IN:.in=)
+
+.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench man
+all: $(B)/gslbd man
+
+$(B)/%.o: src/%.c $(wildcard src/*.h) src/config.h | $(B)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(B):
+	mkdir -p $(B)/tests
+$(B)/libgslbd.a: $(LIB_OBJ)
+	rm -f $@; ar rcs $@ $^
+$(B)/gslbd: $(B)/main.o $(B)/libgslbd.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+man: $(MAN)
+man/%: man/%.in
+	sed -e 's|@VERSION@|$(PACKAGE_VERSION)|g' -e 's|@PREFIX@|$(prefix)|g' $< > $@
+
+run: all
+	$(B)/gslbd -c zones/gslbd.conf
+
+# Tests ----------------------------------------------------------------
+$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h $(B)/libgslbd.a
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests/unit -o $@ $< $(B)/libgslbd.a \
+	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
+$(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c tests/fuzz/replay.c $(B)/libgslbd.a
+	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/fuzz_query.c tests/fuzz/replay.c \
+	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
+
+check: all $(UNIT_BIN) $(B)/tests/fuzz_replay
+	@./contrib/deps.sh
+	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh
+
+fuzz: $(B)/libgslbd.a
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc $(DEP_CFLAGS) \
+	  -o $(B)/fuzz_query tests/fuzz/fuzz_query.c $(LIB_SRC) $(LIBS_ALL)
+
+bench: all
+	bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/share/man/man5 \
+	  $(DESTDIR)$(prefix)/share/man/man8
+	install -m 755 $(B)/gslbd $(DESTDIR)$(prefix)/sbin/gslbd
+	for m in $(MAN); do s=$${m##*.}; \
+	  install -m 644 $$m $(DESTDIR)$(prefix)/share/man/man$$s/; done
+
+clean:
+	rm -rf build build-san $(MAN) tests/tmp
+distclean: clean
+	rm -rf config.mk config.status config.log configure autom4te.cache \
+	  aclocal.m4 src/config.h src/config.h.in src/config.h.in~ compile \
+	  install-sh missing

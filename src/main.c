@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbd: start-up, threads, signals and reload orchestration. */
+#include "config.h"
+#include "conf.h"
+#include "log.h"
+#include "snapshot.h"
+#include "util.h"
+#include "worker.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <maxminddb.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+typedef struct {
+	const char *conf_path;
+	char **listen;
+	size_t nlisten;
+	int check;
+	int daemonize;
+	int verbose;
+	const char *pidfile;
+	unsigned workers;
+} opts_t;
+
+static conf_t *g_conf;
+static worker_t *g_workers;
+static unsigned g_nworkers;
+static const opts_t *g_opts;
+
+static void usage(FILE *f)
+{
+	fputs("usage: gslbd -c FILE [-l ADDR@PORT]... [-w N] [-f | -d] [-p PIDFILE] [-v]\n"
+	      "       gslbd -c FILE --check\n"
+	      "  -c, --config FILE   configuration (gslbd.conf(5))\n"
+	      "  -l, --listen A@P    listen on A@P instead of server.listen (repeatable)\n"
+	      "  -w, --workers N     worker threads (default: server.workers)\n"
+	      "  -f, --foreground    stay in the foreground (the default)\n"
+	      "  -d, --daemonize     detach and log to syslog\n"
+	      "  -p, --pidfile FILE  write the process id to FILE\n"
+	      "  -v, --verbose       log at debug level\n"
+	      "      --check         validate configuration, zones and GeoIP database, then exit\n"
+	      "  -V, --version       print the version\n", f);
+}
+
+/* Opens the GeoIP database once to prove it is readable. */
+static int check_geoip(const conf_t *c, char *err, size_t errlen)
+{
+	if (!c->geoip_path)
+		return 0;
+	MMDB_s mmdb;
+	int rc = MMDB_open(c->geoip_path, MMDB_MODE_MMAP, &mmdb);
+	if (rc != MMDB_SUCCESS) {
+		snprintf(err, errlen, "geoip.database %s: %s", c->geoip_path,
+		         MMDB_strerror(rc));
+		return -1;
+	}
+	MMDB_close(&mmdb);
+	return 0;
+}
+
+static conf_t *load_conf(const opts_t *o, char *err, size_t errlen)
+{
+	conf_t *c = conf_load(o->conf_path, err, errlen);
+	if (!c)
+		return NULL;
+	if (o->nlisten &&
+	    conf_override_listen(c, o->listen, o->nlisten, err, errlen)) {
+		conf_free(c);
+		return NULL;
+	}
+	if (o->workers)
+		c->workers = o->workers;
+	return c;
+}
+
+static int do_check(const opts_t *o)
+{
+	char err[1024];
+	conf_t *c = load_conf(o, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		return 1;
+	}
+	int bad = 0;
+	for (size_t i = 0; i < c->nzones; i++) {
+		zone_t *z = zone_load(c->zones[i].dname, c->zones[i].file, err,
+		                      sizeof(err));
+		if (!z) {
+			fprintf(stderr, "gslbd: zone %s: %s\n", c->zones[i].name, err);
+			bad = 1;
+			continue;
+		}
+		printf("zone %s: serial %u, %zu names: ok\n", c->zones[i].name,
+		       z->serial, z->nnodes);
+		zone_free(z);
+	}
+	if (check_geoip(c, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
+	if (!bad)
+		printf("%s: ok\n", c->path);
+	conf_free(c);
+	return bad;
+}
+
+/* SIGHUP: re-read the zone files (and the settings a reload applies);
+ * zones that fail keep their previous version. */
+static void reload(void)
+{
+	char err[1024];
+	log_info("reload: reading %s", g_opts->conf_path);
+	conf_t *c = load_conf(g_opts, err, sizeof(err));
+	if (!c) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		return;
+	}
+	unsigned failed = 0;
+	const snapshot_t *old = snapshot_get();
+	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
+	if (!s) {
+		log_err("reload failed: %s", err);
+		conf_free(c);
+		return;
+	}
+	snapshot_publish(s);
+	conf_free(g_conf);
+	g_conf = c;
+	if (failed)
+		log_warning("reload: %u zone(s) kept their previous version", failed);
+	else
+		log_info("reload: done");
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	if (signum == SIGHUP) {
+		reload();
+		return;
+	}
+	log_info("signal %d: shutting down", signum);
+	uv_stop(h->loop);
+}
+
+static int drop_privileges(const char *user)
+{
+	if (!user || !*user)
+		return 0;
+	struct passwd *pw = getpwnam(user);
+	if (!pw) {
+		log_err("server.user: unknown user '%s'", user);
+		return -1;
+	}
+	if (getuid() == pw->pw_uid)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
+	    setuid(pw->pw_uid) < 0) {
+		log_err("server.user %s: cannot switch: %s", user, strerror(errno));
+		return -1;
+	}
+	log_info("running as user %s", user);
+	return 0;
+}
+
+static int write_pidfile(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		log_err("pidfile %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "daemonize", no_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
+	int ch;
+	o.listen = xcalloc((size_t)argc, sizeof(*o.listen));
+	while ((ch = getopt_long(argc, argv, "c:l:w:fdp:vVh", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': o.conf_path = optarg; break;
+		case 'l': o.listen[o.nlisten++] = optarg; break;
+		case 'w': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 256) {
+				fprintf(stderr, "gslbd: -w %s: workers must be 1 to 256\n", optarg);
+				return 2;
+			}
+			o.workers = (unsigned)n;
+			break;
+		}
+		case 'f': o.daemonize = 0; break;
+		case 'd': o.daemonize = 1; break;
+		case 'p': o.pidfile = optarg; break;
+		case 'v': o.verbose = 1; break;
+		case 'C': o.check = 1; break;
+		case 'V': printf("gslbd %s\n", PACKAGE_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gslbd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	g_opts = &o;
+	if (o.check)
+		return do_check(&o);
+
+	char err[1024];
+	g_conf = load_conf(&o, err, sizeof(err));
+	if (!g_conf) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		return 1;
+	}
+	log_set_level(o.verbose ? GSLB_LOG_DEBUG : g_conf->log_level);
+	if (check_geoip(g_conf, err, sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	unsigned failed;
+	snapshot_t *s = snapshot_build(g_conf, NULL, &failed, err, sizeof(err));
+	if (!s) {
+		log_err("cannot start: %s", err);
+		return 1;
+	}
+	snapshot_publish(s);
+
+	g_nworkers = g_conf->workers;
+	if (!g_nworkers) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		g_nworkers = n > 0 ? (unsigned)n : 1;
+	}
+	g_workers = workers_create(g_conf, g_nworkers, err, sizeof(err));
+	if (!g_workers) {
+		log_err("%s", err);
+		return 1;
+	}
+	if (drop_privileges(g_conf->user))
+		return 1;
+	if (o.daemonize) {
+		if (daemon(0, 0) < 0) {
+			log_err("daemon: %s", strerror(errno));
+			return 1;
+		}
+		log_use_syslog(1);
+	}
+	if (o.pidfile && write_pidfile(o.pidfile))
+		return 1;
+
+	uv_loop_t *loop = uv_default_loop();
+	uv_signal_t sig_hup, sig_term, sig_int;
+	uv_signal_init(loop, &sig_hup);
+	uv_signal_init(loop, &sig_term);
+	uv_signal_init(loop, &sig_int);
+	uv_signal_start(&sig_hup, on_signal, SIGHUP);
+	uv_signal_start(&sig_term, on_signal, SIGTERM);
+	uv_signal_start(&sig_int, on_signal, SIGINT);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (workers_start(g_workers, g_nworkers))
+		return 1;
+	for (size_t i = 0; i < g_conf->nlisten; i++)
+		log_info("serving on %s (UDP and TCP), %u workers",
+		         g_conf->listen[i].text, g_nworkers);
+
+	uv_run(loop, UV_RUN_DEFAULT);
+
+	log_info("answered %llu queries (%llu NXDOMAIN, %llu REFUSED, "
+	         "%llu FORMERR, %llu truncated, %llu dropped)",
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_QUERIES),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_NXDOMAIN),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_REFUSED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_FORMERR),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
+	workers_stop(g_workers, g_nworkers);
+	uv_close((uv_handle_t *)&sig_hup, NULL);
+	uv_close((uv_handle_t *)&sig_term, NULL);
+	uv_close((uv_handle_t *)&sig_int, NULL);
+	uv_run(loop, UV_RUN_DEFAULT);
+	uv_loop_close(loop);
+	snapshot_t *last = (snapshot_t *)snapshot_get();
+	snapshot_free(last);
+	conf_free(g_conf);
+	free(o.listen);
+	if (o.pidfile)
+		unlink(o.pidfile);
+	return 0;
+}
