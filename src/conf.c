@@ -304,7 +304,10 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	if ((n = ynode_get(c->root, "database")) &&
 	    parse_simple_path(&x, c, n, "database", "path", dbkeys, &c->db_path))
 		goto fail;
-	static const char *const geokeys[] = { "database", NULL };
+	/* The geoip section is validated in full by geo.c; only the
+	 * database path is needed here. */
+	static const char *const geokeys[] = { "database", "region", "isp",
+		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
 	if ((n = ynode_get(c->root, "geoip")) &&
 	    parse_simple_path(&x, c, n, "geoip", "database", geokeys,
 	                      &c->geoip_path))
