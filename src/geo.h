@@ -49,6 +49,10 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 /** Whether geoip.edns-client-subnet is on (default on). */
 int geo_use_ecs(const geo_t *g);
 
+/** Frees @g and closes its database; NULL is allowed. */
 void geo_close(geo_t *g);
+
+/** A static name of @s for logs and explain: "none", "nets" or "mmdb". */
+const char *geo_source_str(geo_source_t s);
 
 #endif
