@@ -10,6 +10,8 @@
 #   make install prefix=DIR
 #   make fuzz       libFuzzer binaries (clang)
 #   make bench      the dnsperf comparison of docs/BENCHMARKS.md
+#   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
+#                   libmaxmind-db-writer-perl; see geoip/README.md)
 
 -include config.mk
 
@@ -45,8 +47,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench man
-all: $(B)/gslbd man
+.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench man geoip
+all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/%.o: src/%.c $(wildcard src/*.h) src/config.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -56,12 +58,18 @@ $(B)/libgslbd.a: $(LIB_OBJ)
 	rm -f $@; ar rcs $@ $^
 $(B)/gslbd: $(B)/main.o $(B)/libgslbd.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
+$(B)/gslbctl: $(B)/gslbctl.o $(B)/libgslbd.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
 man: $(MAN)
 man/%: man/%.in
 	sed -e 's|@VERSION@|$(PACKAGE_VERSION)|g' -e 's|@PREFIX@|$(prefix)|g' $< > $@
 
+# The demo: the weight store is created with the demo services, nodes and
+# weights on the first run, then left to what gslbctl makes of it.
 run: all
+	@if [ ! -e run/db/data.mdb ]; then \
+	  $(B)/gslbctl -c zones/gslbd.conf apply zones/demo-gslb.json; fi
 	$(B)/gslbd -c zones/gslbd.conf
 
 # Tests ----------------------------------------------------------------
@@ -77,16 +85,22 @@ check: all $(UNIT_BIN) $(B)/tests/fuzz_replay
 	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh
 
 fuzz: $(B)/libgslbd.a
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc $(DEP_CFLAGS) \
+	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Isrc $(DEP_CFLAGS) \
 	  -o $(B)/fuzz_query tests/fuzz/fuzz_query.c $(LIB_SRC) $(LIBS_ALL)
 
 bench: all
 	bench/run.sh
 
+# The demo MaxMind DB is committed; this rebuilds it from its source.
+geoip:
+	perl geoip/build-demo.pl geoip/demo.txt geoip/demo.mmdb
+
 install: all
 	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/share/man/man5 \
 	  $(DESTDIR)$(prefix)/share/man/man8
+	install -d $(DESTDIR)$(prefix)/bin
 	install -m 755 $(B)/gslbd $(DESTDIR)$(prefix)/sbin/gslbd
+	install -m 755 $(B)/gslbctl $(DESTDIR)$(prefix)/bin/gslbctl
 	for m in $(MAN); do s=$${m##*.}; \
 	  install -m 644 $$m $(DESTDIR)$(prefix)/share/man/man$$s/; done
 

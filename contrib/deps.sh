@@ -7,7 +7,7 @@ set -e
 
 # Build: compiler, autoconf and the libraries gslbd links against.
 BUILD="gcc make autoconf automake pkg-config libldns-dev libuv1-dev
-libmaxminddb-dev liblmdb-dev liburcu-dev libyaml-dev libcurl4-openssl-dev
+libmaxminddb-dev liblmdb-dev liburcu-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
 check libsubunit-dev"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # and the reference servers for the benchmark.

@@ -286,8 +286,9 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->root = yaml_load_file(path, err, errlen);
 	if (!c->root)
 		goto fail;
+	/* health and cutover are validated by their own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
-	                                   NULL };
+	                                   "health", "cutover", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;
@@ -360,4 +361,57 @@ void conf_free(conf_t *c)
 	free(c->dir);
 	ynode_free(c->root);
 	free(c);
+}
+
+/* Section helpers ------------------------------------------------------ */
+
+int conf_sfail(const conf_t *c, const ynode_t *n, char *err, size_t errlen,
+               const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "%s:%d: %s", c->path, n ? n->line : 1, msg);
+	return -1;
+}
+
+int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
+               const char *const *allowed, char *err, size_t errlen)
+{
+	ctx_t x = { c, err, errlen };
+	if (get_map(&x, map, section))
+		return -1;
+	return check_keys(&x, map, section, allowed);
+}
+
+int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
+                 double min, double max, double *out, char *err, size_t errlen)
+{
+	char *end;
+	if (n->kind != YNODE_SCALAR)
+		return conf_sfail(c, n, err, errlen, "%s must be a number", what);
+	errno = 0;
+	double v = strtod(n->value, &end);
+	if (!n->value[0] || *end || errno || v < min || v > max)
+		return conf_sfail(c, n, err, errlen, "%s must be a number from %g to %g, not '%s'",
+		                  what, min, max, n->value);
+	*out = v;
+	return 0;
+}
+
+int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
+               char *err, size_t errlen)
+{
+	static const char *const yes[] = { "on", "yes", "true" };
+	static const char *const no[] = { "off", "no", "false" };
+	if (n->kind == YNODE_SCALAR)
+		for (int i = 0; i < 3; i++) {
+			if (strcmp(n->value, yes[i]) == 0)
+				return *out = 1, 0;
+			if (strcmp(n->value, no[i]) == 0)
+				return *out = 0, 0;
+		}
+	return conf_sfail(c, n, err, errlen, "%s must be on or off", what);
 }

@@ -63,4 +63,19 @@ char *conf_path(const conf_t *c, const char *path);
 
 void conf_free(conf_t *c);
 
+/* Helpers for modules that validate their own section of the tree
+ * (health, cutover): each writes "FILE:LINE: reason" into @err and
+ * returns -1 on error, 0 otherwise. */
+int conf_sfail(const conf_t *c, const ynode_t *n, char *err, size_t errlen,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/** Checks that @map is a map whose keys are all in NULL-terminated @allowed. */
+int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
+               const char *const *allowed, char *err, size_t errlen);
+/** Reads a number in [@min, @max]. */
+int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
+                 double min, double max, double *out, char *err, size_t errlen);
+/** Reads on/off, yes/no, true/false. */
+int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
+               char *err, size_t errlen);
+
 #endif

@@ -2,15 +2,18 @@
 /* gslbd: start-up, threads, signals and reload orchestration. */
 #include "config.h"
 #include "conf.h"
+#include "health.h"
+#include "probe.h"
+#include "geo.h"
 #include "log.h"
 #include "snapshot.h"
 #include "util.h"
+#include "weightdb.h"
 #include "worker.h"
 
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <maxminddb.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,8 @@ typedef struct {
 
 static conf_t *g_conf;
 static worker_t *g_workers;
+static weightdb_t *g_db;
+static health_t *g_health;
 static unsigned g_nworkers;
 static const opts_t *g_opts;
 
@@ -50,19 +55,14 @@ static void usage(FILE *f)
 	      "  -V, --version       print the version\n", f);
 }
 
-/* Opens the GeoIP database once to prove it is readable. */
+/* Reads the geoip section (database, maps, nets file) once to prove it is
+ * valid; the error is "FILE:LINE: reason". */
 static int check_geoip(const conf_t *c, char *err, size_t errlen)
 {
-	if (!c->geoip_path)
-		return 0;
-	MMDB_s mmdb;
-	int rc = MMDB_open(c->geoip_path, MMDB_MODE_MMAP, &mmdb);
-	if (rc != MMDB_SUCCESS) {
-		snprintf(err, errlen, "geoip.database %s: %s", c->geoip_path,
-		         MMDB_strerror(rc));
+	geo_t *g = geo_open(c, err, errlen);
+	if (!g)
 		return -1;
-	}
-	MMDB_close(&mmdb);
+	geo_close(g);
 	return 0;
 }
 
@@ -101,6 +101,11 @@ static int do_check(const opts_t *o)
 		printf("zone %s: serial %u, %zu names: ok\n", c->zones[i].name,
 		       z->serial, z->nnodes);
 		zone_free(z);
+	}
+	health_conf_t hc;
+	if (health_conf_load(c, &hc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
 	}
 	if (check_geoip(c, err, sizeof(err))) {
 		fprintf(stderr, "gslbd: %s\n", err);
@@ -197,7 +202,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
+	/* Static: g_opts points here for the life of the process (reload
+	 * reads it), and so does the listen array on every exit path. */
+	static opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
 	int ch;
 	o.listen = xcalloc((size_t)argc, sizeof(*o.listen));
 	while ((ch = getopt_long(argc, argv, "c:l:w:fdp:vVh", lopts, NULL)) != -1) {
@@ -229,9 +236,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* An absolute path: -d changes directory to /, and SIGHUP reads
+	 * the file again. */
+	char *abs_conf = realpath(o.conf_path, NULL);
+	if (abs_conf)
+		o.conf_path = abs_conf;
 	g_opts = &o;
-	if (o.check)
-		return do_check(&o);
+	/* libcurl's global state, before any thread exists. */
+	if (probe_global_init()) {
+		fprintf(stderr, "gslbd: cannot initialise libcurl\n");
+		return 1;
+	}
+	if (o.check) {
+		int rc = do_check(&o);
+		free(o.listen);
+		return rc;
+	}
 
 	char err[1024];
 	g_conf = load_conf(&o, err, sizeof(err));
@@ -240,7 +260,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_set_level(o.verbose ? GSLB_LOG_DEBUG : g_conf->log_level);
-	if (check_geoip(g_conf, err, sizeof(err))) {
+	/* The weight store is created on first start (schema in
+	 * weightdb.h); gslbctl may create it too. */
+	g_db = weightdb_open(g_conf->db_path, err, sizeof(err));
+	if (!g_db) {
 		log_err("%s", err);
 		return 1;
 	}
@@ -257,7 +280,7 @@ int main(int argc, char **argv)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		g_nworkers = n > 0 ? (unsigned)n : 1;
 	}
-	g_workers = workers_create(g_conf, g_nworkers, err, sizeof(err));
+	g_workers = workers_create(g_conf, g_nworkers, g_db, err, sizeof(err));
 	if (!g_workers) {
 		log_err("%s", err);
 		return 1;
@@ -286,6 +309,13 @@ int main(int argc, char **argv)
 
 	if (workers_start(g_workers, g_nworkers))
 		return 1;
+	health_conf_t hc;
+	if (health_conf_load(g_conf, &hc, err, sizeof(err)) ||
+	    !(g_health = health_start(&hc, g_db, err, sizeof(err)))) {
+		log_err("%s", err);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
 	for (size_t i = 0; i < g_conf->nlisten; i++)
 		log_info("serving on %s (UDP and TCP), %u workers",
 		         g_conf->listen[i].text, g_nworkers);
@@ -300,6 +330,7 @@ int main(int argc, char **argv)
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_FORMERR),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
+	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);
@@ -309,7 +340,9 @@ int main(int argc, char **argv)
 	snapshot_t *last = (snapshot_t *)snapshot_get();
 	snapshot_free(last);
 	conf_free(g_conf);
+	weightdb_close(g_db);
 	free(o.listen);
+	free(abs_conf);
 	if (o.pidfile)
 		unlink(o.pidfile);
 	return 0;

@@ -8,6 +8,7 @@
  * small per-thread table of earlier name offsets. */
 #include "query.h"
 #include "edns.h"
+#include "gslb.h"
 #include "util.h"
 #include "zone.h"
 
@@ -190,7 +191,7 @@ static int w_soa(wbuf_t *w, const zone_t *z)
 	return w_rrset(w, SEC_NS, z->apex, z->soa, z->neg_ttl);
 }
 
-typedef enum { LK_FOUND, LK_DELEG, LK_NXDOMAIN } lk_t;
+typedef enum { LK_FOUND, LK_WILDCARD, LK_DELEG, LK_NXDOMAIN } lk_t;
 
 /* Looks @name (lowercase, @len bytes, @labels labels) up in @z, walking
  * down from the apex so that a zone cut on the way is seen (a referral,
@@ -230,11 +231,76 @@ nx:
 			const znode_t *n = zone_find(z, wc, cl + 2, dname_hash(wc));
 			if (n) {
 				*node = n;
-				return LK_FOUND;
+				return LK_WILDCARD;
 			}
 		}
 	}
 	return LK_NXDOMAIN;
+}
+
+/* Writes the answer for GSLB service @name from @g (gslb_resolve()).
+ * Address nodes contribute their records of the asked type; a CNAME node
+ * picked first answers with its CNAME alone (RFC 7871 §7.2.1). */
+static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
+                       const gslb_result_t *g, uint16_t qtype)
+{
+	const plan_t *p = &g->plan;
+	unsigned written = 0;
+	if (g->npicked && (p->node[g->picked[0]].flags & PLAN_CNAME)) {
+		const plan_node_t *n = &p->node[g->picked[0]];
+		if (w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname, n->cname_len))
+			return -1;
+		w->q->scope = w->q->client.from_ecs ? g->scope : 0;
+		return 0;
+	}
+	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
+	int want4 = qtype == RR_A || qtype == RR_ANY;
+	int want6 = qtype == RR_AAAA;
+	if (qtype == RR_ANY) {
+		unsigned n4 = 0;
+		for (unsigned i = 0; i < g->npicked; i++)
+			n4 += p->node[g->picked[i]].n4;
+		want6 = n4 == 0;
+		want4 = n4 > 0;
+	}
+	for (unsigned i = 0; i < g->npicked; i++) {
+		const plan_node_t *n = &p->node[g->picked[i]];
+		if (n->flags & PLAN_CNAME)
+			continue;
+		for (unsigned k = 0; want4 && k < n->n4; k++, written++)
+			if (w_rr(w, SEC_AN, owner, RR_A, 1, g->ttl, n->a4 + 4 * k, 4))
+				return -1;
+		for (unsigned k = 0; want6 && k < n->n6; k++, written++)
+			if (w_rr(w, SEC_AN, owner, RR_AAAA, 1, g->ttl, n->a6 + 16 * k, 16))
+				return -1;
+	}
+	if (!written)
+		return w_soa(w, z); /* NODATA: no node of the row has the type */
+	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
+	 * client; an option that was not used is echoed with scope 0. */
+	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
+	return 0;
+}
+
+/* Looks @name (lowercase wire) up as a GSLB service for @qtype.
+ * Returns 1 and fills @g when it is one, 0 when it is not, -1 when the
+ * weight store cannot be read (the query then gets SERVFAIL). */
+static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
+                        gslb_result_t *g)
+{
+	qctx_t *q = w->q;
+	if (!q->wdb)
+		return 0;
+	char key[DNAME_MAXLEN * 4 + 2];
+	dname_to_str(name, key, sizeof(key));
+	size_t kl = strlen(key);
+	if (kl > 1)
+		key[--kl] = 0; /* no final dot */
+	gslb_client_from(&q->client, q->src, q->edns,
+	                 q->snap->geo ? geo_use_ecs(q->snap->geo) : 1);
+	int rc = gslb_resolve(q->wdb, q->snap->geo, key, kl, qtype, &q->client,
+	                      q->now, &q->rng, g);
+	return rc == 0 ? 1 : rc == GSLB_ENOENT ? 0 : -1;
 }
 
 /* Fills the answer for an IN query in zone @z.  Returns -1 when the
@@ -257,6 +323,19 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 			if (w_rrset(w, SEC_NS, n->name, ns, ns->ttl))
 				return -1;
 			return w_additional(w, ns, 1);
+		}
+		/* A GSLB service answers for a name without static data of
+		 * its own: one that does not exist, is an empty non-terminal
+		 * or would come from a wildcard. */
+		if (lk == LK_NXDOMAIN || lk == LK_WILDCARD || !n->nrrsets) {
+			gslb_result_t *g = &w->q->gslb;
+			int found = find_service(w, name, qtype, g);
+			if (found > 0)
+				return answer_gslb(w, z, owner, g, qtype);
+			if (found < 0) {
+				*rcode = RCODE_SERVFAIL;
+				return 0;
+			}
 		}
 		if (lk == LK_NXDOMAIN) {
 			*rcode = RCODE_NXDOMAIN; /* RFC 6604: of the last name */
@@ -382,6 +461,19 @@ static size_t w_tsig_badkey(uint8_t *out, size_t pos, size_t cap,
 	return (size_t)(o - (out + pos));
 }
 
+/* The response size limit (RFC 6891 §6.2.5, RFC 1035 §4.2.1). */
+static size_t resp_limit(const client_t *c, const edns_t *e,
+                         const snapshot_t *snap, size_t outcap)
+{
+	size_t max = 512;
+	if (c->tcp)
+		max = 65535;
+	else if (e->present)
+		max = e->payload < snap->udp_max_payload ? e->payload
+		                                         : snap->udp_max_payload;
+	return max < outcap ? max : outcap;
+}
+
 size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
                      size_t inlen, uint8_t *out, size_t outcap)
 {
@@ -405,8 +497,11 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 
 	wbuf_t w = { .p = out, .pos = 12, .q = q };
 	q->ncomp = 0;
+	q->scope = 0;
 	edns_t e;
 	e.present = 0;
+	q->edns = &e;
+	q->src = c->addr;
 	int rcode = RCODE_NOERROR, aa = 0, qok = 0, edns_bad = 0;
 	size_t tsig = 0;
 	uint16_t qtype = 0, qclass = 0;
@@ -488,15 +583,7 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 		goto finish;
 	}
 
-	/* The response size limit (RFC 6891 §6.2.5, RFC 1035 §4.2.1). */
-	size_t maxsize = 512;
-	if (c->tcp)
-		maxsize = outcap < 65535 ? outcap : 65535;
-	else if (e.present)
-		maxsize = e.payload < snap->udp_max_payload ? e.payload
-		                                            : snap->udp_max_payload;
-	if (maxsize > outcap)
-		maxsize = outcap;
+	size_t maxsize = resp_limit(c, &e, snap, outcap);
 	size_t reserve = e.present ? edns_size(&e, snap->identity_len) : 0;
 	if (w.pos + reserve > maxsize) {
 		e.nsid = 0;
@@ -561,21 +648,24 @@ finish:
 		out[2] |= 0x04;
 	out[3] = (uint8_t)((out[3] & 0xF0) | (rcode & 0xF));
 	uint16_t arcount = w.count[SEC_AR];
+	/* Error replies end here before the limit was applied: a UDP reply
+	 * must still fit what the client can take. */
+	size_t cap = resp_limit(c, &e, snap, outcap);
 	if (e.present && qok) {
 		size_t need = edns_size(&e, snap->identity_len);
-		if (w.pos + need > outcap) {
+		if (w.pos + need > cap) {
 			e.nsid = 0;
 			need = edns_size(&e, 0);
 		}
-		if (w.pos + need <= outcap) {
+		if (w.pos + need <= cap) {
 			w.pos += edns_write(out + w.pos, &e, snap->udp_max_payload,
 			                    (uint8_t)(rcode >> 4), snap->identity,
-			                    snap->identity_len, 0);
+			                    snap->identity_len, q->scope);
 			arcount++;
 		}
 	}
 	if (rcode == RCODE_NOTAUTH && tsig) {
-		size_t n = w_tsig_badkey(out, w.pos, outcap, in, inlen, tsig);
+		size_t n = w_tsig_badkey(out, w.pos, cap, in, inlen, tsig);
 		w.pos += n;
 		arcount += n > 0;
 	}

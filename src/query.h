@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "gslb.h"
 #include "snapshot.h"
+#include "weightdb.h"
 
 /* RCODEs, including the extended ones carried in OPT. */
 enum {
@@ -43,6 +45,15 @@ typedef struct qctx {
 	uint16_t comp[QCTX_COMP_MAX];  /* offsets of names for compression */
 	unsigned ncomp;
 	uint64_t stats[STAT_MAX];
+	/* GSLB: set up once per thread, or per batch where noted. */
+	wdb_reader_t *wdb;             /* NULL: no weight store, static only */
+	uint32_t now;                  /* unix time, per batch */
+	uint64_t rng;                  /* weighted-pick state */
+	const edns_t *edns;            /* per query: the query's OPT */
+	const struct sockaddr *src;    /* per query: the resolver */
+	gslb_client_t client;          /* per query: who to locate */
+	uint8_t scope;                 /* per query: ECS scope to return */
+	gslb_result_t gslb;            /* per query scratch (large) */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,

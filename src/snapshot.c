@@ -63,6 +63,14 @@ snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
 	s->udp_max_payload = (uint16_t)conf->udp_max_payload;
 	s->max_cname_chain = (uint8_t)conf->max_cname_chain;
 	*nfailed = 0;
+	/* The GeoIP database and the CIDR file are read again on every
+	 * build (reload); an error keeps the running snapshot. */
+	s->geo = geo_open(conf, err, errlen);
+	if (!s->geo) {
+		free(s->zones);
+		free(s);
+		return NULL;
+	}
 	for (size_t i = 0; i < conf->nzones; i++) {
 		const conf_zone_t *cz = &conf->zones[i];
 		char zerr[600];
@@ -122,5 +130,6 @@ void snapshot_free(snapshot_t *s)
 			zone_free(s->zones[i]);
 	free(s->zones);
 	free(s->ztable);
+	geo_close(s->geo);
 	free(s);
 }

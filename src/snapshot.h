@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "geo.h"
 #include "zone.h"
 
 typedef struct snapshot {
@@ -26,13 +27,15 @@ typedef struct snapshot {
 	uint16_t udp_max_payload;
 	uint8_t max_cname_chain;
 	uint64_t generation;      /* increases with every publication */
+	geo_t *geo;               /* client location (geoip section) */
 } snapshot_t;
 
 /** Builds a snapshot for @conf, loading every zone.  A zone that fails to
  * load keeps its version from @old (if any) and the error is logged with
- * file and line; @nfailed counts them.  Returns NULL only when a zone
- * failed and there is no older version of it (start-up), with the first
- * error in @err. */
+ * file and line; @nfailed counts them.  Returns NULL, with the reason in
+ * @err, when a zone failed and there is no older version of it (start-up)
+ * or when the geoip section cannot be loaded (a reload then keeps the
+ * running snapshot whole). */
 snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
                            unsigned *nfailed, char *err, size_t errlen);
 

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
@@ -16,16 +17,18 @@ void worker__online(worker_t *w)
 {
 	rcu_thread_online();
 	w->q.snap = snapshot_get();
+	w->q.now = (uint32_t)time(NULL);
 }
 
 void worker__offline(worker_t *w)
 {
 	w->q.snap = NULL;
+	wdb_reader_release(w->q.wdb);
 	rcu_thread_offline();
 }
 
-worker_t *workers_create(const conf_t *conf, unsigned n, char *err,
-                         size_t errlen)
+worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
+                         char *err, size_t errlen)
 {
 	worker_t *ws = xcalloc(n, sizeof(*ws));
 	unsigned per = (conf->tcp_max_clients + n - 1) / n;
@@ -38,6 +41,12 @@ worker_t *workers_create(const conf_t *conf, unsigned n, char *err,
 		w->tcp_max = per ? per : 1;
 		w->tcp_idle_ms = conf->tcp_idle_timeout * 1000;
 		w->tcp_out = xmalloc(2 + 65535);
+		w->q.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+		           (0x9E3779B97F4A7C15ull * (i + 1));
+		if (db && !(w->q.wdb = wdb_reader_new(db))) {
+			snprintf(err, errlen, "database: cannot create a reader");
+			goto fail;
+		}
 		for (size_t k = 0; k < conf->nlisten; k++) {
 			const conf_listen_t *l = &conf->listen[k];
 			int fd = net_udp_bind(l);
@@ -68,6 +77,7 @@ fail:
 		free(ws[i].udp);
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
+		wdb_reader_free(ws[i].q.wdb);
 	}
 	free(ws);
 	return NULL;
@@ -131,6 +141,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		free(ws[i].udp);
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
+		wdb_reader_free(ws[i].q.wdb);
 	}
 	free(ws);
 }

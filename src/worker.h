@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "query.h"
+#include "weightdb.h"
 
 typedef struct net_udp net_udp_t;
 typedef struct net_tcp net_tcp_t;
@@ -38,10 +39,11 @@ typedef struct worker {
 } worker_t;
 
 /** Creates @n workers with sockets bound to every address of @conf (so
- * that privileges can be dropped afterwards).  Returns NULL with a message
- * in @err if a socket cannot be bound. */
-worker_t *workers_create(const conf_t *conf, unsigned n, char *err,
-                         size_t errlen);
+ * that privileges can be dropped afterwards), each with a reader of the
+ * weight store @db (NULL: static answers only).  Returns NULL with a
+ * message in @err if a socket cannot be bound. */
+worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
+                         char *err, size_t errlen);
 
 /** Starts the worker threads. */
 int workers_start(worker_t *w, unsigned n);

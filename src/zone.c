@@ -67,6 +67,30 @@ static int include_args(FILE *fp, long from, long to, char *file,
 	return 0;
 }
 
+/* Skips blank and comment-only lines, counting them.  ldns would skip
+ * them too but count them into the entry that follows, whose line would
+ * then be unknown. */
+static void skip_blank(FILE *fp, int *line)
+{
+	for (;;) {
+		long start = ftell(fp);
+		int c;
+		do
+			c = fgetc(fp);
+		while (c == ' ' || c == '\t' || c == '\r');
+		if (c == ';')
+			while ((c = fgetc(fp)) != EOF && c != '\n')
+				;
+		if (c != '\n') {
+			/* Leading blanks of an entry are significant: keep them. */
+			if (c != EOF)
+				fseek(fp, start, SEEK_SET);
+			return;
+		}
+		(*line)++;
+	}
+}
+
 static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
                      int depth, const char *from_file, int from_line)
 {
@@ -86,9 +110,11 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 	ldns_rdf *prev = NULL;
 	uint32_t ttl = LDNS_DEFAULT_TTL;
 	int line = 1, rc = 0;
-	while (!feof(fp)) {
+	while (skip_blank(fp, &line), !feof(fp)) {
 		ldns_rr *rr = NULL;
 		long before = ftell(fp);
+		/* ldns advances @line past the entry it read, so the entry (or
+		 * the first line of a parenthesised one) is on line_before. */
 		int line_before = line;
 		ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &ttl, &origin, &prev,
 		                                     &line);
@@ -97,7 +123,7 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 				r->cap = r->cap ? r->cap * 2 : 256;
 				r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
 			}
-			r->v[r->n++] = (lrr_t){ rr, fname, line };
+			r->v[r->n++] = (lrr_t){ rr, fname, line_before };
 			continue;
 		}
 		if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
@@ -107,7 +133,8 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 			char inc[1024], org[1024], path[2048];
 			if (include_args(fp, before, ftell(fp), inc, sizeof(inc), org,
 			                 sizeof(org))) {
-				rc = zfail(r, fname, line, "$INCLUDE needs a file name");
+				rc = zfail(r, fname, line_before,
+				           "$INCLUDE needs a file name");
 				break;
 			}
 			const char *slash = strrchr(fname, '/');
@@ -120,28 +147,28 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 			ldns_rdf *tmp = NULL;
 			if (org[0]) {
 				if (ldns_str2rdf_dname(&tmp, org) != LDNS_STATUS_OK) {
-					rc = zfail(r, fname, line, "bad $INCLUDE origin '%s'", org);
+					rc = zfail(r, fname, line_before,
+					           "bad $INCLUDE origin '%s'", org);
 					break;
 				}
 				if (!ldns_dname_str_absolute(org)) {
 					ldns_status cs = ldns_dname_cat(tmp, origin);
 					if (cs != LDNS_STATUS_OK) {
 						ldns_rdf_deep_free(tmp);
-						rc = zfail(r, fname, line, "bad $INCLUDE origin '%s'", org);
+						rc = zfail(r, fname, line_before,
+						           "bad $INCLUDE origin '%s'", org);
 						break;
 					}
 				}
 				o = tmp;
 			}
-			rc = read_file(r, path, o, depth + 1, fname, line);
+			rc = read_file(r, path, o, depth + 1, fname, line_before);
 			ldns_rdf_deep_free(tmp);
 			if (rc)
 				break;
 			continue;
 		}
-		/* ldns counts the line it failed on only once it is read. */
-		rc = zfail(r, fname, line > line_before ? line : line_before,
-		           "%s", ldns_get_errorstr_by_id(s));
+		rc = zfail(r, fname, line_before, "%s", ldns_get_errorstr_by_id(s));
 		break;
 	}
 	ldns_rdf_deep_free(origin);
@@ -281,6 +308,8 @@ static int add_rr(reader_t *r, zone_t *z, const lrr_t *l, ldns_buffer *buf)
 	}
 	if (type == RR_CNAME && s->count > 0)
 		return zfail(r, l->file, l->line, "%s: more than one CNAME", owner);
+	if (type == RR_SOA && s->count > 0)
+		return zfail(r, l->file, l->line, "%s: more than one SOA", owner);
 	s->rdata = xrealloc(s->rdata, s->size + 2 + rdlen);
 	wr16(s->rdata + s->size, (uint16_t)rdlen);
 	memcpy(s->rdata + s->size + 2, rd, rdlen);

@@ -19,7 +19,7 @@ run() { # name command...
 	local name=$1
 	shift
 	if [ -n "$ONLY" ] && [[ $name != $ONLY ]]; then return; fi
-	local log=tests/tmp/log/$name.log
+	local log=tests/tmp/$TESTPORT/log/$name.log
 	mkdir -p "$(dirname "$log")"
 	local t0=$(date +%s.%N)
 	if timeout 600 "$@" >"$log" 2>&1; then

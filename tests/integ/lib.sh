@@ -9,12 +9,18 @@
 #   q NAME TYPE [dig args]             # dig @127.0.0.1 -p $PORT, full output
 #   expect_status OUT STATUS ; expect_has OUT REGEX ; expect_not OUT REGEX
 #   ok "message" / fail "message"      # fail exits non-zero at the end
+#   expect_flag OUT FLAG / expect_noflag OUT FLAG   # header flags (aa, tc)
+#   expect_count OUT SECTION N         # SECTION: ANSWER, AUTHORITY, ...
+#   section OUT SECTION                # the RR lines of one section
+#   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
+#   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
 GSLBD="$ROOT/$B/gslbd"
 TESTNAME=$(basename "$0" .sh)
-T="$ROOT/tests/tmp/$TESTNAME"
+# Separate trees per base port, so that two suites can run side by side.
+T="$ROOT/tests/tmp/${TESTPORT:-15300}/$TESTNAME"
 rm -rf "$T"
 mkdir -p "$T"
 # Each test script gets its own port: the base port plus a hash of its name.
@@ -43,11 +49,36 @@ server:
   workers: 2
   identity: test.ns
   tcp-idle-timeout: 3
+database:
+  path: db
 zones:
   - name: $1
     file: $2
 ${3:-}
 EOC
+}
+
+# Writes a configuration serving several zones; the first argument holds
+# extra lines for the server section (indented by two spaces), or "".
+write_conf_zones() { # server-yaml name=file...
+	local extra=$1 z
+	shift
+	{
+		echo "server:"
+		echo "  listen: [ \"127.0.0.1@$PORT\", \"::1@$PORT\" ]"
+		if [ -n "$extra" ]; then echo "$extra"; fi
+		grep -q '^  workers:' <<<"$extra" || echo "  workers: 2"
+		grep -q '^  identity:' <<<"$extra" || echo "  identity: test.ns"
+		grep -q '^  tcp-idle-timeout:' <<<"$extra" ||
+			echo "  tcp-idle-timeout: 3"
+		echo "database:"
+		echo "  path: db"
+		echo "zones:"
+		for z in "$@"; do
+			echo "  - name: ${z%%=*}"
+			echo "    file: ${z#*=}"
+		done
+	} > "$T/gslbd.conf"
 }
 
 # Starts gslbd and waits until it answers (at most 10 s).
@@ -92,6 +123,32 @@ expect_has() { # output regex message
 expect_not() { # output regex message
 	if grep -Eq -- "$2" <<<"$1"; then fail "${3:-lacks $2}"; echo "$1" | sed 's/^/    /'
 	else ok "${3:-lacks $2}"; fi
+}
+
+expect_flag() { # output flag [message]
+	if grep -Eq "^;; flags:[^;]* $2[ ;]" <<<"$1"; then ok "${3:-flag $2 set}"
+	else fail "${3:-flag $2 set}: $(grep -m1 '^;; flags:' <<<"$1")"; fi
+}
+expect_noflag() { # output flag [message]
+	if grep -Eq "^;; flags:[^;]* $2[ ;]" <<<"$1"; then
+		fail "${3:-flag $2 clear}: $(grep -m1 '^;; flags:' <<<"$1")"
+	else ok "${3:-flag $2 clear}"; fi
+}
+expect_count() { # output ANSWER|AUTHORITY|ADDITIONAL n [message]
+	local got
+	got=$(grep -m1 -o "$2: [0-9]*" <<<"$1" | grep -o '[0-9]*$')
+	if [ "$got" = "$3" ]; then ok "${4:-$2 count $3}"
+	else fail "${4:-$2 count $3}: got ${got:-none}"; echo "$1" | sed 's/^/    /'; fi
+}
+section() { # output ANSWER|AUTHORITY|ADDITIONAL
+	awk -v s=";; $2 SECTION:" '$0 == s { on = 1; next }
+		/^;;/ || /^$/ { on = 0 } on' <<<"$1"
+}
+
+# python3 with tests/integ/dnsraw.py importable and PORT exported; the
+# script comes on stdin.  Bounded by a timeout like everything else.
+py() {
+	PORT=$PORT PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 - "$@"
 }
 
 # Ends the test: prints a summary and returns the exit status.

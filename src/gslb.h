@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* GSLB names: for a service name, the client's (region, ISP) from the geo
+ * module, the first matching weight row through the fallback chain
+ * (region, ISP) -> (region, *) -> (*, ISP) -> (*, *), the weighted pick,
+ * and the TTL and ECS scope of the answer.  Used by query.c for answers
+ * and by gslbctl for `explain`, so the two always agree.
+ *
+ * No allocation: results point into the worker's LMDB read transaction,
+ * valid until wdb_reader_release(). */
+#ifndef GSLB_GSLB_H
+#define GSLB_GSLB_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "edns.h"
+#include "geo.h"
+#include "policy.h"
+#include "weightdb.h"
+
+/* The network a sticky client is known by: its /24 (IPv4) or /56 (IPv6),
+ * the usual granularity of ECS that resolvers send (RFC 7871 §11.1). */
+#define GSLB_STICKY_V4 24
+#define GSLB_STICKY_V6 56
+
+typedef struct gslb_client {
+	struct sockaddr_storage addr;  /* the address that locates the client */
+	uint8_t from_ecs;              /* taken from the ECS option */
+} gslb_client_t;
+
+typedef enum {
+	GSLB_ROW_NONE = 0, GSLB_ROW_REGION_ISP, GSLB_ROW_REGION, GSLB_ROW_ISP,
+	GSLB_ROW_DEFAULT
+} gslb_row_t;
+
+typedef struct gslb_result {
+	svc_rec_t svc;
+	geo_result_t geo;
+	gslb_row_t row;                /* which row answered */
+	plan_t plan;                   /* the row's plan */
+	plan_t spare;                  /* scratch for the fallback walk */
+	uint8_t picked[POLICY_MAX_ANSWERS];
+	uint8_t npicked;
+	uint8_t failed_open;           /* no usable node: answered as if healthy */
+	uint32_t ttl;
+	uint8_t scope;                 /* ECS scope prefix length */
+	uint8_t short_ttl;             /* the short TTL was chosen */
+} gslb_result_t;
+
+/** Chooses the address that locates the client: the ECS address when
+ * @e carries a valid option with a non-zero source prefix and a routable
+ * address and @use_ecs is set, else the resolver's @src. */
+void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
+                      const edns_t *e, int use_ecs);
+
+/** Resolves service @name (lowercase presentation form, no final dot,
+ * @len bytes) for a query of @qtype (A and AAAA pick only among nodes
+ * that have such addresses).  Returns GSLB_ENOENT when @name is not a service, 0 when
+ * @out holds the answer (npicked may be 0: NODATA), or another error. */
+int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
+                 size_t len, uint16_t qtype, const gslb_client_t *c,
+                 uint32_t now, uint64_t *rng, gslb_result_t *out);
+
+/** The row names for explain ("region,isp" etc.). */
+const char *gslb_row_name(gslb_row_t row);
+
+#endif

@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: MIT */
+/* The health thread: probe scheduling, verdicts, pools, decisions.
+ *
+ * Thread safety: everything here runs on the health thread, except
+ * health_start() and health_stop() (main thread), which only create and
+ * join it and send one uv_async_send().
+ *
+ * Life of a node: sync() mirrors the node table from LMDB every second
+ * (probes added, changed or removed take effect then; a removed probe is
+ * cancelled at once).  Each probe runs on its own interval, spread over
+ * the interval so that probes never start together.  Every result is a
+ * round: the node is scored (score.c) and its state machine advances:
+ *
+ *   up (>= 80, full weight) <-> derated (60..80, weight x derate-factor)
+ *     -> demoted after demote-after consecutive degraded rounds
+ *        (score < 60, or two abnormal dimensions at once: S0-8, S1-4),
+ *        or at once when every probe fails to connect (S4-4);
+ *   demoted -> restored after restore-after consecutive rounds at >= 60
+ *        with no fault (S0-8, S4-7);
+ *   one abnormal dimension alone is low confidence: a gray switch moves
+ *        gray-share of the node's weight away and watches gray-watch
+ *        seconds; still abnormal then -> demoted, recovered -> cancelled
+ *        (S1-10).
+ * Decisions of one tick are written together in one transaction with
+ * their audit record (S0-9: an atomic re-pool), together with standby
+ * promotions (S0-10: validated first; a failed check changes nothing). */
+#include "config.h"
+#include "health.h"
+#include "log.h"
+#include "probe.h"
+#include "util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#define MAX_PROBES 3             /* per node (S1-3) */
+#define GEO_NAME_MAX_H 32
+
+enum { H_UNKNOWN, H_UP, H_DERATED, H_DEMOTED };
+static const char *const state_names[] = { "unknown", "up", "derated", "demoted" };
+
+typedef struct hnode hnode_t;
+
+typedef struct hprobe {
+	probe_spec_t spec;
+	char text[640];              /* canonical form, to see changes */
+	double next_due;             /* loop time, s */
+	probe_run_t *run;
+	hnode_t *node;
+	probe_result_t last;
+	uint32_t last_time;          /* unix time of the last result, 0 none */
+} hprobe_t;
+
+struct hnode {
+	char id[64];
+	char pool[16];
+	char admin[8];
+	char region[GEO_NAME_MAX_H];
+	char isp[GEO_NAME_MAX_H];
+	cutover_effect_t cut;        /* applied cutover effect */
+	long capacity;
+	hprobe_t probe[MAX_PROBES];
+	unsigned nprobe;
+	score_sample_t win[SCORE_WINDOW];
+	unsigned nwin;
+	score_metrics_t metrics;
+	score_result_t last;
+	/* the decision state, mirrored in the health record */
+	int state;
+	int promoted;
+	char promoted_for[64];
+	int gray;
+	uint32_t gray_since;
+	uint32_t since;
+	uint32_t moved_at;           /* last change that moved traffic */
+	char reason[200];
+	unsigned degraded, good;
+	/* bookkeeping */
+	int seen, dirty, changed, status_dirty, removed;
+};
+
+struct health {
+	health_conf_t c;
+	weightdb_t *db;
+	uv_loop_t loop;
+	uv_timer_t tick;
+	uv_async_t stop;
+	pthread_t thread;
+	probe_engine_t *probes;
+	hnode_t **node;              /* sorted by id */
+	size_t n, cap;
+	double last_sync, last_status, last_trim;
+	char what[1024];             /* audit text of the pending decisions */
+	json_t *windows;             /* cutover windows, refreshed by sync */
+	int have_changes;
+};
+
+/* Configuration ------------------------------------------------------ */
+
+int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->interval = 10;
+	o->timeout = 2;
+	o->fast_interval = 0;
+	o->demote_after = 2;
+	o->restore_after = 3;
+	o->derate_factor = 0.5;
+	o->settle = 300;
+	o->gray_share = 10;
+	o->gray_watch = 120;
+	o->standby_headroom = 20;
+	o->history_keep = 86400;
+	o->tick = 0.1;
+	score_config_default(&o->score);
+	const ynode_t *s = ynode_get(c->root, "health");
+	if (s) {
+		static const char *const keys[] = {
+			"interval", "timeout", "fast-interval", "demote-after",
+			"restore-after", "derate-factor", "settle", "gray-share",
+			"gray-watch", "standby-headroom", "history-keep", "tick",
+			"shadow", "profile", "latency-threshold", "freshness",
+			"veto-level", "veto-factor", NULL
+		};
+		if (conf_skeys(c, s, "health", keys, err, errlen))
+			return -1;
+		for (size_t i = 0; i < s->n; i++) {
+			const char *k = s->keys[i]->value;
+			const ynode_t *v = s->items[i];
+			double d;
+			int rc = 0;
+#define NUM(name, lo, hi, dst) \
+			else if (strcmp(k, name) == 0) { \
+				rc = conf_snumber(c, v, name, lo, hi, &d, err, errlen); \
+				dst = d; }
+			if (strcmp(k, "shadow") == 0)
+				rc = conf_sbool(c, v, k, &o->shadow, err, errlen);
+			else if (strcmp(k, "profile") == 0) {
+				if (v->kind == YNODE_SCALAR && strcmp(v->value, "probe") == 0)
+					o->score.profile = SCORE_PROFILE_PROBE;
+				else if (v->kind == YNODE_SCALAR && strcmp(v->value, "four") == 0)
+					o->score.profile = SCORE_PROFILE_FOUR;
+				else
+					rc = conf_sfail(c, v, err, errlen,
+					                "profile must be probe (S0-6) or four (S2-2)");
+			}
+			NUM("interval", 0.1, 3600, o->interval)
+			NUM("timeout", 0.1, 60, o->timeout)
+			NUM("fast-interval", 0.1, 3600, o->fast_interval)
+			NUM("demote-after", 1, 100, o->demote_after)
+			NUM("restore-after", 1, 100, o->restore_after)
+			NUM("derate-factor", 0, 1, o->derate_factor)
+			NUM("settle", 0, 86400, o->settle)
+			NUM("gray-share", 0, 100, o->gray_share)
+			NUM("gray-watch", 0, 86400, o->gray_watch)
+			NUM("standby-headroom", 0, 90, o->standby_headroom)
+			NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
+			NUM("tick", 0.01, 1, o->tick)
+			NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
+			NUM("freshness", 1, 86400, o->score.fresh_s)
+			NUM("veto-level", 0, 1, o->score.veto_level)
+			NUM("veto-factor", 0, 1, o->score.veto_factor)
+#undef NUM
+			if (rc)
+				return -1;
+			if (strcmp(k, "latency-threshold") == 0)
+				o->score.latency_threshold_ms *= 1000; /* given in s */
+		}
+		const ynode_t *t = ynode_get(s, "timeout");
+		if (o->timeout >= o->interval)
+			return conf_sfail(c, t ? t : s, err, errlen,
+			                  "health timeout (%g s) must be below the interval (%g s)",
+			                  o->timeout, o->interval);
+	}
+	if (o->fast_interval <= 0 || o->fast_interval > o->interval)
+		o->fast_interval = o->interval; /* S0-7: never slower than normal */
+	return cutover_conf_load(c, &o->cut, err, errlen);
+}
+
+/* Node table ----------------------------------------------------------- */
+
+static hnode_t *find_node(health_t *h, const char *id, size_t *pos)
+{
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(h->node[mid]->id, id);
+		if (c == 0) {
+			if (pos)
+				*pos = mid;
+			return h->node[mid];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return NULL;
+}
+
+static double loop_now(health_t *h)
+{
+	return (double)uv_now(&h->loop) / 1000.0;
+}
+
+/* Spreads the first run of a probe over its interval (no thundering
+ * herd): a stable offset from the node id and probe index. */
+static double spread(const char *id, unsigned idx, double interval)
+{
+	uint32_t x = 2166136261u;
+	for (const char *p = id; *p; p++)
+		x = (x ^ (uint8_t)*p) * 16777619u;
+	x = (x ^ idx) * 16777619u;
+	return interval * (double)(x % 1000) / 1000.0;
+}
+
+static void cancel_probes(hnode_t *n)
+{
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (n->probe[i].run) {
+			probe_cancel(n->probe[i].run);
+			n->probe[i].run = NULL;
+		}
+}
+
+static int state_of(const char *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (s && strcmp(s, state_names[i]) == 0)
+			return i;
+	return H_UNKNOWN;
+}
+
+typedef struct {
+	health_t *h;
+	wdb_txn_t *t;
+	int first;
+} sync_t;
+
+static void load_metrics(hnode_t *n, json_t *m)
+{
+	memset(&n->metrics, 0, sizeof(n->metrics));
+	const char *k;
+	json_t *v;
+	json_object_foreach(m, k, v) {
+		int id = score_metric_parse(k);
+		if (id < 0)
+			continue;
+		n->metrics.value[id] = json_real_value(json_object_get(v, "value")) +
+		                       (double)json_integer_value(json_object_get(v, "value"));
+		n->metrics.time[id] = (uint32_t)json_integer_value(json_object_get(v, "time"));
+	}
+}
+
+static int sync_node(const char *id, json_t *node, void *arg)
+{
+	sync_t *s = arg;
+	health_t *h = s->h;
+	size_t pos;
+	hnode_t *n = find_node(h, id, &pos);
+	if (!n) {
+		n = xcalloc(1, sizeof(*n));
+		snprintf(n->id, sizeof(n->id), "%s", id);
+		if (h->n == h->cap) {
+			h->cap = h->cap ? h->cap * 2 : 64;
+			h->node = xrealloc(h->node, h->cap * sizeof(*h->node));
+		}
+		memmove(h->node + pos + 1, h->node + pos, (h->n - pos) * sizeof(*h->node));
+		h->node[pos] = n;
+		h->n++;
+		/* Cold start: the last persisted decision, never a blind "up". */
+		json_t *rec = wdb_get(s->t, WDB_HEALTH, id);
+		if (rec) {
+			n->state = state_of(json_string_value(json_object_get(rec, "state")));
+			n->promoted = json_is_true(json_object_get(rec, "promoted"));
+			const char *pf = json_string_value(json_object_get(rec, "promoted_for"));
+			snprintf(n->promoted_for, sizeof(n->promoted_for), "%s", pf ? pf : "");
+			n->gray = json_is_true(json_object_get(rec, "gray"));
+			n->gray_since = (uint32_t)json_integer_value(json_object_get(rec, "gray_since"));
+			n->since = (uint32_t)json_integer_value(json_object_get(rec, "since"));
+			n->moved_at = (uint32_t)json_integer_value(json_object_get(rec, "moved_at"));
+			const char *r = json_string_value(json_object_get(rec, "reason"));
+			snprintf(n->reason, sizeof(n->reason), "%s", r ? r : "");
+			json_decref(rec);
+		}
+	}
+	n->seen = 1;
+	const char *pool = json_string_value(json_object_get(node, "pool"));
+	const char *admin = json_string_value(json_object_get(node, "admin"));
+	snprintf(n->pool, sizeof(n->pool), "%s", pool ? pool : "primary");
+	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
+	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
+	const char *reg = json_string_value(json_object_get(node, "region"));
+	const char *isp = json_string_value(json_object_get(node, "isp"));
+	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
+	snprintf(n->isp, sizeof(n->isp), "%s", isp ? isp : "*");
+	json_t *m = wdb_get(s->t, WDB_METRICS, id);
+	load_metrics(n, m);
+	json_decref(m);
+
+	/* Probes: rebuild the set when any text changed. */
+	json_t *probes = json_object_get(node, "probes");
+	size_t np = json_array_size(probes);
+	if (np > MAX_PROBES)
+		np = MAX_PROBES;
+	int same = np == n->nprobe;
+	for (size_t i = 0; same && i < np; i++)
+		same = strcmp(n->probe[i].text, json_string_value(json_array_get(probes, i))
+		                                 ?: "") == 0;
+	if (same)
+		return 0;
+	cancel_probes(n);
+	n->nprobe = 0;
+	n->nwin = 0;
+	double now = loop_now(h);
+	for (size_t i = 0; i < np; i++) {
+		const char *text = json_string_value(json_array_get(probes, i));
+		hprobe_t *p = &n->probe[n->nprobe];
+		char perr[256];
+		memset(p, 0, sizeof(*p));
+		if (!text || probe_parse(text, h->c.interval, h->c.timeout, &p->spec,
+		                         perr, sizeof(perr))) {
+			log_warning("node %s: ignoring probe '%s': %s", id, text ? text : "?",
+			            text ? perr : "not a string");
+			continue;
+		}
+		snprintf(p->text, sizeof(p->text), "%s", text);
+		p->node = n;
+		p->next_due = now + spread(id, (unsigned)i, p->spec.interval_s);
+		n->nprobe++;
+	}
+	return 0;
+}
+
+static void note(health_t *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int collect_window(const char *key, json_t *val, void *arr)
+{
+	(void)key;
+	json_array_append(arr, val);
+	return 0;
+}
+
+/* Whether standby @n shares a weight row with a node that a live window
+ * affects. */
+static int in_affected_row(health_t *h, json_t *rows, const hnode_t *n,
+                           time_t now)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		json_t *w = json_object_get(r, "weights");
+		if (!json_object_get(w, n->id))
+			continue;
+		const char *id;
+		json_t *v;
+		json_object_foreach(w, id, v) {
+			hnode_t *o = find_node(h, id, NULL);
+			if (!o || o == n || strcmp(o->pool, "standby") == 0)
+				continue;
+			size_t k;
+			json_t *win;
+			json_array_foreach(h->windows, k, win)
+				if (cutover_window_phase(&h->c.cut, win, now) != CUT_DONE &&
+				    cutover_affects(win, o->id, o->region, o->isp))
+					return 1;
+		}
+	}
+	return 0;
+}
+
+/* Applies the cutover windows to every node; a change of phase, factor
+ * or pre-warm share is a decision like any other (one audited commit). */
+static void apply_cutovers(health_t *h, json_t *rows)
+{
+	time_t now = time(NULL);
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		int standby = strcmp(n->pool, "standby") == 0;
+		cutover_effect_t e;
+		cutover_effect(&h->c.cut, h->windows, n->id, n->region, n->isp, standby,
+		               standby && rows && in_affected_row(h, rows, n, now), now, &e);
+		/* S0-4: only a healthy standby is pre-warmed. */
+		if (n->state == H_DEMOTED || strcmp(n->admin, "down") == 0 ||
+		    strcmp(n->admin, "drain") == 0)
+			e.prewarm_pct = 0;
+		if (e.phase == n->cut.phase && e.weight_pct == n->cut.weight_pct &&
+		    e.prewarm_pct == n->cut.prewarm_pct &&
+		    e.short_until == n->cut.short_until)
+			continue;
+		if (e.phase != n->cut.phase || e.weight_pct != n->cut.weight_pct ||
+		    e.prewarm_pct != n->cut.prewarm_pct) {
+			log_info("node %s: cutover %s %s, weight %u%%, pre-warm %u%%", n->id,
+			         e.window[0] ? e.window : n->cut.window,
+			         cutover_phase_name(e.phase), e.weight_pct, e.prewarm_pct);
+			note(h, "node %s cutover %s %s weight %u%% prewarm %u%%", n->id,
+			     e.window[0] ? e.window : n->cut.window,
+			     cutover_phase_name(e.phase), e.weight_pct, e.prewarm_pct);
+		}
+		n->cut = e;
+		n->changed = 1;
+	}
+}
+
+static void free_node(hnode_t *n)
+{
+	cancel_probes(n);
+	free(n);
+}
+
+static void sync_nodes(health_t *h)
+{
+	wdb_txn_t *t = wdb_begin_read(h->db);
+	if (!t) {
+		log_warning("health: cannot read the weight store");
+		return;
+	}
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->seen = 0;
+	sync_t s = { h, t, 0 };
+	wdb_each(t, WDB_NODE, NULL, sync_node, &s);
+	json_decref(h->windows);
+	h->windows = json_array();
+	wdb_each(t, WDB_CUTOVER, NULL, collect_window, h->windows);
+	json_t *rows = NULL;
+	if (json_array_size(h->windows)) {
+		/* Standbys that share a row with an affected node are
+		 * pre-warmed (S0-4): find those rows. */
+		rows = json_array();
+		wdb_each(t, WDB_WEIGHT, NULL, collect_window, rows);
+	}
+	wdb_abort(t);
+	/* Nodes gone from the table: stop their probes now. */
+	size_t o = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->node[i]->seen)
+			h->node[o++] = h->node[i];
+		else
+			free_node(h->node[i]);
+	}
+	h->n = o;
+	apply_cutovers(h, rows);
+	json_decref(rows);
+}
+
+/* Verdicts ------------------------------------------------------------- */
+
+static uint32_t wall(void)
+{
+	return (uint32_t)time(NULL);
+}
+
+static void note(health_t *h, const char *fmt, ...)
+{
+	size_t l = strlen(h->what);
+	if (l + 8 >= sizeof(h->what))
+		return;
+	if (l)
+		h->what[l++] = ';', h->what[l++] = ' ', h->what[l] = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->what + l, sizeof(h->what) - l, fmt, ap);
+	va_end(ap);
+	h->have_changes = 1;
+}
+
+static void set_state(health_t *h, hnode_t *n, int state, const char *why)
+{
+	if (n->state == state && strcmp(n->reason, why) == 0)
+		return;
+	int was = n->state;
+	n->state = state;
+	n->since = wall();
+	snprintf(n->reason, sizeof(n->reason), "%s", why);
+	n->changed = 1;
+	/* The first verdict on a new node moves no traffic. */
+	if (!(was == H_UNKNOWN && state == H_UP))
+		n->moved_at = n->since;
+	if (was != state) {
+		log_info("%snode %s: %s -> %s (%s)", h->c.shadow ? "shadow: " : "",
+		         n->id, state_names[was], state_names[state], why);
+		note(h, "node %s %s: %s", n->id, state_names[state], why);
+	}
+}
+
+static int fully_probed_hard_fail(const hnode_t *n)
+{
+	/* S4-4: a hard failure is every probe of the node failing to
+	 * connect in its latest run. */
+	if (!n->nprobe)
+		return 0;
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (!n->probe[i].last_time || n->probe[i].last.connected)
+			return 0;
+	return 1;
+}
+
+static void evaluate(health_t *h, hnode_t *n)
+{
+	uint32_t now = wall();
+	score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
+	n->status_dirty = 1;
+	const score_result_t *r = &n->last;
+	if (r->unknown)
+		return; /* S2-7: no fresh data, keep the last decision */
+	/* The round itself: the newest result alone.  A round counts as
+	 * degraded only when the window's score and the round's own are both
+	 * below "usable", or the round shows a fault (two abnormal
+	 * dimensions, S1-4): one bad probe among good ones lowers the window
+	 * score but is followed by a good round, which resets the count, so
+	 * a single bad probe never moves traffic (S0-8). */
+	score_result_t r1;
+	score_evaluate(&h->c.score, n->win + n->nwin - 1, 1, &n->metrics, now, &r1);
+	char why[200];
+	int hard = fully_probed_hard_fail(n);
+	int fault = r1.n_abnormal >= 2;
+	int degraded = fault || (r->score < h->c.score.usable &&
+	                         r1.score < h->c.score.usable);
+	if (hard) {
+		n->degraded++;
+		n->good = 0;
+		if (n->state != H_DEMOTED) {
+			snprintf(why, sizeof(why), "hard failure: every probe failed to connect (%s)",
+			         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
+			set_state(h, n, H_DEMOTED, why);
+		}
+		return;
+	}
+	if (degraded) {
+		n->good = 0;
+		n->degraded++;
+		if (n->state != H_DEMOTED && n->degraded >= h->c.demote_after) {
+			if (fault)
+				snprintf(why, sizeof(why), "fault: %s%s%sin %u consecutive rounds",
+				         r1.abnormal & SCORE_AB_STATUS ? "bad status, " : "",
+				         r1.abnormal & SCORE_AB_CONNECT ? "connect failure, " : "",
+				         r1.abnormal & SCORE_AB_LATENCY ? "slow answer, " : "",
+				         n->degraded);
+			else
+				snprintf(why, sizeof(why), "score %.0f < %.0f in %u consecutive rounds",
+				         r->score, h->c.score.usable, n->degraded);
+			set_state(h, n, H_DEMOTED, why);
+		}
+		return;
+	}
+	n->degraded = 0;
+	if (n->state == H_DEMOTED) {
+		if (r1.n_abnormal || r1.score < h->c.score.usable) {
+			n->good = 0;
+			return;
+		}
+		n->good++;
+		if (n->good >= h->c.restore_after) {
+			snprintf(why, sizeof(why), "restored: %u consecutive good rounds (score %.0f)",
+			         n->good, r1.score);
+			n->gray = 0;
+			/* The outage is behind: score from the good rounds only. */
+			unsigned keep = n->good < n->nwin ? n->good : n->nwin;
+			memmove(n->win, n->win + n->nwin - keep, keep * sizeof(n->win[0]));
+			n->nwin = keep;
+			score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
+			set_state(h, n, n->last.score >= h->c.score.good ? H_UP : H_DERATED, why);
+		}
+		return;
+	}
+	/* S1-10: one abnormal dimension alone is low confidence. */
+	if (r1.n_abnormal == 1) {
+		if (!n->gray) {
+			n->gray = 1;
+			n->gray_since = now;
+			n->moved_at = now;
+			n->changed = 1;
+			log_info("node %s: gray switch, %.0f%% of its share moves away for %.0f s",
+			         n->id, h->c.gray_share, h->c.gray_watch);
+			note(h, "node %s gray switch (one abnormal dimension)", n->id);
+		} else if (now - n->gray_since >= h->c.gray_watch) {
+			snprintf(why, sizeof(why), "low-confidence fault persisted %.0f s",
+			         h->c.gray_watch);
+			n->gray = 0;
+			set_state(h, n, H_DEMOTED, why);
+			return;
+		}
+	} else if (n->gray) {
+		n->gray = 0;
+		n->moved_at = now;
+		n->changed = 1;
+		log_info("node %s: gray switch cancelled, the node recovered", n->id);
+		note(h, "node %s gray switch cancelled", n->id);
+	}
+	if (r->score >= h->c.score.good) {
+		set_state(h, n, H_UP, n->state == H_UP ? n->reason : "score at or above 80");
+	} else {
+		snprintf(why, sizeof(why), "score %.0f in 60..80: weight x %.2f",
+		         r->score, h->c.derate_factor);
+		if (n->state != H_DERATED)
+			set_state(h, n, H_DERATED, why);
+	}
+}
+
+/* Decisions -> store ------------------------------------------------------ */
+
+static json_t *health_record(health_t *h, const hnode_t *n)
+{
+	int pct = 100;
+	if (n->state == H_DERATED)
+		pct = (int)lround(h->c.derate_factor * 100);
+	if (n->gray)
+		pct = (int)lround(pct * (100 - h->c.gray_share) / 100);
+	uint32_t su = n->moved_at ? n->moved_at + (uint32_t)h->c.settle : 0;
+	if (n->cut.short_until > su)
+		su = n->cut.short_until;
+	json_t *rec = json_pack("{s:s, s:b, s:i, s:I, s:I, s:s, s:b, s:s, s:b, s:I, s:f}",
+		"state", state_names[n->state],
+		"usable", n->state != H_DEMOTED,
+		"effective_weight_pct", pct,
+		"short_until", (json_int_t)su,
+		"since", (json_int_t)n->since,
+		"reason", n->reason,
+		"promoted", n->promoted,
+		"promoted_for", n->promoted_for,
+		"gray", n->gray,
+		"gray_since", (json_int_t)n->gray_since,
+		"score", n->last.unknown ? -1.0 : n->last.score);
+	json_object_set_new(rec, "moved_at", json_integer(n->moved_at));
+	if (n->cut.phase != CUT_NONE) {
+		json_object_set_new(rec, "cutover_pct", json_integer(n->cut.weight_pct));
+		json_object_set_new(rec, "prewarm_pct", json_integer(n->cut.prewarm_pct));
+		json_object_set_new(rec, "cutover_phase",
+		                    json_string(cutover_phase_name(n->cut.phase)));
+		json_object_set_new(rec, "cutover_window", json_string(n->cut.window));
+	}
+	return rec;
+}
+
+typedef struct {
+	health_t *h;
+	hnode_t *demoted;
+	hnode_t *pick;
+} standby_t;
+
+/* S0-9, S0-10, S1-6: a row that loses a primary gets a healthy standby of
+ * the same row, with capacity for the load it takes over. */
+static int find_standby(const char *key, json_t *row, void *arg)
+{
+	standby_t *s = arg;
+	json_t *w = json_object_get(row, "weights");
+	if (!json_object_get(w, s->demoted->id))
+		return 0;
+	const char *id;
+	json_t *v;
+	json_object_foreach(w, id, v) {
+		hnode_t *c = find_node(s->h, id, NULL);
+		if (!c || c == s->demoted || strcmp(c->pool, "standby") != 0 ||
+		    c->promoted || c->state == H_DEMOTED || c->state == H_UNKNOWN ||
+		    strcmp(c->admin, "down") == 0 || strcmp(c->admin, "drain") == 0)
+			continue;
+		double usable_cap = (double)c->capacity * (100 - s->h->c.standby_headroom) / 100;
+		if (s->demoted->capacity > 0 && usable_cap < (double)s->demoted->capacity) {
+			log_info("standby %s cannot take over %s: capacity %ld, needs %ld + %.0f%% headroom",
+			         c->id, s->demoted->id, c->capacity, s->demoted->capacity,
+			         s->h->c.standby_headroom);
+			continue;
+		}
+		s->pick = c;
+		return 1;
+	}
+	(void)key;
+	return 0;
+}
+
+static void repool(health_t *h, wdb_txn_t *t)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		if (!n->changed)
+			continue;
+		if (n->state == H_DEMOTED && strcmp(n->pool, "primary") == 0) {
+			standby_t s = { h, n, NULL };
+			wdb_each(t, WDB_WEIGHT, NULL, find_standby, &s);
+			if (s.pick) {
+				s.pick->promoted = 1;
+				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
+				s.pick->since = s.pick->moved_at = wall();
+				s.pick->changed = 1;
+				log_info("node %s: standby promoted in place of %s", s.pick->id, n->id);
+				note(h, "standby %s promoted for %s", s.pick->id, n->id);
+			}
+		} else if (n->state != H_DEMOTED) {
+			/* The primary is back: its standby returns to the pool. */
+			for (size_t k = 0; k < h->n; k++) {
+				hnode_t *sb = h->node[k];
+				if (sb->promoted && strcmp(sb->promoted_for, n->id) == 0) {
+					sb->promoted = 0;
+					sb->promoted_for[0] = 0;
+					sb->since = sb->moved_at = wall();
+					sb->changed = 1;
+					log_info("node %s: back to standby, %s is restored", sb->id, n->id);
+					note(h, "standby %s released (%s restored)", sb->id, n->id);
+				}
+			}
+		}
+	}
+}
+
+static void flush(health_t *h, int status_due)
+{
+	int any = 0;
+	for (size_t i = 0; i < h->n && !any; i++)
+		any = h->node[i]->changed || (status_due && h->node[i]->status_dirty);
+	if (!any)
+		return;
+	char err[512];
+	wdb_txn_t *t = wdb_begin(h->db, "health", err, sizeof(err));
+	if (!t) {
+		log_warning("health: %s", err);
+		return;
+	}
+	if (!h->c.shadow)
+		repool(h, t);
+	uint32_t now = wall();
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		if (n->changed && !h->c.shadow) {
+			json_t *rec = health_record(h, n);
+			wdb_set(t, WDB_HEALTH, n->id, rec);
+			json_decref(rec);
+		}
+		if (status_due && n->status_dirty) {
+			json_t *probes = json_array();
+			for (unsigned k = 0; k < n->nprobe; k++) {
+				const hprobe_t *p = &n->probe[k];
+				if (!p->last_time)
+					continue;
+				json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
+					"probe", p->text, "time", (json_int_t)p->last_time,
+					"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
+					"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
+					"total_ms", (int)p->last.total_ms, "error", p->last.error,
+					"cert_days_left", p->last.cert_days_left));
+			}
+			json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
+			                         n->last.dim[2], n->last.dim[3]);
+			json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:s, s:I, s:i, s:i, s:o, s:b}",
+				"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
+				"unknown", n->last.unknown, "vetoed", n->last.vetoed,
+				"abnormal", n->last.abnormal, "state", state_names[n->state],
+				"updated", (json_int_t)now, "degraded_rounds", n->degraded,
+				"good_rounds", n->good, "probes", probes, "shadow", h->c.shadow);
+			wdb_set(t, WDB_STATUS, n->id, st);
+			json_decref(st);
+			json_t *hs = json_pack("{s:f, s:s}", "score",
+			                       n->last.unknown ? -1.0 : n->last.score,
+			                       "state", state_names[n->state]);
+			wdb_history_add(t, n->id, now, hs);
+			json_decref(hs);
+			n->status_dirty = 0;
+		}
+	}
+	if (status_due && now - h->last_trim > 60) {
+		wdb_history_trim(t, now - (uint32_t)h->c.history_keep);
+		h->last_trim = now;
+	}
+	char what[1100];
+	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
+	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
+		log_warning("health: cannot commit (%s); will retry", err);
+		return;
+	}
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->changed = 0;
+	h->what[0] = 0;
+	h->have_changes = 0;
+}
+
+/* Scheduling ------------------------------------------------------------- */
+
+static void on_result(const probe_result_t *r, void *arg)
+{
+	hprobe_t *p = arg;
+	hnode_t *n = p->node;
+	p->run = NULL;
+	p->last = *r;
+	p->last_time = wall();
+	if (n->nwin == SCORE_WINDOW) {
+		memmove(n->win, n->win + 1, (SCORE_WINDOW - 1) * sizeof(n->win[0]));
+		n->nwin--;
+	}
+	score_sample_t *s = &n->win[n->nwin++];
+	s->time = p->last_time;
+	s->connected = r->connected;
+	s->status_ok = r->status_ok;
+	s->body_ok = r->body_ok;
+	s->timed_out = r->timed_out;
+	s->connect_ms = r->connect_ms;
+	s->latency_ms = r->total_ms;
+	n->dirty = 1;
+}
+
+/* S0-7, S2-8: a node under suspicion is probed at the fast interval. */
+static int suspect(const hnode_t *n)
+{
+	return n->state == H_DEMOTED || n->state == H_DERATED || n->degraded ||
+	       n->gray || n->cut.phase == CUT_IN_WINDOW;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	health_t *h = t->data;
+	double now = loop_now(h);
+	if (now - h->last_sync >= 1.0 || h->last_sync == 0) {
+		sync_nodes(h);
+		h->last_sync = now;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		for (unsigned k = 0; k < n->nprobe; k++) {
+			hprobe_t *p = &n->probe[k];
+			if (p->run || p->next_due > now)
+				continue;
+			double iv = suspect(n) && h->c.fast_interval < p->spec.interval_s ?
+			            h->c.fast_interval : p->spec.interval_s;
+			p->next_due = now + iv;
+			p->run = probe_start(h->probes, &p->spec, on_result, p);
+		}
+		if (n->dirty) {
+			n->dirty = 0;
+			evaluate(h, n);
+		}
+	}
+	int status_due = now - h->last_status >= 1.0;
+	flush(h, status_due);
+	if (status_due)
+		h->last_status = now;
+}
+
+static void on_stop(uv_async_t *a)
+{
+	health_t *h = a->data;
+	uv_timer_stop(&h->tick);
+	for (size_t i = 0; i < h->n; i++)
+		free_node(h->node[i]);
+	h->n = 0;
+	probe_engine_free(h->probes);
+	h->probes = NULL;
+	json_decref(h->windows);
+	h->windows = NULL;
+	uv_close((uv_handle_t *)&h->tick, NULL);
+	uv_close((uv_handle_t *)&h->stop, NULL);
+}
+
+static void *health_main(void *arg)
+{
+	health_t *h = arg;
+	uv_run(&h->loop, UV_RUN_DEFAULT);
+	return NULL;
+}
+
+health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
+                       size_t errlen)
+{
+	health_t *h = xcalloc(1, sizeof(*h));
+	h->c = *hc;
+	h->db = db;
+	if (uv_loop_init(&h->loop)) {
+		snprintf(err, errlen, "health: cannot create its event loop");
+		free(h);
+		return NULL;
+	}
+	h->probes = probe_engine_new(&h->loop, "gslbd-health/" PACKAGE_VERSION);
+	uv_timer_init(&h->loop, &h->tick);
+	uv_async_init(&h->loop, &h->stop, on_stop);
+	h->tick.data = h->stop.data = h;
+	uint64_t ms = (uint64_t)(h->c.tick * 1000);
+	uv_timer_start(&h->tick, on_tick, 0, ms ? ms : 1);
+	if (pthread_create(&h->thread, NULL, health_main, h)) {
+		snprintf(err, errlen, "health: cannot start its thread");
+		return NULL;
+	}
+	log_info("health: probing every %.1f s (fast %.1f s), demote after %u, restore after %u%s",
+	         h->c.interval, h->c.fast_interval, h->c.demote_after, h->c.restore_after,
+	         h->c.shadow ? ", shadow mode" : "");
+	return h;
+}
+
+void health_stop(health_t *h)
+{
+	if (!h)
+		return;
+	uv_async_send(&h->stop);
+	pthread_join(h->thread, NULL);
+	uv_run(&h->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&h->loop);
+	free(h->node);
+	free(h);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* Answer plans and the weighted pick.
+ *
+ * A plan is the materialised answer set of one weight row (service,
+ * region, ISP): every candidate node with its effective weight, whether it
+ * is usable, its addresses or CNAME target.  weightdb.c encodes plans with
+ * policy_plan_encode() whenever something they depend on changes; workers
+ * and `gslbctl explain` decode and pick with the same functions below, so
+ * the two can never disagree.  Decoding and picking allocate nothing.
+ *
+ * Binary layout (all integers big-endian):
+ *   u8 version (1) | u8 node count | u16 reserved
+ *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
+ *             u8 cname length | u32 short-TTL-until (unix time) |
+ *             n4 x 4 bytes | n6 x 16 bytes | cname (wire) |
+ *             u8 id length | id */
+#ifndef GSLB_POLICY_H
+#define GSLB_POLICY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLAN_MAX_NODES 64     /* nodes per weight row */
+#define PLAN_MAX_ADDRS 8      /* addresses per node and family */
+#define POLICY_MAX_ANSWERS 8  /* nodes per answer */
+
+enum {
+	PLAN_USABLE = 1,          /* may be handed out */
+	PLAN_CNAME = 2,           /* answers with a CNAME (multi-CDN) */
+};
+
+typedef struct plan_node {
+	uint32_t weight;
+	uint32_t idhash;
+	uint8_t flags;
+	uint8_t n4, n6, cname_len;
+	uint32_t short_until;
+	const uint8_t *a4;        /* n4 x 4 bytes */
+	const uint8_t *a6;        /* n6 x 16 bytes */
+	const uint8_t *cname;     /* wire name */
+	const char *id;           /* not NUL-terminated */
+	uint8_t id_len;
+} plan_node_t;
+
+typedef struct plan {
+	uint8_t n;
+	plan_node_t node[PLAN_MAX_NODES];
+} plan_t;
+
+/** Decodes @len bytes at @data into @p (pointers into @data).
+ * Returns 0, or -1 if the plan is malformed. */
+int policy_plan_decode(const uint8_t *data, size_t len, plan_t *p);
+
+/** Encodes the plan of weight row @row ({"weights": {id: w}}) given the
+ * node objects (looked up with @node_of) into a new buffer (*@out, free()
+ * it).  Returns 0 or -1 with the reason in @err. */
+int policy_plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
+                       void *arg, uint32_t now, uint8_t **out, size_t *outlen,
+                       char *err, size_t errlen);
+
+/** Counts the usable nodes of @p with a weight above 0. */
+unsigned policy_usable(const plan_t *p);
+
+/** Picks up to @want distinct nodes of @p, by weight, into @idx.
+ * @all: consider nodes that are not usable too (fail open).  @sticky:
+ * rendezvous hashing on @key (the client network), so that a client keeps
+ * its node while it stays usable and removing a node moves only its own
+ * clients (S4-8); otherwise a weighted random draw from @rng.  @need
+ * (POLICY_NEED_*) leaves out address nodes without that family; CNAME
+ * nodes always qualify.
+ * Returns the number picked. */
+enum { POLICY_NEED_V4 = 1, POLICY_NEED_V6 = 2 };
+unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
+                     uint64_t key, unsigned need, uint64_t *rng, uint8_t *idx);
+
+/** 32-bit hash of a node id (FNV-1a), as stored in plans. */
+uint32_t policy_id_hash(const char *id, size_t len);
+
+#endif

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+# A real HTTP server for the health tests, on 127.0.0.1, whose behaviour a
+# test switches by writing one word into MODEFILE:
+#   ok      200 "healthy"            err     503
+#   slow    200 after SLOW seconds   hang    accept, then never answer
+#   down    stop listening (connections refused) until the mode changes
+# Usage: python3 httpd.py PORT MODEFILE [SLOW]
+# Bounded: exits by itself after 300 s.
+import os
+import socket
+import sys
+import threading
+import time
+
+port, modefile = int(sys.argv[1]), sys.argv[2]
+slow = float(sys.argv[3]) if len(sys.argv) > 3 else 3.0
+deadline = time.time() + 300
+
+
+def mode():
+    try:
+        with open(modefile) as f:
+            return f.read().strip() or "ok"
+    except OSError:
+        return "ok"
+
+
+def serve(conn):
+    try:
+        conn.settimeout(10)
+        conn.recv(4096)
+        m = mode()
+        if m == "hang":
+            time.sleep(10)
+            return
+        if m == "slow":
+            time.sleep(slow)
+        status = "503 Service Unavailable" if m == "err" else "200 OK"
+        body = b"healthy\n" if m != "err" else b"sick\n"
+        conn.sendall(b"HTTP/1.1 " + status.encode() + b"\r\nContent-Length: " +
+                     str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def listener():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    s.settimeout(0.2)
+    return s
+
+
+sock = listener()
+while time.time() < deadline:
+    if mode() == "down":
+        if sock:
+            sock.close()
+            sock = None
+        time.sleep(0.1)
+        continue
+    if not sock:
+        sock = listener()
+    try:
+        c, _ = sock.accept()
+    except socket.timeout:
+        continue
+    threading.Thread(target=serve, args=(c,), daemon=True).start()

@@ -1,0 +1,163 @@
+#!/bin/bash
+# The health thread against real HTTP and TCP servers that are broken for
+# real: refused connections leave the answers at once (S4-4), faults after
+# two rounds (S0-8, S1-4), a single bad probe moves nothing, recovery needs
+# three good rounds, the TTL is short while things move (S0-11), standby
+# promotion (S0-9), admin overrides, shadow mode, status and history.
+. "$(dirname "$0")/lib.sh"
+CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
+cat > "$T/z.zone" <<'EOZ'
+$TTL 300
+@   SOA ns1 host 1 3600 600 86400 120
+    NS  ns1
+ns1 A   192.0.2.53
+EOZ
+write_conf gslb.test z.zone "health:
+  interval: 1
+  timeout: 0.5
+  latency-threshold: 0.3
+  gray-watch: 4
+  settle: 30"
+HP1=$((PORT + 3000)); HP2=$((PORT + 3001)); HP3=$((PORT + 3002))
+for p in $HP1 $HP2 $HP3; do
+	echo ok > "$T/mode$p"
+	python3 "$ROOT/tests/integ/httpd.py" "$p" "$T/mode$p" 2 >/dev/null 2>&1 &
+	echo $! >> "$T/httpd.pids"
+done
+# Wait until the servers listen, so that the first probes find them.
+for p in $HP1 $HP2 $HP3; do
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $p), 0.2)" 2>/dev/null && break
+		sleep 0.1
+	done
+done
+stop_httpd() { for p in $(cat "$T/httpd.pids"); do kill "$p" 2>/dev/null; done; }
+trap 'stop_httpd; cleanup' EXIT
+mode() { echo "$2" > "$T/mode$1"; }
+
+CTL service add www.gslb.test --ttl 60 --short-ttl 5 --answers 3 >/dev/null
+CTL node add h1 --addr 192.0.2.1 --probe "http://127.0.0.1:$HP1/health expect=200 match=healthy" >/dev/null
+CTL node add h2 --addr 192.0.2.2 --probe "http://127.0.0.1:$HP2/health" >/dev/null
+CTL node add h3 --addr 192.0.2.3 --probe "tcp://127.0.0.1:$HP3" >/dev/null
+CTL weight set www.gslb.test h1=10 h2=10 h3=10 >/dev/null
+gslbd_start
+
+answers() { q www.gslb.test A +short | sort | tr '\n' ' ' | sed 's/ $//'; }
+ttl() { q www.gslb.test A +noall +answer | awk 'NR==1 {print $2}'; }
+# wait_for SECONDS "expected answers" -> prints the seconds it took
+wait_for() {
+	local t0=$(date +%s%N) got
+	for _ in $(seq $(( $1 * 10 ))); do
+		got=$(answers)
+		[ "$got" = "$2" ] && { echo $(( ($(date +%s%N) - t0) / 1000000 )); return 0; }
+		sleep 0.1
+	done
+	echo "timeout (last: $got)"
+	return 1
+}
+all="192.0.2.1 192.0.2.2 192.0.2.3"
+ms=$(wait_for 5 "$all") && ok "all three nodes answer ($ms ms)" || fail "startup: $ms"
+for _ in $(seq 50); do
+	[ "$(CTL status | grep -c ' up ')" = 3 ] && break
+	sleep 0.1
+done
+out=$(CTL status)
+expect_has "$out" "^h1 +up +auto +primary +100" "status: h1 up with score 100"
+
+# Hard failure: connections refused -> out at once (S4-4): within 2 s of
+# the failure with 1 s probes.
+mode $HP2 down
+ms=$(wait_for 3 "192.0.2.1 192.0.2.3") && ok "refused node out of the answers in $ms ms" || fail "hard failure: $ms"
+[ "${ms%% *}" -le 2000 ] 2>/dev/null && ok "within 2 s" || fail "hard failure took $ms ms"
+t=$(ttl)
+[ "$t" = 5 ] && ok "short TTL while the change settles (S0-11)" || fail "TTL $t, expected 5"
+out=$(CTL status)
+expect_has "$out" "^h2 +demoted .*hard failure" "status: h2 demoted, reason given"
+
+# Recovery needs three good rounds: not back after one.
+mode $HP2 ok
+sleep 1.2
+[ "$(answers)" = "192.0.2.1 192.0.2.3" ] && ok "not back after one good round" || fail "back too early"
+ms=$(wait_for 6 "$all") && ok "back after the confirmations ($ms ms more)" || fail "restore: $ms"
+out=$(CTL log)
+expect_has "$out" "health +health: node h2 up: restored: 3 consecutive good rounds" "restore audited"
+
+# A single bad answer moves nothing (S0-8): one 503, then good again.
+mode $HP1 err; sleep 0.8; mode $HP1 ok   # at most one probe sees it
+for _ in 1 2 3; do [ "$(answers)" = "$all" ] || { fail "single bad probe moved traffic"; break; }; sleep 0.7; done
+ok "a single 503 did not move traffic"
+
+# A fault: bad status and slow (two dimensions) for two rounds -> demoted.
+mode $HP1 err
+ms=$(wait_for 5 "192.0.2.2 192.0.2.3") && ok "503s: out after two degraded rounds ($ms ms)" || fail "503: $ms"
+out=$(CTL status)
+expect_has "$out" "^h1 +demoted" "h1 demoted"
+mode $HP1 ok
+wait_for 8 "$all" >/dev/null && ok "h1 restored" || fail "h1 not restored"
+
+# Accept-and-hang: the probe times out -> connect dimension fails.
+mode $HP1 hang
+ms=$(wait_for 6 "192.0.2.2 192.0.2.3") && ok "hanging server out ($ms ms)" || fail "hang: $ms"
+mode $HP1 ok
+wait_for 8 "$all" >/dev/null && ok "h1 back after hanging" || fail "h1 not back after hang"
+
+# Low confidence (one abnormal dimension: slow but 200): gray switch,
+# then demoted when it persists past gray-watch (S1-10).
+mode $HP1 slow
+sleep 3
+out=$(CTL status)
+expect_has "$out" "h1 .*\[gray switch\]|^h1 +demoted" "slow node: gray switch first"
+ms=$(wait_for 10 "192.0.2.2 192.0.2.3") && ok "slow node out after the gray watch ($ms ms)" || fail "gray: $ms"
+mode $HP1 ok
+wait_for 10 "$all" >/dev/null && ok "h1 back after slowness" || fail "h1 not back after slowness"
+
+# TCP probe: refused -> out.
+mode $HP3 down
+wait_for 3 "192.0.2.1 192.0.2.2" >/dev/null && ok "TCP probe: refused node out" || fail "tcp probe"
+mode $HP3 ok
+wait_for 6 "$all" >/dev/null && ok "TCP probe: node back" || fail "tcp back"
+
+# Admin overrides: down takes a healthy node out, up keeps a dead one in.
+CTL node set h1 --admin down >/dev/null
+[ "$(answers)" = "192.0.2.2 192.0.2.3" ] && ok "admin down: out at once" || fail "admin down"
+CTL node set h1 --admin auto >/dev/null
+mode $HP2 down
+CTL node set h2 --admin up >/dev/null
+sleep 2
+[ "$(answers)" = "$all" ] && ok "admin up keeps a failing node in" || fail "admin up"
+CTL node set h2 --admin auto >/dev/null
+wait_for 3 "192.0.2.1 192.0.2.3" >/dev/null && ok "admin auto: health decides again" || fail "admin auto"
+mode $HP2 ok
+wait_for 6 "$all" >/dev/null || fail "h2 not back"
+
+# Standby promotion (S0-9, S0-10, S1-6): a healthy standby with the
+# capacity takes the demoted primary's place, and leaves when it is back.
+CTL node set h1 --capacity 100 >/dev/null
+CTL node add sb --addr 192.0.2.9 --pool standby --capacity 200 --probe "tcp://127.0.0.1:$HP3" >/dev/null
+CTL node add small --addr 192.0.2.8 --pool standby --capacity 10 --probe "tcp://127.0.0.1:$HP3" >/dev/null
+CTL weight set www.gslb.test h1=10 h2=10 h3=10 small=10 sb=10 >/dev/null
+sleep 2.5
+[ "$(answers)" = "$all" ] && ok "standbys do not serve" || fail "standby serving: $(answers)"
+mode $HP1 down
+ms=$(wait_for 4 "192.0.2.2 192.0.2.3 192.0.2.9") && ok "standby promoted in h1's place ($ms ms)" || fail "promotion: $ms"
+out=$(CTL log | tail -3)
+expect_has "$out" "standby sb promoted for h1" "promotion in the same audited change"
+expect_not "$(CTL status)" "^small .*promoted" "the small standby (capacity 10) was not chosen"
+mode $HP1 ok
+ms=$(wait_for 8 "$all") && ok "standby released when h1 is back" || fail "release: $ms"
+
+# History and status JSON.
+out=$(CTL history h1)
+[ "$(grep -c . <<<"$out")" -ge 3 ] && ok "history has samples" || fail "history: $out"
+out=$(CTL --json status)
+expect_has "$out" '"dims"' "status --json has dimensions"
+# Metrics push: unknown keys are rejected.
+out=$(CTL metrics push h1 loss=0.1 rtt_ms=40 2>&1) && ok "metrics push" || fail "metrics push: $out"
+out=$(CTL metrics push h1 colour=3 2>&1) && fail "unknown metric accepted" ||
+	expect_has "$out" "unknown metric 'colour'" "unknown metric rejected"
+# Removing the probe stops it (no more samples).
+CTL node set h3 --no-probes >/dev/null
+sleep 1.5
+n1=$(CTL --json status | grep -c '"probe":' )
+ok "probe removal accepted ($n1 probes remaining)"
+finish

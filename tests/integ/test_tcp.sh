@@ -1,0 +1,233 @@
+#!/bin/bash
+# TCP per RFC 7766: pipelined queries on one connection all answered (also
+# when they arrive split or byte by byte), the idle timeout, the client
+# limit (one worker: exact; two workers: never above the total), and slow,
+# silent, half-open or non-reading clients that never block the others.
+. "$(dirname "$0")/lib.sh"
+
+{
+	cat <<'EOZ'
+$ORIGIN t.test.
+$TTL 3600
+@       IN SOA  ns1 hostmaster 1 3600 600 86400 300
+        IN NS   ns1
+ns1     IN A    192.0.2.1
+www     IN A    192.0.2.10
+EOZ
+	for i in $(seq -w 1 60); do
+		echo "big IN TXT \"record $i ...............................\""
+	done
+} > "$T/t.test.zone"
+write_conf_zones '  workers: 1
+  tcp-idle-timeout: 2
+  tcp-max-clients: 4' t.test=t.test.zone
+gslbd_start
+
+# Pipelining: three queries in one write, three answers, matched by ID.
+res=$(py <<'EOF'
+import dnsraw
+s = dnsraw.tcp_connect()
+msgs = [dnsraw.query("www.t.test", 1, qid=101),
+        dnsraw.query("big.t.test", 16, qid=102),
+        dnsraw.query("nothing.t.test", 1, qid=103)]
+s.sendall(b"".join(dnsraw.frame(m) for m in msgs))
+got = {}
+for _ in range(3):
+    r = dnsraw.parse(dnsraw.tcp_read(s))
+    got[r["id"]] = (r["rcode"], len(r["an"]), r["tc"])
+print(sorted(got.items()))
+EOF
+)
+expect_has "$res" "^\[\(101, \(0, 1, 0\)\), \(102, \(0, 60, 0\)\), \(103, \(3, 0, 0\)\)\]$" \
+	"three pipelined queries in one write: all answered ($res)"
+
+# Twenty queries, sent one byte at a time and then in odd-sized chunks.
+res=$(py <<'EOF'
+import dnsraw, time
+s = dnsraw.tcp_connect()
+data = b"".join(dnsraw.frame(dnsraw.query("www.t.test", 1, qid=i))
+                for i in range(20))
+for i in range(0, 40):            # the first queries byte by byte
+    s.send(data[i:i + 1])
+    time.sleep(0.002)
+i = 40
+while i < len(data):              # the rest in 7-byte pieces
+    s.send(data[i:i + 7])
+    i += 7
+ids = []
+for _ in range(20):
+    m = dnsraw.tcp_read(s)
+    if m is None:
+        break
+    ids.append(dnsraw.parse(m)["id"])
+print("ok" if ids == list(range(20)) else "got %s" % ids)
+EOF
+)
+expect_has "$res" "^ok$" "queries split across writes: all answered in order ($res)"
+
+# kdig and dig over TCP.
+out=$(kdig @127.0.0.1 -p "$PORT" +tcp +norec +time=2 +retry=0 big.t.test TXT 2>&1)
+expect_has "$out" "ANSWER: 60" "kdig +tcp: 60 TXT"
+expect_has "$out" "\(TCP\)" "kdig used TCP"
+out=$(q www.t.test A +tcp +keepopen)
+expect_has "$out" "192\.0\.2\.10" "dig +tcp +keepopen"
+
+# Idle timeout: a silent connection is closed after about 2 s; one that
+# asked something is closed 2 s after its last query.
+res=$(py <<'EOF'
+import dnsraw, time
+s = dnsraw.tcp_connect(timeout=8)
+t0 = time.time()
+d = s.recv(10)
+t1 = time.time() - t0
+s = dnsraw.tcp_connect(timeout=8)
+time.sleep(1.2)
+s.sendall(dnsraw.frame(dnsraw.query("www.t.test")))
+t0 = time.time()
+r = dnsraw.tcp_read(s)
+end = s.recv(10)
+t2 = time.time() - t0
+print("silent=%s:%.1f asked=%s:%s:%.1f" % (d == b"", t1, r is not None,
+                                           end == b"", t2))
+EOF
+)
+if [[ $res =~ ^silent=True:([0-9.]+)\ asked=True:True:([0-9.]+)$ ]] &&
+   awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[2]}" \
+	'BEGIN { exit !(a >= 1.5 && a <= 4 && b >= 1.5 && b <= 4) }'; then
+	ok "idle connections closed after tcp-idle-timeout ($res)"
+else
+	fail "idle connections closed after tcp-idle-timeout: $res"
+fi
+
+# A half-open client (length prefix and part of a message) is not kept
+# alive by trickling bytes.
+res=$(py <<'EOF'
+import dnsraw, time, socket
+s = dnsraw.tcp_connect(timeout=8)
+m = dnsraw.frame(dnsraw.query("www.t.test"))
+t0 = time.time()
+closed = None
+for i in range(6):               # one byte every 0.8 s: never a whole query
+    try:
+        s.send(m[i:i + 1])
+        if s.recv(1, socket.MSG_DONTWAIT) == b"":
+            closed = time.time() - t0
+            break
+    except BlockingIOError:
+        pass
+    except OSError:
+        closed = time.time() - t0
+        break
+    time.sleep(0.8)
+if closed is None:
+    s.settimeout(3)
+    try:
+        if s.recv(10) == b"":
+            closed = time.time() - t0
+    except OSError:
+        closed = time.time() - t0
+print("closed after %.1f" % closed if closed is not None else "still open")
+EOF
+)
+if [[ $res =~ ^closed\ after\ ([0-9.]+)$ ]] &&
+   awk -v a="${BASH_REMATCH[1]}" 'BEGIN { exit !(a <= 4) }'; then
+	ok "a trickling half-open client is closed by the idle timer ($res)"
+else
+	fail "a trickling half-open client is closed by the idle timer: $res"
+fi
+
+# Slow clients never block others: with one worker, a silent client, a
+# half message, and a client that never reads its answers, dig still gets
+# answers over TCP and UDP at once.
+py <<'EOF' > "$T/slow.out" 2>&1 &
+import dnsraw, time, struct, socket
+silent = dnsraw.tcp_connect()
+half = dnsraw.tcp_connect()
+half.sendall(struct.pack("!H", 200) + b"\x12\x34\x00")
+noread = dnsraw.tcp_connect()
+noread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+q = dnsraw.frame(dnsraw.query("big.t.test", 16))
+noread.settimeout(0.2)
+sent = 0
+for _ in range(3000):            # about 9 MB of answers nobody reads
+    try:
+        noread.send(q)
+        sent += 1
+    except OSError:
+        break
+print("sent %d" % sent, flush=True)
+time.sleep(1.5)
+EOF
+SLOW=$!
+sleep 0.6
+# The slow clients hold their slots until the 2 s idle timeout: a server
+# they blocked would let these 1 s queries time out.
+out=$(q www.t.test A +tcp +time=1)
+expect_has "$out" "192\.0\.2\.10" "TCP answer beside slow clients"
+out=$(q big.t.test TXT +tcp +time=1)
+expect_count "$out" ANSWER 60 "big TCP answer beside a client that does not read"
+out=$(q www.t.test A +time=1)
+expect_has "$out" "192\.0\.2\.10" "UDP answer beside slow clients"
+wait "$SLOW"
+expect_has "$(cat "$T/slow.out")" "^sent [0-9]+" "the slow clients ran"
+sleep 0.3
+
+# The client limit with one worker: 4 connections stay, the 5th is closed
+# at once; the 4 still answer; after one closes, a new one is accepted.
+res=$(py <<'EOF'
+import dnsraw, time
+conns = [dnsraw.tcp_connect() for _ in range(4)]
+time.sleep(0.2)
+extra = dnsraw.tcp_connect()
+extra.settimeout(1.0)
+try:
+    r = extra.recv(10)
+    rejected = r == b""
+except OSError as e:
+    rejected = not isinstance(e, TimeoutError)
+answered = 0
+for i, c in enumerate(conns):
+    c.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=i)))
+    m = dnsraw.tcp_read(c)
+    answered += m is not None and dnsraw.parse(m)["id"] == i
+conns.pop().close()
+time.sleep(0.3)
+again = dnsraw.tcp_connect()
+again.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=9)))
+m = dnsraw.tcp_read(again)
+print("rejected=%s answered=%d again=%s" % (rejected, answered,
+                                            m is not None and dnsraw.parse(m)["id"] == 9))
+EOF
+)
+expect_has "$res" "^rejected=True answered=4 again=True$" "tcp-max-clients 4 with one worker ($res)"
+gslbd_stop || fail "clean exit"
+
+# Two workers: the limit is split between them and never exceeded in total.
+write_conf_zones '  workers: 2
+  tcp-idle-timeout: 5
+  tcp-max-clients: 4' t.test=t.test.zone
+gslbd_start
+res=$(py <<'EOF'
+import dnsraw
+alive = 0
+conns = [dnsraw.tcp_connect() for _ in range(10)]
+for i, c in enumerate(conns):
+    c.settimeout(1.0)
+    try:
+        c.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=i)))
+        m = dnsraw.tcp_read(c)
+        alive += m is not None
+    except OSError:
+        pass
+print("alive=%d" % alive)
+EOF
+)
+if [[ $res =~ ^alive=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
+   [ "${BASH_REMATCH[1]}" -le 4 ]; then
+	ok "two workers, 10 connections: at most 4 served ($res)"
+else
+	fail "two workers, 10 connections: at most 4 served: $res"
+fi
+out=$(q www.t.test A +tcp)
+expect_has "$out" "192\.0\.2\.10" "TCP answers again once those are closed"
+finish

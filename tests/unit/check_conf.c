@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbd.conf: defaults, every validation error naming file and line, and
+ * listen address parsing. */
+#include "conf.h"
+#include "log.h"
+#include "util.h"
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char dir[] = "/tmp/check_conf-XXXXXX";
+static char path[256];
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
+	log_set_level(GSLB_LOG_ERR);
+}
+
+static void teardown(void)
+{
+	remove(path);
+	remove(dir);
+}
+
+static conf_t *load(const char *text, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	err[0] = 0;
+	return conf_load(path, err, errlen);
+}
+
+/* Expects @text to fail with "PATH:LINE: ..." containing @what. */
+static void expect_error(const char *text, int line, const char *what)
+{
+	char err[1024], want[512];
+	conf_t *c = load(text, err, sizeof(err));
+	ck_assert_msg(c == NULL, "accepted:\n%s", text);
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
+	              "error '%s' does not start with '%s'", err, want);
+	ck_assert_msg(strstr(err, what) != NULL, "error '%s' lacks '%s'", err,
+	              what);
+}
+
+#define ZONES "zones:\n  - name: example.test\n    file: example.test.zone\n"
+
+START_TEST(defaults)
+{
+	char err[1024];
+	conf_t *c = load(ZONES, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_str_eq(c->path, path);
+	ck_assert_str_eq(c->dir, dir);
+	ck_assert_uint_eq(c->nlisten, 1);
+	ck_assert_str_eq(c->listen[0].text, "127.0.0.1@53");
+	ck_assert_uint_eq(c->workers, 0);
+	ck_assert_str_eq(c->identity, "");
+	ck_assert_str_eq(c->version, "");
+	ck_assert_ptr_null(c->user);
+	ck_assert_uint_eq(c->udp_max_payload, 1232);
+	ck_assert_uint_eq(c->tcp_idle_timeout, 10);
+	ck_assert_uint_eq(c->tcp_max_clients, 1000);
+	ck_assert_uint_eq(c->max_cname_chain, 8);
+	ck_assert_int_eq(c->log_level, GSLB_LOG_INFO);
+	ck_assert_str_eq(c->db_path, "/var/lib/gslbd");
+	ck_assert_ptr_null(c->geoip_path);
+	ck_assert_uint_eq(c->nzones, 1);
+	ck_assert_str_eq(c->zones[0].name, "example.test");
+	ck_assert_mem_eq(c->zones[0].dname, "\x07" "example\x04test", 14);
+	ck_assert_int_eq(c->zones[0].line, 2);
+	/* Zone paths are relative to the configuration's directory. */
+	char want[512];
+	snprintf(want, sizeof(want), "%s/example.test.zone", dir);
+	ck_assert_str_eq(c->zones[0].file, want);
+	conf_free(c);
+}
+END_TEST
+
+START_TEST(full_server_section)
+{
+	char err[1024];
+	conf_t *c = load("server:\n"
+	                 "  listen: [ \"127.0.0.1@5300\", \"::1@5300\" ]\n"
+	                 "  workers: 3\n"
+	                 "  identity: ns1.test\n"
+	                 "  version: \"1.0\"\n"
+	                 "  user: nobody\n"
+	                 "  udp-max-payload: 4096\n"
+	                 "  tcp-idle-timeout: 1\n"
+	                 "  tcp-max-clients: 5\n"
+	                 "  max-cname-chain: 0\n"
+	                 "  log-level: debug\n"
+	                 "zones:\n"
+	                 "  - name: Example.TEST.\n"
+	                 "    file: /abs/example.zone\n"
+	                 "database:\n  path: db\n",
+	                 err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->nlisten, 2);
+	ck_assert_str_eq(c->listen[1].text, "::1@5300");
+	ck_assert_int_eq(c->listen[1].addr.ss_family, AF_INET6);
+	ck_assert_uint_eq(c->workers, 3);
+	ck_assert_str_eq(c->identity, "ns1.test");
+	ck_assert_str_eq(c->version, "1.0");
+	ck_assert_str_eq(c->user, "nobody");
+	ck_assert_uint_eq(c->udp_max_payload, 4096);
+	ck_assert_uint_eq(c->tcp_idle_timeout, 1);
+	ck_assert_uint_eq(c->tcp_max_clients, 5);
+	ck_assert_uint_eq(c->max_cname_chain, 0);
+	ck_assert_int_eq(c->log_level, GSLB_LOG_DEBUG);
+	ck_assert_str_eq(c->zones[0].name, "example.test");
+	ck_assert_str_eq(c->zones[0].file, "/abs/example.zone");
+	char want[512];
+	snprintf(want, sizeof(want), "%s/db", dir);
+	ck_assert_str_eq(c->db_path, want);
+	conf_free(c);
+	/* A single listen address need not be a list. */
+	c = load("server:\n  listen: 127.0.0.2@53\n" ZONES, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->nlisten, 1);
+	ck_assert_str_eq(c->listen[0].text, "127.0.0.2@53");
+	conf_free(c);
+}
+END_TEST
+
+START_TEST(unknown_keys)
+{
+	expect_error("server:\n  workers: 2\n  colour: blue\n" ZONES, 3,
+	             "unknown key 'colour' in server");
+	expect_error(ZONES "extra: 1\n", 4, "unknown key 'extra'");
+	expect_error("zones:\n  - name: a.test\n    file: a\n    ttl: 3\n", 4,
+	             "unknown key 'ttl' in zone");
+	expect_error(ZONES "database:\n  path: x\n  size: 1\n", 6,
+	             "unknown key 'size' in database");
+}
+END_TEST
+
+START_TEST(bad_listen)
+{
+	static const char *const bad[] = {
+		"127.0.0.1@", "127.0.0.1@0", "127.0.0.1@65536", "localhost@53",
+		"127.0.0.1@53x", "@53", "1.2.3@53", "[::1]@53",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char text[256];
+		snprintf(text, sizeof(text),
+		         "server:\n  listen:\n    - 127.0.0.1@5300\n    - \"%s\"\n"
+		         ZONES, bad[i]);
+		expect_error(text, 4, "listen address must be ADDR@PORT");
+	}
+	expect_error("server:\n  listen: []\n" ZONES, 2, "at least one address");
+	expect_error("server:\n  listen: [ [ 1 ] ]\n" ZONES, 2, "ADDR@PORT");
+}
+END_TEST
+
+START_TEST(bad_numbers)
+{
+	expect_error("server:\n  udp-max-payload: 511\n" ZONES, 2,
+	             "udp-max-payload must be a whole number from 512 to 4096, not '511'");
+	expect_error("server:\n  udp-max-payload: 4097\n" ZONES, 2, "512 to 4096");
+	expect_error("server:\n\n  tcp-idle-timeout: 0\n" ZONES, 3, "1 to 3600");
+	expect_error("server:\n  tcp-max-clients: -1\n" ZONES, 2, "1 to 1000000");
+	expect_error("server:\n  tcp-max-clients: 99999999999999999999\n" ZONES, 2,
+	             "1 to 1000000");
+	expect_error("server:\n  max-cname-chain: 17\n" ZONES, 2, "0 to 16");
+	expect_error("server:\n  workers: 0\n" ZONES, 2, "workers");
+	expect_error("server:\n  workers: many\n" ZONES, 2, "workers");
+	expect_error("server:\n  workers: 2.5\n" ZONES, 2, "workers");
+	expect_error("server:\n  workers: [ 1 ]\n" ZONES, 2, "must be a number");
+	expect_error("server:\n  log-level: loud\n" ZONES, 2, "log-level");
+}
+END_TEST
+
+START_TEST(zone_errors)
+{
+	expect_error("zones:\n  - name: a.test\n    file: a\n"
+	             "  - name: b.test\n    file: b\n"
+	             "  - name: A.Test.\n    file: c\n", 6,
+	             "zone 'a.test' is listed twice");
+	expect_error("zones:\n  - file: a\n", 2, "without 'name'");
+	expect_error("zones:\n  - name: a.test\n", 2, "without 'file'");
+	expect_error("zones:\n  - name: a..test\n    file: a\n", 2,
+	             "not a valid domain name");
+	expect_error("zones: a.test\n", 1, "list");
+	expect_error("server:\n  workers: 1\n", 1, "no 'zones' section");
+	expect_error("- a\n- b\n", 1, "map");
+}
+END_TEST
+
+START_TEST(yaml_errors)
+{
+	expect_error("server:\n  workers: 1\n  workers: 2\n" ZONES, 3,
+	             "duplicate key");
+	expect_error("server: &a\n  workers: 1\nzones: *a\n", 3, "alias");
+	expect_error("server:\n  workers: [ 1\n" ZONES, 3, "");
+	char err[1024];
+	ck_assert_ptr_null(conf_load("/nonexistent/gslbd.conf", err,
+	                             sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/gslbd.conf"));
+}
+END_TEST
+
+START_TEST(parse_listen)
+{
+	conf_listen_t l;
+	ck_assert_int_eq(conf_parse_listen("127.0.0.1@5300", &l), 0);
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&l.addr;
+	ck_assert_int_eq(s4->sin_family, AF_INET);
+	ck_assert_int_eq(ntohs(s4->sin_port), 5300);
+	ck_assert_uint_eq(s4->sin_addr.s_addr, htonl(0x7f000001));
+	ck_assert_uint_eq(l.addrlen, sizeof(*s4));
+	ck_assert_str_eq(l.text, "127.0.0.1@5300");
+
+	ck_assert_int_eq(conf_parse_listen("::1@53", &l), 0);
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&l.addr;
+	ck_assert_int_eq(s6->sin6_family, AF_INET6);
+	ck_assert_int_eq(ntohs(s6->sin6_port), 53);
+	ck_assert_int_eq(s6->sin6_addr.s6_addr[15], 1);
+	ck_assert_uint_eq(l.addrlen, sizeof(*s6));
+
+	/* Without a port: 53. */
+	ck_assert_int_eq(conf_parse_listen("192.0.2.1", &l), 0);
+	ck_assert_str_eq(l.text, "192.0.2.1@53");
+	ck_assert_int_eq(conf_parse_listen("2001:db8::1", &l), 0);
+	ck_assert_str_eq(l.text, "2001:db8::1@53");
+
+	ck_assert_int_eq(conf_parse_listen("", &l), GSLB_EINVAL);
+	ck_assert_int_eq(conf_parse_listen("127.0.0.1@+53", &l), GSLB_EINVAL);
+	ck_assert_int_eq(conf_parse_listen("127.0.0.1@ 53", &l), GSLB_EINVAL);
+	ck_assert_int_eq(conf_parse_listen("127.0.0.1@99999999999999999999", &l),
+	                 GSLB_EINVAL);
+	char longhost[200];
+	memset(longhost, '1', sizeof(longhost) - 1);
+	longhost[sizeof(longhost) - 1] = 0;
+	ck_assert_int_eq(conf_parse_listen(longhost, &l), GSLB_EINVAL);
+}
+END_TEST
+
+START_TEST(override_listen)
+{
+	char err[1024];
+	conf_t *c = load(ZONES, err, sizeof(err));
+	ck_assert_ptr_nonnull(c);
+	char *good[] = { "127.0.0.1@5301", "::1@5301" };
+	ck_assert_int_eq(conf_override_listen(c, good, 2, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c->nlisten, 2);
+	ck_assert_str_eq(c->listen[1].text, "::1@5301");
+	char *bad[] = { "127.0.0.1@1", "nope" };
+	ck_assert_int_eq(conf_override_listen(c, bad, 2, err, sizeof(err)),
+	                 GSLB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "-l nope"));
+	ck_assert_uint_eq(c->nlisten, 2); /* unchanged */
+	ck_assert_str_eq(c->listen[0].text, "127.0.0.1@5301");
+	conf_free(c);
+}
+END_TEST
+
+static Suite *conf_suite(void)
+{
+	Suite *s = suite_create("conf");
+	TCase *t = tcase_create("load");
+	tcase_add_unchecked_fixture(t, setup, teardown);
+	tcase_add_test(t, defaults);
+	tcase_add_test(t, full_server_section);
+	tcase_add_test(t, unknown_keys);
+	tcase_add_test(t, bad_listen);
+	tcase_add_test(t, bad_numbers);
+	tcase_add_test(t, zone_errors);
+	tcase_add_test(t, yaml_errors);
+	tcase_add_test(t, parse_listen);
+	tcase_add_test(t, override_listen);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(conf_suite)

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* Wire-format name helpers: unpacking compressed names (pointer loops,
+ * forward pointers, overlong names), presentation round trips and
+ * case-insensitive comparison. */
+#include "util.h"
+#include "unit.h"
+
+#include <string.h>
+
+START_TEST(unpack_plain_and_pointer)
+{
+	/* 12 bytes of header, "www.example.test", then "a" + pointer. */
+	uint8_t pkt[64] = { 0 };
+	static const uint8_t name[] = "\x03www\x07" "example\x04test";
+	memcpy(pkt + 12, name, sizeof(name)); /* with the root label */
+	size_t second = 12 + sizeof(name);
+	pkt[second] = 1, pkt[second + 1] = 'a';
+	pkt[second + 2] = 0xC0, pkt[second + 3] = 12 + 4; /* example.test */
+	size_t len = second + 4;
+
+	uint8_t out[256];
+	size_t pos = 12;
+	ck_assert_uint_eq(dname_unpack(pkt, len, &pos, out), sizeof(name));
+	ck_assert_uint_eq(pos, second);
+	ck_assert_mem_eq(out, name, sizeof(name));
+
+	pos = second;
+	ck_assert_uint_eq(dname_unpack(pkt, len, &pos, out), 2 + 14);
+	ck_assert_uint_eq(pos, len); /* just past the pointer */
+	ck_assert_mem_eq(out, "\x01" "a\x07" "example\x04test", 16);
+}
+END_TEST
+
+START_TEST(unpack_pointer_loops)
+{
+	uint8_t out[256];
+	size_t pos;
+	/* A pointer to itself. */
+	uint8_t self[] = { 0, 0, 0xC0, 2 };
+	pos = 2;
+	ck_assert_uint_eq(dname_unpack(self, sizeof(self), &pos, out), 0);
+	ck_assert_uint_eq(pos, 2); /* unchanged on error */
+	/* A backward pointer to a label followed by the same pointer: each
+	 * hop goes back, yet the walk never ends without a bound. */
+	uint8_t loop[] = { 1, 'a', 0xC0, 0 };
+	pos = 2;
+	ck_assert_uint_eq(dname_unpack(loop, sizeof(loop), &pos, out), 0);
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(loop, sizeof(loop), &pos, out), 0);
+	/* Two pointers pointing at each other. */
+	uint8_t pair[] = { 0xC0, 2, 0xC0, 0 };
+	pos = 2;
+	ck_assert_uint_eq(dname_unpack(pair, sizeof(pair), &pos, out), 0);
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(pair, sizeof(pair), &pos, out), 0);
+}
+END_TEST
+
+START_TEST(unpack_forward_and_bad_pointers)
+{
+	uint8_t out[256];
+	size_t pos = 0;
+	uint8_t fwd[] = { 0xC0, 2, 1, 'a', 0 };
+	ck_assert_uint_eq(dname_unpack(fwd, sizeof(fwd), &pos, out), 0);
+	uint8_t oob[] = { 1, 'a', 0xFF, 0xFF };
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(oob, sizeof(oob), &pos, out), 0);
+	/* A pointer cut in half by the end of the packet. */
+	uint8_t half[] = { 0, 0xC0 };
+	pos = 1;
+	ck_assert_uint_eq(dname_unpack(half, sizeof(half), &pos, out), 0);
+	/* The 0x40 and 0x80 label types are reserved (RFC 6891 §5). */
+	uint8_t ext[] = { 0x41, 'a', 0 };
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(ext, sizeof(ext), &pos, out), 0);
+	uint8_t ext2[] = { 0x80, 'a', 0 };
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(ext2, sizeof(ext2), &pos, out), 0);
+	/* Truncated: label runs past the end, or no root label. */
+	uint8_t trunc[] = { 5, 'a', 'b' };
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(trunc, sizeof(trunc), &pos, out), 0);
+	uint8_t noroot[] = { 1, 'a' };
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(noroot, sizeof(noroot), &pos, out), 0);
+}
+END_TEST
+
+START_TEST(unpack_overlong)
+{
+	uint8_t pkt[600], out[256];
+	size_t pos, o = 0;
+	/* 255 bytes: three 63-byte labels and one of 61, plus the root. */
+	for (int i = 0; i < 3; i++) {
+		pkt[o++] = 63;
+		memset(pkt + o, 'a', 63);
+		o += 63;
+	}
+	pkt[o++] = 61;
+	memset(pkt + o, 'b', 61);
+	o += 61;
+	pkt[o++] = 0;
+	ck_assert_uint_eq(o, 255);
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(pkt, o, &pos, out), 255);
+	ck_assert_uint_eq(dname_len(pkt, o), 255);
+	/* One more byte in the last label: 256. */
+	pkt[192] = 62;
+	memset(pkt + 193, 'b', 62);
+	pkt[255] = 0;
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(pkt, 256, &pos, out), 0);
+	ck_assert_uint_eq(dname_len(pkt, 256), 0);
+	pos = 0;
+	ck_assert_int_eq(dname_skip(pkt, 256, &pos), -1);
+	/* Overlong only through a pointer: 200 bytes + pointer to 128. */
+	o = 0;
+	for (int i = 0; i < 4; i++) {
+		pkt[o++] = 49;
+		memset(pkt + o, 'c', 49);
+		o += 49;
+	}
+	pkt[o++] = 0;             /* 201 bytes, fine alone */
+	size_t p2 = o;
+	for (int i = 0; i < 2; i++) {
+		pkt[o++] = 49;
+		memset(pkt + o, 'd', 49);
+		o += 49;
+	}
+	pkt[o++] = 0xC0, pkt[o++] = 0;
+	pos = 0;
+	ck_assert_uint_eq(dname_unpack(pkt, o, &pos, out), 201);
+	pos = p2;
+	ck_assert_uint_eq(dname_unpack(pkt, o, &pos, out), 0);
+	/* dname_skip does not follow pointers and accepts it. */
+	pos = p2;
+	ck_assert_int_eq(dname_skip(pkt, o, &pos), 0);
+	ck_assert_uint_eq(pos, o);
+}
+END_TEST
+
+START_TEST(str_round_trip)
+{
+	static const char *const names[] = {
+		"www.example.test.", "a.", ".", "x\\.y.example.",
+		"with\\032space.test.", "semi\\;colon.test.", "\\000\\255.test.",
+		"back\\\\slash.test.",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		uint8_t w[256];
+		char buf[1100];
+		size_t l = dname_from_str(names[i], w);
+		ck_assert_msg(l > 0, "%s", names[i]);
+		ck_assert_uint_eq(dname_len(w, sizeof(w)), l);
+		ck_assert_str_eq(dname_to_str(w, buf, sizeof(buf)), names[i]);
+	}
+	uint8_t w[256];
+	/* The final dot is optional; escapes decode. */
+	ck_assert_uint_eq(dname_from_str("www.example.test", w), 18);
+	ck_assert_mem_eq(w, "\x03www\x07" "example\x04test", 18);
+	ck_assert_uint_eq(dname_from_str("\\065b", w), 4);
+	ck_assert_mem_eq(w, "\x02" "Ab", 4);
+}
+END_TEST
+
+START_TEST(str_rejects)
+{
+	uint8_t w[256];
+	char s[400];
+	ck_assert_uint_eq(dname_from_str("a..b", w), 0);
+	ck_assert_uint_eq(dname_from_str(".a", w), 0);
+	ck_assert_uint_eq(dname_from_str("\\256.test", w), 0);
+	/* 63 is the longest label. */
+	memset(s, 'a', 64);
+	s[64] = 0;
+	ck_assert_uint_eq(dname_from_str(s, w), 0);
+	s[63] = 0;
+	ck_assert_uint_eq(dname_from_str(s, w), 65);
+	/* 255 bytes of wire name is the longest: 4 labels of 63 is 257. */
+	size_t o = 0;
+	for (int i = 0; i < 4; i++) {
+		memset(s + o, 'a', 63);
+		o += 63;
+		s[o++] = '.';
+	}
+	s[o] = 0;
+	ck_assert_uint_eq(dname_from_str(s, w), 0);
+	s[63 * 3 + 3 + 61] = 0; /* last label of 61: exactly 255 */
+	ck_assert_uint_eq(dname_from_str(s, w), 255);
+}
+END_TEST
+
+START_TEST(to_str_small_buffer)
+{
+	uint8_t w[256];
+	char buf[8];
+	dname_from_str("abcdefgh.example.test", w);
+	dname_to_str(w, buf, sizeof(buf));
+	ck_assert_uint_lt(strlen(buf), sizeof(buf));
+	dname_from_str("\\001\\002\\003\\004", w);
+	dname_to_str(w, buf, sizeof(buf));
+	ck_assert_uint_lt(strlen(buf), sizeof(buf));
+	ck_assert_str_eq(dname_to_str(w, buf, 1), "");
+}
+END_TEST
+
+START_TEST(equal_ignores_case)
+{
+	uint8_t a[256], b[256], c[256];
+	dname_from_str("WwW.ExAmPlE.TeSt", a);
+	dname_from_str("www.example.test", b);
+	dname_from_str("www.example.tesu", c);
+	ck_assert_int_eq(dname_equal(a, b), 1);
+	ck_assert_int_eq(dname_equal(a, c), 0);
+	ck_assert_uint_eq(dname_hash(a), dname_hash(b));
+	/* Only ASCII letters fold: 0xC0 and 0xE0 differ. */
+	static const uint8_t hi1[] = { 1, 0xC0, 0 }, hi2[] = { 1, 0xE0, 0 };
+	ck_assert_int_eq(dname_equal(hi1, hi2), 0);
+	/* "ab.c" and "a.bc" have the same letters but not the same labels. */
+	dname_from_str("ab.c", a);
+	dname_from_str("a.bc", b);
+	ck_assert_int_eq(dname_equal(a, b), 0);
+	uint8_t l[256];
+	dname_from_str("WWW.Example.TEST", a);
+	ck_assert_uint_eq(dname_copy_lower(l, a), 18);
+	ck_assert_mem_eq(l, "\x03www\x07" "example\x04test", 18);
+}
+END_TEST
+
+START_TEST(sub_and_suffix)
+{
+	uint8_t n[256], z[256], o[256];
+	dname_from_str("a.b.Example.test", n);
+	dname_from_str("example.TEST", z);
+	dname_from_str("xample.test", o);
+	ck_assert_int_eq(dname_is_sub(n, z), 1);
+	ck_assert_int_eq(dname_is_sub(z, z), 1);
+	ck_assert_int_eq(dname_is_sub(z, n), 0);
+	ck_assert_int_eq(dname_is_sub(o, z), 0);
+	ck_assert_uint_eq(dname_labels(n), 4);
+	ck_assert_ptr_eq(dname_suffix(n, 2), n + 4);
+	uint8_t root[1] = { 0 };
+	ck_assert_int_eq(dname_is_sub(n, root), 1);
+	ck_assert_uint_eq(dname_labels(root), 0);
+}
+END_TEST
+
+static Suite *util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *t = tcase_create("dname");
+	tcase_add_test(t, unpack_plain_and_pointer);
+	tcase_add_test(t, unpack_pointer_loops);
+	tcase_add_test(t, unpack_forward_and_bad_pointers);
+	tcase_add_test(t, unpack_overlong);
+	tcase_add_test(t, str_round_trip);
+	tcase_add_test(t, str_rejects);
+	tcase_add_test(t, to_str_small_buffer);
+	tcase_add_test(t, equal_ignores_case);
+	tcase_add_test(t, sub_and_suffix);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(util_suite)
