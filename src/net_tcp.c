@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TCP framing, limits and idle timeouts (RFC 7766). */
 #include "net_tcp.h"
+#include "net.h"
 #include "log.h"
 #include "query.h"
 #include "util.h"
@@ -46,16 +47,8 @@ typedef struct wreq {
 
 int net_tcp_bind(const conf_listen_t *l)
 {
-	int fd = socket(l->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int on = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
-	if (l->addr.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
-	if (bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) < 0 ||
-	    listen(fd, 1024) < 0) {
+	int fd = net_socket_bind(l, SOCK_STREAM);
+	if (fd >= 0 && listen(fd, 1024) < 0) {
 		int e = -errno;
 		close(fd);
 		return e;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* UDP sockets, batched receive and reply. */
 #include "net_udp.h"
+#include "net.h"
 #include "log.h"
 #include "query.h"
 #include "util.h"
@@ -35,20 +36,13 @@ struct net_udp {
 
 int net_udp_bind(const conf_listen_t *l)
 {
-	int fd = socket(l->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = net_socket_bind(l, SOCK_DGRAM);
 	if (fd < 0)
-		return -errno;
-	int on = 1, buf = 4 << 20;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+		return fd;
+	/* Room for bursts: the kernel caps these at net.core.*mem_max. */
+	int buf = 4 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (l->addr.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
-	if (bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
 	return fd;
 }
 

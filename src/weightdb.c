@@ -254,7 +254,8 @@ void wdb_abort(wdb_txn_t *t)
 {
 	if (!t)
 		return;
-	mdb_txn_abort(t->txn);
+	if (t->txn)
+		mdb_txn_abort(t->txn);
 	json_decref(t->changes);
 	json_decref(t->services);
 	json_decref(t->nodes);
@@ -531,6 +532,19 @@ static json_t *now_rfc3339(void)
 	return json_string(buf);
 }
 
+/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err. */
+static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
+{
+	int rc = mdb_txn_commit(t->txn);
+	t->txn = NULL;
+	wdb_abort(t); /* frees the rest; no transaction is left to abort */
+	if (rc) {
+		snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
 int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -551,24 +565,12 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 		return rc;
 	}
 
-	if (json_array_size(t->changes) == 0) {
-		/* Only data (status, metrics, history): no audit record. */
-		rc = mdb_txn_commit(t->txn);
-		t->txn = NULL;
-		json_decref(t->changes);
-		json_decref(t->services);
-		json_decref(t->nodes);
-		free(t->actor);
-		free(t);
-		if (rc) {
-			snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
-			return GSLB_EIO;
-		}
-		return 0;
-	}
+	/* Only data (status, metrics, history): no audit record. */
+	uint64_t seq = 0;
+	if (json_array_size(t->changes) == 0)
+		return commit_free(t, err, errlen) ? GSLB_EIO : 0;
 	/* The audit record: id from meta "seq". */
 	MDB_val k = { 3, "seq" }, v;
-	uint64_t seq = 0;
 	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
 		seq = (uint64_t)rd32(v.mv_data) << 32 | rd32((uint8_t *)v.mv_data + 4);
 	seq++;
@@ -590,18 +592,7 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 		return GSLB_EIO;
 	}
 	free(text);
-	rc = mdb_txn_commit(t->txn);
-	t->txn = NULL;
-	json_decref(t->changes);
-	json_decref(t->services);
-	json_decref(t->nodes);
-	free(t->actor);
-	free(t);
-	if (rc) {
-		snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
-		return GSLB_EIO;
-	}
-	return (int64_t)seq;
+	return commit_free(t, err, errlen) ? GSLB_EIO : (int64_t)seq;
 }
 
 /* Audit reading ----------------------------------------------------- */

@@ -9,6 +9,8 @@
 #   q NAME TYPE [dig args]             # dig @127.0.0.1 -p $PORT, full output
 #   expect_status OUT STATUS ; expect_has OUT REGEX ; expect_not OUT REGEX
 #   ok "message" / fail "message"      # fail exits non-zero at the end
+#   CTL ARGS...                        # gslbctl -c $T/gslbd.conf
+#   gslb_zone [RECORD...]              # $T/z.zone: zone gslb.test
 #   expect_flag OUT FLAG / expect_noflag OUT FLAG   # header flags (aa, tc)
 #   expect_count OUT SECTION N         # SECTION: ANSWER, AUTHORITY, ...
 #   section OUT SECTION                # the RR lines of one section
@@ -79,6 +81,21 @@ write_conf_zones() { # server-yaml name=file...
 			echo "    file: ${z#*=}"
 		done
 	} > "$T/gslbd.conf"
+}
+
+# gslbctl on this test's configuration.
+CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
+
+# Writes $T/z.zone, the minimal zone gslb.test for GSLB tests, with any
+# extra records given as arguments, one record per argument.
+gslb_zone() {
+	{
+		echo '$TTL 300'
+		echo '@   SOA ns1 host 1 3600 600 86400 120'
+		echo '    NS  ns1'
+		echo 'ns1 A   192.0.2.53'
+		for r in "$@"; do echo "$r"; done
+	} > "$T/z.zone"
 }
 
 # Starts gslbd and waits until it answers (at most 10 s).

@@ -4,7 +4,6 @@
 # weights over many queries, stickiness, all-down modes, CNAME nodes, and a
 # change by gslbctl visible at once.
 . "$(dirname "$0")/lib.sh"
-CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 
 # Our own GeoIP database and CIDR file.
 cat > "$T/geo.txt" <<'EOG'
@@ -20,13 +19,7 @@ cat > "$T/over.nets" <<'EON'
 127.0.0.0/8     region=r-b isp=isp-x
 10.1.200.0/24   region=r-c isp=isp-z
 EON
-cat > "$T/z.zone" <<'EOZ'
-$TTL 300
-@   SOA ns1 host 1 3600 600 86400 120
-    NS  ns1
-ns1 A   192.0.2.53
-*.wild A 192.0.2.99
-EOZ
+gslb_zone '*.wild A 192.0.2.99'
 write_conf gslb.test z.zone "geoip:
   database: geo.mmdb
   nets: over.nets"
@@ -184,4 +177,20 @@ expect_has "$out" "row +region,\*" "explain: row"
 expect_has "$out" "ecs scope 16" "explain: scope"
 out=$(CTL --json explain www.gslb.test --client 10.2.3.0/24)
 expect_has "$out" '"row": "region,\*"' "explain --json"
+
+# SIGHUP reads the CIDR file again: the resolver moves to r-c.
+sed -i 's/^127\.0\.0\.0\/8 .*/127.0.0.0\/8     region=r-c isp=isp-z/' "$T/over.nets"
+kill -HUP "$PID"
+for _ in $(seq 30); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
+out=$(q www.gslb.test A +short)
+case "$out" in 192.0.2.10[12]) ok "nets file reloaded on SIGHUP ($out)" ;;
+*) fail "nets reload: got '$out'" ;; esac
+# A bad line in the nets file: the reload is refused, answers unchanged.
+echo "300.1.2.0/24 region=r-a" >> "$T/over.nets"
+kill -HUP "$PID"
+for _ in $(seq 30); do grep -q "over.nets:4" "$T/gslbd.log" && break; sleep 0.1; done
+expect_has "$(cat "$T/gslbd.log")" "over\.nets:4" "bad nets line reported with its line"
+out=$(q www.gslb.test A +short)
+case "$out" in 192.0.2.10[12]) ok "bad nets file: previous data kept" ;;
+*) fail "after bad nets: got '$out'" ;; esac
 finish

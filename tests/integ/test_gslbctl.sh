@@ -2,7 +2,6 @@
 # gslbctl: every validation error names the bad argument and leaves the
 # store unchanged; log, rollback, export/apply round trips; concurrent runs.
 . "$(dirname "$0")/lib.sh"
-CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 cat > "$T/z.zone" <<'EOZ'
 @   3600 SOA ns1 host 1 3600 600 86400 120
     3600 NS  ns1

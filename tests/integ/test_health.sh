@@ -5,13 +5,7 @@
 # three good rounds, the TTL is short while things move (S0-11), standby
 # promotion (S0-9), admin overrides, shadow mode, status and history.
 . "$(dirname "$0")/lib.sh"
-CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
-cat > "$T/z.zone" <<'EOZ'
-$TTL 300
-@   SOA ns1 host 1 3600 600 86400 120
-    NS  ns1
-ns1 A   192.0.2.53
-EOZ
+gslb_zone
 write_conf gslb.test z.zone "health:
   interval: 1
   timeout: 0.5
