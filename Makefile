@@ -10,6 +10,7 @@
 #   make install prefix=DIR
 #   make fuzz       libFuzzer binaries (clang)
 #   make bench      the dnsperf comparison of docs/BENCHMARKS.md
+#   make bench-gslb the GSLB benchmark of docs/BENCHMARKS.md (bench/gslb.sh)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -47,7 +48,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench man geoip
+.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench bench-gslb man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/%.o: src/%.c $(wildcard src/*.h) src/config.h | $(B)
@@ -90,6 +91,8 @@ fuzz: $(B)/libgslbd.a
 
 bench: all
 	bench/run.sh
+bench-gslb: all
+	bench/gslb.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:

@@ -153,11 +153,16 @@ void cutover_effect(const cutover_conf_t *c, json_t *windows, const char *id,
 	json_t *w;
 	json_array_foreach(windows, i, w) {
 		cutover_phase_t ph = cutover_window_phase(c, w, now);
-		if (ph == CUT_DONE)
-			continue;
 		time_t start = (time_t)json_integer_value(json_object_get(w, "start"));
 		time_t end = (time_t)json_integer_value(json_object_get(w, "end"));
 		int affected = cutover_affects(w, id, region, isp);
+		if (ph == CUT_DONE) {
+			/* The settle period may outlast the ramp (S0-11). */
+			uint32_t su = (uint32_t)(end + (time_t)c->settle);
+			if (affected && (time_t)su > now && su > out->short_until)
+				out->short_until = su;
+			continue;
+		}
 		unsigned level = (unsigned)json_integer_value(json_object_get(w, "derate_pct"));
 		unsigned prewarm = (unsigned)json_integer_value(json_object_get(w, "prewarm_pct"));
 		if (affected && !standby) {

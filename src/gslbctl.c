@@ -786,6 +786,9 @@ static int cmd_explain(int argc, char **argv)
 				why = "admin down";
 			else if (admin && strcmp(admin, "drain") == 0)
 				why = "admin drain";
+			else if (json_is_string(json_object_get(node, "pool")) &&
+			         strcmp(json_string_value(json_object_get(node, "pool")), "standby") == 0)
+				why = "standby, not promoted";
 			else
 				why = "unhealthy";
 		} else if (pn->weight == 0) {
@@ -825,7 +828,7 @@ static int cmd_explain(int argc, char **argv)
 	json_object_set_new(out, "failed_open", json_boolean(g.failed_open));
 	json_object_set_new(out, "ttl", json_integer(g.ttl));
 	json_object_set_new(out, "ttl_reason", json_string(g.short_ttl ?
-		"short TTL: a picked node changed state recently" : "the service's TTL"));
+		"short TTL: a node of the row changed state recently" : "the service's TTL"));
 	json_object_set_new(out, "ecs_scope", json_integer(c.from_ecs ? g.scope : 0));
 	json_object_set_new(out, "sticky", json_boolean(g.svc.flags & SVC_STICKY));
 	if (g_json) {
@@ -850,7 +853,7 @@ static int cmd_explain(int argc, char **argv)
 		if (g.row != GSLB_ROW_NONE && !g.npicked)
 			printf("no usable node: NODATA (all-down empty)\n");
 		printf("ttl       %u (%s)\n", g.ttl, g.short_ttl ?
-		       "short: a picked node changed state recently" : "the service's TTL");
+		       "short: a node of the row changed state recently" : "the service's TTL");
 		printf("ecs scope %u%s\n", c.from_ecs ? g.scope : 0,
 		       c.from_ecs ? "" : " (no ECS in the query)");
 		if (g.svc.flags & SVC_STICKY)
@@ -969,6 +972,15 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 			json_object_set_new(o, "cname", json_null());
 		if (!json_object_get(o, "capacity"))
 			json_object_set_new(o, "capacity", json_integer(0));
+		json_t *pr;
+		json_array_foreach(json_object_get(o, "probes"), i, pr) {
+			probe_spec_t ps;
+			char perr[300];
+			if (!json_is_string(pr) || probe_parse(json_string_value(pr), g_hc.interval,
+			                                       g_hc.timeout, &ps, perr, sizeof(perr)))
+				die("apply: node %s: probe: %s", id,
+				    json_is_string(pr) ? perr : "not a string");
+		}
 	} else {
 		const char *svc = json_string_value(json_object_get(o, "service"));
 		const char *r0 = json_string_value(json_object_get(o, "region"));
@@ -1132,6 +1144,8 @@ static int cmd_rollback(int argc, char **argv)
 			kind = WDB_NODE;
 		else if (strcmp(kn, "weight") == 0)
 			kind = WDB_WEIGHT;
+		else if (strcmp(kn, "cutover") == 0)
+			kind = WDB_CUTOVER;
 		else
 			die("rollback: change %lld is a health decision; set the node's "
 			    "admin state instead", (long long)id);
@@ -1322,8 +1336,13 @@ static int cmd_status(int argc, char **argv)
 		printf("%-18s %-9s %-6s %-8s %6s %-8s %-12s %s\n", "NODE", "STATE", "ADMIN",
 		       "POOL", "SCORE", "IN STATE", "LAST PROBE", "REASON");
 		json_array_foreach(json_object_get(out, "nodes"), i, n) {
+			/* JSON null where the node has no record yet. */
 			json_t *h = json_object_get(n, "health");
 			json_t *st = json_object_get(n, "status");
+			if (json_is_null(h))
+				h = NULL;
+			if (json_is_null(st))
+				st = NULL;
 			char buf[32], lp[64] = "-";
 			json_t *pr = json_array_get(json_object_get(st, "probes"), 0);
 			if (pr)
@@ -1521,8 +1540,10 @@ static int cmd_cutover(int argc, char **argv)
 			die("cutover add: unknown option '%s'", o);
 		}
 	}
+	if (!region && !json_array_size(nodes))
+		die("cutover add: --region or --node is required (S0-2: an affected area)");
 	if (!region)
-		die("cutover add: --region is required (S0-2: an affected area)");
+		region = "*"; /* the listed nodes are the area */
 	if (!start_s || !end_s)
 		die("cutover add: --start and --end are required (RFC 3339 with offset)");
 	time_t start, end;
@@ -1564,6 +1585,8 @@ static int cmd_cutover(int argc, char **argv)
 		    json_integer_value(json_object_get(w, "prewarm_pct")) == prewarm) {
 			printf("cutover add: the same window exists already as %s; nothing to change\n", wid);
 			wdb_abort(t);
+			json_decref(all); /* wid points into it: free after use */
+			json_decref(nodes);
 			return 0;
 		}
 		die("cutover add: overlaps window %s (%s .. %s) for the same area with "

@@ -79,6 +79,9 @@ struct hnode {
 	uint32_t gray_since;
 	uint32_t since;
 	uint32_t moved_at;           /* last change that moved traffic */
+	uint32_t restored_at;        /* last restore, for flap damping */
+	unsigned flaps;              /* recent demote-after-restore cycles */
+	unsigned lowconf;            /* consecutive low-confidence rounds */
 	char reason[200];
 	unsigned degraded, good;
 	/* bookkeeping */
@@ -118,6 +121,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	o->standby_headroom = 20;
 	o->history_keep = 86400;
 	o->tick = 0.1;
+	o->flap_window = 300;
 	score_config_default(&o->score);
 	const ynode_t *s = ynode_get(c->root, "health");
 	if (s) {
@@ -126,6 +130,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			"restore-after", "derate-factor", "settle", "gray-share",
 			"gray-watch", "standby-headroom", "history-keep", "tick",
 			"shadow", "profile", "latency-threshold", "freshness",
+			"flap-window",
 			"veto-level", "veto-factor", NULL
 		};
 		if (conf_skeys(c, s, "health", keys, err, errlen))
@@ -150,9 +155,9 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 					rc = conf_sfail(c, v, err, errlen,
 					                "profile must be probe (S0-6) or four (S2-2)");
 			}
-			NUM("interval", 0.1, 3600, o->interval)
+			NUM("interval", 0.2, 3600, o->interval)
 			NUM("timeout", 0.1, 60, o->timeout)
-			NUM("fast-interval", 0.1, 3600, o->fast_interval)
+			NUM("fast-interval", 0.2, 3600, o->fast_interval)
 			NUM("demote-after", 1, 100, o->demote_after)
 			NUM("restore-after", 1, 100, o->restore_after)
 			NUM("derate-factor", 0, 1, o->derate_factor)
@@ -162,6 +167,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			NUM("standby-headroom", 0, 90, o->standby_headroom)
 			NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
 			NUM("tick", 0.01, 1, o->tick)
+			NUM("flap-window", 0, 86400, o->flap_window)
 			NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
 			NUM("freshness", 1, 86400, o->score.fresh_s)
 			NUM("veto-level", 0, 1, o->score.veto_level)
@@ -269,6 +275,7 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	if (!n) {
 		n = xcalloc(1, sizeof(*n));
 		snprintf(n->id, sizeof(n->id), "%s", id);
+		n->cut.weight_pct = 100; /* no window: full weight */
 		if (h->n == h->cap) {
 			h->cap = h->cap ? h->cap * 2 : 64;
 			h->node = xrealloc(h->node, h->cap * sizeof(*h->node));
@@ -480,6 +487,15 @@ static void set_state(health_t *h, hnode_t *n, int state, const char *why)
 	int was = n->state;
 	n->state = state;
 	n->since = wall();
+	if (state == H_DEMOTED && was != H_DEMOTED) {
+		if (n->restored_at && h->c.flap_window > 0 &&
+		    n->since - n->restored_at < h->c.flap_window) {
+			if (n->flaps < 4)
+				n->flaps++;
+		} else {
+			n->flaps = 0;
+		}
+	}
 	snprintf(n->reason, sizeof(n->reason), "%s", why);
 	n->changed = 1;
 	/* The first verdict on a new node moves no traffic. */
@@ -512,19 +528,18 @@ static void evaluate(health_t *h, hnode_t *n)
 	const score_result_t *r = &n->last;
 	if (r->unknown)
 		return; /* S2-7: no fresh data, keep the last decision */
-	/* The round itself: the newest result alone.  A round counts as
-	 * degraded only when the window's score and the round's own are both
-	 * below "usable", or the round shows a fault (two abnormal
-	 * dimensions, S1-4): one bad probe among good ones lowers the window
-	 * score but is followed by a good round, which resets the count, so
-	 * a single bad probe never moves traffic (S0-8). */
+	/* A round is degraded when the window's score is below "usable" or
+	 * the round shows a fault (two abnormal dimensions, S1-4).  A single
+	 * failed probe among good ones is forgiven by the score once a good
+	 * round follows (score.c, loss_forgive), so it makes one degraded
+	 * round at most and never moves traffic (S0-8); a node that keeps
+	 * failing part of its probes stays below 60 round after round. */
 	score_result_t r1;
 	score_evaluate(&h->c.score, n->win + n->nwin - 1, 1, &n->metrics, now, &r1);
 	char why[200];
 	int hard = fully_probed_hard_fail(n);
 	int fault = r1.n_abnormal >= 2;
-	int degraded = fault || (r->score < h->c.score.usable &&
-	                         r1.score < h->c.score.usable);
+	int degraded = fault || r->score < h->c.score.usable;
 	if (hard) {
 		n->degraded++;
 		n->good = 0;
@@ -532,6 +547,33 @@ static void evaluate(health_t *h, hnode_t *n)
 			snprintf(why, sizeof(why), "hard failure: every probe failed to connect (%s)",
 			         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
 			set_state(h, n, H_DEMOTED, why);
+		}
+		return;
+	}
+	if (n->state == H_DEMOTED) {
+		/* Restoration looks at the rounds themselves: the window still
+		 * holds the outage.  Each good round counts; anything else
+		 * starts the count again (S0-8, S4-7). */
+		if (fault || r1.n_abnormal || r1.score < h->c.score.usable) {
+			n->good = 0;
+			return;
+		}
+		n->good++;
+		/* S4-7 anti-flap: a node demoted again soon after a restore
+		 * needs twice the confirmations, up to 16 times. */
+		unsigned need = h->c.restore_after << n->flaps;
+		if (n->good >= need) {
+			snprintf(why, sizeof(why), "restored: %u consecutive good rounds (score %.0f)",
+			         n->good, r1.score);
+			n->gray = 0;
+			n->lowconf = 0;
+			n->restored_at = now;
+			/* The outage is behind: score from the good rounds only. */
+			unsigned keep = n->good < n->nwin ? n->good : n->nwin;
+			memmove(n->win, n->win + n->nwin - keep, keep * sizeof(n->win[0]));
+			n->nwin = keep;
+			score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
+			set_state(h, n, n->last.score >= h->c.score.good ? H_UP : H_DERATED, why);
 		}
 		return;
 	}
@@ -553,27 +595,10 @@ static void evaluate(health_t *h, hnode_t *n)
 		return;
 	}
 	n->degraded = 0;
-	if (n->state == H_DEMOTED) {
-		if (r1.n_abnormal || r1.score < h->c.score.usable) {
-			n->good = 0;
-			return;
-		}
-		n->good++;
-		if (n->good >= h->c.restore_after) {
-			snprintf(why, sizeof(why), "restored: %u consecutive good rounds (score %.0f)",
-			         n->good, r1.score);
-			n->gray = 0;
-			/* The outage is behind: score from the good rounds only. */
-			unsigned keep = n->good < n->nwin ? n->good : n->nwin;
-			memmove(n->win, n->win + n->nwin - keep, keep * sizeof(n->win[0]));
-			n->nwin = keep;
-			score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
-			set_state(h, n, n->last.score >= h->c.score.good ? H_UP : H_DERATED, why);
-		}
-		return;
-	}
-	/* S1-10: one abnormal dimension alone is low confidence. */
-	if (r1.n_abnormal == 1) {
+	n->lowconf = r1.n_abnormal == 1 ? n->lowconf + 1 : 0;
+	/* Like every verdict, low confidence is confirmed over two rounds
+	 * before it moves anything (S0-8). */
+	if (n->lowconf >= 2) {
 		if (!n->gray) {
 			n->gray = 1;
 			n->gray_since = now;

@@ -31,6 +31,9 @@ typedef struct health_conf {
 	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
 	double history_keep;      /* seconds of score history (S2-10) */
 	double tick;              /* scheduler tick, s (0.1) */
+	double flap_window;       /* a demotion this soon after a restore
+	                             doubles the confirmations (300 s, S4-7;
+	                             0 disables) */
 	int shadow;               /* score and log only (S2-9) */
 	score_config_t score;
 	cutover_conf_t cut;       /* the cutover section */
