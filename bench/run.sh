@@ -44,9 +44,7 @@ DNSPERF_OPTS=${DNSPERF_OPTS:-}
 GSLBD=${GSLBD:-$ROOT/build/gslbd}
 ZONE=cdn.example.test
 ZONESRC=$ROOT/zones/$ZONE.zone
-HZ=$(getconf CLK_TCK)
-
-die() { echo "bench: $*" >&2; exit 1; }
+. bench/lib.sh
 
 # `bench/run.sh --summary DIR` reprints the table of an earlier run.
 SUMMARY_ONLY=
@@ -67,13 +65,7 @@ done
 fi
 
 # --- summary helpers -----------------------------------------------------
-# Medians over the runs of each server and transport.
-med() {  # med SERVER PROTO COLUMN
-  awk -F, -v s="$1" -v p="$2" -v c="$3" '$1 == s && $2 == p { print $c }' "$CSV" |
-    sort -g | awk '{ v[NR] = $1 } END {
-      if (NR == 0) { print "nan"; exit }
-      if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# Medians over the runs of each server and transport: med (bench/lib.sh).
 has() { case " $SERVERS $PROTOS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 summarise() {
@@ -113,57 +105,6 @@ OUT=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/raw"
 ln -sfn "$(basename "$OUT")" "$ROOT/bench/out/latest"
 
-# --- process bookkeeping -------------------------------------------------
-# We start each server with setsid, so its session id is its pid; all its
-# processes (nsd's children included) carry that session id.
-
-declare -A SID PORT
-
-# session_pids: the pids of every live process in session $SID_Q.
-session_pids() {
-  local f l r
-  for f in /proc/[0-9]*/stat; do
-    { l=$(<"$f"); } 2>/dev/null || continue
-    r=${l##*) }              # skip "pid (comm) ", comm may hold spaces
-    set -- $r
-    if [ "$4" = "$SID_Q" ]; then f=${f#/proc/}; echo "${f%/stat}"; fi
-  done
-}
-
-# session_ticks: utime+stime (clock ticks) summed over session $SID_Q.
-session_ticks() {
-  local f l r sum=0
-  for f in /proc/[0-9]*/stat; do
-    { l=$(<"$f"); } 2>/dev/null || continue
-    r=${l##*) }
-    set -- $r
-    # After "comm": $1 state $2 ppid $3 pgrp $4 session ... $12 utime
-    # $13 stime (fields 14 and 15 of proc(5)).
-    if [ "$4" = "$SID_Q" ]; then sum=$((sum + ${12} + ${13})); fi
-  done
-  echo "$sum"
-}
-
-stop_server() {
-  local s=$1 p n
-  [ -n "${SID[$s]:-}" ] || return 0
-  SID_Q=${SID[$s]}
-  for p in $(session_pids); do kill -TERM "$p" 2>/dev/null || true; done
-  for n in $(seq 50); do
-    [ -z "$(session_pids)" ] && break
-    sleep 0.1
-  done
-  for p in $(session_pids); do kill -KILL "$p" 2>/dev/null || true; done
-  unset "SID[$s]"
-}
-
-cleanup() {
-  local s
-  for s in "${!SID[@]}"; do stop_server "$s"; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # --- zone and configs ----------------------------------------------------
 # gdnsd cannot hold a DS record at a delegation point ("can only have NS
 # and/or address records"), in any syntax, so the benchmark zone is the demo
@@ -171,10 +112,6 @@ trap 'exit 130' INT TERM
 # in the mix asks for the DS.
 BZONE=$OUT/$ZONE.zone
 grep -v -E '^[^;]*[[:space:]]IN[[:space:]]+DS[[:space:]]' "$ZONESRC" > "$BZONE"
-
-subst() {  # subst TEMPLATE DIR PORT > FILE
-  sed -e "s|@DIR@|$2|g" -e "s|@PORT@|$3|g" "$1"
-}
 
 i=0
 for s in $SERVERS; do
@@ -234,36 +171,20 @@ EOF
 
 # --- machine and versions ------------------------------------------------
 {
-  echo "date: $(date -Is)"
-  echo "nproc: $(nproc)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-  echo "kernel: $(uname -srm)"
-  echo "gslbd: $("$GSLBD" -V 2>&1 | head -1), binary $GSLBD, tree $(git describe --always --dirty 2>/dev/null || echo unknown)"
-  echo "knotd: $(knotd -V 2>&1 | head -1)"
-  echo "nsd: $(nsd -v 2>&1 | head -1)"
-  echo "gdnsd: $(dpkg-query -W -f '${Version}' gdnsd 2>/dev/null)"
-  echo "dnsperf: $(dpkg-query -W -f '${Version}' dnsperf 2>/dev/null)"
+  env_info $SERVERS
   echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU DNSPERF_OPTS='$DNSPERF_OPTS'"
 } > "$OUT/env.txt"
 
 # --- start and check -----------------------------------------------------
+static_ok() {  # the server answers `static A` (start_server's READY-CMD)
+  local a
+  a=$(dig +short +tries=1 +time=1 @127.0.0.1 -p "${PORT[$1]}" "static.$ZONE" A 2>/dev/null || true)
+  [ "$a" = 192.0.2.80 ]
+}
 for s in $SERVERS; do
   declare -n cmd="CMD_$s"
-  setsid taskset -c "$SERVER_CPU" "${cmd[@]}" > "$OUT/$s/log" 2>&1 < /dev/null &
-  pid=$!
+  start_server "$s" "$OUT/$s/log" static_ok "$s" -- "${cmd[@]}"
   unset -n cmd
-  SID[$s]=$pid
-  ok=
-  for n in $(seq 100); do
-    a=$(dig +short +tries=1 +time=1 @127.0.0.1 -p "${PORT[$s]}" "static.$ZONE" A 2>/dev/null || true)
-    [ "$a" = 192.0.2.80 ] && { ok=1; break; }
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -n "$ok" ] || { cat "$OUT/$s/log" >&2; die "$s did not answer on port ${PORT[$s]}"; }
-  # Session id must be the pid we hold (setsid did not fork).
-  r=$(<"/proc/$pid/stat"); r=${r##*) }; set -- $r
-  [ "$4" = "$pid" ] || die "$s: unexpected session id $4 for pid $pid"
   # Check each server answers correctly over both transports.
   for t in +notcp +tcp; do
     a=$(dig +short "$t" @127.0.0.1 -p "${PORT[$s]}" "static.$ZONE" AAAA)
@@ -271,42 +192,18 @@ for s in $SERVERS; do
     st=$(dig "$t" @127.0.0.1 -p "${PORT[$s]}" "nx1.$ZONE" A | sed -n 's/.*status: \([A-Z]*\),.*/\1/p')
     [ "$st" = NXDOMAIN ] || die "$s: expected NXDOMAIN over $t, got '$st'"
   done
-  echo "bench: $s pid $pid serving on 127.0.0.1@${PORT[$s]} (CPU $SERVER_CPU)" >&2
+  echo "bench: $s pid ${SID[$s]} serving on 127.0.0.1@${PORT[$s]} (CPU $SERVER_CPU)" >&2
 done
 
 # --- measure -------------------------------------------------------------
 CSV=$OUT/results.csv
 echo "server,proto,run,qps,avg_latency_ms,sent,completed,lost,server_cpu_s,server_cpu_us_per_query,client_cpu_s" > "$CSV"
 
-TIMEFORMAT='%3U %3S'
 for run in $(seq "$RUNS"); do
   for proto in $PROTOS; do
     for s in $SERVERS; do
-      raw=$OUT/raw/$s-$proto-$run.txt
-      SID_Q=${SID[$s]}
-      kill -0 "$SID_Q" 2>/dev/null || die "$s (pid $SID_Q) died; see $OUT/$s/log"
-      t0=$(session_ticks)
-      # -t 2: give up on a query after 2 s, so that the run ends at most
-      # 2 s after DURATION.  `time` reports dnsperf's own CPU.
-      { time taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
-          -m "$proto" -d "$Q" -l "$DURATION" -c "$CLIENTS" -T 1 \
-          -q "$OUTSTANDING" -t 2 $DNSPERF_OPTS > "$raw" 2>&1 ; } 2> "$raw.time" \
-        || { cat "$raw" >&2; die "dnsperf failed against $s/$proto"; }
-      t1=$(session_ticks)
-      awk -v s="$s" -v p="$proto" -v r="$run" -v dt=$((t1 - t0)) -v hz="$HZ" \
-          -v ct="$(cat "$raw.time")" '
-        /Queries sent:/      { sent = $3 }
-        /Queries completed:/ { done = $3 }
-        /Queries lost:/      { lost = $3 }
-        /Queries per second:/{ qps = $4 }
-        /Average Latency/    { lat = $4 }
-        END {
-          split(ct, c, " ")
-          cpu = dt / hz
-          per = done > 0 ? cpu * 1e6 / done : 0
-          printf "%s,%s,%d,%.0f,%.3f,%d,%d,%d,%.2f,%.3f,%.2f\n", s, p, r, qps,
-                 lat * 1000, sent, done, lost, cpu, per, c[1] + c[2]
-        }' "$raw" | tee -a "$CSV" >&2
+      measure_run "$s" "$proto" "$run" "$OUT/raw/$s-$proto-$run.txt" \
+        -m "$proto" -d "$Q" $DNSPERF_OPTS
     done
   done
 done

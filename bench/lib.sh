@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: MIT
+# bench/lib.sh: helpers shared by bench/run.sh and bench/gslb.sh (sourced,
+# from the top of the tree; see docs/BENCHMARKS.md).
+#
+# Servers are started with setsid, so a server's session id is its pid and
+# all its processes (nsd's children included) carry it.  SID[NAME] holds
+# it; session_ticks sums utime+stime over the session; measure_run runs
+# dnsperf pinned to $CLIENT_CPU and appends one CSV row.
+
+HZ=$(getconf CLK_TCK)
+declare -A SID PORT
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+# med KEY1 KEY2 COLUMN: the median of COLUMN over the rows of $CSV whose
+# first two columns are KEY1 and KEY2.
+med() {
+  awk -F, -v s="$1" -v p="$2" -v c="$3" '$1 == s && $2 == p { print $c }' "$CSV" |
+    sort -g | awk '{ v[NR] = $1 } END {
+      if (NR == 0) { print "nan"; exit }
+      if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+subst() {  # subst TEMPLATE DIR PORT > FILE
+  sed -e "s|@DIR@|$2|g" -e "s|@PORT@|$3|g" "$1"
+}
+
+# session_pids: the pids of every live process in session $SID_Q.
+session_pids() {
+  local f l r
+  for f in /proc/[0-9]*/stat; do
+    { l=$(<"$f"); } 2>/dev/null || continue
+    r=${l##*) }              # skip "pid (comm) ", comm may hold spaces
+    set -- $r
+    if [ "$4" = "$SID_Q" ]; then f=${f#/proc/}; echo "${f%/stat}"; fi
+  done
+}
+
+# session_ticks: utime+stime (clock ticks) summed over session $SID_Q.
+session_ticks() {
+  local f l r sum=0
+  for f in /proc/[0-9]*/stat; do
+    { l=$(<"$f"); } 2>/dev/null || continue
+    r=${l##*) }
+    set -- $r
+    # After "comm": $1 state $2 ppid $3 pgrp $4 session ... $12 utime
+    # $13 stime (fields 14 and 15 of proc(5)).
+    if [ "$4" = "$SID_Q" ]; then sum=$((sum + ${12} + ${13})); fi
+  done
+  echo "$sum"
+}
+
+# session_rss_kb: VmRSS summed over session $SID_Q.
+session_rss_kb() {
+  local p sum=0 v
+  for p in $(session_pids); do
+    v=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+    sum=$((sum + ${v:-0}))
+  done
+  echo "$sum"
+}
+
+stop_server() {
+  local s=$1 p n
+  [ -n "${SID[$s]:-}" ] || return 0
+  SID_Q=${SID[$s]}
+  for p in $(session_pids); do kill -TERM "$p" 2>/dev/null || true; done
+  for n in $(seq 50); do
+    [ -z "$(session_pids)" ] && break
+    sleep 0.1
+  done
+  for p in $(session_pids); do kill -KILL "$p" 2>/dev/null || true; done
+  unset "SID[$s]"
+}
+
+cleanup() {
+  local s
+  for s in "${!SID[@]}"; do stop_server "$s"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_server NAME LOG READY-CMD... -- CMD...: starts CMD pinned to
+# $SERVER_CPU in a session of its own, then runs READY-CMD (a shell
+# function or command that succeeds once the server answers correctly)
+# every 0.1 s for up to 10 s.
+start_server() {
+  local s=$1 log=$2 ready=() pid n ok= r
+  shift 2
+  while [ "$1" != -- ]; do ready+=("$1"); shift; done
+  shift
+  setsid taskset -c "$SERVER_CPU" "$@" > "$log" 2>&1 < /dev/null &
+  pid=$!
+  SID[$s]=$pid
+  for n in $(seq 100); do
+    "${ready[@]}" && { ok=1; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$ok" ] || { cat "$log" >&2; die "$s did not answer on port ${PORT[$s]}"; }
+  # Session id must be the pid we hold (setsid did not fork).
+  r=$(<"/proc/$pid/stat"); r=${r##*) }; set -- $r
+  [ "$4" = "$pid" ] || die "$s: unexpected session id $4 for pid $pid"
+}
+
+# measure_run SERVER KEY RUN RAW DNSPERF-ARGS...: one dnsperf run against
+# SERVER (pinned to $CLIENT_CPU, -l $DURATION -c $CLIENTS -T 1
+# -q $OUTSTANDING -t 2) and one row "SERVER,KEY,RUN,qps,latency_ms,sent,
+# completed,lost,server_cpu_s,server_cpu_us_per_query,client_cpu_s"
+# appended to $CSV (and shown on stderr).  -t 2: give up on a query after
+# 2 s, so that the run ends at most 2 s after DURATION.  `time` reports
+# dnsperf's own CPU.
+measure_run() {
+  local s=$1 key=$2 run=$3 raw=$4 t0 t1 TIMEFORMAT='%3U %3S'
+  shift 4
+  SID_Q=${SID[$s]}
+  kill -0 "$SID_Q" 2>/dev/null || die "$s (pid $SID_Q) died"
+  t0=$(session_ticks)
+  { time taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
+      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "$@" \
+      > "$raw" 2>&1 ; } 2> "$raw.time" \
+    || { cat "$raw" >&2; die "dnsperf failed against $s/$key"; }
+  t1=$(session_ticks)
+  awk -v s="$s" -v p="$key" -v r="$run" -v dt=$((t1 - t0)) -v hz="$HZ" \
+      -v ct="$(cat "$raw.time")" '
+    /Queries sent:/      { sent = $3 }
+    /Queries completed:/ { done = $3 }
+    /Queries lost:/      { lost = $3 }
+    /Queries per second:/{ qps = $4 }
+    /Average Latency/    { lat = $4 }
+    END {
+      split(ct, c, " ")
+      cpu = dt / hz
+      per = done > 0 ? cpu * 1e6 / done : 0
+      printf "%s,%s,%d,%.0f,%.3f,%d,%d,%d,%.2f,%.3f,%.2f\n", s, p, r, qps,
+             lat * 1000, sent, done, lost, cpu, per, c[1] + c[2]
+    }' "$raw" | tee -a "$CSV" >&2
+}
+
+CSV_HEADER=key1,key2,run,qps,avg_latency_ms,sent,completed,lost,server_cpu_s,server_cpu_us_per_query,client_cpu_s
+
+# env_info NAME...: machine, versions and settings (for env.txt).
+env_info() {
+  local s
+  echo "date: $(date -Is)"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "kernel: $(uname -srm)"
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for s in "$@"; do
+    case $s in
+      gslbd*) echo "$s: $("$GSLBD" -V 2>&1 | head -1), binary $GSLBD, tree $(git describe --always --dirty 2>/dev/null || echo unknown)" ;;
+      knotd) echo "knotd: $(knotd -V 2>&1 | head -1)" ;;
+      nsd) echo "nsd: $(nsd -v 2>&1 | head -1)" ;;
+      gdnsd*) echo "$s: $(dpkg-query -W -f '${Version}' gdnsd 2>/dev/null)" ;;
+    esac
+  done
+  echo "dnsperf: $(dpkg-query -W -f '${Version}' dnsperf 2>/dev/null)"
+}
