@@ -735,7 +735,8 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 		return GEO_SRC_NONE;
 	}
 	if (!g) {
-		format_net(a, bits, 0, out->network);
+		if (out->want_network)
+			format_net(a, bits, 0, out->network);
 		return GEO_SRC_NONE;
 	}
 
@@ -776,6 +777,8 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 		memcpy(out->isp, net->isp, GEO_NAME_MAX);
 	out->prefix_len = (uint8_t)scope;
 	out->source = (uint8_t)src;
-	format_net(a, bits, scope, out->network);
+	/* Text for people only: the answer path leaves it out. */
+	if (out->want_network)
+		format_net(a, bits, scope, out->network);
 	return src;
 }

@@ -29,7 +29,9 @@ typedef struct geo_result {
 	                               the client's family (IPv4: 0..32);
 	                               this becomes the ECS scope */
 	uint8_t source;             /* geo_source_t */
-	char network[64];           /* "36.110.0.0/16", for explain */
+	uint8_t want_network;       /* set by the caller: fill network */
+	char network[64];           /* "36.110.0.0/16", for explain; "" unless
+	                               want_network was set */
 } geo_result_t;
 
 typedef struct geo geo_t;

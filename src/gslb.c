@@ -107,6 +107,11 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 		    (i < 3 && strcmp(chain[i][0], "*") == 0 &&
 		     strcmp(chain[i][1], "*") == 0))
 			continue;
+		/* ...and levels the service has no row of. */
+		static const uint8_t kind[4] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
+		                                 SVC_ROW_ISP, SVC_ROW_DEFAULT };
+		if ((out->svc.flags & SVC_ROW_KNOWN) && !(out->svc.flags & kind[i]))
+			continue;
 		const uint8_t *d;
 		size_t dl;
 		plan_t *p = first < 0 ? &out->plan : &out->spare;

@@ -746,6 +746,7 @@ static int cmd_explain(int argc, char **argv)
 	gslb_client_from(&c, (struct sockaddr *)&src, &e, geo_use_ecs(geo));
 	wdb_reader_t *r = wdb_reader_new(g_db);
 	static gslb_result_t g;
+	g.geo.want_network = 1; /* explain shows the network */
 	uint64_t rng = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	int rc = gslb_resolve(r, geo, name, strlen(name), qtype, &c,
 	                      (uint32_t)time(NULL), &rng, &g);

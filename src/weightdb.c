@@ -401,6 +401,7 @@ typedef struct {
 	size_t errlen;
 	int rc;
 	int client_rows;
+	int kinds;            /* SVC_ROW_* seen */
 	const char *svc;
 } rebuild_t;
 
@@ -436,8 +437,14 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	if (put_raw(r->t, DBI_PLANS, key, plan, len))
 		r->rc = GSLB_EIO;
 	free(plan);
-	size_t sl = strlen(r->svc);
-	if (strcmp(key + sl, "|*|*") != 0)
+	/* key is "service|region|isp": note which kind of row it is. */
+	const char *reg = key + strlen(r->svc) + 1;
+	const char *bar = strchr(reg, '|');
+	int any_reg = reg[0] == '*' && reg + 1 == bar;
+	int any_isp = bar && strcmp(bar + 1, "*") == 0;
+	r->kinds |= any_reg ? (any_isp ? SVC_ROW_DEFAULT : SVC_ROW_ISP)
+	                    : (any_isp ? SVC_ROW_REGION : SVC_ROW_REGION_ISP);
+	if (!(any_reg && any_isp))
 		r->client_rows = 1;
 	return r->rc != 0;
 }
@@ -480,7 +487,7 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 		}
 		return 0;
 	}
-	rebuild_t r = { t, cache, err, errlen, 0, 0, svc };
+	rebuild_t r = { t, cache, err, errlen, 0, 0, 0, svc };
 	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
 	if (r.rc) {
 		json_decref(s);
@@ -493,7 +500,8 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 		if (ad && strcmp(ad, all_down_names[j]) == 0)
 			rec[2] = (uint8_t)j;
 	rec[3] = (uint8_t)((json_is_true(json_object_get(s, "sticky")) ? SVC_STICKY : 0) |
-	                   (r.client_rows ? SVC_CLIENT_ROWS : 0));
+	                   (r.client_rows ? SVC_CLIENT_ROWS : 0) |
+	                   r.kinds | SVC_ROW_KNOWN);
 	wr32(rec + 4, (uint32_t)json_integer_value(json_object_get(s, "ttl")));
 	wr32(rec + 8, (uint32_t)json_integer_value(json_object_get(s, "short_ttl")));
 	json_decref(s);

@@ -40,7 +40,14 @@ typedef struct wdb_txn wdb_txn_t;
 
 /* What the workers read for a service name (binary, versioned). */
 enum { SVC_ALL_DOWN_OPEN = 0, SVC_ALL_DOWN_FALLBACK = 1, SVC_ALL_DOWN_EMPTY = 2 };
-enum { SVC_STICKY = 1, SVC_CLIENT_ROWS = 2 /* has rows other than (*,*) */ };
+enum {
+	SVC_STICKY = 1,
+	SVC_CLIENT_ROWS = 2,      /* has rows other than (*,*) */
+	/* Which kinds of rows exist, so that a query skips the gets of the
+	 * chain levels the service has no row for (valid with SVC_ROW_KNOWN). */
+	SVC_ROW_REGION_ISP = 4, SVC_ROW_REGION = 8, SVC_ROW_ISP = 16,
+	SVC_ROW_DEFAULT = 32, SVC_ROW_KNOWN = 64,
+};
 typedef struct svc_rec {
 	uint8_t version;
 	uint8_t answers;

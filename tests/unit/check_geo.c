@@ -112,6 +112,7 @@ static void look(const geo_t *g, const char *ip, geo_result_t *r)
 		s6->sin6_family = AF_INET6;
 	}
 	memset(r, 0xa5, sizeof(*r));   /* every field must be written */
+	r->want_network = 1;
 	geo_source_t s = geo_lookup(g, (struct sockaddr *)&ss, r);
 	ck_assert_int_eq(s, r->source);
 }
@@ -567,7 +568,7 @@ START_TEST(many_lookups)
 	s4.sin_family = AF_INET;
 	unsigned known = 0;
 	for (uint32_t i = 0; i < 200000; i++) {
-		geo_result_t r;
+		geo_result_t r = { .want_network = 1 };
 		s4.sin_addr.s_addr = htonl(i * 2654435761u);
 		geo_lookup(g, (struct sockaddr *)&s4, &r);
 		ck_assert(r.prefix_len <= 32);
@@ -582,7 +583,7 @@ START_TEST(many_lookups)
 	s6.sin6_family = AF_INET6;
 	uint32_t x = 12345;
 	for (int i = 0; i < 20000; i++) {
-		geo_result_t r;
+		geo_result_t r = { .want_network = 1 };
 		uint8_t *b = s6.sin6_addr.s6_addr;
 		for (int j = 0; j < 16; j++) {
 			x = x * 1103515245u + 12345u;
