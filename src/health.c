@@ -40,6 +40,11 @@
 #include <uv.h>
 
 #define MAX_PROBES 3             /* per node (S1-3) */
+/* Points beyond the 80 boundary a score must go to switch between up
+ * and derated: about the spread that scheduling noise alone gives the
+ * latency and jitter dimensions of a healthy node probed over a busy
+ * loop (measured with 10,000 nodes: probe times of 50-120 ms). */
+#define HEALTH_GRADE_MARGIN 5.0
 #define GEO_NAME_MAX_H 32
 
 enum { H_UNKNOWN, H_UP, H_DERATED, H_DEMOTED };
@@ -82,10 +87,12 @@ struct hnode {
 	uint32_t restored_at;        /* last restore, for flap damping */
 	unsigned flaps;              /* recent demote-after-restore cycles */
 	unsigned lowconf;            /* consecutive low-confidence rounds */
+	unsigned grade_rounds;       /* consecutive rounds asking up<->derated */
 	char reason[200];
 	unsigned degraded, good;
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
+	uint32_t status_at;          /* last status/history write */
 };
 
 struct health {
@@ -101,6 +108,8 @@ struct health {
 	double last_sync, last_status, last_trim;
 	char what[1024];             /* audit text of the pending decisions */
 	json_t *windows;             /* cutover windows, refreshed by sync */
+	json_t *rows;                /* weight rows while windows exist */
+	uint64_t table_gen;          /* wdb_table_generation() last read */
 	int have_changes;
 };
 
@@ -431,6 +440,16 @@ static void sync_nodes(health_t *h)
 		log_warning("health: cannot read the weight store");
 		return;
 	}
+	/* Re-read the table only when an operator changed it: with 10,000
+	 * nodes the parse alone would stall the probes' loop every second.
+	 * Cutover effects depend on the time and are applied regardless. */
+	uint64_t gen = wdb_table_generation(t);
+	if (gen == h->table_gen && h->last_sync > 0) {
+		wdb_abort(t);
+		apply_cutovers(h, h->rows);
+		return;
+	}
+	h->table_gen = gen;
 	for (size_t i = 0; i < h->n; i++)
 		h->node[i]->seen = 0;
 	sync_t s = { h, t, 0 };
@@ -438,7 +457,8 @@ static void sync_nodes(health_t *h)
 	json_decref(h->windows);
 	h->windows = json_array();
 	wdb_each(t, WDB_CUTOVER, NULL, collect_window, h->windows);
-	json_t *rows = NULL;
+	json_decref(h->rows);
+	json_t *rows = h->rows = NULL;
 	if (json_array_size(h->windows)) {
 		/* Standbys that share a row with an affected node are
 		 * pre-warmed (S0-4): find those rows. */
@@ -455,8 +475,8 @@ static void sync_nodes(health_t *h)
 			free_node(h->node[i]);
 	}
 	h->n = o;
+	h->rows = rows;
 	apply_cutovers(h, rows);
-	json_decref(rows);
 }
 
 /* Verdicts ------------------------------------------------------------- */
@@ -621,13 +641,39 @@ static void evaluate(health_t *h, hnode_t *n)
 		log_info("node %s: gray switch cancelled, the node recovered", n->id);
 		note(h, "node %s gray switch cancelled", n->id);
 	}
-	if (r->score >= h->c.score.good) {
-		set_state(h, n, H_UP, n->state == H_UP ? n->reason : "score at or above 80");
-	} else {
-		snprintf(why, sizeof(why), "score %.0f in 60..80: weight x %.2f",
-		         r->score, h->c.derate_factor);
-		if (n->state != H_DERATED)
+	/* Up and derated: a switch needs the score on the other side of 80
+	 * by a margin, for demote-after (to derate) or restore-after (to
+	 * come back) rounds in a row.  A score that wanders around 80 with
+	 * probe jitter keeps its current state (S4-5, S4-7); a new node
+	 * takes its first grade at once. */
+	double margin = HEALTH_GRADE_MARGIN;
+	int want_up = r->score >= h->c.score.good + (n->state == H_DERATED ? margin : 0);
+	int want_down = r->score < h->c.score.good - (n->state == H_UP ? margin : 0);
+	if (n->state == H_UNKNOWN) {
+		n->grade_rounds = 0;
+		if (r->score >= h->c.score.good) {
+			set_state(h, n, H_UP, "score at or above 80");
+		} else {
+			snprintf(why, sizeof(why), "score %.0f in 60..80: weight x %.2f",
+			         r->score, h->c.derate_factor);
 			set_state(h, n, H_DERATED, why);
+		}
+		return;
+	}
+	if ((n->state == H_UP && want_down) || (n->state == H_DERATED && want_up))
+		n->grade_rounds++;
+	else
+		n->grade_rounds = 0;
+	if (n->state == H_UP && n->grade_rounds >= h->c.demote_after) {
+		snprintf(why, sizeof(why), "score %.0f in 60..80 for %u rounds: weight x %.2f",
+		         r->score, n->grade_rounds, h->c.derate_factor);
+		n->grade_rounds = 0;
+		set_state(h, n, H_DERATED, why);
+	} else if (n->state == H_DERATED && n->grade_rounds >= h->c.restore_after) {
+		snprintf(why, sizeof(why), "score %.0f at or above 80 for %u rounds",
+		         r->score, n->grade_rounds);
+		n->grade_rounds = 0;
+		set_state(h, n, H_UP, why);
 	}
 }
 
@@ -736,11 +782,21 @@ static void repool(health_t *h, wdb_txn_t *t)
 	}
 }
 
+/* Live status and history of a node are written when its decision
+ * changed, else at most every STATUS_EVERY seconds: with 10,000 nodes,
+ * writing every result would make each second's commit a large one. */
+#define STATUS_EVERY 5
+static int status_wanted(const hnode_t *n, uint32_t now)
+{
+	return n->status_dirty && (n->changed || now - n->status_at >= STATUS_EVERY);
+}
+
 static void flush(health_t *h, int status_due)
 {
 	int any = 0;
+	uint32_t now = wall();
 	for (size_t i = 0; i < h->n && !any; i++)
-		any = h->node[i]->changed || (status_due && h->node[i]->status_dirty);
+		any = h->node[i]->changed || (status_due && status_wanted(h->node[i], now));
 	if (!any)
 		return;
 	char err[512];
@@ -751,7 +807,6 @@ static void flush(health_t *h, int status_due)
 	}
 	if (!h->c.shadow)
 		repool(h, t);
-	uint32_t now = wall();
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
 		if (n->changed && !h->c.shadow) {
@@ -759,7 +814,8 @@ static void flush(health_t *h, int status_due)
 			wdb_set(t, WDB_HEALTH, n->id, rec);
 			json_decref(rec);
 		}
-		if (status_due && n->status_dirty) {
+		if (status_due && status_wanted(n, now)) {
+			n->status_at = now;
 			json_t *probes = json_array();
 			for (unsigned k = 0; k < n->nprobe; k++) {
 				const hprobe_t *p = &n->probe[k];
@@ -878,6 +934,8 @@ static void on_stop(uv_async_t *a)
 	h->probes = NULL;
 	json_decref(h->windows);
 	h->windows = NULL;
+	json_decref(h->rows);
+	h->rows = NULL;
 	uv_close((uv_handle_t *)&h->tick, NULL);
 	uv_close((uv_handle_t *)&h->stop, NULL);
 }

@@ -145,6 +145,14 @@ static void reload(void)
 		log_info("reload: done");
 }
 
+/* The health thread commits without fsync; the disk catches up here,
+ * off its loop, once a second. */
+static void on_sync(uv_timer_t *t)
+{
+	if (weightdb_sync(g_db))
+		log_warning("database: cannot flush to disk");
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
 	if (signum == SIGHUP) {
@@ -267,6 +275,7 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		return 1;
 	}
+	weightdb_set_nosync(g_db);
 	unsigned failed;
 	snapshot_t *s = snapshot_build(g_conf, NULL, &failed, err, sizeof(err));
 	if (!s) {
@@ -305,6 +314,9 @@ int main(int argc, char **argv)
 	uv_signal_start(&sig_hup, on_signal, SIGHUP);
 	uv_signal_start(&sig_term, on_signal, SIGTERM);
 	uv_signal_start(&sig_int, on_signal, SIGINT);
+	uv_timer_t sync_timer;
+	uv_timer_init(loop, &sync_timer);
+	uv_timer_start(&sync_timer, on_sync, 1000, 1000);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (workers_start(g_workers, g_nworkers))
@@ -335,11 +347,13 @@ int main(int argc, char **argv)
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);
 	uv_close((uv_handle_t *)&sig_int, NULL);
+	uv_close((uv_handle_t *)&sync_timer, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 	snapshot_t *last = (snapshot_t *)snapshot_get();
 	snapshot_free(last);
 	conf_free(g_conf);
+	weightdb_sync(g_db);
 	weightdb_close(g_db);
 	free(o.listen);
 	free(abs_conf);

@@ -39,6 +39,7 @@ struct wdb_txn {
 	json_t *changes;      /* [{kind, key, before, after}] */
 	json_t *services;     /* set of services whose plans must be rebuilt */
 	json_t *nodes;        /* set of nodes that changed */
+	int table_changed;    /* the operator's table or metrics changed */
 };
 
 static const char *const kind_names[] = {
@@ -116,6 +117,16 @@ fail:
 	free(db->path);
 	free(db);
 	return NULL;
+}
+
+void weightdb_set_nosync(weightdb_t *db)
+{
+	mdb_env_set_flags(db->env, MDB_NOSYNC, 1);
+}
+
+int weightdb_sync(weightdb_t *db)
+{
+	return mdb_env_sync(db->env, 1) ? GSLB_EIO : 0;
 }
 
 void weightdb_close(weightdb_t *db)
@@ -317,6 +328,8 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 		json_decref(before);
 		return rc;
 	}
+	if (kind != WDB_HEALTH && kind != WDB_STATUS)
+		t->table_changed = 1;
 	if (kind == WDB_STATUS || kind == WDB_METRICS) {
 		json_decref(before);
 		return 0; /* data, not decisions: no audit, no plan */
@@ -540,9 +553,20 @@ static json_t *now_rfc3339(void)
 	return json_string(buf);
 }
 
-/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err. */
+/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
+ * change of the operator's table (or metrics) also bumps meta "tablegen",
+ * so that readers polling it (the health thread) re-read only then. */
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
+	if (t->table_changed) {
+		MDB_val k = { 8, "tablegen" }, v;
+		uint64_t gen = 0;
+		if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+			memcpy(&gen, v.mv_data, 8);
+		gen++;
+		v = (MDB_val){ 8, &gen };
+		mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+	}
 	int rc = mdb_txn_commit(t->txn);
 	t->txn = NULL;
 	wdb_abort(t); /* frees the rest; no transaction is left to abort */
@@ -738,4 +762,13 @@ int wdb_history_each(weightdb_t *db, const char *node, uint32_t since,
 	mdb_cursor_close(c);
 	mdb_txn_abort(txn);
 	return 0;
+}
+
+uint64_t wdb_table_generation(wdb_txn_t *t)
+{
+	MDB_val k = { 8, "tablegen" }, v;
+	uint64_t gen = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		memcpy(&gen, v.mv_data, 8);
+	return gen;
 }

@@ -71,6 +71,17 @@ typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
 weightdb_t *weightdb_open(const char *path, char *err, size_t errlen);
 void weightdb_close(weightdb_t *db);
 
+/** Commits of this process no longer wait for the disk; weightdb_sync()
+ * then flushes, from a thread of the caller's choosing.  gslbd uses this
+ * so that the health thread's commits never stall its probes on fsync:
+ * the main thread syncs once a second.  LMDB keeps the store consistent
+ * (on file systems that keep write order, as ext4 and xfs do); a power
+ * loss can lose the last second of health decisions, which the thread
+ * makes again. */
+void weightdb_set_nosync(weightdb_t *db);
+/** Flushes committed transactions to disk. */
+int weightdb_sync(weightdb_t *db);
+
 /* Readers --------------------------------------------------------- */
 
 /** A reader for one thread (allocated once, at start-up). */
@@ -124,6 +135,10 @@ int wdb_audit_each(weightdb_t *db, int64_t since_id,
 json_t *wdb_audit_get(weightdb_t *db, int64_t id);
 /** The newest audit id, 0 if none. */
 int64_t wdb_audit_last(weightdb_t *db);
+
+/** A counter bumped by every commit that changes the operator's table
+ * (services, nodes, weights, cutovers) or pushed metrics. */
+uint64_t wdb_table_generation(wdb_txn_t *t);
 
 /** Appends a score sample of @node at @time to the history. */
 int wdb_history_add(wdb_txn_t *t, const char *node, uint32_t time, json_t *sample);
