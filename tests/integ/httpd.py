@@ -1,12 +1,12 @@
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# A real HTTP server for the health tests, on 127.0.0.1, whose behaviour a
-# test switches by writing one word into MODEFILE:
-#   ok      200 "healthy"            err     503
-#   slow    200 after SLOW seconds   hang    accept, then never answer
-#   down    stop listening (connections refused) until the mode changes
-# Usage: python3 httpd.py PORT MODEFILE [SLOW]
-# Bounded: exits by itself after 300 s.
-import os
+# A real HTTP server on 127.0.0.1 for the health tests and bench/health.sh,
+# whose behaviour a test switches by writing one word into MODEFILE:
+#   ok      200 "healthy"            err      503 at once
+#   slow    200 after SLOW seconds   slowerr  503 after SLOW seconds
+#   hang    accept, never answer     down     listener closed (refused)
+# Usage: python3 httpd.py PORT MODEFILE [SLOW] [LIFETIME]
+# Bounded: exits by itself after LIFETIME seconds (default 300).
 import socket
 import sys
 import threading
@@ -14,7 +14,7 @@ import time
 
 port, modefile = int(sys.argv[1]), sys.argv[2]
 slow = float(sys.argv[3]) if len(sys.argv) > 3 else 3.0
-deadline = time.time() + 300
+deadline = time.time() + (float(sys.argv[4]) if len(sys.argv) > 4 else 300)
 
 
 def mode():
@@ -33,10 +33,11 @@ def serve(conn):
         if m == "hang":
             time.sleep(10)
             return
-        if m == "slow":
+        if m in ("slow", "slowerr"):
             time.sleep(slow)
-        status = "503 Service Unavailable" if m == "err" else "200 OK"
-        body = b"healthy\n" if m != "err" else b"sick\n"
+        bad = m in ("err", "slowerr")
+        status = "503 Service Unavailable" if bad else "200 OK"
+        body = b"sick\n" if bad else b"healthy\n"
         conn.sendall(b"HTTP/1.1 " + status.encode() + b"\r\nContent-Length: " +
                      str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
     except OSError:
@@ -50,7 +51,7 @@ def listener():
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(64)
-    s.settimeout(0.2)
+    s.settimeout(0.05)
     return s
 
 
@@ -60,7 +61,7 @@ while time.time() < deadline:
         if sock:
             sock.close()
             sock = None
-        time.sleep(0.1)
+        time.sleep(0.05)
         continue
     if not sock:
         sock = listener()
