@@ -17,17 +17,16 @@ the prefix's bytes.  dnsperf sets the message id itself.
 """
 import ipaddress
 import struct
+import os
 import sys
 
 TYPES = {"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "MX": 15, "TXT": 16, "AAAA": 28}
 
 
-def name(n):
-    out = b""
-    for label in n.rstrip(".").split("."):
-        if label:
-            out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
+# The wire form of a presentation name, shared with the integration tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'tests', 'integ'))
+from dnsraw import name_wire as name  # noqa: E402
 
 
 def message(qname, qtype, subnet):

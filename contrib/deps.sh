@@ -12,7 +12,7 @@ check libsubunit-dev"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # and the reference servers for the benchmark.
 TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
-mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot nsd gdnsd
+mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot nsd gdnsd nginx-light
 python3 iproute2 procps bc"
 
 case "$1" in

@@ -21,13 +21,9 @@ import sys
 ZONE = "cdn.example.test"
 
 
-def name(s):
-    """Wire form of presentation name s (no escapes)."""
-    out = b""
-    for label in s.strip(".").split("."):
-        if label:
-            out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
+# The wire form of a presentation name, shared with the integration tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integ'))
+from dnsraw import name_wire as name  # noqa: E402
 
 
 def header(qid=0x1234, flags=0x0100, qd=1, an=0, ns=0, ar=0):
