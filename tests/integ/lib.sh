@@ -98,6 +98,33 @@ gslb_zone() {
 	} > "$T/z.zone"
 }
 
+# Prints a zone for ORIGIN with ns1, www and "big": 60 TXT records of 40
+# bytes, about 3 kB, beyond any UDP limit the tests use.
+big_txt_zone() { # origin
+	cat <<EOZ
+\$ORIGIN $1.
+\$TTL 3600
+@       IN SOA  ns1 hostmaster 1 3600 600 86400 300
+        IN NS   ns1
+ns1     IN A    192.0.2.1
+www     IN A    192.0.2.10
+EOZ
+	for i in $(seq -w 1 60); do
+		echo "big IN TXT \"record $i ...............................\""
+	done
+}
+
+# After a SIGHUP, waits (at most 5 s) until NAME TYPE CLASS gets STATUS;
+# leaves the last answer in $out.
+wait_status() { # name type class status
+	for _ in $(seq 50); do
+		out=$(q "$1" "$2" -c "$3")
+		grep -q "status: $4" <<<"$out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Starts gslbd and waits until it answers (at most 10 s).
 gslbd_start() {
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &

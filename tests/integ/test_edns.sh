@@ -7,18 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 {
-	cat <<'EOZ'
-$ORIGIN ed.test.
-$TTL 3600
-@       IN SOA  ns1 hostmaster 1 3600 600 86400 300
-        IN NS   ns1
-ns1     IN A    192.0.2.1
-www     IN A    192.0.2.10
-EOZ
-	# 60 TXT records of 40 bytes: about 3 kB, beyond any UDP limit here.
-	for i in $(seq -w 1 60); do
-		echo "big IN TXT \"record $i ...............................\""
-	done
+	big_txt_zone ed.test
 	# 10 TXT records of 24 bytes: about 370 bytes, between 100 and 512.
 	for i in $(seq -w 1 10); do
 		echo "mid IN TXT \"record $i ..............\""
@@ -152,11 +141,7 @@ expect_has "$res" "^checked 78: all within limits$" "UDP sizes within min(payloa
 write_conf_zones '  identity: ""
   udp-max-payload: 1232' ed.test=ed.test.zone
 kill -HUP "$PID"
-for _ in $(seq 50); do
-	out=$(q id.server TXT -c CH)
-	grep -q "status: REFUSED" <<<"$out" && break
-	sleep 0.1
-done
+wait_status id.server TXT CH REFUSED
 expect_status "$out" REFUSED "empty identity: id.server REFUSED"
 out=$(q www.ed.test A +nsid)
 expect_status "$out" NOERROR "empty identity: the query is answered"

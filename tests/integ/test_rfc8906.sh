@@ -157,11 +157,7 @@ expect_status "$out" REFUSED "CH TXT authors.bind: REFUSED"
 write_conf_zones '  identity: "ns-test.example"
   version: ""' r.test=r.test.zone
 kill -HUP "$PID"
-for _ in $(seq 50); do
-	out=$(q version.bind TXT -c CH)
-	grep -q "status: REFUSED" <<<"$out" && break
-	sleep 0.1
-done
+wait_status version.bind TXT CH REFUSED
 expect_status "$out" REFUSED "empty version: version.bind REFUSED"
 out=$(q id.server TXT -c CH)
 expect_has "$out" '"ns-test\.example"' "empty version: id.server still answered"

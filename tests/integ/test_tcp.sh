@@ -6,17 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 {
-	cat <<'EOZ'
-$ORIGIN t.test.
-$TTL 3600
-@       IN SOA  ns1 hostmaster 1 3600 600 86400 300
-        IN NS   ns1
-ns1     IN A    192.0.2.1
-www     IN A    192.0.2.10
-EOZ
-	for i in $(seq -w 1 60); do
-		echo "big IN TXT \"record $i ...............................\""
-	done
+	big_txt_zone t.test
 } > "$T/t.test.zone"
 write_conf_zones '  workers: 1
   tcp-idle-timeout: 2
