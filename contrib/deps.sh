@@ -13,7 +13,7 @@ check libsubunit-dev"
 # and the reference servers for the benchmark.
 TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot nsd gdnsd nginx-light
-python3 iproute2 procps bc"
+python3 iproute2 procps bc openssl"
 
 case "$1" in
   --build) want="$BUILD" ;;

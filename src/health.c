@@ -60,6 +60,7 @@ typedef struct hprobe {
 	hnode_t *node;
 	probe_result_t last;
 	uint32_t last_time;          /* unix time of the last result, 0 none */
+	uint32_t cert_warned;        /* last certificate-expiry warning */
 } hprobe_t;
 
 struct hnode {
@@ -864,6 +865,10 @@ static void flush(health_t *h, int status_due)
 
 /* Scheduling ------------------------------------------------------------- */
 
+/* A certificate this close to expiry is reported (S4-2: probing with the
+ * real protocol catches expired certificates; better to warn before). */
+#define CERT_WARN_DAYS 14
+
 static void on_result(const probe_result_t *r, void *arg)
 {
 	hprobe_t *p = arg;
@@ -871,6 +876,14 @@ static void on_result(const probe_result_t *r, void *arg)
 	p->run = NULL;
 	p->last = *r;
 	p->last_time = wall();
+	if (r->cert_days_left >= 0 && r->cert_days_left < CERT_WARN_DAYS &&
+	    p->last_time - p->cert_warned >= 86400) {
+		/* Once a day per probe: the repeat filter of log.c only
+		 * folds identical consecutive lines. */
+		p->cert_warned = p->last_time;
+		log_warning("node %s: the certificate of %s expires in %d days",
+		            n->id, p->spec.url, (int)r->cert_days_left);
+	}
 	if (n->nwin == SCORE_WINDOW) {
 		memmove(n->win, n->win + 1, (SCORE_WINDOW - 1) * sizeof(n->win[0]));
 		n->nwin--;
