@@ -116,6 +116,25 @@ struct health {
 
 /* Configuration ------------------------------------------------------ */
 
+/* Four dimension weights (S0-6 order: loss, latency, connect, jitter;
+ * S2-2 order: network, service, load, stability), per-business
+ * configurable (S2-2); they need not add up to 100. */
+static int read_weights(const conf_t *c, const ynode_t *v, const char *what,
+                        double *w, char *err, size_t errlen)
+{
+	if (v->kind != YNODE_SEQ || v->n != 4)
+		return conf_sfail(c, v, err, errlen, "%s must be a list of 4 numbers", what);
+	double sum = 0;
+	for (int i = 0; i < 4; i++) {
+		if (conf_snumber(c, v->items[i], what, 0, 100, &w[i], err, errlen))
+			return -1;
+		sum += w[i];
+	}
+	if (sum <= 0)
+		return conf_sfail(c, v, err, errlen, "%s: the weights add up to 0", what);
+	return 0;
+}
+
 int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
@@ -140,7 +159,8 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			"restore-after", "derate-factor", "settle", "gray-share",
 			"gray-watch", "standby-headroom", "history-keep", "tick",
 			"shadow", "profile", "latency-threshold", "freshness",
-			"flap-window",
+			"flap-window", "weights-probe", "weights-four", "grade-good",
+			"grade-usable",
 			"veto-level", "veto-factor", NULL
 		};
 		if (conf_skeys(c, s, "health", keys, err, errlen))
@@ -156,6 +176,10 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 				dst = d; }
 			if (strcmp(k, "shadow") == 0)
 				rc = conf_sbool(c, v, k, &o->shadow, err, errlen);
+			else if (strcmp(k, "weights-probe") == 0)
+				rc = read_weights(c, v, k, o->score.w_probe, err, errlen);
+			else if (strcmp(k, "weights-four") == 0)
+				rc = read_weights(c, v, k, o->score.w_four, err, errlen);
 			else if (strcmp(k, "profile") == 0) {
 				if (v->kind == YNODE_SCALAR && strcmp(v->value, "probe") == 0)
 					o->score.profile = SCORE_PROFILE_PROBE;
@@ -178,6 +202,8 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
 			NUM("tick", 0.01, 1, o->tick)
 			NUM("flap-window", 0, 86400, o->flap_window)
+			NUM("grade-good", 1, 100, o->score.good)
+			NUM("grade-usable", 0, 99, o->score.usable)
 			NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
 			NUM("freshness", 1, 86400, o->score.fresh_s)
 			NUM("veto-level", 0, 1, o->score.veto_level)
@@ -188,6 +214,10 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			if (strcmp(k, "latency-threshold") == 0)
 				o->score.latency_threshold_ms *= 1000; /* given in s */
 		}
+		if (o->score.usable >= o->score.good)
+			return conf_sfail(c, ynode_get(s, "grade-usable"), err, errlen,
+			                  "grade-usable (%g) must be below grade-good (%g)",
+			                  o->score.usable, o->score.good);
 		const ynode_t *t = ynode_get(s, "timeout");
 		if (o->timeout >= o->interval)
 			return conf_sfail(c, t ? t : s, err, errlen,

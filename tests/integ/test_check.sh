@@ -49,6 +49,39 @@ if [ "$rc" -eq 0 ]; then ok "--check: good configuration exits 0"
 else fail "--check: good configuration exits $rc: $out"; fi
 expect_has "$out" "zone c\.test: serial 1" "--check: reports the zone"
 
+# Health and cutover sections: checked by --check too.
+hc() { # name yaml
+	printf 'zones:\n  - name: c.test\n    file: good.zone\ndatabase:\n  path: db\n%s\n' "$2" > "$T/$1.conf"
+}
+hc hgood 'health:
+  interval: 5
+  weights-probe: [ 40, 30, 20, 10 ]
+  weights-four: [ 50, 20, 20, 10 ]
+  grade-good: 85
+  grade-usable: 55
+cutover:
+  notice: 3600
+  impact-high: 40'
+out=$(cd / && timeout 10 "$GSLBD" -c "$T/hgood.conf" --check 2>&1) && ok "--check: health and cutover sections accepted" ||
+	fail "--check: good health section: $out"
+hc hw3 'health:
+  weights-probe: [ 40, 30, 20 ]'
+check_bad hw3 "hw3\.conf:7: weights-probe must be a list of 4 numbers" "health: three weights rejected"
+hc hwneg 'health:
+  weights-four: [ 50, -1, 20, 10 ]'
+check_bad hwneg "hwneg\.conf:7: weights-four must be a number from 0 to 100" "health: negative weight rejected"
+hc hgrade 'health:
+  grade-good: 60
+  grade-usable: 70'
+check_bad hgrade "hgrade\.conf:8: grade-usable \(70\) must be below grade-good \(60\)" "health: grades in the wrong order"
+hc hto 'health:
+  interval: 2
+  timeout: 3'
+check_bad hto "hto\.conf:8: health timeout" "health: timeout above the interval"
+hc cbad 'cutover:
+  impact-low: 0'
+check_bad cbad "cbad\.conf:7: impact-low must be a number from 1 to 100" "cutover: impact out of range"
+
 # Configuration errors.
 printf 'server:\n  listen: [ "127.0.0.1@%s"\nzones:\n  - name: c.test\n' "$PORT" > "$T/yaml.conf"
 check_bad yaml "yaml\.conf:3:" "YAML syntax error: file:line"
