@@ -56,6 +56,7 @@ static void usage(FILE *f)
 "usage: gslbctl [-c CONF | -d DBDIR] [--json] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
+"                       [--shadow|--no-shadow]\n"
 "  service del|show NAME          service list\n"
 "  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"
 "                  [--isp I] [--capacity N] [--pool primary|standby]\n"
@@ -321,6 +322,12 @@ static int cmd_service(int argc, char **argv)
 		}
 		if (strcmp(o, "--no-sticky") == 0) {
 			json_object_set_new(s, "sticky", json_false());
+			continue;
+		}
+		if (strcmp(o, "--shadow") == 0 || strcmp(o, "--no-shadow") == 0) {
+			/* S2-9: health verdicts are computed and logged but do
+			 * not change this service's answers. */
+			json_object_set_new(s, "shadow", json_boolean(o[2] == 's'));
 			continue;
 		}
 		if (!v)
@@ -673,6 +680,15 @@ static int cmd_weight(int argc, char **argv)
 
 /* explain ----------------------------------------------------------- */
 
+/* The service object @name, read in a short read-only transaction. */
+static json_t *wdb_get_ro(const char *name)
+{
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	json_t *s = t ? wdb_get(t, WDB_SERVICE, name) : NULL;
+	wdb_abort(t);
+	return s;
+}
+
 static int cmd_explain(int argc, char **argv)
 {
 	if (argc < 1)
@@ -832,6 +848,10 @@ static int cmd_explain(int argc, char **argv)
 		"short TTL: a node of the row changed state recently" : "the service's TTL"));
 	json_object_set_new(out, "ecs_scope", json_integer(c.from_ecs ? g.scope : 0));
 	json_object_set_new(out, "sticky", json_boolean(g.svc.flags & SVC_STICKY));
+	json_t *svcj = wdb_get_ro(name);
+	int shadow = json_is_true(json_object_get(svcj, "shadow"));
+	json_decref(svcj);
+	json_object_set_new(out, "shadow", json_boolean(shadow));
 	if (g_json) {
 		print_json(out);
 	} else {
@@ -857,6 +877,8 @@ static int cmd_explain(int argc, char **argv)
 		       "short: a node of the row changed state recently" : "the service's TTL");
 		printf("ecs scope %u%s\n", c.from_ecs ? g.scope : 0,
 		       c.from_ecs ? "" : " (no ECS in the query)");
+		if (shadow)
+			printf("shadow    health verdicts are logged, not applied (S2-9)\n");
 		if (g.svc.flags & SVC_STICKY)
 			printf("sticky    the same client network keeps its node\n");
 		else
@@ -925,6 +947,11 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 			json_object_set_new(o, "all_down", json_string("open"));
 		if (!json_object_get(o, "sticky"))
 			json_object_set_new(o, "sticky", json_false());
+		if (!json_object_get(o, "shadow"))
+			json_object_set_new(o, "shadow", json_false());
+		if (!json_is_boolean(json_object_get(o, "sticky")) ||
+		    !json_is_boolean(json_object_get(o, "shadow")))
+			die("apply: service %s: sticky and shadow must be true or false", key);
 		if (json_integer_value(json_object_get(o, "short_ttl")) >
 		    json_integer_value(json_object_get(o, "ttl")))
 			die("apply: service %s: short_ttl is longer than ttl", key);

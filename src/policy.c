@@ -62,11 +62,13 @@ static void put32(uint8_t *p, uint32_t v) { wr32(p, v); }
  * node in, "down" and "drain" take it out (S0-11: drained nodes leave the
  * answers at once), "auto" lets the health decision rule.  A standby node
  * serves only once promoted (S0-9). */
-static int node_usable(json_t *node, uint32_t *w)
+static int node_usable(json_t *node, uint32_t *w, int shadow)
 {
 	const char *admin = json_string_value(json_object_get(node, "admin"));
 	const char *pool = json_string_value(json_object_get(node, "pool"));
-	json_t *h = json_object_get(node, "health");
+	/* S2-9: a service in shadow mode ignores health and cutover
+	 * decisions; the health thread still scores, decides and logs. */
+	json_t *h = shadow ? NULL : json_object_get(node, "health");
 	if (admin && (strcmp(admin, "down") == 0 || strcmp(admin, "drain") == 0))
 		return 0;
 	if (admin && strcmp(admin, "up") == 0)
@@ -93,7 +95,7 @@ static int node_usable(json_t *node, uint32_t *w)
 }
 
 int policy_plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
-                       void *arg, uint32_t now, uint8_t **out, size_t *outlen,
+                       void *arg, int shadow, uint8_t **out, size_t *outlen,
                        char *err, size_t errlen)
 {
 	json_t *weights = json_object_get(row, "weights");
@@ -116,7 +118,7 @@ int policy_plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg
 			return -1;
 		}
 		uint32_t w = (uint32_t)json_integer_value(wv);
-		int usable = node_usable(node, &w);
+		int usable = node_usable(node, &w, shadow);
 		uint8_t *hdr = b + o;
 		o += 16;
 		uint8_t n4 = 0, n6 = 0;
@@ -158,12 +160,12 @@ int policy_plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg
 		/* The later of the operator's and the health thread's
 		 * short-TTL deadlines (S0-11, S1-8). */
 		json_t *su = json_object_get(node, "short_until");
-		json_t *hsu = json_object_get(json_object_get(node, "health"), "short_until");
+		json_t *hsu = shadow ? NULL :
+		              json_object_get(json_object_get(node, "health"), "short_until");
 		uint32_t short_until = json_is_integer(su) ?
 		                       (uint32_t)json_integer_value(su) : 0;
 		if (json_is_integer(hsu) && (uint32_t)json_integer_value(hsu) > short_until)
 			short_until = (uint32_t)json_integer_value(hsu);
-		(void)now;
 		put32(hdr, w);
 		put32(hdr + 4, policy_id_hash(id, idl));
 		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0));

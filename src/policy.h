@@ -54,9 +54,11 @@ int policy_plan_decode(const uint8_t *data, size_t len, plan_t *p);
 
 /** Encodes the plan of weight row @row ({"weights": {id: w}}) given the
  * node objects (looked up with @node_of) into a new buffer (*@out, free()
- * it).  Returns 0 or -1 with the reason in @err. */
+ * it).  @shadow: the service runs in shadow mode (S2-9), health and
+ * cutover decisions are left out.  Returns 0 or -1 with the reason in
+ * @err. */
 int policy_plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
-                       void *arg, uint32_t now, uint8_t **out, size_t *outlen,
+                       void *arg, int shadow, uint8_t **out, size_t *outlen,
                        char *err, size_t errlen);
 
 /** Counts the usable nodes of @p with a weight above 0. */

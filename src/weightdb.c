@@ -415,6 +415,7 @@ typedef struct {
 	int rc;
 	int client_rows;
 	int kinds;            /* SVC_ROW_* seen */
+	int shadow;           /* the service ignores health (S2-9) */
 	const char *svc;
 } rebuild_t;
 
@@ -441,7 +442,7 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	uint8_t *plan;
 	size_t len;
 	char msg[300];
-	if (policy_plan_encode(row, node_of, r, (uint32_t)time(NULL), &plan, &len,
+	if (policy_plan_encode(row, node_of, r, r->shadow, &plan, &len,
 	                       msg, sizeof(msg))) {
 		snprintf(r->err, r->errlen, "weight row %s: %s", key, msg);
 		r->rc = GSLB_EINVAL;
@@ -500,7 +501,8 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 		}
 		return 0;
 	}
-	rebuild_t r = { t, cache, err, errlen, 0, 0, 0, svc };
+	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
+	                json_is_true(json_object_get(s, "shadow")), svc };
 	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
 	if (r.rc) {
 		json_decref(s);

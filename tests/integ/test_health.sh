@@ -124,6 +124,12 @@ sleep 2
 [ "$(answers)" = "$all" ] && ok "admin up keeps a failing node in" || fail "admin up"
 CTL node set h2 --admin auto >/dev/null
 wait_for 3 "192.0.2.1 192.0.2.3" >/dev/null && ok "admin auto: health decides again" || fail "admin auto"
+# Shadow mode (S2-9): the verdict is made and logged, the answers ignore it.
+CTL service set www.gslb.test --shadow >/dev/null
+[ "$(answers)" = "$all" ] && ok "shadow service: the demoted node still answers" || fail "shadow: $(answers)"
+expect_has "$(CTL status)" "^h2 +demoted" "shadow: the verdict is still made"
+CTL service set www.gslb.test --no-shadow >/dev/null
+[ "$(answers)" = "192.0.2.1 192.0.2.3" ] && ok "shadow off: health applies again" || fail "no-shadow: $(answers)"
 mode $HP2 ok
 wait_for 6 "$all" >/dev/null || fail "h2 not back"
 
