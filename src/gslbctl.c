@@ -1264,7 +1264,14 @@ static int cmd_metrics(int argc, char **argv)
 		double v = strtod(eq + 1, &end);
 		if (!eq[1] || *end || errno || score_metric_check((metric_t)k, v))
 			die("metrics push: %s=%s: value out of range", argv[i], eq + 1);
-		json_object_set_new(m, argv[i], json_pack("{s:f, s:I}", "value", v, "time", now));
+		json_t *e = json_pack("{s:f, s:I}", "value", v, "time", now);
+		if (k == METRIC_FAILURE_RATE && v > SCORE_FAILURE_RATE_FAULT_PCT) {
+			/* S1-2: remember since when the rate has been high. */
+			json_t *prev = json_object_get(m, argv[i]);
+			json_int_t since = json_integer_value(json_object_get(prev, "high_since"));
+			json_object_set_new(e, "high_since", json_integer(since ? since : now));
+		}
+		json_object_set_new(m, argv[i], e);
 	}
 	wdb_set(t, WDB_METRICS, id, m);
 	json_decref(m);

@@ -94,6 +94,7 @@ struct hnode {
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
+	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
 };
 
 struct health {
@@ -151,6 +152,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	o->history_keep = 86400;
 	o->tick = 0.1;
 	o->flap_window = 300;
+	o->failure_rate_window = SCORE_FAILURE_RATE_FAULT_S;
 	score_config_default(&o->score);
 	const ynode_t *s = ynode_get(c->root, "health");
 	if (s) {
@@ -159,7 +161,8 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			"restore-after", "derate-factor", "settle", "gray-share",
 			"gray-watch", "standby-headroom", "history-keep", "tick",
 			"shadow", "profile", "latency-threshold", "freshness",
-			"flap-window", "weights-probe", "weights-four", "grade-good",
+			"flap-window", "failure-rate-window", "weights-probe",
+			"weights-four", "grade-good",
 			"grade-usable",
 			"veto-level", "veto-factor", NULL
 		};
@@ -202,6 +205,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
 			NUM("tick", 0.01, 1, o->tick)
 			NUM("flap-window", 0, 86400, o->flap_window)
+			NUM("failure-rate-window", 1, 3600, o->failure_rate_window)
 			NUM("grade-good", 1, 100, o->score.good)
 			NUM("grade-usable", 0, 99, o->score.usable)
 			NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
@@ -294,6 +298,7 @@ typedef struct {
 static void load_metrics(hnode_t *n, json_t *m)
 {
 	memset(&n->metrics, 0, sizeof(n->metrics));
+	n->fr_high_since = 0;
 	const char *k;
 	json_t *v;
 	json_object_foreach(m, k, v) {
@@ -303,6 +308,9 @@ static void load_metrics(hnode_t *n, json_t *m)
 		n->metrics.value[id] = json_real_value(json_object_get(v, "value")) +
 		                       (double)json_integer_value(json_object_get(v, "value"));
 		n->metrics.time[id] = (uint32_t)json_integer_value(json_object_get(v, "time"));
+		if (id == METRIC_FAILURE_RATE)
+			n->fr_high_since = (uint32_t)json_integer_value(
+				json_object_get(v, "high_since"));
 	}
 }
 
@@ -590,6 +598,13 @@ static void evaluate(health_t *h, hnode_t *n)
 	char why[200];
 	int hard = fully_probed_hard_fail(n);
 	int fault = r1.n_abnormal >= 2;
+	/* S1-2: passive checks raise a fault of their own when requests
+	 * have failed above 5 % for a whole minute, by the latest push. */
+	uint32_t fr_time = n->metrics.time[METRIC_FAILURE_RATE];
+	int passive = n->fr_high_since && fr_time + h->c.score.fresh_s >= now &&
+	              fr_time - n->fr_high_since >= h->c.failure_rate_window &&
+	              n->metrics.value[METRIC_FAILURE_RATE] > SCORE_FAILURE_RATE_FAULT_PCT;
+	fault |= passive;
 	int degraded = fault || r->score < h->c.score.usable;
 	if (hard) {
 		n->degraded++;
@@ -632,7 +647,12 @@ static void evaluate(health_t *h, hnode_t *n)
 		n->good = 0;
 		n->degraded++;
 		if (n->state != H_DEMOTED && n->degraded >= h->c.demote_after) {
-			if (fault)
+			if (passive)
+				snprintf(why, sizeof(why), "fault: request failure rate %.1f%% "
+				         "above 5%% for %us (S1-2), %u rounds",
+				         n->metrics.value[METRIC_FAILURE_RATE],
+				         fr_time - n->fr_high_since, n->degraded);
+			else if (fault)
 				snprintf(why, sizeof(why), "fault: %s%s%sin %u consecutive rounds",
 				         r1.abnormal & SCORE_AB_STATUS ? "bad status, " : "",
 				         r1.abnormal & SCORE_AB_CONNECT ? "connect failure, " : "",

@@ -31,6 +31,8 @@ typedef struct health_conf {
 	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
 	double history_keep;      /* seconds of score history (S2-10) */
 	double tick;              /* scheduler tick, s (0.1) */
+	double failure_rate_window; /* pushed failure_rate above 5 % this
+	                             long is a fault (60 s, S1-2) */
 	double flap_window;       /* a demotion this soon after a restore
 	                             doubles the confirmations (300 s, S4-7;
 	                             0 disables) */

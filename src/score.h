@@ -87,6 +87,11 @@ typedef struct score_result {
 
 enum { SCORE_AB_STATUS = 1, SCORE_AB_CONNECT = 2, SCORE_AB_LATENCY = 4 };
 
+/* S1-2: a request failure rate (pushed metric failure_rate) above this
+ * percentage for this long raises a fault of its own. */
+#define SCORE_FAILURE_RATE_FAULT_PCT 5.0
+#define SCORE_FAILURE_RATE_FAULT_S 60
+
 void score_config_default(score_config_t *c);
 
 /** Linear normalisation (S2-3): 1 at or below @good, 0 at or above @bad,

@@ -12,7 +12,8 @@ write_conf gslb.test z.zone "health:
   latency-threshold: 0.4
   gray-watch: 4
   settle: 30
-  flap-window: 0"
+  flap-window: 0
+  failure-rate-window: 1"
 HP1=$((PORT + 3000)); HP2=$((PORT + 3001)); HP3=$((PORT + 3002))
 for p in $HP1 $HP2 $HP3; do
 	echo ok > "$T/mode$p"
@@ -148,6 +149,17 @@ expect_has "$out" "standby sb promoted for h1" "promotion in the same audited ch
 expect_not "$(CTL status)" "^small .*promoted" "the small standby (capacity 10) was not chosen"
 mode $HP1 ok
 ms=$(wait_for 8 "$all") && ok "standby released when h1 is back" || fail "release: $ms"
+
+# Passive checks (S1-2): a pushed request failure rate above 5 % for the
+# whole failure-rate-window (1 s here) is a fault of its own.
+CTL metrics push h2 failure_rate=12 >/dev/null
+sleep 1.2
+CTL metrics push h2 failure_rate=12 >/dev/null
+ms=$(wait_for 5 "192.0.2.1 192.0.2.3 192.0.2.9") && ok "failure rate > 5 % for the window: node out, standby in ($ms ms)" ||
+	fail "passive fault: $ms"
+expect_has "$(CTL status)" "^h2 +demoted .*request failure rate 12\.0% above 5%" "status names the passive fault"
+CTL metrics push h2 failure_rate=1 >/dev/null
+wait_for 8 "$all" >/dev/null && ok "failure rate back under 5 %: node back" || fail "passive recovery"
 
 # History and status JSON.
 out=$(CTL history h1)
