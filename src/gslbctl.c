@@ -309,9 +309,9 @@ static int cmd_service(int argc, char **argv)
 		die("service %s already exists (use 'service set')", name);
 	if (!add && !old)
 		die("service %s does not exist (use 'service add')", name);
-	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b}",
+	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
 		"name", name, "ttl", 60, "short_ttl", 10, "answers", 1,
-		"all_down", "open", "sticky", 0);
+		"all_down", "open", "sticky", 0, "shadow", 0);
 	json_decref(old);
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
