@@ -56,7 +56,7 @@ static void usage(FILE *f)
 "usage: gslbctl [-c CONF | -d DBDIR] [--json] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
-"                       [--shadow|--no-shadow]\n"
+"                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
 "  service del|show NAME          service list\n"
 "  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"
 "                  [--isp I] [--capacity N] [--pool primary|standby]\n"
@@ -237,6 +237,8 @@ static void print_json(json_t *j)
 
 static const char *const all_down_set[] = { "open", "fallback", "empty", NULL };
 
+static const char *const profile_set[] = { "probe", "four", "default", NULL };
+
 static int cmd_service(int argc, char **argv)
 {
 	if (argc < 1)
@@ -250,18 +252,20 @@ static int cmd_service(int argc, char **argv)
 		if (g_json) {
 			print_json(all);
 		} else {
-			printf("%-36s %6s %6s %7s %-8s %s\n", "SERVICE", "TTL", "SHORT",
-			       "ANSWERS", "ALL-DOWN", "STICKY");
+			printf("%-36s %6s %6s %7s %-8s %-6s %-6s %s\n", "SERVICE", "TTL",
+			       "SHORT", "ANSWERS", "ALL-DOWN", "STICKY", "SHADOW", "PROFILE");
 			size_t i;
 			json_t *s;
 			json_array_foreach(all, i, s)
-				printf("%-36s %6lld %6lld %7lld %-8s %s\n",
+				printf("%-36s %6lld %6lld %7lld %-8s %-6s %-6s %s\n",
 				       json_string_value(json_object_get(s, "name")),
 				       json_integer_value(json_object_get(s, "ttl")),
 				       json_integer_value(json_object_get(s, "short_ttl")),
 				       json_integer_value(json_object_get(s, "answers")),
 				       json_string_value(json_object_get(s, "all_down")),
-				       json_is_true(json_object_get(s, "sticky")) ? "yes" : "no");
+				       json_is_true(json_object_get(s, "sticky")) ? "yes" : "no",
+				       json_is_true(json_object_get(s, "shadow")) ? "yes" : "no",
+				       json_string_value(json_object_get(s, "profile")) ?: "default");
 		}
 		json_decref(all);
 		return 0;
@@ -333,7 +337,14 @@ static int cmd_service(int argc, char **argv)
 		if (!v)
 			die("service %s: %s needs a value", sub, o);
 		i++;
-		if (strcmp(o, "--ttl") == 0)
+		if (strcmp(o, "--profile") == 0) {
+			/* The score profile of the nodes this service uses
+			 * (S0-6 or S2-2); "default" follows health.profile. */
+			if (strcmp(one_of(o, v, profile_set), "default") == 0)
+				json_object_del(s, "profile");
+			else
+				json_object_set_new(s, "profile", json_string(v));
+		} else if (strcmp(o, "--ttl") == 0)
 			json_object_set_new(s, "ttl", json_integer(parse_num(o, v, 0, 604800)));
 		else if (strcmp(o, "--short-ttl") == 0)
 			json_object_set_new(s, "short_ttl", json_integer(parse_num(o, v, 0, 604800)));
@@ -955,6 +966,13 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 		if (json_integer_value(json_object_get(o, "short_ttl")) >
 		    json_integer_value(json_object_get(o, "ttl")))
 			die("apply: service %s: short_ttl is longer than ttl", key);
+		json_t *pf = json_object_get(o, "profile");
+		if (pf && (!json_is_string(pf) ||
+		           strcmp(json_string_value(pf), "default") == 0))
+			die("apply: service %s: profile must be \"probe\" or \"four\" "
+			    "(leave it out for the default)", key);
+		if (pf)
+			one_of("profile", json_string_value(pf), profile_set);
 	} else if (kind == WDB_NODE) {
 		const char *id = json_string_value(json_object_get(o, "id"));
 		if (!id || !valid_node_id(id))
@@ -1368,8 +1386,8 @@ static int cmd_status(int argc, char **argv)
 	if (g_json) {
 		print_json(out);
 	} else {
-		printf("%-18s %-9s %-6s %-8s %6s %-8s %-12s %s\n", "NODE", "STATE", "ADMIN",
-		       "POOL", "SCORE", "IN STATE", "LAST PROBE", "REASON");
+		printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s\n", "NODE", "STATE",
+		       "ADMIN", "POOL", "SCORE", "PROFILE", "IN STATE", "LAST PROBE", "REASON");
 		json_array_foreach(json_object_get(out, "nodes"), i, n) {
 			/* JSON null where the node has no record yet. */
 			json_t *h = json_object_get(n, "health");
@@ -1389,11 +1407,12 @@ static int cmd_status(int argc, char **argv)
 			if (st && sc >= 0)
 				snprintf(scs, sizeof(scs), "%.0f", sc);
 			const char *state = h ? json_string_value(json_object_get(h, "state")) : NULL;
-			printf("%-18s %-9s %-6s %-8s %6s %-8s %-12s %s%s\n",
+			const char *pf = json_string_value(json_object_get(st, "profile"));
+			printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
 			       json_string_value(json_object_get(n, "node")),
 			       state ? state : (st ? "unknown" : "no probe"),
 			       json_string_value(json_object_get(n, "admin")),
-			       json_string_value(json_object_get(n, "pool")), scs,
+			       json_string_value(json_object_get(n, "pool")), scs, pf ? pf : "-",
 			       ago((uint32_t)json_integer_value(json_object_get(h, "since")), buf, sizeof(buf)),
 			       lp,
 			       h ? json_string_value(json_object_get(h, "reason")) : "",

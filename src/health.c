@@ -70,6 +70,9 @@ struct hnode {
 	char region[GEO_NAME_MAX_H];
 	char isp[GEO_NAME_MAX_H];
 	cutover_effect_t cut;        /* applied cutover effect */
+	unsigned profiles;           /* score profiles asked for by the
+	                                services using the node: bit
+	                                1 << score_profile_t; 0 = global */
 	long capacity;
 	hprobe_t probe[MAX_PROBES];
 	unsigned nprobe;
@@ -466,6 +469,94 @@ static void apply_cutovers(health_t *h, json_t *rows)
 	}
 }
 
+/* Score profiles per service (S2-2: selectable per service).  A node is
+ * scored under the profile of every service whose rows name it, and the
+ * lowest of those scores decides its state: health is per node, and a
+ * node that one service's profile finds degraded is degraded for the
+ * service that asked the stricter question.  Nodes in no row, or only in
+ * rows of services on the default, use health.profile. */
+typedef struct {
+	health_t *h;
+	json_t *svc;                 /* service name -> profile bit */
+} profiles_t;
+
+static int collect_profile(const char *key, json_t *svc, void *arg)
+{
+	profiles_t *p = arg;
+	const char *pf = json_string_value(json_object_get(svc, "profile"));
+	unsigned bit = 1u << (pf && strcmp(pf, "four") == 0 ? SCORE_PROFILE_FOUR :
+	                      pf && strcmp(pf, "probe") == 0 ? SCORE_PROFILE_PROBE :
+	                      p->h->c.score.profile);
+	json_object_set_new(p->svc, key, json_integer(bit));
+	return 0;
+}
+
+static int row_profiles(const char *key, json_t *row, void *arg)
+{
+	profiles_t *p = arg;
+	const char *bar = strchr(key, '|');
+	if (!bar)
+		return 0;
+	char svc[1100];
+	snprintf(svc, sizeof(svc), "%.*s", (int)(bar - key), key);
+	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
+	const char *id;
+	json_t *v;
+	json_object_foreach(json_object_get(row, "weights"), id, v) {
+		hnode_t *n = find_node(p->h, id, NULL);
+		if (n)
+			n->profiles |= bit;
+	}
+	return 0;
+}
+
+static void sync_profiles(health_t *h, wdb_txn_t *t)
+{
+	profiles_t p = { h, json_object() };
+	unsigned global = 1u << h->c.score.profile, any_other = 0;
+	wdb_each(t, WDB_SERVICE, NULL, collect_profile, &p);
+	const char *k;
+	json_t *v;
+	json_object_foreach(p.svc, k, v)
+		any_other |= (unsigned)json_integer_value(v) & ~global;
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->profiles = 0;
+	/* With every service on the global profile there is nothing to
+	 * map, and a large table is not walked. */
+	if (any_other)
+		wdb_each(t, WDB_WEIGHT, NULL, row_profiles, &p);
+	json_decref(p.svc);
+}
+
+/* The node's score under every profile it is asked for; the lowest
+ * counts (see sync_profiles).  An unknown result (no fresh input) yields
+ * to a known one. */
+static void node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
+                       unsigned k, uint32_t now, score_result_t *out)
+{
+	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
+	int have = 0;
+	for (int pf = SCORE_PROFILE_PROBE; pf <= SCORE_PROFILE_FOUR; pf++) {
+		if (!(mask & (1u << pf)))
+			continue;
+		score_config_t c = h->c.score;
+		score_result_t r;
+		c.profile = (score_profile_t)pf;
+		score_evaluate(&c, s, k, &n->metrics, now, &r);
+		if (!have || (out->unknown && !r.unknown) ||
+		    (!r.unknown && r.score < out->score))
+			*out = r;
+		have = 1;
+	}
+}
+
+static const char *profile_text(health_t *h, const hnode_t *n)
+{
+	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
+	static const char *const names[] = { "", "probe", "four", "probe+four" };
+	return names[mask & 3];
+}
+
 static void free_node(hnode_t *n)
 {
 	cancel_probes(n);
@@ -493,6 +584,7 @@ static void sync_nodes(health_t *h)
 		h->node[i]->seen = 0;
 	sync_t s = { h, t, 0 };
 	wdb_each(t, WDB_NODE, NULL, sync_node, &s);
+	sync_profiles(h, t);
 	json_decref(h->windows);
 	h->windows = json_array();
 	wdb_each(t, WDB_CUTOVER, NULL, collect_window, h->windows);
@@ -582,7 +674,7 @@ static int fully_probed_hard_fail(const hnode_t *n)
 static void evaluate(health_t *h, hnode_t *n)
 {
 	uint32_t now = wall();
-	score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
+	node_score(h, n, n->win, n->nwin, now, &n->last);
 	n->status_dirty = 1;
 	const score_result_t *r = &n->last;
 	if (r->unknown)
@@ -594,7 +686,7 @@ static void evaluate(health_t *h, hnode_t *n)
 	 * round at most and never moves traffic (S0-8); a node that keeps
 	 * failing part of its probes stays below 60 round after round. */
 	score_result_t r1;
-	score_evaluate(&h->c.score, n->win + n->nwin - 1, 1, &n->metrics, now, &r1);
+	node_score(h, n, n->win + n->nwin - 1, 1, now, &r1);
 	char why[200];
 	int hard = fully_probed_hard_fail(n);
 	int fault = r1.n_abnormal >= 2;
@@ -638,7 +730,7 @@ static void evaluate(health_t *h, hnode_t *n)
 			unsigned keep = n->good < n->nwin ? n->good : n->nwin;
 			memmove(n->win, n->win + n->nwin - keep, keep * sizeof(n->win[0]));
 			n->nwin = keep;
-			score_evaluate(&h->c.score, n->win, n->nwin, &n->metrics, now, &n->last);
+			node_score(h, n, n->win, n->nwin, now, &n->last);
 			set_state(h, n, n->last.score >= h->c.score.good ? H_UP : H_DERATED, why);
 		}
 		return;
@@ -887,6 +979,7 @@ static void flush(health_t *h, int status_due)
 				"abnormal", n->last.abnormal, "state", state_names[n->state],
 				"updated", (json_int_t)now, "degraded_rounds", n->degraded,
 				"good_rounds", n->good, "probes", probes, "shadow", h->c.shadow);
+			json_object_set_new(st, "profile", json_string(profile_text(h, n)));
 			wdb_set(t, WDB_STATUS, n->id, st);
 			json_decref(st);
 			json_t *hs = json_pack("{s:f, s:s}", "score",

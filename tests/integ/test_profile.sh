@@ -1,0 +1,89 @@
+#!/bin/bash
+# Score profiles per service (S0-6, S2-2): a node is scored under the
+# profile of every service that uses it and the lowest score decides.
+# Pushed load and service metrics (S2-2) count only under "four", so the
+# same bad metrics demote a node of a four-profile service and leave a
+# node of a probe-profile service up.
+. "$(dirname "$0")/lib.sh"
+gslb_zone
+write_conf gslb.test z.zone "health:
+  interval: 1
+  timeout: 0.9
+  settle: 30
+  flap-window: 0"
+HP=$((PORT + 3000))
+echo ok > "$T/mode"
+python3 "$ROOT/tests/integ/httpd.py" "$HP" "$T/mode" 0.6 >/dev/null 2>&1 &
+HTTPD=$!
+trap 'kill $HTTPD 2>/dev/null; cleanup' EXIT
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $HP), 0.2)" 2>/dev/null && break
+	sleep 0.1
+done
+
+probe="http://127.0.0.1:$HP/health"
+CTL service add a.gslb.test --answers 3 >/dev/null
+CTL service add b.gslb.test --answers 3 --profile four >/dev/null
+for n in p1:1 p2:2 p3:3 qa:4 qb:5; do
+	CTL node add "${n%:*}" --addr "192.0.2.${n#*:}" --probe "$probe" >/dev/null
+done
+CTL weight set a.gslb.test p1=10 p3=10 qa=10 >/dev/null
+CTL weight set b.gslb.test p2=10 p3=10 qb=10 >/dev/null
+expect_has "$(CTL service list)" "^b\.gslb\.test .* four$" "service list shows the profile"
+expect_has "$(CTL service list)" "^a\.gslb\.test .* default$" "a service on the default profile"
+
+answers() { q "$1" A +short | sort | tr '\n' ' ' | sed 's/ $//'; }
+wait_for() { # seconds name "expected"
+	for _ in $(seq $(( $1 * 10 ))); do
+		[ "$(answers "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "last answer for $2: $(answers "$2")"
+	return 1
+}
+gslbd_start
+for _ in $(seq 100); do
+	[ "$(CTL status | grep -cE ' up +auto +primary +[0-9]+ ')" = 5 ] && break
+	sleep 0.1
+done
+out=$(CTL status)
+expect_has "$out" "^p1 +up .* probe " "p1 (only in a) is scored under the probe profile"
+expect_has "$out" "^p2 +up .* four " "p2 (only in b) is scored under the four profile"
+expect_has "$out" "^p3 +up .* probe\+four " "p3 (in a and b) is scored under both"
+
+# Load, service and stability metrics that only S2-2 reads: bandwidth and
+# CPU saturated, 5xx and origin failures, restarts.
+bad="bandwidth=100 cpu=100 http_5xx=90 hit_ratio=5 origin_success=10 restarts=10 volatility=1"
+for n in p1 p2 p3; do CTL metrics push $n $bad >/dev/null; done
+wait_for 8 b.gslb.test "192.0.2.5" && ok "four profile: p2 and p3 out of b's answers" ||
+	fail "four profile did not demote"
+wait_for 3 a.gslb.test "192.0.2.1 192.0.2.4" && ok "p3 out of a too: the lower score decides" ||
+	fail "shared node"
+out=$(CTL status)
+expect_has "$out" "^p1 +up .* probe " "p1 stays up: the probe profile ignores load metrics"
+expect_has "$out" "^p2 +demoted .* four .*score [0-9]+ < 60" "p2 demoted by its score"
+expect_has "$out" "^p3 +demoted .* probe\+four " "p3 demoted"
+
+# Back to the default profile: the probe profile finds the nodes good and
+# they return after the confirmations (S0-8).
+CTL service set b.gslb.test --profile default >/dev/null
+expect_has "$(CTL service show b.gslb.test)" '^\{' "service show still prints"
+expect_not "$(CTL service show b.gslb.test)" '"profile"' "default profile: no profile key stored"
+wait_for 10 b.gslb.test "192.0.2.2 192.0.2.3 192.0.2.5" && ok "b back on the probe profile: nodes restored" ||
+	fail "restore after profile change"
+wait_for 3 a.gslb.test "192.0.2.1 192.0.2.3 192.0.2.4" && ok "p3 back in a" || fail "p3 not back in a"
+
+# Bad profiles are rejected and change nothing.
+before=$(CTL export)
+out=$(CTL service set b.gslb.test --profile fancy 2>&1) && fail "bad profile accepted" ||
+	expect_has "$out" "--profile fancy: not a valid choice" "bad --profile rejected"
+CTL export | jq '.services[0].profile = "fancy"' > "$T/bad.json" 2>/dev/null ||
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['services'][0]['profile']='fancy'; json.dump(d, open(sys.argv[2],'w'))" <(CTL export) "$T/bad.json"
+out=$(CTL apply "$T/bad.json" 2>&1) && fail "apply with a bad profile accepted" ||
+	expect_has "$out" "profile" "apply: bad profile rejected"
+[ "$(CTL export)" = "$before" ] && ok "the store is unchanged" || fail "store changed"
+CTL export | python3 -c "import json,sys; d=json.load(sys.stdin); d['services'][1]['profile']='four'; json.dump(d, sys.stdout)" > "$T/good.json"
+CTL apply "$T/good.json" >/dev/null && expect_has "$(CTL service list)" "^b\.gslb\.test .* four$" "apply carries the profile" ||
+	fail "apply with profile four"
+gslbd_stop
+finish
