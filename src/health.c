@@ -5,11 +5,12 @@
  * health_start() and health_stop() (main thread), which only create and
  * join it and send one uv_async_send().
  *
- * Life of a node: sync() mirrors the node table from LMDB every second
- * (probes added, changed or removed take effect then; a removed probe is
- * cancelled at once).  Each probe runs on its own interval, spread over
- * the interval so that probes never start together.  Every result is a
- * round: the node is scored (score.c) and its state machine advances:
+ * Life of a node: sync() mirrors the node table from LMDB within 0.25 s of
+ * a change (probes added, changed or removed take effect then; a removed
+ * probe is cancelled at once; pushed metrics are read then too).  Each
+ * probe runs on its own interval, spread over the interval so that
+ * probes never start together.  Every result is a round: the node is
+ * scored (score.c) and its state machine advances:
  *
  *   up (>= 80, full weight) <-> derated (60..80, weight x derate-factor)
  *     -> demoted after demote-after consecutive degraded rounds
@@ -98,6 +99,9 @@ struct hnode {
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
 	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	int metrics_suspect;         /* pushed metrics put the score below
+	                                usable: probe fast until a round
+	                                confirms or clears it */
 };
 
 struct health {
@@ -110,7 +114,7 @@ struct health {
 	probe_engine_t *probes;
 	hnode_t **node;              /* sorted by id */
 	size_t n, cap;
-	double last_sync, last_status, last_trim;
+	double last_sync, last_cutover, last_status, last_trim;
 	char what[1024];             /* audit text of the pending decisions */
 	json_t *windows;             /* cutover windows, refreshed by sync */
 	json_t *rows;                /* weight rows while windows exist */
@@ -300,7 +304,9 @@ typedef struct {
 
 static void load_metrics(hnode_t *n, json_t *m)
 {
+	double stable = n->metrics.stable_ms;  /* learnt here, not pushed */
 	memset(&n->metrics, 0, sizeof(n->metrics));
+	n->metrics.stable_ms = stable;
 	n->fr_high_since = 0;
 	const char *k;
 	json_t *v;
@@ -315,6 +321,45 @@ static void load_metrics(hnode_t *n, json_t *m)
 			n->fr_high_since = (uint32_t)json_integer_value(
 				json_object_get(v, "high_since"));
 	}
+}
+
+static uint32_t newest_metric(const score_metrics_t *m)
+{
+	uint32_t t = 0;
+	for (int i = 0; i < METRIC_COUNT; i++)
+		if (m->time[i] > t)
+			t = m->time[i];
+	return t;
+}
+
+static int suspect(const hnode_t *n);
+static uint32_t wall(void);
+static void node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
+                       unsigned k, uint32_t now, score_result_t *out);
+
+/* Fresh passive metrics (S1-2, S2-2) that pull the score below usable
+ * make the node a suspect at once: its probes run now and then at the
+ * fast interval (S0-7 "a node whose score is falling", S2-8), so the
+ * confirmations of S0-8 follow within seconds instead of waiting for the
+ * next slow round.  The metrics alone never count as a round. */
+static void metrics_arrived(health_t *h, hnode_t *n)
+{
+	score_result_t r;
+	/* Once a round has judged the node degraded (or it is out), the
+	 * next rounds come at the fast interval anyway, and an extra probe
+	 * would only shorten the 10 s between confirmations (S0-8). */
+	if (!n->nwin || n->state == H_DEMOTED || n->degraded)
+		return;
+	node_score(h, n, n->win, n->nwin, wall(), &r);
+	if (r.unknown || r.score >= h->c.score.usable)
+		return;
+	n->metrics_suspect = 1;
+	double now = loop_now(h);
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (!n->probe[i].run && n->probe[i].next_due > now)
+			n->probe[i].next_due = now;
+	log_info("node %s: pushed metrics put the score at %.0f: probing now", n->id,
+	         r.score);
 }
 
 static int sync_node(const char *id, json_t *node, void *arg)
@@ -361,8 +406,11 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
 	snprintf(n->isp, sizeof(n->isp), "%s", isp ? isp : "*");
 	json_t *m = wdb_get(s->t, WDB_METRICS, id);
+	uint32_t pushed = newest_metric(&n->metrics);
 	load_metrics(n, m);
 	json_decref(m);
+	if (newest_metric(&n->metrics) > pushed)
+		metrics_arrived(h, n);
 
 	/* Probes: rebuild the set when any text changed. */
 	json_t *probes = json_object_get(node, "probes");
@@ -563,7 +611,11 @@ static void free_node(hnode_t *n)
 	free(n);
 }
 
-static void sync_nodes(health_t *h)
+/* How often the store's table generation is checked (s): an operator's
+ * change or a metrics push reaches the thread within this. */
+#define SYNC_EVERY 0.25
+
+static void sync_nodes(health_t *h, int cutovers_due)
 {
 	wdb_txn_t *t = wdb_begin_read(h->db);
 	if (!t) {
@@ -576,7 +628,8 @@ static void sync_nodes(health_t *h)
 	uint64_t gen = wdb_table_generation(t);
 	if (gen == h->table_gen && h->last_sync > 0) {
 		wdb_abort(t);
-		apply_cutovers(h, h->rows);
+		if (cutovers_due)
+			apply_cutovers(h, h->rows);
 		return;
 	}
 	h->table_gen = gen;
@@ -758,6 +811,7 @@ static void evaluate(health_t *h, hnode_t *n)
 		return;
 	}
 	n->degraded = 0;
+	n->metrics_suspect = 0;
 	n->lowconf = r1.n_abnormal == 1 ? n->lowconf + 1 : 0;
 	/* Like every verdict, low confidence is confirmed over two rounds
 	 * before it moves anything (S0-8). */
@@ -1042,19 +1096,39 @@ static void on_result(const probe_result_t *r, void *arg)
 	n->dirty = 1;
 }
 
+/* The stable-period latency of a node, the reference of route jitter
+ * (S0-6): a slow moving average of its successful probe times, learnt
+ * only while the node is up and nothing is under suspicion or inside a
+ * cutover window, so a degrading path does not become the reference. */
+#define STABLE_WEIGHT (1.0 / 16)
+static void learn_stable(hnode_t *n)
+{
+	const score_sample_t *x = n->nwin ? &n->win[n->nwin - 1] : NULL;
+	if (!x || !x->connected || x->timed_out || !x->status_ok || !x->body_ok ||
+	    n->state != H_UP || n->gray || n->degraded || n->lowconf ||
+	    n->metrics_suspect || n->cut.phase == CUT_IN_WINDOW)
+		return;
+	double lat = x->latency_ms > 0 ? x->latency_ms : 1;
+	double *st = &n->metrics.stable_ms;
+	*st = *st > 0 ? *st + (lat - *st) * STABLE_WEIGHT : lat;
+}
+
 /* S0-7, S2-8: a node under suspicion is probed at the fast interval. */
 static int suspect(const hnode_t *n)
 {
 	return n->state == H_DEMOTED || n->state == H_DERATED || n->degraded ||
-	       n->gray || n->cut.phase == CUT_IN_WINDOW;
+	       n->gray || n->metrics_suspect || n->cut.phase == CUT_IN_WINDOW;
 }
 
 static void on_tick(uv_timer_t *t)
 {
 	health_t *h = t->data;
 	double now = loop_now(h);
-	if (now - h->last_sync >= 1.0 || h->last_sync == 0) {
-		sync_nodes(h);
+	if (now - h->last_sync >= SYNC_EVERY || h->last_sync == 0) {
+		int cut_due = now - h->last_cutover >= 1.0;
+		sync_nodes(h, cut_due);
+		if (cut_due)
+			h->last_cutover = now;
 		h->last_sync = now;
 	}
 	for (size_t i = 0; i < h->n; i++) {
@@ -1071,6 +1145,7 @@ static void on_tick(uv_timer_t *t)
 		if (n->dirty) {
 			n->dirty = 0;
 			evaluate(h, n);
+			learn_stable(n);
 		}
 	}
 	int status_due = now - h->last_status >= 1.0;

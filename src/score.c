@@ -210,11 +210,12 @@ static int is_fresh(uint32_t t, uint32_t now, uint32_t fresh_s)
 }
 
 static void probe_inputs(const score_config_t *c, const score_sample_t *s,
-                         unsigned n, uint32_t now, probe_in_t *p)
+                         unsigned n, double stable_ms, uint32_t now,
+                         probe_in_t *p)
 {
 	unsigned fresh = 0, failed = 0, connected = 0, answered = 0;
-	unsigned status_good = 0, timeouts = 0, ok = 0, jn = 0;
-	double lat_sum = 0, jit_sum = 0, prev = 0;
+	unsigned status_good = 0, timeouts = 0, ok = 0, jn = 0, lat_n = 0;
+	double lat_sum = 0, jit_sum = 0, prev = 0, lat[SCORE_WINDOW];
 	int have_prev = 0;
 
 	p->loss = p->latency = p->connect = p->jitter = -1;
@@ -242,21 +243,37 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 			failed++;
 			continue;
 		}
-		ok++;
-		lat_sum += x->latency_ms;
-		/* Jitter (S0-6): how far each successful answer strays from
-		 * the previous one; a stable path gives near-equal times,
-		 * route changes and queueing give jumps.  Failed samples in
-		 * between are skipped, not counted as jumps. */
-		if (have_prev) {
-			jit_sum += fabs((double)x->latency_ms - prev);
-			jn++;
-		}
-		prev = x->latency_ms;
-		have_prev = 1;
+		lat[ok++] = x->latency_ms;
 	}
 	if (fresh == 0)
 		return;
+
+	/* Latency and route jitter (S0-6) describe the path now: they are
+	 * taken from the newest SCORE_RECENT successful answers, not the
+	 * whole window, which at the normal probe rate reaches back many
+	 * minutes and would hide a path that started to degrade.  Loss,
+	 * connect success and status are rates and use the whole window.
+	 *
+	 * Route jitter compares the current path with the stable-period
+	 * path: how far each answer strays from the node's stable latency
+	 * when that is known, so a path that moves from 30 to 120 ms counts
+	 * here as well as in latency.  Without a stable reference (a new
+	 * node), how far it strays from the previous answer: a stable path
+	 * gives near-equal times, route changes and queueing give jumps.
+	 * Failed samples are skipped, not counted as jumps. */
+	for (unsigned i = ok > SCORE_RECENT ? ok - SCORE_RECENT : 0; i < ok; i++) {
+		lat_sum += lat[i];
+		lat_n++;
+		if (stable_ms > 0) {
+			jit_sum += fabs(lat[i] - stable_ms);
+			jn++;
+		} else if (have_prev) {
+			jit_sum += fabs(lat[i] - prev);
+			jn++;
+		}
+		prev = lat[i];
+		have_prev = 1;
+	}
 
 	/* Loss: the percentage of failed samples.  A 16-sample window
 	 * moves in 6.25 % steps, and any step is past the 0.2 veto level
@@ -277,8 +294,8 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 	if (answered)
 		p->status = score_normalize((double)status_good / answered,
 		                            STATUS_GOOD, STATUS_BAD);
-	if (ok)
-		p->latency = score_normalize(lat_sum / ok, c->latency_good_ms,
+	if (lat_n)
+		p->latency = score_normalize(lat_sum / lat_n, c->latency_good_ms,
 		                             c->latency_bad_ms);
 	if (jn)
 		p->jitter = score_normalize(jit_sum / jn, c->jitter_good_ms,
@@ -506,7 +523,7 @@ void score_evaluate(const score_config_t *c, const score_sample_t *s,
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < 4; i++)
 		out->dim[i] = -1;
-	probe_inputs(c, s, n, now, &p);
+	probe_inputs(c, s, n, m ? m->stable_ms : 0, now, &p);
 	round_verdict(p.newest, c, out);
 	if (c->profile == SCORE_PROFILE_FOUR)
 		eval_four(c, &p, m, now, out);

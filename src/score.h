@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #define SCORE_WINDOW 16          /* probe results kept per node */
+#define SCORE_RECENT 4           /* newest good answers that give latency
+                                    and route jitter (S0-6) */
 
 typedef enum { SCORE_PROFILE_PROBE = 0, SCORE_PROFILE_FOUR = 1 } score_profile_t;
 
@@ -53,6 +55,9 @@ typedef enum {
 typedef struct score_metrics {
 	double value[METRIC_COUNT];
 	uint32_t time[METRIC_COUNT]; /* 0: never pushed */
+	double stable_ms;            /* the node's stable-period probe latency,
+	                                the reference of route jitter (S0-6);
+	                                0: not known yet */
 } score_metrics_t;
 
 /** Tunables, with the defaults of score_config_default(). */

@@ -9,6 +9,7 @@ gslb_zone
 write_conf gslb.test z.zone "health:
   interval: 1
   timeout: 0.9
+  fast-interval: 0.5
   settle: 30
   flap-window: 0"
 HP=$((PORT + 3000))
@@ -29,6 +30,10 @@ for n in p1:1 p2:2 p3:3 qa:4 qb:5; do
 done
 CTL weight set a.gslb.test p1=10 p3=10 qa=10 >/dev/null
 CTL weight set b.gslb.test p2=10 p3=10 qb=10 >/dev/null
+# m1 is probed only every 30 s: pushed metrics must bring it forward.
+CTL service add c.gslb.test --answers 2 >/dev/null
+CTL node add m1 --addr 192.0.2.6 --probe "$probe interval=30" >/dev/null
+CTL weight set c.gslb.test m1=10 qa=10 >/dev/null
 expect_has "$(CTL service list)" "^b\.gslb\.test .* four$" "service list shows the profile"
 expect_has "$(CTL service list)" "^a\.gslb\.test .* default$" "a service on the default profile"
 
@@ -43,7 +48,7 @@ wait_for() { # seconds name "expected"
 }
 gslbd_start
 for _ in $(seq 100); do
-	[ "$(CTL status | grep -cE ' up +auto +primary +[0-9]+ ')" = 5 ] && break
+	[ "$(CTL status | grep -cE ' up +auto +primary +[0-9]+ ')" = 6 ] && break
 	sleep 0.1
 done
 out=$(CTL status)
@@ -72,6 +77,17 @@ expect_not "$(CTL service show b.gslb.test)" '"profile"' "default profile: no pr
 wait_for 10 b.gslb.test "192.0.2.2 192.0.2.3 192.0.2.5" && ok "b back on the probe profile: nodes restored" ||
 	fail "restore after profile change"
 wait_for 3 a.gslb.test "192.0.2.1 192.0.2.3 192.0.2.4" && ok "p3 back in a" || fail "p3 not back in a"
+
+# Passive metrics that put a slowly probed node's score below 60 make it a
+# suspect at once (S0-7, S2-8): probed now, then at the fast interval, so
+# the two confirming rounds (S0-8) take about a second, not 2 x 30 s.
+t0=$(date +%s%N)
+CTL metrics push m1 loss=8 >/dev/null
+wait_for 6 c.gslb.test "192.0.2.4" && ok "pushed loss: m1 out in $(( ($(date +%s%N) - t0) / 1000000 )) ms" ||
+	fail "pushed loss did not demote a slowly probed node"
+expect_has "$(cat "$T/gslbd.log")" "node m1: pushed metrics put the score at [0-9]+: probing now" "the early probe is logged"
+CTL metrics push m1 loss=0 >/dev/null
+wait_for 6 c.gslb.test "192.0.2.4 192.0.2.6" && ok "m1 back once the pushed loss is gone" || fail "m1 not back"
 
 # Bad profiles are rejected and change nothing.
 before=$(CTL export)

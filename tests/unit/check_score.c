@@ -140,6 +140,46 @@ START_TEST(latency_and_jitter_dims)
 }
 END_TEST
 
+/* S0-6 route jitter against the stable-period path: a steady 120 ms on a
+ * node whose stable latency is 30 ms has jumped by 90 ms, although the
+ * answers do not vary among themselves. */
+START_TEST(jitter_against_stable_path)
+{
+	score_config_t c = cfg(SCORE_PROFILE_PROBE);
+	score_sample_t s[SCORE_WINDOW];
+	score_metrics_t m;
+	score_result_t r;
+	memset(&m, 0, sizeof(m));
+	good_window(s, SCORE_WINDOW, 10);
+	for (unsigned i = 0; i < SCORE_WINDOW; i++)
+		s[i].latency_ms = 120;
+	score_evaluate(&c, s, SCORE_WINDOW, &m, NOW, &r);  /* no reference */
+	ck_assert_double_eq_tol(r.dim[3], 1, TOL);
+	m.stable_ms = 30;
+	score_evaluate(&c, s, SCORE_WINDOW, &m, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[3], (100.0 - 90) / 95, TOL);
+	m.stable_ms = 118;              /* on its stable path: no jitter */
+	score_evaluate(&c, s, SCORE_WINDOW, &m, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[3], 1, TOL);
+}
+END_TEST
+
+/* S0-6 latency is the path now: twelve old answers at 10 ms and four new
+ * ones at 150 ms give the latency of the new ones, not a mean of 45 ms. */
+START_TEST(latency_from_recent_answers)
+{
+	score_config_t c = cfg(SCORE_PROFILE_PROBE);
+	score_sample_t s[SCORE_WINDOW];
+	score_result_t r;
+	good_window(s, SCORE_WINDOW, 10);
+	for (unsigned i = SCORE_WINDOW - SCORE_RECENT; i < SCORE_WINDOW; i++)
+		s[i].latency_ms = 150;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[1], (200.0 - 150) / 180, TOL);
+	ck_assert_double_lt(r.score, 80);
+}
+END_TEST
+
 /* S2-4: 5 % loss diluted by a weighted mean would stay usable; the veto
  * pulls it below 60 (and so out of 70-80). */
 START_TEST(veto_five_percent_loss)
@@ -517,6 +557,8 @@ static Suite *score_suite(void)
 	tcase_add_test(t, loss_curve);
 	tcase_add_test(t, perfect_node_scores_100);
 	tcase_add_test(t, latency_and_jitter_dims);
+	tcase_add_test(t, jitter_against_stable_path);
+	tcase_add_test(t, latency_from_recent_answers);
 	tcase_add_test(t, veto_five_percent_loss);
 	tcase_add_test(t, loss_forgive_single_failure);
 	tcase_add_test(t, latency_over_threshold);
