@@ -119,6 +119,7 @@ struct health {
 	json_t *windows;             /* cutover windows, refreshed by sync */
 	json_t *rows;                /* weight rows while windows exist */
 	uint64_t table_gen;          /* wdb_table_generation() last read */
+	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
 	int have_changes;
 };
 
@@ -362,6 +363,26 @@ static void metrics_arrived(health_t *h, hnode_t *n)
 	         r.score);
 }
 
+static void node_metrics(health_t *h, hnode_t *n, json_t *m)
+{
+	uint32_t pushed = newest_metric(&n->metrics);
+	load_metrics(n, m);
+	if (newest_metric(&n->metrics) > pushed)
+		metrics_arrived(h, n);
+}
+
+/* wdb_each() over the metrics: a push changed only metrics, so only they
+ * are read (with 10,000 nodes pushing, re-reading the node table on every
+ * push would stall the probes' loop). */
+static int sync_metrics_one(const char *id, json_t *m, void *arg)
+{
+	health_t *h = arg;
+	hnode_t *n = find_node(h, id, NULL);
+	if (n)
+		node_metrics(h, n, m);
+	return 0;
+}
+
 static int sync_node(const char *id, json_t *node, void *arg)
 {
 	sync_t *s = arg;
@@ -406,11 +427,8 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
 	snprintf(n->isp, sizeof(n->isp), "%s", isp ? isp : "*");
 	json_t *m = wdb_get(s->t, WDB_METRICS, id);
-	uint32_t pushed = newest_metric(&n->metrics);
-	load_metrics(n, m);
+	node_metrics(h, n, m);
 	json_decref(m);
-	if (newest_metric(&n->metrics) > pushed)
-		metrics_arrived(h, n);
 
 	/* Probes: rebuild the set when any text changed. */
 	json_t *probes = json_object_get(node, "probes");
@@ -626,13 +644,19 @@ static void sync_nodes(health_t *h, int cutovers_due)
 	 * nodes the parse alone would stall the probes' loop every second.
 	 * Cutover effects depend on the time and are applied regardless. */
 	uint64_t gen = wdb_table_generation(t);
+	uint64_t mgen = wdb_metrics_generation(t);
 	if (gen == h->table_gen && h->last_sync > 0) {
+		if (mgen != h->metrics_gen) {
+			h->metrics_gen = mgen;
+			wdb_each(t, WDB_METRICS, NULL, sync_metrics_one, h);
+		}
 		wdb_abort(t);
 		if (cutovers_due)
 			apply_cutovers(h, h->rows);
 		return;
 	}
 	h->table_gen = gen;
+	h->metrics_gen = mgen;
 	for (size_t i = 0; i < h->n; i++)
 		h->node[i]->seen = 0;
 	sync_t s = { h, t, 0 };

@@ -39,7 +39,8 @@ struct wdb_txn {
 	json_t *changes;      /* [{kind, key, before, after}] */
 	json_t *services;     /* set of services whose plans must be rebuilt */
 	json_t *nodes;        /* set of nodes that changed */
-	int table_changed;    /* the operator's table or metrics changed */
+	int table_changed;    /* the operator's table changed */
+	int metrics_changed;  /* pushed metrics changed */
 };
 
 static const char *const kind_names[] = {
@@ -328,7 +329,9 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 		json_decref(before);
 		return rc;
 	}
-	if (kind != WDB_HEALTH && kind != WDB_STATUS)
+	if (kind == WDB_METRICS)
+		t->metrics_changed = 1;
+	else if (kind != WDB_HEALTH && kind != WDB_STATUS)
 		t->table_changed = 1;
 	if (kind == WDB_STATUS || kind == WDB_METRICS) {
 		json_decref(before);
@@ -556,19 +559,26 @@ static json_t *now_rfc3339(void)
 }
 
 /* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
- * change of the operator's table (or metrics) also bumps meta "tablegen",
- * so that readers polling it (the health thread) re-read only then. */
+ * change of the operator's table also bumps meta "tablegen", and one of
+ * the pushed metrics "metricsgen", so that readers polling them (the
+ * health thread) re-read only what changed. */
+static void bump(wdb_txn_t *t, const char *name)
+{
+	MDB_val k = { strlen(name), (void *)name }, v;
+	uint64_t gen = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		memcpy(&gen, v.mv_data, 8);
+	gen++;
+	v = (MDB_val){ 8, &gen };
+	mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+}
+
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
-	if (t->table_changed) {
-		MDB_val k = { 8, "tablegen" }, v;
-		uint64_t gen = 0;
-		if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
-			memcpy(&gen, v.mv_data, 8);
-		gen++;
-		v = (MDB_val){ 8, &gen };
-		mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
-	}
+	if (t->table_changed)
+		bump(t, "tablegen");
+	if (t->metrics_changed)
+		bump(t, "metricsgen");
 	int rc = mdb_txn_commit(t->txn);
 	t->txn = NULL;
 	wdb_abort(t); /* frees the rest; no transaction is left to abort */
@@ -766,11 +776,21 @@ int wdb_history_each(weightdb_t *db, const char *node, uint32_t since,
 	return 0;
 }
 
-uint64_t wdb_table_generation(wdb_txn_t *t)
+static uint64_t generation(wdb_txn_t *t, const char *name)
 {
-	MDB_val k = { 8, "tablegen" }, v;
+	MDB_val k = { strlen(name), (void *)name }, v;
 	uint64_t gen = 0;
 	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
 		memcpy(&gen, v.mv_data, 8);
 	return gen;
+}
+
+uint64_t wdb_table_generation(wdb_txn_t *t)
+{
+	return generation(t, "tablegen");
+}
+
+uint64_t wdb_metrics_generation(wdb_txn_t *t)
+{
+	return generation(t, "metricsgen");
 }

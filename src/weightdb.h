@@ -137,8 +137,10 @@ json_t *wdb_audit_get(weightdb_t *db, int64_t id);
 int64_t wdb_audit_last(weightdb_t *db);
 
 /** A counter bumped by every commit that changes the operator's table
- * (services, nodes, weights, cutovers) or pushed metrics. */
+ * (services, nodes, weights, cutovers). */
 uint64_t wdb_table_generation(wdb_txn_t *t);
+/** A counter bumped by every commit that changes pushed metrics. */
+uint64_t wdb_metrics_generation(wdb_txn_t *t);
 
 /** Appends a score sample of @node at @time to the history. */
 int wdb_history_add(wdb_txn_t *t, const char *node, uint32_t time, json_t *sample);
