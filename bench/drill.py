@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench/drill.py: the cutover drill of issue 5 (S0-1, S0-5, S0-12, S0-13).
+"""bench/drill.py: the cutover drill (S0-1, S0-5, S0-12, S0-13).
 
 Reproduces the seed operator's ISP cutover against the REAL gslbd on
 loopback, with time compressed by FACTOR (default 10: one simulated minute
@@ -26,6 +26,10 @@ Pieces (see docs/DRILL.md for the model):
     values, so the failure rate itself has no sampling noise); a good
     request's latency is a base (12..42 ms, P99 42 ms) plus the node's
     degradation latency;
+  * a metrics agent (the CDN's log pipeline, S1-2/S2-2): every
+    METRICS_EVERY simulated seconds, `gslbctl metrics push` for each node
+    with the failure rate and loss of the last interval (with the sampling
+    noise of SAMPLE requests) and the median RTT;
   * a probe resolver without cache asks gslbd every simulated second for
     probe.drill.test, a service whose cn-gd row holds exactly the affected
     nodes (answers 8, all-down empty), so every answer lists every
@@ -40,7 +44,7 @@ results.json, results.md) and a markdown table on stdout.
 Usage: python3 bench/drill.py [--factor 10] [--runs announced,unannounced]
                               [--nodes 20] [--affected 7] [--derate 55]
                               [--prewarm 35] [--rps 1000] [--resolvers 48]
-                              [--seed 1]
+                              [--seed 1] [--metrics-every 10] [--sample 500]
 Standard library only.  Every process started here is stopped by PID.
 """
 import argparse
@@ -462,6 +466,42 @@ cutover:
         pth = threading.Thread(target=prober, daemon=True)
         pth.start()
 
+        # The metrics agent (S1-2, S2-2): every METRICS_EVERY simulated
+        # seconds each node's access statistics are pushed with gslbctl,
+        # as a CDN's log pipeline would: the request failure rate and the
+        # loss over the last interval (the curve's mean failure
+        # probability with the sampling noise of SAMPLE requests) and the
+        # median request RTT (27 ms + degradation latency).
+        stop_agent = threading.Event()
+        pushes = [0]
+
+        def agent():
+            rng = random.Random(a.seed * 7919 + (1 if announced else 2))
+            ev = a.metrics_every
+            nxt = math.ceil((time.time() - t0) * f / ev) * ev
+            while not stop_agent.is_set():
+                wait = t0 + self.real(nxt) - time.time()
+                if wait > 0 and stop_agent.wait(wait):
+                    break
+                for n in nodes:
+                    p = n["params"]
+                    m = sum(fail_prob(p, nxt - k) for k in range(int(ev))) / int(ev)
+                    if m > 0:
+                        m += rng.gauss(0, math.sqrt(m * (1 - m) / a.sample))
+                    m = min(1.0, max(0.0, m))
+                    rtt = 27 + sum(deg_latency_ms(p, nxt - k)
+                                   for k in range(int(ev))) / int(ev)
+                    self.ctl(d, "metrics", "push", n["id"],
+                             "loss=%.3f" % (100 * m), "failure_rate=%.3f" % (100 * m),
+                             "rtt_ms=%.0f" % rtt, check=False)
+                    pushes[0] += 1
+                nxt += ev
+
+        ath = None
+        if a.metrics_every > 0:
+            ath = threading.Thread(target=agent, daemon=True)
+            ath.start()
+
         def at(ep):
             return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ep))
 
@@ -519,6 +559,9 @@ cutover:
             t_sim += 1
         stop_probe.set()
         pth.join(2)
+        stop_agent.set()
+        if ath:
+            ath.join(10)
 
         # Results.
         win = [buckets[m] for m in range(0, WINDOW // 60)]
@@ -597,6 +640,7 @@ cutover:
             "dns_queries": queries,
             "ttls_seen": ttl_seen,
             "max_loop_lag_s": round(lag_max, 3),
+            "metric_pushes": pushes[0],
             "gslbd_rc": g.returncode,
         }
 
@@ -669,6 +713,10 @@ def main():
     ap.add_argument("--rps", type=float, default=1000)
     ap.add_argument("--resolvers", type=int, default=48)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--metrics-every", type=float, default=10,
+                    help="simulated seconds between metric pushes; 0: none")
+    ap.add_argument("--sample", type=int, default=500,
+                    help="requests behind each pushed failure rate")
     a = ap.parse_args()
     if a.serve:
         serve_main(a.serve)

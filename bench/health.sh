@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/health.sh: the health-thread targets of issue 4, measured against
+# bench/health.sh: the health-thread targets, measured against
 # the real gslbd on loopback with real HTTP servers that really fail.
 #
 #  react1  1 s probes: a node whose server refuses connections ("down"),
