@@ -41,6 +41,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		w->tcp_max = per ? per : 1;
 		w->tcp_idle_ms = conf->tcp_idle_timeout * 1000;
 		w->tcp_out = xmalloc(2 + 65535);
+		w->db = db;
 		w->q.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
 		           (0x9E3779B97F4A7C15ull * (i + 1));
 		if (db && !(w->q.wdb = wdb_reader_new(db))) {
@@ -55,7 +56,10 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 				         strerror(-fd));
 				goto fail;
 			}
-			w->udp[k] = net_udp_new(w, fd);
+			if (!(w->udp[k] = net_udp_new(w, fd))) {
+				snprintf(err, errlen, "database: cannot create a reader");
+				goto fail;
+			}
 			fd = net_tcp_bind(l);
 			if (fd < 0) {
 				snprintf(err, errlen, "cannot bind TCP %s: %s", l->text,
@@ -86,6 +90,8 @@ fail:
 static void on_stop(uv_async_t *a)
 {
 	worker_t *w = a->data;
+	for (size_t k = 0; k < w->nlisten; k++)
+		net_udp_stop(w->udp[k]);     /* wake them all, then join */
 	for (size_t k = 0; k < w->nlisten; k++) {
 		net_udp_close(w->udp[k]);
 		net_tcp_close(w->tcp[k]);
@@ -149,7 +155,11 @@ void workers_stop(worker_t *ws, unsigned n)
 uint64_t workers_stat(const worker_t *ws, unsigned n, int stat)
 {
 	uint64_t sum = 0;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		sum += __atomic_load_n(&ws[i].q.stats[stat], __ATOMIC_RELAXED);
+		for (size_t k = 0; k < ws[i].nlisten; k++)
+			if (ws[i].udp[k])
+				sum += net_udp_stat(ws[i].udp[k], stat);
+	}
 	return sum;
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Worker threads: each owns a libuv loop, its own SO_REUSEPORT UDP and TCP
- * sockets for every listen address, and a qctx_t.  The only things that
- * cross threads are uv_async_send() wake-ups and the snapshot pointer.
+/* Worker threads: each owns a libuv loop with its TCP sockets for every
+ * listen address and a qctx_t, and, per listen address, a SO_REUSEPORT
+ * UDP socket served by a thread of its own (net_udp.c) with its own
+ * qctx_t.  The only things that cross threads are uv_async_send()
+ * wake-ups, the stop flags and the snapshot pointer.
  *
- * RCU: a worker is registered with liburcu (QSBR) and stays offline while
- * its loop waits; it goes online around every batch of packets and every
- * TCP read, the only places that read the snapshot. */
+ * RCU: every such thread is registered with liburcu (QSBR) and stays
+ * offline while it waits; it goes online around every batch of packets
+ * and every TCP read, the only places that read the snapshot. */
 #ifndef GSLB_WORKER_H
 #define GSLB_WORKER_H
 
@@ -27,6 +29,7 @@ typedef struct worker {
 	uv_loop_t loop;
 	uv_async_t stop;
 	qctx_t q;
+	weightdb_t *db;          /* for the UDP threads' readers; may be NULL */
 	net_udp_t **udp;         /* one per listen address */
 	net_tcp_t **tcp;         /* one per listen address */
 	size_t nlisten;
