@@ -99,6 +99,9 @@ struct hnode {
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
 	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	int shadow_grade;            /* grade under health.shadow-profile,
+	                                SCORE_GRADE_UNKNOWN before the first */
+	double shadow_score;
 	int metrics_suspect;         /* pushed metrics put the score below
 	                                usable: probe fast until a round
 	                                confirms or clears it */
@@ -161,6 +164,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	o->tick = 0.1;
 	o->flap_window = 300;
 	o->failure_rate_window = SCORE_FAILURE_RATE_FAULT_S;
+	o->shadow_profile = -1;
 	score_config_default(&o->score);
 	const ynode_t *s = ynode_get(c->root, "health");
 	if (s) {
@@ -168,7 +172,8 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 			"interval", "timeout", "fast-interval", "demote-after",
 			"restore-after", "derate-factor", "settle", "gray-share",
 			"gray-watch", "standby-headroom", "history-keep", "tick",
-			"shadow", "profile", "latency-threshold", "freshness",
+			"shadow", "profile", "shadow-profile", "latency-threshold",
+			"freshness",
 			"flap-window", "failure-rate-window", "weights-probe",
 			"weights-four", "grade-good",
 			"grade-usable",
@@ -191,14 +196,19 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 				rc = read_weights(c, v, k, o->score.w_probe, err, errlen);
 			else if (strcmp(k, "weights-four") == 0)
 				rc = read_weights(c, v, k, o->score.w_four, err, errlen);
-			else if (strcmp(k, "profile") == 0) {
+			else if (strcmp(k, "profile") == 0 || strcmp(k, "shadow-profile") == 0) {
+				int pf = -1;
 				if (v->kind == YNODE_SCALAR && strcmp(v->value, "probe") == 0)
-					o->score.profile = SCORE_PROFILE_PROBE;
+					pf = SCORE_PROFILE_PROBE;
 				else if (v->kind == YNODE_SCALAR && strcmp(v->value, "four") == 0)
-					o->score.profile = SCORE_PROFILE_FOUR;
-				else
+					pf = SCORE_PROFILE_FOUR;
+				if (pf < 0)
 					rc = conf_sfail(c, v, err, errlen,
-					                "profile must be probe (S0-6) or four (S2-2)");
+					                "%s must be probe (S0-6) or four (S2-2)", k);
+				else if (k[0] == 'p')
+					o->score.profile = (score_profile_t)pf;
+				else
+					o->shadow_profile = pf;
 			}
 			NUM("interval", 0.2, 3600, o->interval)
 			NUM("timeout", 0.1, 60, o->timeout)
@@ -393,6 +403,7 @@ static int sync_node(const char *id, json_t *node, void *arg)
 		n = xcalloc(1, sizeof(*n));
 		snprintf(n->id, sizeof(n->id), "%s", id);
 		n->cut.weight_pct = 100; /* no window: full weight */
+		n->shadow_grade = SCORE_GRADE_UNKNOWN;
 		if (h->n == h->cap) {
 			h->cap = h->cap ? h->cap * 2 : 64;
 			h->node = xrealloc(h->node, h->cap * sizeof(*h->node));
@@ -748,11 +759,40 @@ static int fully_probed_hard_fail(const hnode_t *n)
 	return 1;
 }
 
+/* S2-9: a new scoring model runs beside the live one, only scoring and
+ * alerting.  The node is scored under health.shadow-profile as well, and
+ * a change of its grade there (good, usable, degraded) that the live
+ * profile does not share is logged once, with both scores; status shows
+ * the shadow score.  Nothing else depends on it. */
+static void shadow_profile(health_t *h, hnode_t *n, uint32_t now)
+{
+	if (h->c.shadow_profile < 0)
+		return;
+	score_config_t c = h->c.score;
+	score_result_t r;
+	c.profile = (score_profile_t)h->c.shadow_profile;
+	score_evaluate(&c, n->win, n->nwin, &n->metrics, now, &r);
+	n->shadow_score = r.unknown ? -1 : r.score;
+	int g = score_grade(&c, n->shadow_score);
+	if (g == n->shadow_grade)
+		return;
+	int live = score_grade(&h->c.score, n->last.unknown ? -1 : n->last.score);
+	static const char *const grades[] = { "unknown", "degraded", "usable", "good" };
+	if (n->shadow_grade != SCORE_GRADE_UNKNOWN || g != live)
+		log_msg(g != live ? GSLB_LOG_WARNING : GSLB_LOG_INFO, "shadow profile %s: node %s %s (score %.0f), live profile %s: %s "
+		         "(score %.0f)%s", c.profile == SCORE_PROFILE_FOUR ? "four" : "probe",
+		         n->id, grades[g + 1], n->shadow_score,
+		         profile_text(h, n), grades[live + 1], n->last.unknown ? -1.0 : n->last.score,
+		         g != live ? ": the profiles disagree" : "");
+	n->shadow_grade = g;
+}
+
 static void evaluate(health_t *h, hnode_t *n)
 {
 	uint32_t now = wall();
 	node_score(h, n, n->win, n->nwin, now, &n->last);
 	n->status_dirty = 1;
+	shadow_profile(h, n, now);
 	const score_result_t *r = &n->last;
 	if (r->unknown)
 		return; /* S2-7: no fresh data, keep the last decision */
@@ -1058,6 +1098,8 @@ static void flush(health_t *h, int status_due)
 				"updated", (json_int_t)now, "degraded_rounds", n->degraded,
 				"good_rounds", n->good, "probes", probes, "shadow", h->c.shadow);
 			json_object_set_new(st, "profile", json_string(profile_text(h, n)));
+			if (h->c.shadow_profile >= 0)
+				json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
 			wdb_set(t, WDB_STATUS, n->id, st);
 			json_decref(st);
 			json_t *hs = json_pack("{s:f, s:s}", "score",

@@ -37,6 +37,8 @@ typedef struct health_conf {
 	                             doubles the confirmations (300 s, S4-7;
 	                             0 disables) */
 	int shadow;               /* score and log only (S2-9) */
+	int shadow_profile;       /* -1, or a score_profile_t scored beside
+	                             the live one and only logged (S2-9) */
 	score_config_t score;
 	cutover_conf_t cut;       /* the cutover section */
 } health_conf_t;

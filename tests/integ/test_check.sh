@@ -59,6 +59,7 @@ hc hgood 'health:
   weights-four: [ 50, 20, 20, 10 ]
   grade-good: 85
   grade-usable: 55
+  shadow-profile: four
 cutover:
   notice: 3600
   impact-high: 40'
@@ -74,6 +75,9 @@ hc hgrade 'health:
   grade-good: 60
   grade-usable: 70'
 check_bad hgrade "hgrade\.conf:8: grade-usable \(70\) must be below grade-good \(60\)" "health: grades in the wrong order"
+hc hsp 'health:
+  shadow-profile: fancy'
+check_bad hsp "hsp\.conf:7: shadow-profile must be probe \(S0-6\) or four \(S2-2\)" "health: unknown shadow profile"
 hc hto 'health:
   interval: 2
   timeout: 3'

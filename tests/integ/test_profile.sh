@@ -10,6 +10,7 @@ write_conf gslb.test z.zone "health:
   interval: 1
   timeout: 0.9
   fast-interval: 0.5
+  shadow-profile: four
   settle: 30
   flap-window: 0"
 HP=$((PORT + 3000))
@@ -66,6 +67,11 @@ wait_for 3 a.gslb.test "192.0.2.1 192.0.2.4" && ok "p3 out of a too: the lower s
 	fail "shared node"
 out=$(CTL status)
 expect_has "$out" "^p1 +up .* probe " "p1 stays up: the probe profile ignores load metrics"
+# S2-9: the shadow profile (four) scores p1 beside the live one and says
+# that it disagrees, without moving anything.
+expect_has "$(cat "$T/gslbd.log")" "warning: shadow profile four: node p1 degraded \(score [0-9]+\), live profile probe: good \(score [0-9]+\): the profiles disagree" \
+	"the shadow profile's disagreement is logged"
+expect_has "$(CTL --json status a.gslb.test)" '"shadow_score"' "status shows the shadow score"
 expect_has "$out" "^p2 +demoted .* four .*score [0-9]+ < 60" "p2 demoted by its score"
 expect_has "$out" "^p3 +demoted .* probe\+four " "p3 demoted"
 
