@@ -125,6 +125,27 @@ wait_status() { # name type class status
 	return 1
 }
 
+# Waits until something accepts TCP connections on 127.0.0.1 PORT (at
+# most 5 s), e.g. a probe target just started.
+wait_tcp() { # port
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits until `gslbctl status` shows COUNT nodes up with a score (at most
+# TENTHS tenths of a second, default 100).
+wait_up() { # count [tenths]
+	for _ in $(seq "${2:-100}"); do
+		[ "$(CTL status | grep -cE ' up +[a-z]+ +[a-z]+ +[0-9]+ ')" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Starts gslbd and waits until it answers (at most 10 s).
 gslbd_start() {
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &

@@ -10,10 +10,7 @@ HP=$((PORT + 3000))
 openssl s_server -quiet -www -accept "$HP" -cert "$T/cert.pem" -key "$T/key.pem" >/dev/null 2>&1 &
 SPID=$!
 trap 'kill $SPID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 50); do
-	python3 -c "import socket; socket.create_connection(('127.0.0.1', $HP), 0.2)" 2>/dev/null && break
-	sleep 0.1
-done
+wait_tcp "$HP"
 gslb_zone
 write_conf gslb.test z.zone "health:
   interval: 1

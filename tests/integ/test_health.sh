@@ -23,12 +23,7 @@ for p in $HP1 $HP2 $HP3; do
 	echo $! >> "$T/httpd.pids"
 done
 # Wait until the servers listen, so that the first probes find them.
-for p in $HP1 $HP2 $HP3; do
-	for _ in $(seq 50); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $p), 0.2)" 2>/dev/null && break
-		sleep 0.1
-	done
-done
+for p in $HP1 $HP2 $HP3; do wait_tcp "$p"; done
 stop_httpd() { for p in $(cat "$T/httpd.pids"); do kill "$p" 2>/dev/null; done; }
 trap 'stop_httpd; cleanup' EXIT
 mode() { echo "$2" > "$T/mode$1"; }
@@ -55,10 +50,7 @@ wait_for() {
 }
 all="192.0.2.1 192.0.2.2 192.0.2.3"
 ms=$(wait_for 5 "$all") && ok "all three nodes answer ($ms ms)" || fail "startup: $ms"
-for _ in $(seq 50); do
-	[ "$(CTL status | grep -c ' up ')" = 3 ] && break
-	sleep 0.1
-done
+wait_up 3 50
 out=$(CTL status)
 expect_has "$out" "^h1 +up +auto +primary +(8[0-9]|9[0-9]|100) " "status: h1 up with a score >= 80"
 

@@ -18,10 +18,7 @@ echo ok > "$T/mode"
 python3 "$ROOT/tests/integ/httpd.py" "$HP" "$T/mode" 0.6 >/dev/null 2>&1 &
 HTTPD=$!
 trap 'kill $HTTPD 2>/dev/null; cleanup' EXIT
-for _ in $(seq 50); do
-	python3 -c "import socket; socket.create_connection(('127.0.0.1', $HP), 0.2)" 2>/dev/null && break
-	sleep 0.1
-done
+wait_tcp "$HP"
 
 probe="http://127.0.0.1:$HP/health"
 CTL service add a.gslb.test --answers 3 >/dev/null
@@ -48,10 +45,7 @@ wait_for() { # seconds name "expected"
 	return 1
 }
 gslbd_start
-for _ in $(seq 100); do
-	[ "$(CTL status | grep -cE ' up +auto +primary +[0-9]+ ')" = 6 ] && break
-	sleep 0.1
-done
+wait_up 6
 out=$(CTL status)
 expect_has "$out" "^p1 +up .* probe " "p1 (only in a) is scored under the probe profile"
 expect_has "$out" "^p2 +up .* four " "p2 (only in b) is scored under the four profile"
