@@ -99,6 +99,7 @@ struct hnode {
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
 	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	int region_loaded;           /* S2-6: most of its region is loaded */
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;
@@ -120,6 +121,7 @@ struct health {
 	double last_sync, last_cutover, last_status, last_trim;
 	char what[1024];             /* audit text of the pending decisions */
 	json_t *windows;             /* cutover windows, refreshed by sync */
+	json_t *loaded;              /* S2-6: regions in regional load */
 	json_t *rows;                /* weight rows while windows exist */
 	uint64_t table_gen;          /* wdb_table_generation() last read */
 	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
@@ -605,6 +607,76 @@ static void sync_profiles(health_t *h, wdb_txn_t *t)
 	json_decref(p.svc);
 }
 
+/* S2-6 dynamic weights: "during a regional degradation every node's load
+ * score drops together and the score stops discriminating: raise the
+ * service and stability weights for that region".  A region is in
+ * regional load when at least REGION_MIN_NODES of its nodes have fresh
+ * load metrics and REGION_LOAD_SHARE of those score below REGION_LOAD_LOW
+ * on the load dimension; its nodes are then scored (four profile) with
+ * half the load weight, the other half going in equal parts to service
+ * and stability. */
+#define REGION_MIN_NODES 3
+#define REGION_LOAD_SHARE 0.75
+#define REGION_LOAD_LOW 0.5
+
+static void region_weights(score_config_t *c)
+{
+	double moved = c->w_four[2] / 2;
+	c->w_four[2] -= moved;
+	c->w_four[1] += moved / 2;
+	c->w_four[3] += moved / 2;
+}
+
+/* Recomputes which regions are in regional load; once a second. */
+static void region_load(health_t *h)
+{
+	uint32_t now = (uint32_t)time(NULL);
+	json_t *count = json_object();          /* region -> [known, low] */
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		const uint32_t *mt = n->metrics.time;
+		if (strcmp(n->region, "*") == 0 ||
+		    !(mt[METRIC_BANDWIDTH] | mt[METRIC_CPU] | mt[METRIC_MEMORY] | mt[METRIC_DISK]))
+			continue;                       /* no region, or no load metric */
+		score_config_t c = h->c.score;
+		score_result_t r;
+		c.profile = SCORE_PROFILE_FOUR;
+		score_evaluate(&c, NULL, 0, &n->metrics, now, &r);
+		if (r.dim[2] < 0)
+			continue;                       /* no fresh load metric */
+		json_t *e = json_object_get(count, n->region);
+		if (!e) {
+			e = json_pack("[i, i]", 0, 0);
+			json_object_set_new(count, n->region, e);
+		}
+		json_array_set_new(e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + 1));
+		if (r.dim[2] < REGION_LOAD_LOW)
+			json_array_set_new(e, 1, json_integer(json_integer_value(json_array_get(e, 1)) + 1));
+	}
+	json_t *loaded = json_object();
+	const char *reg;
+	json_t *e;
+	json_object_foreach(count, reg, e) {
+		json_int_t known = json_integer_value(json_array_get(e, 0));
+		json_int_t low = json_integer_value(json_array_get(e, 1));
+		if (known >= REGION_MIN_NODES && low >= REGION_LOAD_SHARE * (double)known) {
+			json_object_set_new(loaded, reg, json_true());
+			if (!json_object_get(h->loaded, reg))
+				log_info("region %s: load low on %lld of %lld nodes: service and "
+				         "stability weigh more in its scores (S2-6)", reg,
+				         (long long)low, (long long)known);
+		}
+	}
+	json_object_foreach(h->loaded, reg, e)
+		if (!json_object_get(loaded, reg))
+			log_info("region %s: regional load is over, normal weights (S2-6)", reg);
+	json_decref(h->loaded);
+	h->loaded = loaded;
+	json_decref(count);
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->region_loaded = json_object_get(loaded, h->node[i]->region) != NULL;
+}
+
 /* The node's score under every profile it is asked for; the lowest
  * counts (see sync_profiles).  An unknown result (no fresh input) yields
  * to a known one. */
@@ -619,6 +691,8 @@ static void node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
 		score_config_t c = h->c.score;
 		score_result_t r;
 		c.profile = (score_profile_t)pf;
+		if (pf == SCORE_PROFILE_FOUR && n->region_loaded)
+			region_weights(&c);
 		score_evaluate(&c, s, k, &n->metrics, now, &r);
 		if (!have || (out->unknown && !r.unknown) ||
 		    (!r.unknown && r.score < out->score))
@@ -1215,6 +1289,8 @@ static void on_tick(uv_timer_t *t)
 		}
 	}
 	int status_due = now - h->last_status >= 1.0;
+	if (status_due)
+		region_load(h);
 	flush(h, status_due);
 	if (status_due)
 		h->last_status = now;
@@ -1231,6 +1307,8 @@ static void on_stop(uv_async_t *a)
 	h->probes = NULL;
 	json_decref(h->windows);
 	h->windows = NULL;
+	json_decref(h->loaded);
+	h->loaded = NULL;
 	json_decref(h->rows);
 	h->rows = NULL;
 	uv_close((uv_handle_t *)&h->tick, NULL);
