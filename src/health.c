@@ -916,6 +916,11 @@ static void evaluate(health_t *h, hnode_t *n)
 			         n->good, r1.score);
 			n->gray = 0;
 			n->lowconf = 0;
+			/* The rounds counted while it was out are spent: a
+			 * restored node needs demote-after new degraded rounds
+			 * to leave again (S0-8). */
+			n->degraded = 0;
+			n->grade_rounds = 0;
 			n->restored_at = now;
 			/* The outage is behind: score from the good rounds only. */
 			unsigned keep = n->good < n->nwin ? n->good : n->nwin;

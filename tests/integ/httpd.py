@@ -5,6 +5,7 @@
 #   ok      200 "healthy"            err      503 at once
 #   slow    200 after SLOW seconds   slowerr  503 after SLOW seconds
 #   hang    accept, never answer     down     listener closed (refused)
+#   err1    503 once, then ok (the server writes "ok" into MODEFILE)
 # Usage: python3 httpd.py PORT MODEFILE [SLOW] [LIFETIME]
 # Bounded: exits by itself after LIFETIME seconds (default 300).
 import socket
@@ -30,6 +31,10 @@ def serve(conn):
         conn.settimeout(10)
         conn.recv(4096)
         m = mode()
+        if m == "err1":
+            with open(modefile, "w") as f:
+                f.write("ok\n")
+            m = "err"
         if m == "hang":
             time.sleep(10)
             return
