@@ -136,6 +136,20 @@ wait_tcp() { # port
 	return 1
 }
 
+# Starts tests/integ/httpd.py on 127.0.0.1 PORT in mode "ok" (switch it
+# by writing a mode into $T/modePORT; "slow" answers take 0.6 s) and waits
+# until it listens.  stop_httpds stops every one started so.
+start_httpd() { # port
+	echo ok > "$T/mode$1"
+	python3 "$ROOT/tests/integ/httpd.py" "$1" "$T/mode$1" 0.6 >/dev/null 2>&1 &
+	echo $! >> "$T/httpd.pids"
+	wait_tcp "$1"
+}
+stop_httpds() {
+	[ -f "$T/httpd.pids" ] || return 0
+	for p in $(cat "$T/httpd.pids"); do kill "$p" 2>/dev/null; done
+}
+
 # Waits until `gslbctl status` shows COUNT nodes up with a score (at most
 # TENTHS tenths of a second, default 100).
 wait_up() { # count [tenths]

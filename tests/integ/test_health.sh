@@ -15,17 +15,11 @@ write_conf gslb.test z.zone "health:
   flap-window: 0
   failure-rate-window: 1"
 HP1=$((PORT + 3000)); HP2=$((PORT + 3001)); HP3=$((PORT + 3002))
-for p in $HP1 $HP2 $HP3; do
-	echo ok > "$T/mode$p"
-	# "slow" answers in 0.6 s: over the latency threshold, within the
-	# timeout, so that one dimension alone is abnormal.
-	python3 "$ROOT/tests/integ/httpd.py" "$p" "$T/mode$p" 0.6 >/dev/null 2>&1 &
-	echo $! >> "$T/httpd.pids"
-done
-# Wait until the servers listen, so that the first probes find them.
-for p in $HP1 $HP2 $HP3; do wait_tcp "$p"; done
-stop_httpd() { for p in $(cat "$T/httpd.pids"); do kill "$p" 2>/dev/null; done; }
-trap 'stop_httpd; cleanup' EXIT
+trap 'stop_httpds; cleanup' EXIT
+# "slow" answers in 0.6 s: over the latency threshold, within the
+# timeout, so that one dimension alone is abnormal.  Each server listens
+# before the first probe.
+for p in $HP1 $HP2 $HP3; do start_httpd "$p"; done
 mode() { echo "$2" > "$T/mode$1"; }
 
 CTL service add www.gslb.test --ttl 60 --short-ttl 5 --answers 3 >/dev/null

@@ -14,11 +14,8 @@ write_conf gslb.test z.zone "health:
   settle: 30
   flap-window: 0"
 HP=$((PORT + 3000))
-echo ok > "$T/mode"
-python3 "$ROOT/tests/integ/httpd.py" "$HP" "$T/mode" 0.6 >/dev/null 2>&1 &
-HTTPD=$!
-trap 'kill $HTTPD 2>/dev/null; cleanup' EXIT
-wait_tcp "$HP"
+trap 'stop_httpds; cleanup' EXIT
+start_httpd "$HP"
 
 probe="http://127.0.0.1:$HP/health"
 CTL service add a.gslb.test --answers 3 >/dev/null

@@ -10,11 +10,8 @@ write_conf gslb.test z.zone "health:
   timeout: 0.9
   profile: four"
 HP=$((PORT + 3000))
-echo ok > "$T/mode"
-python3 "$ROOT/tests/integ/httpd.py" "$HP" "$T/mode" 0.6 >/dev/null 2>&1 &
-HTTPD=$!
-trap 'kill $HTTPD 2>/dev/null; cleanup' EXIT
-wait_tcp "$HP"
+trap 'stop_httpds; cleanup' EXIT
+start_httpd "$HP"
 
 CTL service add www.gslb.test --answers 4 >/dev/null
 i=0
