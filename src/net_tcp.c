@@ -175,7 +175,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	worker_t *w = c->w;
 	size_t off = 0;
 	int answered = 0;
-	worker__online(w);
+	worker__online(&w->q);
 	while (c->len - off >= 2 && !c->closing) {
 		size_t mlen = rd16(c->buf + off);
 		if (c->len - off < 2 + mlen)
@@ -190,7 +190,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		wr16(w->tcp_out, (uint16_t)rlen);
 		send_framed(c, w->tcp_out, rlen + 2);
 	}
-	worker__offline(w);
+	worker__offline(&w->q);
 	if (off) {
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;

@@ -18,7 +18,6 @@
 #include "net.h"
 #include "log.h"
 #include "query.h"
-#include "snapshot.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
@@ -104,9 +102,7 @@ static void *udp_main(void *arg)
 		int n = recvmmsg(u->fd, u->in, UDP_BATCH, MSG_WAITFORONE, NULL);
 		if (n <= 0)
 			continue;
-		rcu_thread_online();
-		q->snap = snapshot_get();
-		q->now = (uint32_t)time(NULL);
+		worker__online(q);
 		int nout = 0;
 		for (int i = 0; i < n; i++) {
 			if (u->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
@@ -124,14 +120,14 @@ static void *udp_main(void *arg)
 			m->msg_hdr.msg_iov->iov_base = u->outbuf[i];
 			m->msg_hdr.msg_iov->iov_len = len;
 		}
-		q->snap = NULL;
-		wdb_reader_release(q->wdb);
-		rcu_thread_offline();
+		worker__offline(q);
 		for (int sent = 0; sent < nout;) {
 			int k = sendmmsg(u->fd, u->out + sent, (unsigned)(nout - sent), 0);
 			if (k < 0) {
 				if (errno == EINTR)
 					continue;
+				/* A full send buffer or an unreachable client:
+				 * skip the datagram, as a lost reply would be. */
 				q->stats[STAT_DROPPED]++;
 				sent++;
 				continue;

@@ -13,17 +13,17 @@
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
-void worker__online(worker_t *w)
+void worker__online(qctx_t *q)
 {
 	rcu_thread_online();
-	w->q.snap = snapshot_get();
-	w->q.now = (uint32_t)time(NULL);
+	q->snap = snapshot_get();
+	q->now = (uint32_t)time(NULL);
 }
 
-void worker__offline(worker_t *w)
+void worker__offline(qctx_t *q)
 {
-	w->q.snap = NULL;
-	wdb_reader_release(w->q.wdb);
+	q->snap = NULL;
+	wdb_reader_release(q->wdb);
 	rcu_thread_offline();
 }
 

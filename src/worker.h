@@ -57,8 +57,10 @@ void workers_stop(worker_t *w, unsigned n);
 /** Sums counter @stat over all workers. */
 uint64_t workers_stat(const worker_t *w, unsigned n, int stat);
 
-/* Hooks between worker.c and the network modules. */
-void worker__online(worker_t *w);
-void worker__offline(worker_t *w);
+/* Hooks between worker.c and the network modules: around every batch a
+ * thread answers with query context @q, it goes RCU-online and takes the
+ * snapshot and the time, then drops them and its store read. */
+void worker__online(qctx_t *q);
+void worker__offline(qctx_t *q);
 
 #endif
