@@ -619,12 +619,19 @@ static void sync_profiles(health_t *h, wdb_txn_t *t)
 #define REGION_LOAD_SHARE 0.75
 #define REGION_LOAD_LOW 0.5
 
-static void region_weights(score_config_t *c)
+/* The score configuration of node @n under profile @pf: health's own,
+ * with the S2-6 weights when the node's region is in regional load. */
+static score_config_t profile_config(const health_t *h, const hnode_t *n, int pf)
 {
-	double moved = c->w_four[2] / 2;
-	c->w_four[2] -= moved;
-	c->w_four[1] += moved / 2;
-	c->w_four[3] += moved / 2;
+	score_config_t c = h->c.score;
+	c.profile = (score_profile_t)pf;
+	if (pf == SCORE_PROFILE_FOUR && n->region_loaded) {
+		double moved = c.w_four[2] / 2;
+		c.w_four[2] -= moved;
+		c.w_four[1] += moved / 2;
+		c.w_four[3] += moved / 2;
+	}
+	return c;
 }
 
 /* Recomputes which regions are in regional load; once a second. */
@@ -638,9 +645,8 @@ static void region_load(health_t *h)
 		if (strcmp(n->region, "*") == 0 ||
 		    !(mt[METRIC_BANDWIDTH] | mt[METRIC_CPU] | mt[METRIC_MEMORY] | mt[METRIC_DISK]))
 			continue;                       /* no region, or no load metric */
-		score_config_t c = h->c.score;
+		score_config_t c = profile_config(h, n, SCORE_PROFILE_FOUR);
 		score_result_t r;
-		c.profile = SCORE_PROFILE_FOUR;
 		score_evaluate(&c, NULL, 0, &n->metrics, now, &r);
 		if (r.dim[2] < 0)
 			continue;                       /* no fresh load metric */
@@ -688,11 +694,8 @@ static void node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
 	for (int pf = SCORE_PROFILE_PROBE; pf <= SCORE_PROFILE_FOUR; pf++) {
 		if (!(mask & (1u << pf)))
 			continue;
-		score_config_t c = h->c.score;
+		score_config_t c = profile_config(h, n, pf);
 		score_result_t r;
-		c.profile = (score_profile_t)pf;
-		if (pf == SCORE_PROFILE_FOUR && n->region_loaded)
-			region_weights(&c);
 		score_evaluate(&c, s, k, &n->metrics, now, &r);
 		if (!have || (out->unknown && !r.unknown) ||
 		    (!r.unknown && r.score < out->score))
@@ -842,9 +845,8 @@ static void shadow_profile(health_t *h, hnode_t *n, uint32_t now)
 {
 	if (h->c.shadow_profile < 0)
 		return;
-	score_config_t c = h->c.score;
+	score_config_t c = profile_config(h, n, h->c.shadow_profile);
 	score_result_t r;
-	c.profile = (score_profile_t)h->c.shadow_profile;
 	score_evaluate(&c, n->win, n->nwin, &n->metrics, now, &r);
 	n->shadow_score = r.unknown ? -1 : r.score;
 	int g = score_grade(&c, n->shadow_score);

@@ -558,21 +558,28 @@ static json_t *now_rfc3339(void)
 	return json_string(buf);
 }
 
-/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
- * change of the operator's table also bumps meta "tablegen", and one of
- * the pushed metrics "metricsgen", so that readers polling them (the
- * health thread) re-read only what changed. */
-static void bump(wdb_txn_t *t, const char *name)
+/* Generation counters in meta: "tablegen" (the operator's table) and
+ * "metricsgen" (pushed metrics). */
+static uint64_t generation(wdb_txn_t *t, const char *name)
 {
 	MDB_val k = { strlen(name), (void *)name }, v;
 	uint64_t gen = 0;
 	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
 		memcpy(&gen, v.mv_data, 8);
-	gen++;
-	v = (MDB_val){ 8, &gen };
+	return gen;
+}
+
+static void bump(wdb_txn_t *t, const char *name)
+{
+	uint64_t gen = generation(t, name) + 1;
+	MDB_val k = { strlen(name), (void *)name }, v = { 8, &gen };
 	mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
 }
 
+/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
+ * change of the operator's table also bumps "tablegen", and one of the
+ * pushed metrics "metricsgen", so that readers polling them (the health
+ * thread) re-read only what changed. */
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
 	if (t->table_changed)
@@ -774,15 +781,6 @@ int wdb_history_each(weightdb_t *db, const char *node, uint32_t since,
 	mdb_cursor_close(c);
 	mdb_txn_abort(txn);
 	return 0;
-}
-
-static uint64_t generation(wdb_txn_t *t, const char *name)
-{
-	MDB_val k = { strlen(name), (void *)name }, v;
-	uint64_t gen = 0;
-	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
-		memcpy(&gen, v.mv_data, 8);
-	return gen;
 }
 
 uint64_t wdb_table_generation(wdb_txn_t *t)
