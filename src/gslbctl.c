@@ -967,12 +967,10 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 		    json_integer_value(json_object_get(o, "ttl")))
 			die("apply: service %s: short_ttl is longer than ttl", key);
 		json_t *pf = json_object_get(o, "profile");
-		if (pf && (!json_is_string(pf) ||
-		           strcmp(json_string_value(pf), "default") == 0))
+		const char *pv = json_string_value(pf);
+		if (pf && (!pv || (strcmp(pv, "probe") != 0 && strcmp(pv, "four") != 0)))
 			die("apply: service %s: profile must be \"probe\" or \"four\" "
 			    "(leave it out for the default)", key);
-		if (pf)
-			one_of("profile", json_string_value(pf), profile_set);
 	} else if (kind == WDB_NODE) {
 		const char *id = json_string_value(json_object_get(o, "id"));
 		if (!id || !valid_node_id(id))

@@ -90,12 +90,15 @@ wait_for 6 c.gslb.test "192.0.2.4 192.0.2.6" && ok "m1 back once the pushed loss
 before=$(CTL export)
 out=$(CTL service set b.gslb.test --profile fancy 2>&1) && fail "bad profile accepted" ||
 	expect_has "$out" "--profile fancy: not a valid choice" "bad --profile rejected"
-CTL export | jq '.services[0].profile = "fancy"' > "$T/bad.json" 2>/dev/null ||
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['services'][0]['profile']='fancy'; json.dump(d, open(sys.argv[2],'w'))" <(CTL export) "$T/bad.json"
+# The exported table with service number $1's profile set to $2.
+with_profile() {
+	CTL export | python3 -c "import json,sys; d=json.load(sys.stdin); d['services'][$1]['profile']='$2'; json.dump(d, sys.stdout)"
+}
+with_profile 0 fancy > "$T/bad.json"
 out=$(CTL apply "$T/bad.json" 2>&1) && fail "apply with a bad profile accepted" ||
-	expect_has "$out" "profile" "apply: bad profile rejected"
+	expect_has "$out" "apply: service a\.gslb\.test: profile must be \"probe\" or \"four\"" "apply: bad profile rejected, named"
 [ "$(CTL export)" = "$before" ] && ok "the store is unchanged" || fail "store changed"
-CTL export | python3 -c "import json,sys; d=json.load(sys.stdin); d['services'][1]['profile']='four'; json.dump(d, sys.stdout)" > "$T/good.json"
+with_profile 1 four > "$T/good.json"
 CTL apply "$T/good.json" >/dev/null && expect_has "$(CTL service list)" "^b\.gslb\.test .* four$" "apply carries the profile" ||
 	fail "apply with profile four"
 gslbd_stop
