@@ -81,6 +81,30 @@ const char *gslb_row_name(gslb_row_t row)
 	}
 }
 
+unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
+                    gslb_row_t out[4])
+{
+	int reg = strcmp(region, "*") != 0, is = strcmp(isp, "*") != 0;
+	/* Each level with its key's real shape: a level whose named field is
+	 * unknown is the same key as a later, wider level, so only the
+	 * levels whose every named field is known are looked up. */
+	static const struct { gslb_row_t row; int need_reg, need_isp, kind; } lv[4] = {
+		{ GSLB_ROW_REGION_ISP, 1, 1, SVC_ROW_REGION_ISP },
+		{ GSLB_ROW_REGION, 1, 0, SVC_ROW_REGION },
+		{ GSLB_ROW_ISP, 0, 1, SVC_ROW_ISP },
+		{ GSLB_ROW_DEFAULT, 0, 0, SVC_ROW_DEFAULT },
+	};
+	unsigned n = 0;
+	for (int i = 0; i < 4; i++) {
+		if ((lv[i].need_reg && !reg) || (lv[i].need_isp && !is))
+			continue;
+		if ((svc_flags & SVC_ROW_KNOWN) && !(svc_flags & lv[i].kind))
+			continue;
+		out[n++] = lv[i].row;
+	}
+	return n;
+}
+
 int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
                  size_t len, uint16_t qtype, const gslb_client_t *c,
                  uint32_t now, uint64_t *rng, gslb_result_t *out)
@@ -90,49 +114,40 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 		return rc;
 	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
 	const char *reg = out->geo.region, *isp = out->geo.isp;
-	const char *chain[4][2] = {
-		{ reg, isp }, { reg, "*" }, { "*", isp }, { "*", "*" }
-	};
+	gslb_row_t chain[4];
+	unsigned nchain = gslb_chain(reg, isp, out->svc.flags, chain);
 	int fallback = out->svc.all_down == SVC_ALL_DOWN_FALLBACK;
-	int first = -1, chosen = -1;
+	gslb_row_t first = GSLB_ROW_NONE, chosen = GSLB_ROW_NONE;
 	out->row = GSLB_ROW_NONE;
 	out->npicked = 0;
 	out->failed_open = 0;
 	out->scope = 0;
 	out->ttl = out->svc.ttl;
-	for (int i = 0; i < 4 && chosen < 0; i++) {
-		/* Skip rows that repeat an earlier one (unknown region/ISP). */
-		if ((i == 1 && strcmp(isp, "*") == 0) ||
-		    (i == 2 && strcmp(reg, "*") == 0) ||
-		    (i < 3 && strcmp(chain[i][0], "*") == 0 &&
-		     strcmp(chain[i][1], "*") == 0))
-			continue;
-		/* ...and levels the service has no row of. */
-		static const uint8_t kind[4] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
-		                                 SVC_ROW_ISP, SVC_ROW_DEFAULT };
-		if ((out->svc.flags & SVC_ROW_KNOWN) && !(out->svc.flags & kind[i]))
-			continue;
+	for (unsigned i = 0; i < nchain && chosen == GSLB_ROW_NONE; i++) {
+		int by_reg = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_REGION;
+		int by_isp = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_ISP;
 		const uint8_t *d;
 		size_t dl;
-		plan_t *p = first < 0 ? &out->plan : &out->spare;
-		if (wdb_plan(r, name, len, chain[i][0], chain[i][1], &d, &dl) ||
+		plan_t *p = first == GSLB_ROW_NONE ? &out->plan : &out->spare;
+		if (wdb_plan(r, name, len, by_reg ? reg : "*", by_isp ? isp : "*",
+		             &d, &dl) ||
 		    policy_plan_decode(d, dl, p))
 			continue;
-		if (first < 0)
-			first = i;
+		if (first == GSLB_ROW_NONE)
+			first = chain[i];
 		/* open and empty: the first existing row answers; fallback:
 		 * the first row that still has a usable node. */
 		if (!fallback || policy_usable(p)) {
-			chosen = i;
+			chosen = chain[i];
 			if (p != &out->plan)
 				out->plan = *p;
 		}
 	}
-	if (first < 0)
+	if (first == GSLB_ROW_NONE)
 		return 0; /* a service without rows: NODATA */
-	if (chosen < 0)
+	if (chosen == GSLB_ROW_NONE)
 		chosen = first; /* fallback found nothing usable: see below */
-	out->row = (gslb_row_t)(GSLB_ROW_REGION_ISP + chosen);
+	out->row = chosen;
 
 	int all = 0;
 	if (!policy_usable(&out->plan)) {

@@ -47,6 +47,18 @@ typedef struct gslb_result {
 	uint8_t short_ttl;             /* the short TTL was chosen */
 } gslb_result_t;
 
+/** The row chain for a client located at (@region, @isp), either of them
+ * "*" when unknown: the distinct rows (region, ISP), (region, *),
+ * (*, ISP), (*, *) in that order, leaving out the ones that cannot match
+ * (a level naming an unknown field is the same row as a later level, or
+ * the same key as an earlier one) and, when @svc_flags carries
+ * SVC_ROW_KNOWN, the levels the service has no row of.  A level is
+ * judged by the key it really looks up: for a client of unknown ISP the
+ * first level is the (region, *) row.  Writes at most 4 levels to @out
+ * and returns how many.  Pure: no I/O, no allocation. */
+unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
+                    gslb_row_t out[4]);
+
 /** Chooses the address that locates the client: the ECS address when
  * @e carries a valid option with a non-zero source prefix and a routable
  * address and @use_ecs is set, else the resolver's @src. */
