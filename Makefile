@@ -41,8 +41,15 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O2 $(WARN) $(DEV_CFLAGS) $(SANFLAGS) -
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS_ALL = $(DEP_LIBS) -lpthread -lm
 
-LIB_SRC := $(filter-out src/main.c src/gslbctl.c,$(wildcard src/*.c))
-LIB_OBJ := $(LIB_SRC:src/%.c=$(B)/%.o)
+# The daemon's code by concern (src/README.md): every folder but ctl/ goes
+# into libgslbd.a, which gslbd, gslbctl, the unit tests and the fuzzers
+# link; ctl/ is gslbctl's own.
+DIRS := common dns gslb health store
+LIB_SRC := $(foreach d,$(DIRS),$(wildcard src/$(d)/*.c))
+LIB_OBJ := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
+CTL_SRC := $(wildcard src/ctl/*.c)
+CTL_OBJ := $(CTL_SRC:src/%.c=$(B)/obj/%.o)
+HDRS := $(wildcard src/*/*.h) src/config.h
 UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
@@ -51,15 +58,14 @@ MAN := $(MAN_IN:.in=)
 .PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench bench-gslb man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
-$(B)/%.o: src/%.c $(wildcard src/*.h) src/config.h | $(B)
+$(B)/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-$(B):
-	mkdir -p $(B)/tests
 $(B)/libgslbd.a: $(LIB_OBJ)
 	rm -f $@; ar rcs $@ $^
-$(B)/gslbd: $(B)/main.o $(B)/libgslbd.a
+$(B)/gslbd: $(B)/obj/main.o $(B)/libgslbd.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
-$(B)/gslbctl: $(B)/gslbctl.o $(B)/libgslbd.a
+$(B)/gslbctl: $(CTL_OBJ) $(B)/libgslbd.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
 man: $(MAN)
@@ -74,10 +80,12 @@ run: all
 	$(B)/gslbd -c zones/gslbd.conf
 
 # Tests ----------------------------------------------------------------
-$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h $(B)/libgslbd.a
+$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h $(HDRS) $(B)/libgslbd.a
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests/unit -o $@ $< $(B)/libgslbd.a \
 	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
 $(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c tests/fuzz/replay.c $(B)/libgslbd.a
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/fuzz_query.c tests/fuzz/replay.c \
 	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd: start-up, threads, signals and reload orchestration. */
 #include "config.h"
-#include "conf.h"
-#include "health.h"
-#include "probe.h"
-#include "geo.h"
-#include "log.h"
-#include "snapshot.h"
-#include "util.h"
-#include "weightdb.h"
-#include "worker.h"
+#include "common/conf.h"
+#include "health/health.h"
+#include "health/probe.h"
+#include "gslb/geo.h"
+#include "common/log.h"
+#include "dns/snapshot.h"
+#include "common/util.h"
+#include "store/weightdb.h"
+#include "dns/worker.h"
 
 #include <fcntl.h>
 #include <getopt.h>

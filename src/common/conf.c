@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbd.conf parsing and validation. */
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+	const conf_t *c;
+	char *err;
+	size_t errlen;
+} ctx_t;
+
+__attribute__((format(printf, 3, 4)))
+static int fail(ctx_t *x, const ynode_t *n, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->errlen, "%s:%d: %s", x->c->path, n ? n->line : 1, msg);
+	return -1;
+}
+
+/* Checks that every key of @map is one of the NULL-terminated @allowed. */
+static int check_keys(ctx_t *x, const ynode_t *map, const char *section,
+                      const char *const *allowed)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->value;
+		const char *const *a;
+		for (a = allowed; *a; a++)
+			if (strcmp(*a, k) == 0)
+				break;
+		if (!*a)
+			return fail(x, map->keys[i], "unknown key '%s' in %s", k, section);
+	}
+	return 0;
+}
+
+static int get_map(ctx_t *x, const ynode_t *n, const char *what)
+{
+	if (n->kind != YNODE_MAP)
+		return fail(x, n, "%s must be a map of key: value", what);
+	return 0;
+}
+
+static int get_str(ctx_t *x, const ynode_t *n, const char *what, char **out)
+{
+	if (n->kind != YNODE_SCALAR)
+		return fail(x, n, "%s must be a single value", what);
+	free(*out);
+	*out = xstrdup(n->value);
+	return 0;
+}
+
+static int get_uint(ctx_t *x, const ynode_t *n, const char *what,
+                    unsigned min, unsigned max, unsigned *out)
+{
+	if (n->kind != YNODE_SCALAR)
+		return fail(x, n, "%s must be a number", what);
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(n->value, &end, 10);
+	if (!isdigit((unsigned char)n->value[0]) || *end || errno ||
+	    v < min || v > max)
+		return fail(x, n, "%s must be a whole number from %u to %u, not '%s'",
+		            what, min, max, n->value);
+	*out = (unsigned)v;
+	return 0;
+}
+
+int conf_parse_listen(const char *text, conf_listen_t *out)
+{
+	char host[64];
+	unsigned long port = 53;
+	const char *at = strrchr(text, '@');
+	size_t hl = at ? (size_t)(at - text) : strlen(text);
+	if (hl == 0 || hl >= sizeof(host))
+		return GSLB_EINVAL;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	if (at) {
+		char *end;
+		if (!isdigit((unsigned char)at[1]))
+			return GSLB_EINVAL;
+		port = strtoul(at + 1, &end, 10);
+		if (*end || port == 0 || port > 65535)
+			return GSLB_EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&out->addr;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->addr;
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		out->addrlen = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		out->addrlen = sizeof(*s6);
+	} else {
+		return GSLB_EINVAL;
+	}
+	snprintf(out->text, sizeof(out->text), "%s@%lu", host, port);
+	return 0;
+}
+
+char *conf_path(const conf_t *c, const char *path)
+{
+	if (path[0] == '/' || !c->dir)
+		return xstrdup(path);
+	size_t n = strlen(c->dir) + strlen(path) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s", c->dir, path);
+	return p;
+}
+
+static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
+{
+	static const char *const keys[] = {
+		"listen", "workers", "identity", "version", "user",
+		"udp-max-payload", "tcp-idle-timeout", "tcp-max-clients",
+		"max-cname-chain", "log-level", NULL
+	};
+	if (get_map(x, s, "server") || check_keys(x, s, "server", keys))
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *k = s->keys[i]->value;
+		const ynode_t *v = s->items[i];
+		if (strcmp(k, "listen") == 0) {
+			const ynode_t *const *items = (const ynode_t *const *)&v;
+			size_t n = 1;
+			if (v->kind == YNODE_SEQ) {
+				items = (const ynode_t *const *)v->items;
+				n = v->n;
+			}
+			if (n == 0)
+				return fail(x, v, "listen needs at least one address");
+			c->listen = xcalloc(n, sizeof(*c->listen));
+			c->nlisten = n;
+			for (size_t j = 0; j < n; j++) {
+				if (items[j]->kind != YNODE_SCALAR ||
+				    conf_parse_listen(items[j]->value, &c->listen[j]))
+					return fail(x, items[j],
+					            "listen address must be ADDR@PORT, e.g. 127.0.0.1@5300 or ::1@5300");
+			}
+		} else if (strcmp(k, "workers") == 0) {
+			if (v->kind == YNODE_SCALAR && strcmp(v->value, "auto") == 0)
+				c->workers = 0;
+			else if (get_uint(x, v, "workers ('auto' or a number)", 1, 256,
+			                  &c->workers))
+				return -1;
+		} else if (strcmp(k, "identity") == 0) {
+			if (get_str(x, v, k, &c->identity))
+				return -1;
+			if (strlen(c->identity) > 255)
+				return fail(x, v, "identity is longer than 255 bytes");
+		} else if (strcmp(k, "version") == 0) {
+			if (get_str(x, v, k, &c->version))
+				return -1;
+			if (strlen(c->version) > 255)
+				return fail(x, v, "version is longer than 255 bytes");
+		} else if (strcmp(k, "user") == 0) {
+			if (get_str(x, v, k, &c->user))
+				return -1;
+		} else if (strcmp(k, "udp-max-payload") == 0) {
+			if (get_uint(x, v, k, 512, 4096, &c->udp_max_payload))
+				return -1;
+		} else if (strcmp(k, "tcp-idle-timeout") == 0) {
+			if (get_uint(x, v, k, 1, 3600, &c->tcp_idle_timeout))
+				return -1;
+		} else if (strcmp(k, "tcp-max-clients") == 0) {
+			if (get_uint(x, v, k, 1, 1000000, &c->tcp_max_clients))
+				return -1;
+		} else if (strcmp(k, "max-cname-chain") == 0) {
+			if (get_uint(x, v, k, 0, 16, &c->max_cname_chain))
+				return -1;
+		} else if (strcmp(k, "log-level") == 0) {
+			static const char *const lv[] = { "error", "warning", "notice",
+			                                  "info", "debug" };
+			if (v->kind != YNODE_SCALAR)
+				return fail(x, v, "log-level must be a single word");
+			c->log_level = -1;
+			for (int j = 0; j < 5; j++)
+				if (strcmp(v->value, lv[j]) == 0)
+					c->log_level = GSLB_LOG_ERR + j;
+			if (c->log_level < 0)
+				return fail(x, v, "log-level must be error, warning, notice, info or debug");
+		}
+	}
+	return 0;
+}
+
+static int parse_zones(ctx_t *x, conf_t *c, const ynode_t *z)
+{
+	static const char *const keys[] = { "name", "file", NULL };
+	if (z->kind != YNODE_SEQ)
+		return fail(x, z, "zones must be a list of { name, file }");
+	c->zones = xcalloc(z->n, sizeof(*c->zones));
+	for (size_t i = 0; i < z->n; i++) {
+		const ynode_t *e = z->items[i];
+		conf_zone_t *cz = &c->zones[c->nzones++];
+		cz->line = e->line;
+		if (get_map(x, e, "a zone entry") || check_keys(x, e, "zone", keys))
+			return -1;
+		const ynode_t *name = ynode_get(e, "name");
+		const ynode_t *file = ynode_get(e, "file");
+		if (!name)
+			return fail(x, e, "zone entry without 'name'");
+		if (!file)
+			return fail(x, e, "zone '%s' without 'file'",
+			            name->kind == YNODE_SCALAR ? name->value : "?");
+		if (get_str(x, name, "zone name", &cz->name))
+			return -1;
+		uint8_t wire[256];
+		if (!dname_from_str(cz->name, wire))
+			return fail(x, name, "'%s' is not a valid domain name", cz->name);
+		dname_copy_lower(cz->dname, wire);
+		char buf[1024];
+		dname_to_str(cz->dname, buf, sizeof(buf));
+		size_t bl = strlen(buf);
+		if (bl > 1)
+			buf[bl - 1] = 0; /* no final dot */
+		free(cz->name);
+		cz->name = xstrdup(buf);
+		for (size_t j = 0; j + 1 < c->nzones; j++)
+			if (dname_equal(c->zones[j].dname, cz->dname))
+				return fail(x, name, "zone '%s' is listed twice", cz->name);
+		char *f = NULL;
+		if (get_str(x, file, "zone file", &f))
+			return -1;
+		cz->file = conf_path(c, f);
+		free(f);
+	}
+	return 0;
+}
+
+static int parse_simple_path(ctx_t *x, conf_t *c, const ynode_t *s,
+                             const char *section, const char *key,
+                             const char *const *keys, char **out)
+{
+	if (get_map(x, s, section) || check_keys(x, s, section, keys))
+		return -1;
+	const ynode_t *v = ynode_get(s, key);
+	if (!v)
+		return 0;
+	char *p = NULL;
+	if (get_str(x, v, key, &p))
+		return -1;
+	free(*out);
+	*out = conf_path(c, p);
+	free(p);
+	return 0;
+}
+
+conf_t *conf_load(const char *path, char *err, size_t errlen)
+{
+	conf_t *c = xcalloc(1, sizeof(*c));
+	c->path = xstrdup(path);
+	const char *slash = strrchr(path, '/');
+	c->dir = slash ? xmemdup(path, (size_t)(slash - path) + 1)
+	               : xstrdup(".");
+	if (slash)
+		c->dir[slash - path] = 0;
+	c->identity = xstrdup("");
+	c->version = xstrdup("");
+	c->udp_max_payload = 1232;
+	c->tcp_idle_timeout = 10;
+	c->tcp_max_clients = 1000;
+	c->max_cname_chain = 8;
+	c->log_level = GSLB_LOG_INFO;
+	c->db_path = xstrdup("/var/lib/gslbd");
+
+	ctx_t x = { c, err, errlen };
+	c->root = yaml_load_file(path, err, errlen);
+	if (!c->root)
+		goto fail;
+	/* health and cutover are validated by their own modules. */
+	static const char *const top[] = { "server", "zones", "database", "geoip",
+	                                   "health", "cutover", NULL };
+	if (get_map(&x, c->root, "the configuration") ||
+	    check_keys(&x, c->root, "the configuration", top))
+		goto fail;
+	const ynode_t *n;
+	if ((n = ynode_get(c->root, "server")) && parse_server(&x, c, n))
+		goto fail;
+	if (!(n = ynode_get(c->root, "zones"))) {
+		fail(&x, c->root, "no 'zones' section: at least one zone is needed");
+		goto fail;
+	}
+	if (parse_zones(&x, c, n))
+		goto fail;
+	static const char *const dbkeys[] = { "path", NULL };
+	if ((n = ynode_get(c->root, "database")) &&
+	    parse_simple_path(&x, c, n, "database", "path", dbkeys, &c->db_path))
+		goto fail;
+	/* The geoip section is validated in full by geo.c; only the
+	 * database path is needed here. */
+	static const char *const geokeys[] = { "database", "region", "isp",
+		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
+	if ((n = ynode_get(c->root, "geoip")) &&
+	    parse_simple_path(&x, c, n, "geoip", "database", geokeys,
+	                      &c->geoip_path))
+		goto fail;
+	if (!c->nlisten) {
+		c->listen = xcalloc(1, sizeof(*c->listen));
+		c->nlisten = 1;
+		conf_parse_listen("127.0.0.1@53", &c->listen[0]);
+	}
+	return c;
+fail:
+	conf_free(c);
+	return NULL;
+}
+
+int conf_override_listen(conf_t *c, char **addrs, size_t n, char *err,
+                         size_t errlen)
+{
+	conf_listen_t *l = xcalloc(n, sizeof(*l));
+	for (size_t i = 0; i < n; i++)
+		if (conf_parse_listen(addrs[i], &l[i])) {
+			snprintf(err, errlen,
+			         "-l %s: listen address must be ADDR@PORT, e.g. 127.0.0.1@5300",
+			         addrs[i]);
+			free(l);
+			return GSLB_EINVAL;
+		}
+	free(c->listen);
+	c->listen = l;
+	c->nlisten = n;
+	return 0;
+}
+
+void conf_free(conf_t *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nzones; i++) {
+		free(c->zones[i].name);
+		free(c->zones[i].file);
+	}
+	free(c->zones);
+	free(c->listen);
+	free(c->identity);
+	free(c->version);
+	free(c->user);
+	free(c->db_path);
+	free(c->geoip_path);
+	free(c->path);
+	free(c->dir);
+	ynode_free(c->root);
+	free(c);
+}
+
+/* Section helpers ------------------------------------------------------ */
+
+int conf_sfail(const conf_t *c, const ynode_t *n, char *err, size_t errlen,
+               const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "%s:%d: %s", c->path, n ? n->line : 1, msg);
+	return -1;
+}
+
+int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
+               const char *const *allowed, char *err, size_t errlen)
+{
+	ctx_t x = { c, err, errlen };
+	if (get_map(&x, map, section))
+		return -1;
+	return check_keys(&x, map, section, allowed);
+}
+
+int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
+                 double min, double max, double *out, char *err, size_t errlen)
+{
+	char *end;
+	if (n->kind != YNODE_SCALAR)
+		return conf_sfail(c, n, err, errlen, "%s must be a number", what);
+	errno = 0;
+	double v = strtod(n->value, &end);
+	if (!n->value[0] || *end || errno || v < min || v > max)
+		return conf_sfail(c, n, err, errlen, "%s must be a number from %g to %g, not '%s'",
+		                  what, min, max, n->value);
+	*out = v;
+	return 0;
+}
+
+int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
+               char *err, size_t errlen)
+{
+	static const char *const yes[] = { "on", "yes", "true" };
+	static const char *const no[] = { "off", "no", "false" };
+	if (n->kind == YNODE_SCALAR)
+		for (int i = 0; i < 3; i++) {
+			if (strcmp(n->value, yes[i]) == 0)
+				return *out = 1, 0;
+			if (strcmp(n->value, no[i]) == 0)
+				return *out = 0, 0;
+		}
+	return conf_sfail(c, n, err, errlen, "%s must be on or off", what);
+}

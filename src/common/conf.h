@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbd.conf: YAML parsed with libyaml, validated into an immutable
+ * conf_t.  Every error names the file and line.  Relative paths are taken
+ * from the configuration file's directory.  See gslbd.conf(5). */
+#ifndef GSLB_CONF_H
+#define GSLB_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "common/ytree.h"
+
+typedef struct conf_listen {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char text[80];            /* as written: "127.0.0.1@5300" */
+} conf_listen_t;
+
+typedef struct conf_zone {
+	char *name;               /* presentation form, lowercase, no final dot */
+	uint8_t dname[256];       /* wire form, lowercase */
+	char *file;               /* resolved path */
+	int line;                 /* line of the entry in the config file */
+} conf_zone_t;
+
+typedef struct conf {
+	char *path;               /* the configuration file */
+	char *dir;                /* its directory */
+	conf_listen_t *listen;
+	size_t nlisten;
+	unsigned workers;         /* 0 = one per CPU */
+	char *identity;           /* "" hides CH TXT id.server and NSID */
+	char *version;            /* "" hides CH TXT version.bind */
+	char *user;               /* NULL: keep the starting user */
+	unsigned udp_max_payload; /* 512..4096, default 1232 */
+	unsigned tcp_idle_timeout;/* seconds, default 10 */
+	unsigned tcp_max_clients; /* default 1000 */
+	unsigned max_cname_chain; /* default 8 */
+	int log_level;
+	conf_zone_t *zones;
+	size_t nzones;
+	char *db_path;            /* database.path, resolved */
+	char *geoip_path;         /* geoip.database, resolved; may be NULL */
+	ynode_t *root;            /* the whole tree, for sections of other modules */
+} conf_t;
+
+/** Reads and validates @path.  Returns a new conf_t (free with conf_free)
+ * or NULL with "FILE:LINE: reason" in @err. */
+conf_t *conf_load(const char *path, char *err, size_t errlen);
+
+/** Parses "ADDR@PORT" or "ADDR" (port 53) into @out; returns 0 or
+ * GSLB_EINVAL. */
+int conf_parse_listen(const char *text, conf_listen_t *out);
+
+/** Replaces the listen list with @n addresses given on the command line.
+ * Returns 0, or GSLB_EINVAL naming the bad one in @err. */
+int conf_override_listen(conf_t *c, char **addrs, size_t n, char *err,
+                         size_t errlen);
+
+/** Resolves @path relative to the configuration directory (new string). */
+char *conf_path(const conf_t *c, const char *path);
+
+void conf_free(conf_t *c);
+
+/* Helpers for modules that validate their own section of the tree
+ * (health, cutover): each writes "FILE:LINE: reason" into @err and
+ * returns -1 on error, 0 otherwise. */
+int conf_sfail(const conf_t *c, const ynode_t *n, char *err, size_t errlen,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/** Checks that @map is a map whose keys are all in NULL-terminated @allowed. */
+int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
+               const char *const *allowed, char *err, size_t errlen);
+/** Reads a number in [@min, @max]. */
+int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
+                 double min, double max, double *out, char *err, size_t errlen);
+/** Reads on/off, yes/no, true/false. */
+int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
+               char *err, size_t errlen);
+
+#endif

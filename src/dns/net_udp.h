@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* UDP: one SO_REUSEPORT socket per worker and listen address, read and
+ * answered in batches with recvmmsg/sendmmsg by a thread of its own that
+ * blocks in the read (net_udp.c).  libuv's own UDP handle answers one
+ * datagram per system call; batching both ways, with no readiness round
+ * trip, is what keeps the per-query CPU cost at the level of Knot, NSD
+ * and gdnsd. */
+#ifndef GSLB_NET_UDP_H
+#define GSLB_NET_UDP_H
+
+#include "common/conf.h"
+#include "dns/worker.h"
+
+/** Opens and binds the UDP socket for @l; returns the fd or -errno. */
+int net_udp_bind(const conf_listen_t *l);
+
+#include <stdint.h>
+
+/** Creates the UDP handle of worker @w for socket @fd (owned from now,
+ * closed on failure), with its own query context and weight-store
+ * reader; NULL when the reader cannot be made. */
+net_udp_t *net_udp_new(worker_t *w, int fd);
+
+/** Starts the handle's thread; 0 or -errno. */
+int net_udp_start(net_udp_t *u);
+
+/** Asks the thread to stop and wakes it; net_udp_close() joins it. */
+void net_udp_stop(net_udp_t *u);
+
+/** Stops and joins the thread, closes the socket and frees @u. */
+void net_udp_close(net_udp_t *u);
+
+/** Counter @stat of the handle's query context (any thread). */
+uint64_t net_udp_stat(const net_udp_t *u, int stat);
+
+#endif

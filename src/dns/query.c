@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: MIT */
+/* query_process(): wire in, wire out.
+ *
+ * The answer rules are RFC 1034 §4.3.2 (with RFC 2308 negative answers,
+ * RFC 4592 wildcards, RFC 6604 CNAME chains), EDNS per RFC 6891, and the
+ * error handling of RFC 8906.  Nothing here allocates: the response is
+ * written straight into the caller's buffer, names are compressed with a
+ * small per-thread table of earlier name offsets. */
+#include "dns/query.h"
+#include "dns/edns.h"
+#include "gslb/gslb.h"
+#include "common/util.h"
+#include "dns/zone.h"
+
+#include <string.h>
+
+enum { SEC_AN, SEC_NS, SEC_AR };
+
+typedef struct {
+	uint8_t *p;
+	size_t pos;
+	size_t limit;        /* the sections end here; room for OPT follows */
+	qctx_t *q;
+	uint16_t count[3];
+} wbuf_t;
+
+/* Compares the (possibly compressed) name at @pkt[@off], which we wrote
+ * ourselves, with the uncompressed name @s, ignoring case. */
+static int pkt_name_eq(const uint8_t *pkt, size_t off, const uint8_t *s)
+{
+	for (unsigned hops = 0; hops < 64;) {
+		uint8_t l = pkt[off];
+		if ((l & 0xC0) == 0xC0) {
+			off = (size_t)(l & 0x3F) << 8 | pkt[off + 1];
+			hops++;
+			continue;
+		}
+		if (l != *s)
+			return 0;
+		if (!l)
+			return 1;
+		for (uint8_t k = 1; k <= l; k++)
+			if (dname_lower[pkt[off + k]] != dname_lower[s[k]])
+				return 0;
+		off += (size_t)l + 1;
+		s += l + 1;
+	}
+	return 0;
+}
+
+static void comp_add(qctx_t *q, size_t off)
+{
+	if (off < 0x4000 && q->ncomp < QCTX_COMP_MAX)
+		q->comp[q->ncomp++] = (uint16_t)off;
+}
+
+/* Writes @name, compressed against the names already in the packet. */
+static int w_name(wbuf_t *w, const uint8_t *name)
+{
+	const uint8_t *s = name;
+	size_t ptr = 0;
+	int found = 0;
+	while (*s && !found) {
+		for (unsigned i = 0; i < w->q->ncomp; i++)
+			if (pkt_name_eq(w->p, w->q->comp[i], s)) {
+				ptr = w->q->comp[i];
+				found = 1;
+				break;
+			}
+		if (!found)
+			s += *s + 1;
+	}
+	size_t lit = (size_t)(s - name);
+	size_t need = lit + (found ? 2 : 1);
+	if (w->pos + need > w->limit)
+		return -1;
+	for (const uint8_t *l = name; l < s; l += *l + 1)
+		comp_add(w->q, w->pos + (size_t)(l - name));
+	memcpy(w->p + w->pos, name, lit);
+	w->pos += lit;
+	if (found) {
+		wr16(w->p + w->pos, (uint16_t)(0xC000 | ptr));
+		w->pos += 2;
+	} else {
+		w->p[w->pos++] = 0;
+	}
+	return 0;
+}
+
+static int w_bytes(wbuf_t *w, const void *b, size_t n)
+{
+	if (w->pos + n > w->limit)
+		return -1;
+	memcpy(w->p + w->pos, b, n);
+	w->pos += n;
+	return 0;
+}
+
+/* Writes one RR.  @owner NULL means "the QNAME as asked" (a pointer to
+ * offset 12, which keeps the client's case).  Names inside the rdata of
+ * the RFC 1035 types are compressed; other rdata is copied as is
+ * (RFC 3597 §4).  On overflow nothing is written and -1 is returned. */
+static int w_rr(wbuf_t *w, int sec, const uint8_t *owner, uint16_t type,
+                uint16_t cls, uint32_t ttl, const uint8_t *rd, uint16_t rdlen)
+{
+	size_t save = w->pos;
+	unsigned savec = w->q->ncomp;
+	uint8_t hdr[10];
+	if (owner) {
+		if (w_name(w, owner))
+			goto full;
+	} else {
+		static const uint8_t qptr[2] = { 0xC0, 12 };
+		if (w_bytes(w, qptr, 2))
+			goto full;
+	}
+	wr16(hdr, type);
+	wr16(hdr + 2, cls);
+	wr32(hdr + 4, ttl);
+	if (w_bytes(w, hdr, 10))
+		goto full;
+	size_t rdstart = w->pos;
+	switch (type) {
+	case RR_NS:
+	case RR_CNAME:
+	case RR_PTR:
+		if (w_name(w, rd))
+			goto full;
+		break;
+	case RR_MX:
+		if (w_bytes(w, rd, 2) || w_name(w, rd + 2))
+			goto full;
+		break;
+	case RR_SOA: {
+		size_t l1 = dname_len(rd, rdlen);
+		size_t l2 = dname_len(rd + l1, rdlen - l1);
+		if (w_name(w, rd) || w_name(w, rd + l1) ||
+		    w_bytes(w, rd + l1 + l2, 20))
+			goto full;
+		break;
+	}
+	default:
+		if (w_bytes(w, rd, rdlen))
+			goto full;
+	}
+	wr16(w->p + rdstart - 2, (uint16_t)(w->pos - rdstart));
+	w->count[sec]++;
+	return 0;
+full:
+	w->pos = save;
+	w->q->ncomp = savec;
+	return -1;
+}
+
+static int w_rrset(wbuf_t *w, int sec, const uint8_t *owner,
+                   const zrrset_t *s, uint32_t ttl)
+{
+	const uint8_t *p = s->rdata;
+	for (uint16_t i = 0; i < s->count; i++) {
+		uint16_t ln = rd16(p);
+		if (w_rr(w, sec, owner, s->type, 1, ttl, p + 2, ln))
+			return -1;
+		p += 2 + ln;
+	}
+	return 0;
+}
+
+/* Addresses of in-zone targets of NS, MX and SRV records.  @required:
+ * glue of a referral, whose absence must be signalled with TC. */
+static int w_additional(wbuf_t *w, const zrrset_t *s, int required)
+{
+	if (!s->targets)
+		return 0;
+	for (uint16_t i = 0; i < s->count; i++) {
+		const znode_t *t = s->targets[i];
+		if (!t)
+			continue;
+		for (uint16_t k = 0; k < t->nrrsets; k++) {
+			const zrrset_t *a = &t->rrsets[k];
+			if (a->type != RR_A && a->type != RR_AAAA)
+				continue;
+			if (w_rrset(w, SEC_AR, t->name, a, a->ttl) && required)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int w_soa(wbuf_t *w, const zone_t *z)
+{
+	return w_rrset(w, SEC_NS, z->apex, z->soa, z->neg_ttl);
+}
+
+typedef enum { LK_FOUND, LK_WILDCARD, LK_DELEG, LK_NXDOMAIN } lk_t;
+
+/* Looks @name (lowercase, @len bytes, @labels labels) up in @z, walking
+ * down from the apex so that a zone cut on the way is seen (a referral,
+ * except for DS at the cut, which the parent side answers). */
+static lk_t lookup(const zone_t *z, const uint8_t *name, size_t len,
+                   unsigned labels, uint16_t qtype, const znode_t **node)
+{
+	unsigned extra = labels - z->apex_labels;
+	const uint8_t *sfx[DNAME_MAXLABELS + 1];
+	const uint8_t *s = name;
+	for (unsigned i = 0; i <= extra; i++, s += *s + 1)
+		sfx[i] = s;
+	const znode_t *ce = z->apex_node;
+	for (unsigned d = 1; d <= extra; d++) {
+		s = sfx[extra - d];
+		size_t sl = len - (size_t)(s - name);
+		const znode_t *n = zone_find(z, s, sl, dname_hash(s));
+		if (!n)
+			goto nx;
+		if ((n->flags & ZNODE_DELEG) && !(d == extra && qtype == RR_DS)) {
+			*node = n;
+			return LK_DELEG;
+		}
+		ce = n;
+	}
+	*node = ce;
+	return LK_FOUND;
+nx:
+	/* RFC 4592: the closest encloser's "*" child answers for it. */
+	if (ce->flags & ZNODE_WILDCARD) {
+		uint8_t wc[DNAME_MAXLEN + 2];
+		wc[0] = 1;
+		wc[1] = '*';
+		size_t cl = ce->namelen;
+		if (cl + 2 <= DNAME_MAXLEN) {
+			memcpy(wc + 2, ce->name, cl);
+			const znode_t *n = zone_find(z, wc, cl + 2, dname_hash(wc));
+			if (n) {
+				*node = n;
+				return LK_WILDCARD;
+			}
+		}
+	}
+	return LK_NXDOMAIN;
+}
+
+/* Writes the answer for GSLB service @name from @g (gslb_resolve()).
+ * Address nodes contribute their records of the asked type; a CNAME node
+ * picked first answers with its CNAME alone (RFC 7871 §7.2.1). */
+static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
+                       const gslb_result_t *g, uint16_t qtype)
+{
+	const plan_t *p = &g->plan;
+	unsigned written = 0;
+	if (g->npicked && (p->node[g->picked[0]].flags & PLAN_CNAME)) {
+		const plan_node_t *n = &p->node[g->picked[0]];
+		if (w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname, n->cname_len))
+			return -1;
+		w->q->scope = w->q->client.from_ecs ? g->scope : 0;
+		return 0;
+	}
+	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
+	int want4 = qtype == RR_A || qtype == RR_ANY;
+	int want6 = qtype == RR_AAAA;
+	if (qtype == RR_ANY) {
+		unsigned n4 = 0;
+		for (unsigned i = 0; i < g->npicked; i++)
+			n4 += p->node[g->picked[i]].n4;
+		want6 = n4 == 0;
+		want4 = n4 > 0;
+	}
+	for (unsigned i = 0; i < g->npicked; i++) {
+		const plan_node_t *n = &p->node[g->picked[i]];
+		if (n->flags & PLAN_CNAME)
+			continue;
+		for (unsigned k = 0; want4 && k < n->n4; k++, written++)
+			if (w_rr(w, SEC_AN, owner, RR_A, 1, g->ttl, n->a4 + 4 * k, 4))
+				return -1;
+		for (unsigned k = 0; want6 && k < n->n6; k++, written++)
+			if (w_rr(w, SEC_AN, owner, RR_AAAA, 1, g->ttl, n->a6 + 16 * k, 16))
+				return -1;
+	}
+	if (!written)
+		return w_soa(w, z); /* NODATA: no node of the row has the type */
+	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
+	 * client; an option that was not used is echoed with scope 0. */
+	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
+	return 0;
+}
+
+/* Looks @name (lowercase wire) up as a GSLB service for @qtype.
+ * Returns 1 and fills @g when it is one, 0 when it is not, -1 when the
+ * weight store cannot be read (the query then gets SERVFAIL). */
+static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
+                        gslb_result_t *g)
+{
+	qctx_t *q = w->q;
+	if (!q->wdb)
+		return 0;
+	char key[DNAME_MAXLEN * 4 + 2];
+	dname_to_str(name, key, sizeof(key));
+	size_t kl = strlen(key);
+	if (kl > 1)
+		key[--kl] = 0; /* no final dot */
+	const edns_t *e = q->edns;
+	int use_ecs = q->snap->geo ? geo_use_ecs(q->snap->geo) : 1;
+	gslb_client_from(&q->client, q->src,
+	                 use_ecs && e && e->ecs ? e->ecs_family : 0,
+	                 e ? e->ecs_addr : NULL, e ? e->ecs_source : 0);
+	int rc = gslb_resolve(q->wdb, q->snap->geo, key, kl, qtype, &q->client,
+	                      q->now, &q->rng, g);
+	return rc == 0 ? 1 : rc == GSLB_ENOENT ? 0 : -1;
+}
+
+/* Fills the answer for an IN query in zone @z.  Returns -1 when the
+ * answer or authority section does not fit. */
+static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
+                     const uint8_t *lname, size_t len, unsigned labels,
+                     uint16_t qtype, int *rcode, int *aa)
+{
+	uint8_t cur[DNAME_MAXLEN + 1];
+	const uint8_t *owner = NULL; /* NULL: the QNAME itself */
+	const uint8_t *name = lname;
+	const znode_t *seen[DNAME_MAXLABELS]; /* CNAMEs followed: stop loops */
+	for (unsigned chain = 0;; chain++) {
+		const znode_t *n;
+		lk_t lk = lookup(z, name, len, labels, qtype, &n);
+		if (lk == LK_DELEG) {
+			if (chain == 0)
+				*aa = 0; /* a referral is not authoritative */
+			const zrrset_t *ns = znode_rrset(n, RR_NS);
+			if (w_rrset(w, SEC_NS, n->name, ns, ns->ttl))
+				return -1;
+			return w_additional(w, ns, 1);
+		}
+		/* A GSLB service answers for a name without static data of
+		 * its own: one that does not exist, is an empty non-terminal
+		 * or would come from a wildcard. */
+		if (lk == LK_NXDOMAIN || lk == LK_WILDCARD || !n->nrrsets) {
+			gslb_result_t *g = &w->q->gslb;
+			int found = find_service(w, name, qtype, g);
+			if (found > 0)
+				return answer_gslb(w, z, owner, g, qtype);
+			if (found < 0) {
+				*rcode = RCODE_SERVFAIL;
+				return 0;
+			}
+		}
+		if (lk == LK_NXDOMAIN) {
+			*rcode = RCODE_NXDOMAIN; /* RFC 6604: of the last name */
+			return w_soa(w, z);
+		}
+		const zrrset_t *cn = (n->flags & ZNODE_CNAME) ?
+		                     znode_rrset(n, RR_CNAME) : NULL;
+		if (cn && qtype != RR_CNAME) {
+			for (unsigned i = 0; i < chain; i++)
+				if (seen[i] == n)
+					return 0;
+			seen[chain] = n;
+			if (w_rrset(w, SEC_AN, owner, cn, cn->ttl))
+				return -1;
+			const uint8_t *target = cn->rdata + 2;
+			if (chain + 1 > snap->max_cname_chain)
+				return 0;
+			len = dname_copy_lower(cur, target);
+			labels = dname_labels(cur);
+			const zone_t *z2 = snapshot_find_zone(snap, cur, labels);
+			if (!z2)
+				return 0; /* the resolver follows it elsewhere */
+			z = z2;
+			name = owner = cur;
+			continue;
+		}
+		const zrrset_t *rs = NULL;
+		if (qtype == RR_ANY) {
+			/* RFC 8482: one RRset is a full answer to ANY. */
+			for (uint16_t i = 0; i < n->nrrsets && !rs; i++)
+				if (n->rrsets[i].type != RR_RRSIG)
+					rs = &n->rrsets[i];
+		} else {
+			rs = znode_rrset(n, qtype);
+		}
+		if (!rs)
+			return w_soa(w, z); /* NODATA (RFC 2308 §2.2) */
+		if (w_rrset(w, SEC_AN, owner, rs, rs->ttl))
+			return -1;
+		w_additional(w, rs, 0);
+		return 0;
+	}
+}
+
+/* CH TXT id.server, hostname.bind, version.bind, version.server. */
+static int answer_ch(wbuf_t *w, const snapshot_t *snap, const uint8_t *lname,
+                     uint16_t qtype, int *aa)
+{
+	static const uint8_t id_server[] = "\x02id\x06server";
+	static const uint8_t hostname_bind[] = "\x08hostname\x04" "bind";
+	static const uint8_t version_bind[] = "\x07version\x04" "bind";
+	static const uint8_t version_server[] = "\x07version\x06server";
+	const uint8_t *text;
+	uint8_t tlen;
+	if (dname_equal(lname, id_server) || dname_equal(lname, hostname_bind)) {
+		text = snap->identity;
+		tlen = snap->identity_len;
+	} else if (dname_equal(lname, version_bind) ||
+	           dname_equal(lname, version_server)) {
+		text = snap->version;
+		tlen = snap->version_len;
+	} else {
+		return RCODE_REFUSED;
+	}
+	if (!tlen)
+		return RCODE_REFUSED;
+	*aa = 1;
+	if (qtype == RR_TXT || qtype == RR_ANY) {
+		uint8_t rd[256];
+		rd[0] = tlen;
+		memcpy(rd + 1, text, tlen);
+		if (w_rr(w, SEC_AN, NULL, RR_TXT, 3, 0, rd, (uint16_t)(tlen + 1)))
+			return -1;
+	}
+	return RCODE_NOERROR;
+}
+
+/* Skips one RR at @p; returns its TYPE or -1 if malformed. */
+static int skip_rr(const uint8_t *in, size_t len, size_t *p)
+{
+	if (dname_skip(in, len, p) || *p + 10 > len)
+		return -1;
+	int type = rd16(in + *p);
+	size_t rdlen = rd16(in + *p + 8);
+	if (*p + 10 + rdlen > len)
+		return -1;
+	*p += 10 + rdlen;
+	return type;
+}
+
+/* RFC 8945 §5.2: a TSIG-signed request with a key we do not have gets
+ * NOTAUTH and an unsigned TSIG record with error BADKEY. */
+static size_t w_tsig_badkey(uint8_t *out, size_t pos, size_t cap,
+                            const uint8_t *in, size_t inlen, size_t tsig)
+{
+	uint8_t key[DNAME_MAXLEN], alg[DNAME_MAXLEN];
+	size_t p = tsig;
+	size_t kl = dname_unpack(in, inlen, &p, key);
+	if (!kl || p + 10 > inlen)
+		return 0;
+	size_t rd = p + 10, rdend = rd + rd16(in + p + 8);
+	size_t ap = rd;
+	size_t al = dname_unpack(in, rdend, &ap, alg);
+	if (!al || ap + 10 > rdend)
+		return 0;
+	size_t macsz = rd16(in + ap + 8);
+	if (ap + 10 + macsz + 2 > rdend)
+		return 0;
+	uint16_t orig_id = rd16(in + ap + 10 + macsz);
+	size_t need = kl + 10 + al + 10 + 6;
+	if (pos + need > cap)
+		return 0;
+	uint8_t *o = out + pos;
+	memcpy(o, key, kl), o += kl;
+	wr16(o, RR_TSIG), wr16(o + 2, 255), wr32(o + 4, 0);
+	wr16(o + 8, (uint16_t)(al + 16)), o += 10;
+	memcpy(o, alg, al), o += al;
+	memcpy(o, in + ap, 8), o += 8;  /* time signed and fudge, echoed */
+	wr16(o, 0), o += 2;             /* MAC size 0 */
+	wr16(o, orig_id), o += 2;
+	wr16(o, 17), o += 2;            /* error BADKEY */
+	wr16(o, 0), o += 2;             /* other len */
+	return (size_t)(o - (out + pos));
+}
+
+/* The response size limit (RFC 6891 §6.2.5, RFC 1035 §4.2.1). */
+static size_t resp_limit(const client_t *c, const edns_t *e,
+                         const snapshot_t *snap, size_t outcap)
+{
+	size_t max = 512;
+	if (c->tcp)
+		max = 65535;
+	else if (e->present)
+		max = e->payload < snap->udp_max_payload ? e->payload
+		                                         : snap->udp_max_payload;
+	return max < outcap ? max : outcap;
+}
+
+size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
+                     size_t inlen, uint8_t *out, size_t outcap)
+{
+	const snapshot_t *snap = q->snap;
+	q->stats[STAT_QUERIES]++;
+	/* Too short to answer, or itself a response: drop (RFC 8906 §3.1.1
+	 * allows no answer to a response, which also stops reflection loops). */
+	if (inlen < 12 || (in[2] & 0x80) || outcap < 512) {
+		q->stats[STAT_DROPPED]++;
+		return 0;
+	}
+	uint16_t qd = rd16(in + 4), an = rd16(in + 6), ns = rd16(in + 8),
+	         ar = rd16(in + 10);
+	unsigned opcode = (in[2] >> 3) & 0xF;
+
+	memset(out, 0, 12);
+	out[0] = in[0];
+	out[1] = in[1];
+	out[2] = 0x80 | (in[2] & 0x79); /* QR, OPCODE, RD */
+	out[3] = in[3] & 0x10;          /* CD */
+
+	wbuf_t w = { .p = out, .pos = 12, .q = q };
+	q->ncomp = 0;
+	q->scope = 0;
+	edns_t e;
+	e.present = 0;
+	q->edns = &e;
+	q->src = c->addr;
+	int rcode = RCODE_NOERROR, aa = 0, qok = 0, edns_bad = 0;
+	size_t tsig = 0;
+	uint16_t qtype = 0, qclass = 0;
+	uint8_t lname[DNAME_MAXLEN + 1];
+	size_t qlen = 0;
+
+	if (qd != 1) {
+		rcode = RCODE_FORMERR;
+		goto finish;
+	}
+	qlen = dname_len(in + 12, inlen - 12); /* no pointers in a question */
+	if (!qlen || 12 + qlen + 4 > inlen) {
+		rcode = RCODE_FORMERR;
+		goto finish;
+	}
+	qtype = rd16(in + 12 + qlen);
+	qclass = rd16(in + 12 + qlen + 2);
+	memcpy(out + 12, in + 12, qlen + 4);
+	wr16(out + 4, 1);
+	w.pos = 12 + qlen + 4;
+	qok = 1;
+	dname_copy_lower(lname, in + 12);
+	for (size_t l = 12; out[l]; l += out[l] + 1u)
+		comp_add(q, l);
+
+	size_t p = w.pos;
+	for (unsigned i = 0; i < (unsigned)an + ns; i++)
+		if (skip_rr(in, inlen, &p) < 0) {
+			rcode = RCODE_FORMERR;
+			goto finish;
+		}
+	for (unsigned i = 0; i < ar; i++) {
+		size_t start = p;
+		int type = skip_rr(in, inlen, &p);
+		if (type < 0) {
+			rcode = RCODE_FORMERR;
+			e.present = 0;
+			goto finish;
+		}
+		if (type == RR_OPT) {
+			/* One OPT, owned by the root (RFC 6891 §6.1.1). */
+			if (e.present || in[start] != 0) {
+				rcode = RCODE_FORMERR;
+				e.present = 0;
+				goto finish;
+			}
+			if (edns_parse(in + start + 3, inlen - start - 3, &e) < 0)
+				edns_bad = 1;
+			e.present = 1;
+			q->stats[STAT_EDNS]++;
+		} else if (type == RR_TSIG) {
+			if (i + 1 != ar) { /* TSIG must be the last record */
+				rcode = RCODE_FORMERR;
+				goto finish;
+			}
+			tsig = start;
+		}
+	}
+	if (edns_bad) {
+		/* A malformed option (RFC 7871 §7.1.1 for ECS): FORMERR, with an
+		 * OPT record that echoes no option. */
+		e.nsid = e.ecs = 0;
+		rcode = RCODE_FORMERR;
+		goto finish;
+	}
+	if (e.present && e.version > 0) {
+		e.nsid = e.ecs = 0;
+		rcode = RCODE_BADVERS; /* RFC 6891 §6.1.3 */
+		goto finish;
+	}
+	if (e.ecs)
+		q->stats[STAT_ECS]++;
+	if (opcode != 0) {
+		rcode = RCODE_NOTIMP;
+		goto finish;
+	}
+	if (tsig) {
+		rcode = RCODE_NOTAUTH;
+		goto finish;
+	}
+
+	size_t maxsize = resp_limit(c, &e, snap, outcap);
+	size_t reserve = e.present ? edns_size(&e, snap->identity_len) : 0;
+	if (w.pos + reserve > maxsize) {
+		e.nsid = 0;
+		reserve = e.present ? edns_size(&e, 0) : 0;
+	}
+	w.limit = maxsize - reserve;
+
+	int r;
+	if (qtype == RR_OPT || qtype == RR_TSIG) {
+		rcode = RCODE_FORMERR;
+		goto finish;
+	}
+	if (qclass == 3) {
+		r = answer_ch(&w, snap, lname, qtype, &aa);
+		if (r > 0) {
+			rcode = r;
+			goto finish;
+		}
+	} else if (qclass != 1) {
+		rcode = RCODE_REFUSED;
+		goto finish;
+	} else {
+		unsigned labels = dname_labels(lname);
+		const zone_t *z = snapshot_find_zone(snap, lname, labels);
+		/* DS belongs to the parent side of a zone cut (RFC 4035
+		 * §3.1.4.1): prefer the parent when we serve it too. */
+		if (z && qtype == RR_DS && z->apex_labels == labels && labels > 0) {
+			const zone_t *parent =
+				snapshot_find_zone(snap, lname + lname[0] + 1, labels - 1);
+			if (parent)
+				z = parent;
+		}
+		if (!z) {
+			rcode = RCODE_REFUSED;
+			goto finish;
+		}
+		if (qtype == RR_AXFR || qtype == RR_IXFR) {
+			rcode = RCODE_REFUSED; /* zone transfers are not offered */
+			goto finish;
+		}
+		if (qtype == RR_MAILA || qtype == RR_MAILB || qtype == RR_TKEY) {
+			rcode = RCODE_NOTIMP;
+			goto finish;
+		}
+		aa = 1;
+		r = answer_in(&w, snap, z, lname, qlen, labels, qtype, &rcode, &aa);
+	}
+	if (r < 0) {
+		/* The answer does not fit: TC with the question only. */
+		w.pos = 12 + qlen + 4;
+		w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
+		out[2] |= 0x02;
+		q->stats[STAT_TRUNCATED]++;
+	}
+
+finish:
+	if (!qok) {
+		w.pos = 12;
+		memset(out + 4, 0, 8);
+	}
+	if (aa)
+		out[2] |= 0x04;
+	out[3] = (uint8_t)((out[3] & 0xF0) | (rcode & 0xF));
+	uint16_t arcount = w.count[SEC_AR];
+	/* Error replies end here before the limit was applied: a UDP reply
+	 * must still fit what the client can take. */
+	size_t cap = resp_limit(c, &e, snap, outcap);
+	if (e.present && qok) {
+		size_t need = edns_size(&e, snap->identity_len);
+		if (w.pos + need > cap) {
+			e.nsid = 0;
+			need = edns_size(&e, 0);
+		}
+		if (w.pos + need <= cap) {
+			w.pos += edns_write(out + w.pos, &e, snap->udp_max_payload,
+			                    (uint8_t)(rcode >> 4), snap->identity,
+			                    snap->identity_len, q->scope);
+			arcount++;
+		}
+	}
+	if (rcode == RCODE_NOTAUTH && tsig) {
+		size_t n = w_tsig_badkey(out, w.pos, cap, in, inlen, tsig);
+		w.pos += n;
+		arcount += n > 0;
+	}
+	wr16(out + 6, w.count[SEC_AN]);
+	wr16(out + 8, w.count[SEC_NS]);
+	wr16(out + 10, arcount);
+
+	switch (rcode) {
+	case RCODE_NOERROR:
+		q->stats[w.count[SEC_AN] || !aa ? STAT_NOERROR : STAT_NODATA]++;
+		break;
+	case RCODE_NXDOMAIN: q->stats[STAT_NXDOMAIN]++; break;
+	case RCODE_REFUSED: q->stats[STAT_REFUSED]++; break;
+	case RCODE_FORMERR: q->stats[STAT_FORMERR]++; break;
+	case RCODE_NOTIMP: q->stats[STAT_NOTIMP]++; break;
+	default: q->stats[STAT_OTHER]++; break;
+	}
+	return w.pos;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* The only way to answer: a query in wire format in, a response in wire
+ * format out.  No sockets, no libuv, no allocation, no locks, so network
+ * code, tests and fuzzers all call the same function.
+ *
+ * Thread safety: a qctx_t belongs to one thread; the snapshot it reads is
+ * immutable.  The caller keeps the snapshot alive (RCU-online) while
+ * query_process() runs. */
+#ifndef GSLB_QUERY_H
+#define GSLB_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "dns/edns.h"
+#include "gslb/gslb.h"
+#include "dns/snapshot.h"
+#include "store/weightdb.h"
+
+/* RCODEs, including the extended ones carried in OPT. */
+enum {
+	RCODE_NOERROR = 0, RCODE_FORMERR = 1, RCODE_SERVFAIL = 2,
+	RCODE_NXDOMAIN = 3, RCODE_NOTIMP = 4, RCODE_REFUSED = 5,
+	RCODE_NOTAUTH = 9, RCODE_BADVERS = 16,
+};
+
+/** Who sent the query. */
+typedef struct client {
+	const struct sockaddr *addr;   /* the resolver's address */
+	int tcp;                       /* arrived over TCP: no size limit */
+} client_t;
+
+/* Counters kept per worker and summed on read (no atomics). */
+enum {
+	STAT_QUERIES, STAT_NOERROR, STAT_NXDOMAIN, STAT_NODATA, STAT_REFUSED,
+	STAT_FORMERR, STAT_NOTIMP, STAT_SERVFAIL, STAT_OTHER, STAT_DROPPED,
+	STAT_TRUNCATED, STAT_EDNS, STAT_ECS, STAT_MAX
+};
+
+#define QCTX_COMP_MAX 96
+
+/** Per-thread scratch space of query_process(). */
+typedef struct qctx {
+	const snapshot_t *snap;        /* set by the caller before each batch */
+	uint16_t comp[QCTX_COMP_MAX];  /* offsets of names for compression */
+	unsigned ncomp;
+	uint64_t stats[STAT_MAX];
+	/* GSLB: set up once per thread, or per batch where noted. */
+	wdb_reader_t *wdb;             /* NULL: no weight store, static only */
+	uint32_t now;                  /* unix time, per batch */
+	uint64_t rng;                  /* weighted-pick state */
+	const edns_t *edns;            /* per query: the query's OPT */
+	const struct sockaddr *src;    /* per query: the resolver */
+	gslb_client_t client;          /* per query: who to locate */
+	uint8_t scope;                 /* per query: ECS scope to return */
+	gslb_result_t gslb;            /* per query scratch (large) */
+} qctx_t;
+
+/** Answers the query @in of @inlen bytes into @out (capacity @outcap,
+ * at least 512; 65535 for TCP).  Returns the response length, or 0 when
+ * the packet must be dropped (too short to carry a header, or a
+ * response). */
+size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
+                     size_t inlen, uint8_t *out, size_t outcap);
+
+#endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* Worker threads: one libuv loop each, RCU-QSBR readers of the snapshot. */
+#include "dns/worker.h"
+#include "common/log.h"
+#include "dns/net_tcp.h"
+#include "dns/net_udp.h"
+#include "dns/snapshot.h"
+#include "common/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+void worker__online(qctx_t *q)
+{
+	rcu_thread_online();
+	q->snap = snapshot_get();
+	q->now = (uint32_t)time(NULL);
+}
+
+void worker__offline(qctx_t *q)
+{
+	q->snap = NULL;
+	wdb_reader_release(q->wdb);
+	rcu_thread_offline();
+}
+
+worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
+                         char *err, size_t errlen)
+{
+	worker_t *ws = xcalloc(n, sizeof(*ws));
+	unsigned per = (conf->tcp_max_clients + n - 1) / n;
+	for (unsigned i = 0; i < n; i++) {
+		worker_t *w = &ws[i];
+		w->id = i;
+		w->nlisten = conf->nlisten;
+		w->udp = xcalloc(conf->nlisten, sizeof(*w->udp));
+		w->tcp = xcalloc(conf->nlisten, sizeof(*w->tcp));
+		w->tcp_max = per ? per : 1;
+		w->tcp_idle_ms = conf->tcp_idle_timeout * 1000;
+		w->tcp_out = xmalloc(2 + 65535);
+		w->db = db;
+		w->q.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+		           (0x9E3779B97F4A7C15ull * (i + 1));
+		if (db && !(w->q.wdb = wdb_reader_new(db))) {
+			snprintf(err, errlen, "database: cannot create a reader");
+			goto fail;
+		}
+		for (size_t k = 0; k < conf->nlisten; k++) {
+			const conf_listen_t *l = &conf->listen[k];
+			int fd = net_udp_bind(l);
+			if (fd < 0) {
+				snprintf(err, errlen, "cannot bind UDP %s: %s", l->text,
+				         strerror(-fd));
+				goto fail;
+			}
+			if (!(w->udp[k] = net_udp_new(w, fd))) {
+				snprintf(err, errlen, "database: cannot create a reader");
+				goto fail;
+			}
+			fd = net_tcp_bind(l);
+			if (fd < 0) {
+				snprintf(err, errlen, "cannot bind TCP %s: %s", l->text,
+				         strerror(-fd));
+				goto fail;
+			}
+			w->tcp[k] = net_tcp_new(w, fd);
+		}
+	}
+	return ws;
+fail:
+	for (unsigned i = 0; i < n; i++) {
+		for (size_t k = 0; k < ws[i].nlisten; k++) {
+			if (ws[i].udp[k])
+				net_udp_close(ws[i].udp[k]);
+			if (ws[i].tcp[k])
+				net_tcp_close(ws[i].tcp[k]);
+		}
+		free(ws[i].udp);
+		free(ws[i].tcp);
+		free(ws[i].tcp_out);
+		wdb_reader_free(ws[i].q.wdb);
+	}
+	free(ws);
+	return NULL;
+}
+
+static void on_stop(uv_async_t *a)
+{
+	worker_t *w = a->data;
+	for (size_t k = 0; k < w->nlisten; k++)
+		net_udp_stop(w->udp[k]);     /* wake them all, then join */
+	for (size_t k = 0; k < w->nlisten; k++) {
+		net_udp_close(w->udp[k]);
+		net_tcp_close(w->tcp[k]);
+	}
+	net_tcp_close_conns(w);
+	uv_close((uv_handle_t *)&w->stop, NULL);
+}
+
+static void *worker_main(void *arg)
+{
+	worker_t *w = arg;
+	rcu_register_thread();
+	rcu_thread_offline();
+	uv_run(&w->loop, UV_RUN_DEFAULT);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int workers_start(worker_t *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		worker_t *w = &ws[i];
+		int rc = uv_loop_init(&w->loop);
+		if (!rc)
+			rc = uv_async_init(&w->loop, &w->stop, on_stop);
+		w->stop.data = w;
+		for (size_t k = 0; !rc && k < w->nlisten; k++) {
+			rc = net_udp_start(w->udp[k]);
+			if (!rc)
+				rc = net_tcp_start(w->tcp[k]);
+		}
+		if (rc) {
+			log_err("worker %u: %s", i, uv_strerror(rc));
+			return rc;
+		}
+		if (pthread_create(&w->thread, NULL, worker_main, w))
+			return GSLB_ENOMEM;
+		w->ready = 1;
+	}
+	return 0;
+}
+
+void workers_stop(worker_t *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ws[i].ready)
+			uv_async_send(&ws[i].stop);
+	for (unsigned i = 0; i < n; i++) {
+		if (ws[i].ready) {
+			pthread_join(ws[i].thread, NULL);
+			uv_loop_close(&ws[i].loop);
+		}
+		free(ws[i].udp);
+		free(ws[i].tcp);
+		free(ws[i].tcp_out);
+		wdb_reader_free(ws[i].q.wdb);
+	}
+	free(ws);
+}
+
+uint64_t workers_stat(const worker_t *ws, unsigned n, int stat)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		sum += __atomic_load_n(&ws[i].q.stats[stat], __ATOMIC_RELAXED);
+		for (size_t k = 0; k < ws[i].nlisten; k++)
+			if (ws[i].udp[k])
+				sum += net_udp_stat(ws[i].udp[k], stat);
+	}
+	return sum;
+}

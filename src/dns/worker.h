@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Worker threads: each owns a libuv loop with its TCP sockets for every
+ * listen address and a qctx_t, and, per listen address, a SO_REUSEPORT
+ * UDP socket served by a thread of its own (net_udp.c) with its own
+ * qctx_t.  The only things that cross threads are uv_async_send()
+ * wake-ups, the stop flags and the snapshot pointer.
+ *
+ * RCU: every such thread is registered with liburcu (QSBR) and stays
+ * offline while it waits; it goes online around every batch of packets
+ * and every TCP read, the only places that read the snapshot. */
+#ifndef GSLB_WORKER_H
+#define GSLB_WORKER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/conf.h"
+#include "dns/query.h"
+#include "store/weightdb.h"
+
+typedef struct net_udp net_udp_t;
+typedef struct net_tcp net_tcp_t;
+
+typedef struct worker {
+	unsigned id;
+	pthread_t thread;
+	uv_loop_t loop;
+	uv_async_t stop;
+	qctx_t q;
+	weightdb_t *db;          /* for the UDP threads' readers; may be NULL */
+	net_udp_t **udp;         /* one per listen address */
+	net_tcp_t **tcp;         /* one per listen address */
+	size_t nlisten;
+	unsigned tcp_clients;    /* open connections of this worker */
+	unsigned tcp_max;        /* this worker's share of tcp-max-clients */
+	unsigned tcp_idle_ms;
+	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
+	uint8_t *tcp_out;        /* 2 + 65535 bytes: framed response scratch */
+	int ready;
+} worker_t;
+
+/** Creates @n workers with sockets bound to every address of @conf (so
+ * that privileges can be dropped afterwards), each with a reader of the
+ * weight store @db (NULL: static answers only).  Returns NULL with a
+ * message in @err if a socket cannot be bound. */
+worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
+                         char *err, size_t errlen);
+
+/** Starts the worker threads. */
+int workers_start(worker_t *w, unsigned n);
+
+/** Stops and joins the threads, then frees @w. */
+void workers_stop(worker_t *w, unsigned n);
+
+/** Sums counter @stat over all workers. */
+uint64_t workers_stat(const worker_t *w, unsigned n, int stat);
+
+/* Hooks between worker.c and the network modules: around every batch a
+ * thread answers with query context @q, it goes RCU-online and takes the
+ * snapshot and the time, then drops them and its store read. */
+void worker__online(qctx_t *q);
+void worker__offline(qctx_t *q);
+
+#endif

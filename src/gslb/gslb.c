@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Service resolution: geo -> row chain -> weighted pick -> TTL, scope. */
+#include "gslb/gslb.h"
+#include "common/util.h"
+#include "common/hash.h"
+
+#include <netinet/in.h>
+#include <string.h>
+
+/* Addresses that cannot locate a client: an ECS option carrying one is
+ * ignored and the resolver's address is used instead. */
+static int routable4(const uint8_t *a)
+{
+	return !(a[0] == 0 || a[0] == 127 || (a[0] == 169 && a[1] == 254) ||
+	         a[0] >= 224);
+}
+
+static int routable6(const uint8_t *a)
+{
+	static const uint8_t zero[16];
+	if (memcmp(a, zero, 15) == 0 && (a[15] == 0 || a[15] == 1))
+		return 0;                         /* :: and ::1 */
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return 0;                         /* link-local */
+	return a[0] != 0xff;                  /* multicast */
+}
+
+void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
+                      unsigned ecs_family, const uint8_t *ecs_addr,
+                      unsigned ecs_source)
+{
+	memset(c, 0, sizeof(*c));
+	if (ecs_family && ecs_source > 0) {
+		if (ecs_family == 1 && routable4(ecs_addr)) {
+			struct sockaddr_in *s = (struct sockaddr_in *)&c->addr;
+			s->sin_family = AF_INET;
+			memcpy(&s->sin_addr, ecs_addr, 4);
+			c->from_ecs = 1;
+			return;
+		}
+		if (ecs_family == 2 && routable6(ecs_addr)) {
+			struct sockaddr_in6 *s = (struct sockaddr_in6 *)&c->addr;
+			s->sin6_family = AF_INET6;
+			memcpy(&s->sin6_addr, ecs_addr, 16);
+			c->from_ecs = 1;
+			return;
+		}
+	}
+	if (src && src->sa_family == AF_INET)
+		memcpy(&c->addr, src, sizeof(struct sockaddr_in));
+	else if (src && src->sa_family == AF_INET6)
+		memcpy(&c->addr, src, sizeof(struct sockaddr_in6));
+}
+
+/* The sticky key: the client's /24 or /56, hashed. */
+static uint64_t sticky_key(const gslb_client_t *c, uint8_t *bits)
+{
+	const uint8_t *a;
+	unsigned n;
+	if (c->addr.ss_family == AF_INET6) {
+		a = (const uint8_t *)&((const struct sockaddr_in6 *)&c->addr)->sin6_addr;
+		n = GSLB_STICKY_V6 / 8;
+		*bits = GSLB_STICKY_V6;
+	} else {
+		a = (const uint8_t *)&((const struct sockaddr_in *)&c->addr)->sin_addr;
+		n = GSLB_STICKY_V4 / 8;
+		*bits = GSLB_STICKY_V4;
+	}
+	return hash_fnv64(a, n);
+}
+
+const char *gslb_row_name(gslb_row_t row)
+{
+	switch (row) {
+	case GSLB_ROW_REGION_ISP: return "region,isp";
+	case GSLB_ROW_REGION: return "region,*";
+	case GSLB_ROW_ISP: return "*,isp";
+	case GSLB_ROW_DEFAULT: return "*,*";
+	default: return "none";
+	}
+}
+
+unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
+                    gslb_row_t out[4])
+{
+	int reg = strcmp(region, "*") != 0, is = strcmp(isp, "*") != 0;
+	/* Each level with its key's real shape: a level whose named field is
+	 * unknown is the same key as a later, wider level, so only the
+	 * levels whose every named field is known are looked up. */
+	static const struct { gslb_row_t row; int need_reg, need_isp, kind; } lv[4] = {
+		{ GSLB_ROW_REGION_ISP, 1, 1, SVC_ROW_REGION_ISP },
+		{ GSLB_ROW_REGION, 1, 0, SVC_ROW_REGION },
+		{ GSLB_ROW_ISP, 0, 1, SVC_ROW_ISP },
+		{ GSLB_ROW_DEFAULT, 0, 0, SVC_ROW_DEFAULT },
+	};
+	unsigned n = 0;
+	for (int i = 0; i < 4; i++) {
+		if ((lv[i].need_reg && !reg) || (lv[i].need_isp && !is))
+			continue;
+		if ((svc_flags & SVC_ROW_KNOWN) && !(svc_flags & lv[i].kind))
+			continue;
+		out[n++] = lv[i].row;
+	}
+	return n;
+}
+
+int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
+                 size_t len, uint16_t qtype, const gslb_client_t *c,
+                 uint32_t now, uint64_t *rng, gslb_result_t *out)
+{
+	int rc = wdb_service(r, name, len, &out->svc);
+	if (rc)
+		return rc;
+	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
+	const char *reg = out->geo.region, *isp = out->geo.isp;
+	gslb_row_t chain[4];
+	unsigned nchain = gslb_chain(reg, isp, out->svc.flags, chain);
+	int fallback = out->svc.all_down == SVC_ALL_DOWN_FALLBACK;
+	gslb_row_t first = GSLB_ROW_NONE, chosen = GSLB_ROW_NONE;
+	out->row = GSLB_ROW_NONE;
+	out->npicked = 0;
+	out->failed_open = 0;
+	out->scope = 0;
+	out->ttl = out->svc.ttl;
+	for (unsigned i = 0; i < nchain && chosen == GSLB_ROW_NONE; i++) {
+		int by_reg = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_REGION;
+		int by_isp = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_ISP;
+		const uint8_t *d;
+		size_t dl;
+		plan_t *p = first == GSLB_ROW_NONE ? &out->plan : &out->spare;
+		if (wdb_plan(r, name, len, by_reg ? reg : "*", by_isp ? isp : "*",
+		             &d, &dl) ||
+		    plan_decode(d, dl, p))
+			continue;
+		if (first == GSLB_ROW_NONE)
+			first = chain[i];
+		/* open and empty: the first existing row answers; fallback:
+		 * the first row that still has a usable node. */
+		if (!fallback || policy_usable(p)) {
+			chosen = chain[i];
+			if (p != &out->plan)
+				out->plan = *p;
+		}
+	}
+	if (first == GSLB_ROW_NONE)
+		return 0; /* a service without rows: NODATA */
+	if (chosen == GSLB_ROW_NONE)
+		chosen = first; /* fallback found nothing usable: see below */
+	out->row = chosen;
+
+	int all = 0;
+	if (!policy_usable(&out->plan)) {
+		if (out->svc.all_down == SVC_ALL_DOWN_EMPTY)
+			return 0;
+		/* open, or fallback with no usable node anywhere in the
+		 * chain: answer from the client's row as if all were healthy
+		 * rather than send nothing. */
+		all = 1;
+		out->failed_open = 1;
+	}
+	uint8_t sbits = 0;
+	int sticky = (out->svc.flags & SVC_STICKY) != 0;
+	uint64_t key = sticky ? sticky_key(c, &sbits) : 0;
+	unsigned want = out->svc.answers ? out->svc.answers : 1;
+	/* Only nodes that can answer the asked type are candidates, so an
+	 * AAAA query never draws a node without IPv6 (which would be a
+	 * NODATA that resolvers cache for everybody). */
+	unsigned need = qtype == 1 ? POLICY_NEED_V4 : qtype == 28 ? POLICY_NEED_V6 : 0;
+	out->npicked = (uint8_t)policy_pick(&out->plan, want, all, sticky, key,
+	                                    need, rng, out->picked);
+	/* The short TTL while anything in the row is moving: a node of it
+	 * demoted, restored, derated, draining or gray-switching within the
+	 * settle period (S0-11, S1-8), so resolvers follow the change soon. */
+	out->short_ttl = 0;
+	for (unsigned i = 0; i < out->plan.n; i++)
+		if (out->plan.node[i].short_until > now)
+			out->short_ttl = 1;
+	out->ttl = out->short_ttl ? out->svc.short_ttl : out->svc.ttl;
+	/* ECS scope (RFC 7871 §7.2.1): the prefix that decided the answer;
+	 * 0 when the service answers everybody alike. */
+	if (out->svc.flags & SVC_CLIENT_ROWS)
+		out->scope = out->geo.prefix_len;
+	if (sticky && sbits > out->scope)
+		out->scope = sbits;
+	return 0;
+}

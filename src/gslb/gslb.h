@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* GSLB names: for a service name, the client's (region, ISP) from the geo
+ * module, the first matching weight row through the fallback chain
+ * (region, ISP) -> (region, *) -> (*, ISP) -> (*, *), the weighted pick,
+ * and the TTL and ECS scope of the answer.  Used by query.c for answers
+ * and by gslbctl for `explain`, so the two always agree.
+ *
+ * No allocation: results point into the worker's LMDB read transaction,
+ * valid until wdb_reader_release(). */
+#ifndef GSLB_GSLB_H
+#define GSLB_GSLB_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "gslb/geo.h"
+#include "gslb/policy.h"
+#include "store/weightdb.h"
+
+/* The network a sticky client is known by: its /24 (IPv4) or /56 (IPv6),
+ * the usual granularity of ECS that resolvers send (RFC 7871 §11.1). */
+#define GSLB_STICKY_V4 24
+#define GSLB_STICKY_V6 56
+
+typedef struct gslb_client {
+	struct sockaddr_storage addr;  /* the address that locates the client */
+	uint8_t from_ecs;              /* taken from the ECS option */
+} gslb_client_t;
+
+typedef enum {
+	GSLB_ROW_NONE = 0, GSLB_ROW_REGION_ISP, GSLB_ROW_REGION, GSLB_ROW_ISP,
+	GSLB_ROW_DEFAULT
+} gslb_row_t;
+
+typedef struct gslb_result {
+	svc_rec_t svc;
+	geo_result_t geo;
+	gslb_row_t row;                /* which row answered */
+	plan_t plan;                   /* the row's plan */
+	plan_t spare;                  /* scratch for the fallback walk */
+	uint8_t picked[POLICY_MAX_ANSWERS];
+	uint8_t npicked;
+	uint8_t failed_open;           /* no usable node: answered as if healthy */
+	uint32_t ttl;
+	uint8_t scope;                 /* ECS scope prefix length */
+	uint8_t short_ttl;             /* the short TTL was chosen */
+} gslb_result_t;
+
+/** The row chain for a client located at (@region, @isp), either of them
+ * "*" when unknown: the distinct rows (region, ISP), (region, *),
+ * (*, ISP), (*, *) in that order, leaving out the ones that cannot match
+ * (a level naming an unknown field is the same row as a later level, or
+ * the same key as an earlier one) and, when @svc_flags carries
+ * SVC_ROW_KNOWN, the levels the service has no row of.  A level is
+ * judged by the key it really looks up: for a client of unknown ISP the
+ * first level is the (region, *) row.  Writes at most 4 levels to @out
+ * and returns how many.  Pure: no I/O, no allocation. */
+unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
+                    gslb_row_t out[4]);
+
+/** Chooses the address that locates the client: the ECS address
+ * @ecs_addr (family @ecs_family as in RFC 7871: 1 IPv4, 2 IPv6; 0 when
+ * the query had no valid option or ECS is off) when its source prefix
+ * @ecs_source is not 0 and the address is routable, else the resolver's
+ * @src. */
+void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
+                      unsigned ecs_family, const uint8_t *ecs_addr,
+                      unsigned ecs_source);
+
+/** Resolves service @name (lowercase presentation form, no final dot,
+ * @len bytes) for a query of @qtype (A and AAAA pick only among nodes
+ * that have such addresses).  Returns GSLB_ENOENT when @name is not a service, 0 when
+ * @out holds the answer (npicked may be 0: NODATA), or another error. */
+int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
+                 size_t len, uint16_t qtype, const gslb_client_t *c,
+                 uint32_t now, uint64_t *rng, gslb_result_t *out);
+
+/** The row names for explain ("region,isp" etc.). */
+const char *gslb_row_name(gslb_row_t row);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* Announced ISP cutover windows (割接): pre-derating, standby pre-warm,
+ * fast probing and short TTLs in the window, a gradual return after it
+ * (S0-2, S0-3, S0-4, S0-7, S0-12, S1-6).
+ *
+ * Pure functions: given the windows and a node, what the node's weight
+ * factor, pre-warm share, phase and short-TTL deadline are at a time.
+ * The health thread applies them; gslbctl validates and shows them. */
+#ifndef GSLB_CUTOVER_H
+#define GSLB_CUTOVER_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common/conf.h"
+
+typedef struct cutover_conf {
+	double notice;            /* pre-derating starts this long before (86400 s, S0-2) */
+	double prewarm_lead;      /* standby share grows over this long (3600 s, S0-4) */
+	double ramp;              /* weights return to normal over this long (600 s) */
+	double settle;            /* short TTL after the end (from health.settle) */
+	unsigned impact[3];       /* low, medium, high: 70, 60, 50 % (S0-3) */
+	unsigned prewarm;         /* default pre-warm share, 35 % (S0-4) */
+} cutover_conf_t;
+
+typedef enum {
+	CUT_NONE = 0,             /* not affected */
+	CUT_ANNOUNCED,            /* known, notice not reached yet */
+	CUT_PREDERATED,           /* inside the notice period (S0-3) */
+	CUT_IN_WINDOW,            /* the window itself (S0-7: fast probes) */
+	CUT_RAMP,                 /* after the end, weights coming back */
+	CUT_DONE,
+} cutover_phase_t;
+
+/** The effect of all windows on one node at time @now. */
+typedef struct cutover_effect {
+	cutover_phase_t phase;    /* the most advanced phase touching the node */
+	unsigned weight_pct;      /* weight factor, 100 = normal */
+	unsigned prewarm_pct;     /* standby: share of its weight handed out */
+	uint32_t short_until;     /* answers of its rows carry the short TTL */
+	char window[32];          /* id of the window deciding the phase */
+} cutover_effect_t;
+
+/** Reads the cutover section of @c (defaults when absent). */
+int cutover_conf_load(const conf_t *c, cutover_conf_t *out, char *err,
+                      size_t errlen);
+
+/** Parses an RFC 3339 time with an offset ("2026-12-01T02:00+08:00",
+ * seconds optional, "Z" allowed).  Returns 0 or -1. */
+int cutover_parse_time(const char *s, time_t *out);
+
+/** The effect on node (@id, @region, @isp, @standby) of the windows in
+ * @windows (a JSON array of window objects, see gslbctl(8)) at @now.
+ * @in_affected_row: the node shares a weight row with an affected node
+ * (a standby there is pre-warmed, S0-4). */
+void cutover_effect(const cutover_conf_t *c, json_t *windows, const char *id,
+                    const char *region, const char *isp, int standby,
+                    int in_affected_row, time_t now, cutover_effect_t *out);
+
+/** Whether window @w affects node (@id, @region, @isp). */
+int cutover_affects(json_t *w, const char *id, const char *region,
+                    const char *isp);
+
+/** The phase of window @w itself at @now (for listings). */
+cutover_phase_t cutover_window_phase(const cutover_conf_t *c, json_t *w,
+                                     time_t now);
+
+const char *cutover_phase_name(cutover_phase_t p);
+
+#endif

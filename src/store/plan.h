@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Answer plans: the materialised answer set of one weight row (service,
+ * region, ISP), as the store keeps it.
+ *
+ * A plan holds every candidate node with its effective weight, whether it
+ * is usable, its addresses or CNAME target.  The store encodes plans with
+ * plan_encode() in the same write transaction as any change they depend
+ * on (weightdb.c); workers and `gslbctl explain` decode them with
+ * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
+ *
+ * Binary layout (all integers big-endian):
+ *   u8 version (1) | u8 node count | u16 reserved
+ *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
+ *             u8 cname length | u32 short-TTL-until (unix time) |
+ *             n4 x 4 bytes | n6 x 16 bytes | cname (wire) |
+ *             u8 id length | id */
+#ifndef GSLB_PLAN_H
+#define GSLB_PLAN_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLAN_MAX_NODES 64     /* nodes per weight row */
+#define PLAN_MAX_ADDRS 8      /* addresses per node and family */
+
+enum {
+	PLAN_USABLE = 1,          /* may be handed out */
+	PLAN_CNAME = 2,           /* answers with a CNAME (multi-CDN) */
+};
+
+typedef struct plan_node {
+	uint32_t weight;
+	uint32_t idhash;
+	uint8_t flags;
+	uint8_t n4, n6, cname_len;
+	uint32_t short_until;
+	const uint8_t *a4;        /* n4 x 4 bytes */
+	const uint8_t *a6;        /* n6 x 16 bytes */
+	const uint8_t *cname;     /* wire name */
+	const char *id;           /* not NUL-terminated */
+	uint8_t id_len;
+} plan_node_t;
+
+typedef struct plan {
+	uint8_t n;
+	plan_node_t node[PLAN_MAX_NODES];
+} plan_t;
+
+/** Decodes @len bytes at @data into @p (pointers into @data).
+ * Returns 0, or -1 if the plan is malformed. */
+int plan_decode(const uint8_t *data, size_t len, plan_t *p);
+
+/** Encodes the plan of weight row @row ({"weights": {id: w}}) given the
+ * node objects (looked up with @node_of) into a new buffer (*@out, free()
+ * it).  @shadow: the service runs in shadow mode (S2-9), health and
+ * cutover decisions are left out.  Returns 0 or -1 with the reason in
+ * @err. */
+int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
+                void *arg, int shadow, uint8_t **out, size_t *outlen,
+                char *err, size_t errlen);
+
+/** 32-bit hash of a node id, as stored in plans. */
+uint32_t plan_id_hash(const char *id, size_t len);
+
+#endif

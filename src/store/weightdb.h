@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* The weight store: one LMDB environment with named sub-databases.
+ *
+ *   meta      "schema" -> version; "seq" -> last audit id
+ *   services  name -> JSON service object
+ *   svcrec    name -> svc_rec_t (binary, derived, read by the workers)
+ *   nodes     id -> JSON node object
+ *   weights   "service|region|isp" -> JSON row object
+ *   plans     "service|region|isp" -> binary answer plan (store/plan.h),
+ *             rebuilt in the same write transaction as any change that
+ *             affects it, so a query needs one get per row it tries
+ *   health    node id -> JSON health decision (audited, feeds plans)
+ *   status    node id -> JSON live score, dimensions, last probes
+ *   metrics   node id -> JSON pushed passive metrics with timestamps
+ *   history   "node|" + big-endian time -> JSON score sample (bounded)
+ *   cutovers  window id -> JSON cutover window (audited; the health
+ *             thread turns it into node health records)
+ *   audit     big-endian id -> JSON change record (append-only)
+ *
+ * Every MDB_* type stays inside weightdb.c.  Writers (gslbctl, the health
+ * thread) validate, then commit one write transaction together with its
+ * audit record; an abort is the rollback (S0-10, S3-8).  Readers (workers)
+ * hold one short read-only transaction per batch of packets.
+ *
+ * Caveats inherited from LMDB: no long read transactions, one transaction
+ * per thread at a time, never use an environment across fork(). */
+#ifndef GSLB_WEIGHTDB_H
+#define GSLB_WEIGHTDB_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WDB_SCHEMA 1
+#define WDB_NAME_MAX 64       /* region, ISP and node id names */
+
+typedef struct weightdb weightdb_t;
+typedef struct wdb_reader wdb_reader_t;
+typedef struct wdb_txn wdb_txn_t;
+
+/* What the workers read for a service name (binary, versioned). */
+enum { SVC_ALL_DOWN_OPEN = 0, SVC_ALL_DOWN_FALLBACK = 1, SVC_ALL_DOWN_EMPTY = 2 };
+enum {
+	SVC_STICKY = 1,
+	SVC_CLIENT_ROWS = 2,      /* has rows other than (*,*) */
+	/* Which kinds of rows exist, so that a query skips the gets of the
+	 * chain levels the service has no row for (valid with SVC_ROW_KNOWN). */
+	SVC_ROW_REGION_ISP = 4, SVC_ROW_REGION = 8, SVC_ROW_ISP = 16,
+	SVC_ROW_DEFAULT = 32, SVC_ROW_KNOWN = 64,
+};
+typedef struct svc_rec {
+	uint8_t version;
+	uint8_t answers;
+	uint8_t all_down;
+	uint8_t flags;
+	uint32_t ttl;
+	uint32_t short_ttl;
+} svc_rec_t;
+
+/* Object kinds.  SERVICE, NODE and WEIGHT are the operator's table;
+ * HEALTH holds the health thread's decisions per node (state, usable,
+ * effective weight, short-TTL deadline): like the table, a change of it is
+ * audited and rebuilds the plans that name the node.  STATUS (live scores
+ * and probe results) and METRICS (pushed passive metrics) are data, not
+ * decisions: neither audited nor part of any plan. */
+typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
+               WDB_METRICS, WDB_CUTOVER, WDB_KIND_COUNT } wdb_kind_t;
+
+/** Opens (creating directory, environment and sub-databases when
+ * missing) the store at @path.  Returns NULL with the reason in @err. */
+weightdb_t *weightdb_open(const char *path, char *err, size_t errlen);
+void weightdb_close(weightdb_t *db);
+
+/** Commits of this process no longer wait for the disk; weightdb_sync()
+ * then flushes, from a thread of the caller's choosing.  gslbd uses this
+ * so that the health thread's commits never stall its probes on fsync:
+ * the main thread syncs once a second.  LMDB keeps the store consistent
+ * (on file systems that keep write order, as ext4 and xfs do); a power
+ * loss can lose the last second of health decisions, which the thread
+ * makes again. */
+void weightdb_set_nosync(weightdb_t *db);
+/** Flushes committed transactions to disk. */
+int weightdb_sync(weightdb_t *db);
+
+/* Readers --------------------------------------------------------- */
+
+/** A reader for one thread (allocated once, at start-up). */
+wdb_reader_t *wdb_reader_new(weightdb_t *db);
+void wdb_reader_free(wdb_reader_t *r);
+/** Releases the read transaction if held (end of a batch). */
+void wdb_reader_release(wdb_reader_t *r);
+/** Reads the service record of lowercase presentation name @name (no
+ * final dot).  The transaction is taken on first use after a release.
+ * Returns 0, GSLB_ENOENT, or another error. */
+int wdb_service(wdb_reader_t *r, const char *name, size_t len, svc_rec_t *out);
+/** Finds the plan of row (@svc, @region, @isp); @data stays valid until
+ * wdb_reader_release().  Returns 0 or GSLB_ENOENT. */
+int wdb_plan(wdb_reader_t *r, const char *svc, size_t svclen,
+             const char *region, const char *isp, const uint8_t **data,
+             size_t *len);
+
+/* Writers --------------------------------------------------------- */
+
+/** Begins a write transaction on behalf of @actor (e.g. "gslbctl:root"). */
+wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
+                     size_t errlen);
+/** Begins a read-only transaction usable with wdb_get() and wdb_each();
+ * end it with wdb_abort().  Writers are never blocked by it. */
+wdb_txn_t *wdb_begin_read(weightdb_t *db);
+
+/** The JSON object of (@kind, @key), a new reference, or NULL. */
+json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key);
+/** Stores (@val non-NULL) or deletes (@val NULL) an object; records the
+ * before/after pair for the audit record.  Returns 0 or an error. */
+int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
+/** Calls @fn for every object of @kind whose key starts with @prefix
+ * (NULL: all), in key order; stops when @fn returns non-zero. */
+int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
+             int (*fn)(const char *key, json_t *val, void *arg), void *arg);
+/** Validates references, rebuilds the affected plans, appends the audit
+ * record describing @what and commits.  Returns the audit id (> 0) or a
+ * negative error with the reason in @err; on error nothing is written. */
+int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen);
+void wdb_abort(wdb_txn_t *t);
+
+/** Key of a weight row: "service|region|isp" into @buf. */
+const char *wdb_row_key(char *buf, size_t size, const char *svc,
+                        const char *region, const char *isp);
+
+/** Calls @fn for every audit record with id > @since_id, oldest first,
+ * using its own read transaction. */
+int wdb_audit_each(weightdb_t *db, int64_t since_id,
+                   int (*fn)(int64_t id, json_t *rec, void *arg), void *arg);
+/** The audit record @id (new reference) or NULL. */
+json_t *wdb_audit_get(weightdb_t *db, int64_t id);
+/** The newest audit id, 0 if none. */
+int64_t wdb_audit_last(weightdb_t *db);
+
+/** A counter bumped by every commit that changes the operator's table
+ * (services, nodes, weights, cutovers). */
+uint64_t wdb_table_generation(wdb_txn_t *t);
+/** A counter bumped by every commit that changes pushed metrics. */
+uint64_t wdb_metrics_generation(wdb_txn_t *t);
+
+/** Appends a score sample of @node at @time to the history. */
+int wdb_history_add(wdb_txn_t *t, const char *node, uint32_t time, json_t *sample);
+/** Deletes history samples older than @before (all nodes). */
+int wdb_history_trim(wdb_txn_t *t, uint32_t before);
+/** Calls @fn for the samples of @node at or after @since, oldest first. */
+int wdb_history_each(weightdb_t *db, const char *node, uint32_t since,
+                     int (*fn)(uint32_t time, json_t *sample, void *arg),
+                     void *arg);
+
+#endif
