@@ -195,7 +195,9 @@ static int write_pidfile(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Parses the command line into @o.  Returns -1 to go on, or the exit
+ * status (0 for --version and --help, 2 for a bad command line). */
+static int parse_args(int argc, char **argv, opts_t *o)
 {
 	static const struct option lopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -210,15 +212,12 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	/* Static: g_opts points here for the life of the process (reload
-	 * reads it), and so does the listen array on every exit path. */
-	static opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
 	int ch;
-	o.listen = xcalloc((size_t)argc, sizeof(*o.listen));
+	o->listen = xcalloc((size_t)argc, sizeof(*o->listen));
 	while ((ch = getopt_long(argc, argv, "c:l:w:fdp:vVh", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'c': o.conf_path = optarg; break;
-		case 'l': o.listen[o.nlisten++] = optarg; break;
+		case 'c': o->conf_path = optarg; break;
+		case 'l': o->listen[o->nlisten++] = optarg; break;
 		case 'w': {
 			char *end;
 			long n = strtol(optarg, &end, 10);
@@ -226,14 +225,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gslbd: -w %s: workers must be 1 to 256\n", optarg);
 				return 2;
 			}
-			o.workers = (unsigned)n;
+			o->workers = (unsigned)n;
 			break;
 		}
-		case 'f': o.daemonize = 0; break;
-		case 'd': o.daemonize = 1; break;
-		case 'p': o.pidfile = optarg; break;
-		case 'v': o.verbose = 1; break;
-		case 'C': o.check = 1; break;
+		case 'f': o->daemonize = 0; break;
+		case 'd': o->daemonize = 1; break;
+		case 'p': o->pidfile = optarg; break;
+		case 'v': o->verbose = 1; break;
+		case 'C': o->check = 1; break;
 		case 'V': printf("gslbd %s\n", PACKAGE_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -244,43 +243,34 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* An absolute path: -d changes directory to /, and SIGHUP reads
-	 * the file again. */
-	char *abs_conf = realpath(o.conf_path, NULL);
-	if (abs_conf)
-		o.conf_path = abs_conf;
-	g_opts = &o;
-	/* libcurl's global state, before any thread exists. */
-	if (probe_global_init()) {
-		fprintf(stderr, "gslbd: cannot initialise libcurl\n");
-		return 1;
-	}
-	if (o.check) {
-		int rc = do_check(&o);
-		free(o.listen);
-		return rc;
-	}
+	return -1;
+}
 
+/* Opens the store, publishes the first snapshot and creates the workers
+ * (their sockets bound), then drops privileges and detaches.  Returns 0
+ * or -1 after logging why. */
+static int start_server(const opts_t *o)
+{
 	char err[1024];
-	g_conf = load_conf(&o, err, sizeof(err));
+	g_conf = load_conf(o, err, sizeof(err));
 	if (!g_conf) {
 		fprintf(stderr, "gslbd: %s\n", err);
-		return 1;
+		return -1;
 	}
-	log_set_level(o.verbose ? GSLB_LOG_DEBUG : g_conf->log_level);
+	log_set_level(o->verbose ? GSLB_LOG_DEBUG : g_conf->log_level);
 	/* The weight store is created on first start (schema in
 	 * weightdb.h); gslbctl may create it too. */
 	g_db = weightdb_open(g_conf->db_path, err, sizeof(err));
 	if (!g_db) {
 		log_err("%s", err);
-		return 1;
+		return -1;
 	}
 	weightdb_set_nosync(g_db);
 	unsigned failed;
 	snapshot_t *s = snapshot_build(g_conf, NULL, &failed, err, sizeof(err));
 	if (!s) {
 		log_err("cannot start: %s", err);
-		return 1;
+		return -1;
 	}
 	snapshot_publish(s);
 
@@ -292,20 +282,41 @@ int main(int argc, char **argv)
 	g_workers = workers_create(g_conf, g_nworkers, g_db, err, sizeof(err));
 	if (!g_workers) {
 		log_err("%s", err);
-		return 1;
+		return -1;
 	}
 	if (drop_privileges(g_conf->user))
-		return 1;
-	if (o.daemonize) {
+		return -1;
+	if (o->daemonize) {
 		if (daemon(0, 0) < 0) {
 			log_err("daemon: %s", strerror(errno));
-			return 1;
+			return -1;
 		}
 		log_use_syslog(1);
 	}
-	if (o.pidfile && write_pidfile(o.pidfile))
-		return 1;
+	if (o->pidfile && write_pidfile(o->pidfile))
+		return -1;
+	return 0;
+}
 
+/* The workers' counters, logged once at exit. */
+static void log_counters(void)
+{
+	log_info("answered %llu queries (%llu NXDOMAIN, %llu REFUSED, "
+	         "%llu FORMERR, %llu truncated, %llu dropped)",
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_QUERIES),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_NXDOMAIN),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_REFUSED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_FORMERR),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
+}
+
+/* Starts the workers and the health thread, runs the main loop (signals,
+ * the store's flush) until SIGTERM or SIGINT, then stops them.  Returns
+ * 0, or 1 when a thread could not start. */
+static int run(void)
+{
+	char err[1024];
 	uv_loop_t *loop = uv_default_loop();
 	uv_signal_t sig_hup, sig_term, sig_int;
 	uv_signal_init(loop, &sig_hup);
@@ -334,14 +345,7 @@ int main(int argc, char **argv)
 
 	uv_run(loop, UV_RUN_DEFAULT);
 
-	log_info("answered %llu queries (%llu NXDOMAIN, %llu REFUSED, "
-	         "%llu FORMERR, %llu truncated, %llu dropped)",
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_QUERIES),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_NXDOMAIN),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_REFUSED),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_FORMERR),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
+	log_counters();
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	uv_close((uv_handle_t *)&sig_hup, NULL);
@@ -350,6 +354,37 @@ int main(int argc, char **argv)
 	uv_close((uv_handle_t *)&sync_timer, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/* Static: g_opts points here for the life of the process (reload
+	 * reads it), and so does the listen array on every exit path. */
+	static opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	/* An absolute path: -d changes directory to /, and SIGHUP reads
+	 * the file again. */
+	char *abs_conf = realpath(o.conf_path, NULL);
+	if (abs_conf)
+		o.conf_path = abs_conf;
+	g_opts = &o;
+	/* libcurl's global state, before any thread exists. */
+	if (probe_global_init()) {
+		fprintf(stderr, "gslbd: cannot initialise libcurl\n");
+		return 1;
+	}
+	if (o.check) {
+		rc = do_check(&o);
+		free(o.listen);
+		return rc;
+	}
+	if (start_server(&o))
+		return 1;
+	if (run())
+		return 1;
 	snapshot_t *last = (snapshot_t *)snapshot_get();
 	snapshot_free(last);
 	conf_free(g_conf);
