@@ -27,6 +27,10 @@ endif
 
 prefix ?= /usr/local
 DESTDIR ?=
+# /etc for a system install (prefix /usr), PREFIX/etc otherwise.
+sysconfdir ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
+unitdir ?= $(prefix)/lib/systemd/system
+datadir ?= $(prefix)/share
 B := build
 SANFLAGS :=
 ifneq ($(strip $(SAN)),)
@@ -55,7 +59,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install clean distclean fuzz bench bench-gslb man geoip
+.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -106,14 +110,41 @@ bench-gslb: all
 geoip:
 	perl geoip/build-demo.pl geoip/demo.txt geoip/demo.mmdb
 
+# Installs the programs, man pages, the systemd unit, and, in
+# SYSCONFDIR/gslbd, the commented sample configuration and an example zone
+# (with the demo GeoIP database in DATADIR/gslbd), which pass --check as
+# installed.  An existing gslbd.conf is never overwritten.
+CONF_DIR = $(DESTDIR)$(sysconfdir)/gslbd
 install: all
-	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/share/man/man5 \
-	  $(DESTDIR)$(prefix)/share/man/man8
-	install -d $(DESTDIR)$(prefix)/bin
+	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
+	  $(DESTDIR)$(prefix)/share/man/man5 $(DESTDIR)$(prefix)/share/man/man8 \
+	  $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd
 	install -m 755 $(B)/gslbd $(DESTDIR)$(prefix)/sbin/gslbd
 	install -m 755 $(B)/gslbctl $(DESTDIR)$(prefix)/bin/gslbctl
 	for m in $(MAN); do s=$${m##*.}; \
 	  install -m 644 $$m $(DESTDIR)$(prefix)/share/man/man$$s/; done
+	sed -e 's|@SBINDIR@|$(prefix)/sbin|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
+	  contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
+	chmod 644 $(DESTDIR)$(unitdir)/gslbd.service
+	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
+	sed -e 's|/var/lib/GeoIP/GeoIP2-City.mmdb|$(datadir)/gslbd/demo.mmdb|' \
+	  contrib/gslbd.conf.sample > $(CONF_DIR)/gslbd.conf.sample
+	chmod 644 $(CONF_DIR)/gslbd.conf.sample
+	install -m 644 contrib/cdn.example.com.zone $(CONF_DIR)/cdn.example.com.zone
+	[ -e $(CONF_DIR)/gslbd.conf ] || install -m 644 $(CONF_DIR)/gslbd.conf.sample $(CONF_DIR)/gslbd.conf
+
+# Removes what install wrote; gslbd.conf only while it is still the
+# sample, unchanged.
+uninstall:
+	rm -f $(DESTDIR)$(prefix)/sbin/gslbd $(DESTDIR)$(prefix)/bin/gslbctl \
+	  $(DESTDIR)$(unitdir)/gslbd.service $(DESTDIR)$(datadir)/gslbd/demo.mmdb \
+	  $(CONF_DIR)/cdn.example.com.zone
+	for m in $(MAN); do s=$${m##*.}; b=$${m##*/}; \
+	  rm -f $(DESTDIR)$(prefix)/share/man/man$$s/$$b; done
+	if cmp -s $(CONF_DIR)/gslbd.conf $(CONF_DIR)/gslbd.conf.sample; then \
+	  rm -f $(CONF_DIR)/gslbd.conf; fi
+	rm -f $(CONF_DIR)/gslbd.conf.sample
+	-rmdir $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd 2>/dev/null
 
 clean:
 	rm -rf build build-san $(MAN) tests/tmp

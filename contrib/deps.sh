@@ -8,12 +8,12 @@ set -e
 # Build: compiler, autoconf and the libraries gslbd links against.
 BUILD="gcc make autoconf automake pkg-config libldns-dev libuv1-dev
 libmaxminddb-dev liblmdb-dev liburcu-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
-check libsubunit-dev"
+libsystemd-dev check libsubunit-dev"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # and the reference servers for the benchmark.
 TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot nsd gdnsd nginx-light
-python3 iproute2 procps bc openssl"
+python3 iproute2 procps bc openssl systemd"
 
 case "$1" in
   --build) want="$BUILD" ;;

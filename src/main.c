@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -119,7 +121,7 @@ static int do_check(const opts_t *o)
 
 /* SIGHUP: re-read the zone files (and the settings a reload applies);
  * zones that fail keep their previous version. */
-static void reload(void)
+static void reload_run(void)
 {
 	char err[1024];
 	log_info("reload: reading %s", g_opts->conf_path);
@@ -139,10 +141,37 @@ static void reload(void)
 	snapshot_publish(s);
 	conf_free(g_conf);
 	g_conf = c;
+	log_configure(g_conf->log, g_conf->nlog);
+	if (g_opts->verbose)
+		log_set_level(GSLB_LOG_DEBUG);
 	if (failed)
 		log_warning("reload: %u zone(s) kept their previous version", failed);
 	else
 		log_info("reload: done");
+}
+
+/* Tells systemd (Type=notify) what the daemon is doing; without
+ * NOTIFY_SOCKET in the environment sd_notify() does nothing. */
+static void notify_reloading(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading\nMONOTONIC_USEC=%llu",
+	           (unsigned long long)ts.tv_sec * 1000000ull +
+	           (unsigned long long)ts.tv_nsec / 1000);
+}
+
+static void notify_ready(const char *what)
+{
+	sd_notifyf(0, "READY=1\nSTATUS=%s: %zu zone(s) on %zu address(es), %u worker(s)",
+	           what, g_conf->nzones, g_conf->nlisten, g_nworkers);
+}
+
+static void reload(void)
+{
+	notify_reloading();
+	reload_run();
+	notify_ready("serving");
 }
 
 /* The health thread commits without fsync; the disk catches up here,
@@ -257,7 +286,9 @@ static int start_server(const opts_t *o)
 		fprintf(stderr, "gslbd: %s\n", err);
 		return -1;
 	}
-	log_set_level(o->verbose ? GSLB_LOG_DEBUG : g_conf->log_level);
+	log_configure(g_conf->log, g_conf->nlog);
+	if (o->verbose)
+		log_set_level(GSLB_LOG_DEBUG);
 	/* The weight store is created on first start (schema in
 	 * weightdb.h); gslbctl may create it too. */
 	g_db = weightdb_open(g_conf->db_path, err, sizeof(err));
@@ -342,8 +373,12 @@ static int run(void)
 	for (size_t i = 0; i < g_conf->nlisten; i++)
 		log_info("serving on %s (UDP and TCP), %u workers",
 		         g_conf->listen[i].text, g_nworkers);
+	/* Every listener is bound and every zone loaded. */
+	notify_ready("serving");
 
 	uv_run(loop, UV_RUN_DEFAULT);
+
+	sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 
 	log_counters();
 	health_stop(g_health);

@@ -187,16 +187,59 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 			if (get_uint(x, v, k, 0, 16, &c->max_cname_chain))
 				return -1;
 		} else if (strcmp(k, "log-level") == 0) {
-			static const char *const lv[] = { "error", "warning", "notice",
-			                                  "info", "debug" };
 			if (v->kind != YNODE_SCALAR)
 				return fail(x, v, "log-level must be a single word");
-			c->log_level = -1;
-			for (int j = 0; j < 5; j++)
-				if (strcmp(v->value, lv[j]) == 0)
-					c->log_level = GSLB_LOG_ERR + j;
+			c->log_level = log_level_parse(v->value);
 			if (c->log_level < 0)
 				return fail(x, v, "log-level must be error, warning, notice, info or debug");
+		}
+	}
+	return 0;
+}
+
+/* log: a list of { target, level, time }, or one such map. */
+static int parse_log(ctx_t *x, conf_t *c, const ynode_t *l)
+{
+	static const char *const keys[] = { "target", "level", "time", NULL };
+	static const char *const kinds[] = { "stderr", "syslog", "journal" };
+	const ynode_t *const *items = (const ynode_t *const *)&l;
+	size_t n = 1;
+	if (l->kind == YNODE_SEQ) {
+		items = (const ynode_t *const *)l->items;
+		n = l->n;
+	}
+	if (n == 0 || n > LOG_MAX_TARGETS)
+		return fail(x, l, "log needs 1 to 4 targets");
+	c->nlog = 0;
+	for (size_t i = 0; i < n; i++) {
+		const ynode_t *e = items[i], *v;
+		log_target_t *t = &c->log[c->nlog++];
+		if (get_map(x, e, "a log target") || check_keys(x, e, "log", keys))
+			return -1;
+		if (!(v = ynode_get(e, "target")) || v->kind != YNODE_SCALAR)
+			return fail(x, e, "a log target needs 'target: stderr', 'syslog' or 'journal'");
+		t->kind = (log_target_kind_t)-1;
+		for (int k = 0; k < 3; k++)
+			if (strcmp(v->value, kinds[k]) == 0)
+				t->kind = (log_target_kind_t)k;
+		if ((int)t->kind < 0)
+			return fail(x, v, "log target must be stderr, syslog or journal");
+		for (size_t j = 0; j + 1 < c->nlog; j++)
+			if (c->log[j].kind == t->kind)
+				return fail(x, v, "log target is listed twice");
+		t->level = c->log_level;
+		if ((v = ynode_get(e, "level"))) {
+			t->level = v->kind == YNODE_SCALAR ? log_level_parse(v->value) : -1;
+			if (t->level < 0)
+				return fail(x, v, "log level must be error, warning, notice, info or debug");
+		}
+		if ((v = ynode_get(e, "time"))) {
+			if (t->kind != LOG_TARGET_STDERR)
+				return fail(x, v, "log time applies to the stderr target only");
+			if (v->kind != YNODE_SCALAR ||
+			    (strcmp(v->value, "utc") && strcmp(v->value, "local")))
+				return fail(x, v, "log time must be utc or local");
+			t->local_time = strcmp(v->value, "local") == 0;
 		}
 	}
 	return 0;
@@ -288,12 +331,17 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 		goto fail;
 	/* health and cutover are validated by their own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
-	                                   "health", "cutover", NULL };
+	                                   "health", "cutover", "log", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;
 	const ynode_t *n;
 	if ((n = ynode_get(c->root, "server")) && parse_server(&x, c, n))
+		goto fail;
+	/* After server: a target without a level takes server.log-level. */
+	c->log[0] = (log_target_t){ LOG_TARGET_STDERR, c->log_level, 0 };
+	c->nlog = 1;
+	if ((n = ynode_get(c->root, "log")) && parse_log(&x, c, n))
 		goto fail;
 	if (!(n = ynode_get(c->root, "zones"))) {
 		fail(&x, c->root, "no 'zones' section: at least one zone is needed");

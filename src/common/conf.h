@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/log.h"
 #include "common/ytree.h"
 
 typedef struct conf_listen {
@@ -37,7 +38,10 @@ typedef struct conf {
 	unsigned tcp_idle_timeout;/* seconds, default 10 */
 	unsigned tcp_max_clients; /* default 1000 */
 	unsigned max_cname_chain; /* default 8 */
-	int log_level;
+	int log_level;            /* server.log-level: the default target's */
+	log_target_t log[LOG_MAX_TARGETS]; /* the log section, or stderr at
+	                                      log_level when it is absent */
+	size_t nlog;
 	conf_zone_t *zones;
 	size_t nzones;
 	char *db_path;            /* database.path, resolved */

@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* Levelled logging to stderr or syslog, with suppression of repeats. */
+/* Levelled logging to stderr, syslog or the journal, with suppression of
+ * repeats. */
 #include "common/log.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <systemd/sd-journal.h>
 #include <time.h>
 #include <unistd.h>
 
-static int log_level = GSLB_LOG_INFO;
-static int log_syslog;
+/* The targets and the most verbose level among them.  Both change only
+ * under log_lock; log_max is read without it by log_enabled(), where a
+ * stale value for one line is harmless. */
+static log_target_t log_targets[LOG_MAX_TARGETS] = {
+	{ LOG_TARGET_STDERR, GSLB_LOG_INFO, 0 }
+};
+static size_t log_ntargets = 1;
+static int log_max = GSLB_LOG_INFO;
+static int log_syslog_open;
+static int log_journal_stream = -1;  /* stderr is journald's: unknown yet */
 
 /* Repeat suppression: an identical line within 10 s of the previous one is
  * counted, not written; the count is reported with the next different
@@ -24,37 +36,135 @@ static const char *const log_names[] = {
 	"emerg", "alert", "crit", "error", "warning", "notice", "info", "debug"
 };
 
-void log_set_level(int level) { log_level = level; }
+int log_level_parse(const char *name)
+{
+	for (int l = GSLB_LOG_ERR; l <= GSLB_LOG_DEBUG; l++)
+		if (strcmp(name, log_names[l]) == 0)
+			return l;
+	return -1;
+}
 
-int log_enabled(int level) { return level <= log_level; }
+/* Call with log_lock held. */
+static void update_max(void)
+{
+	log_max = 0;
+	for (size_t i = 0; i < log_ntargets; i++) {
+		if (log_targets[i].level > log_max)
+			log_max = log_targets[i].level;
+		if (log_targets[i].kind == LOG_TARGET_SYSLOG && !log_syslog_open) {
+			openlog("gslbd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+			log_syslog_open = 1;
+		}
+	}
+}
+
+void log_configure(const log_target_t *t, size_t n)
+{
+	if (n > LOG_MAX_TARGETS)
+		n = LOG_MAX_TARGETS;
+	pthread_mutex_lock(&log_lock);
+	memcpy(log_targets, t, n * sizeof(*t));
+	log_ntargets = n;
+	update_max();
+	pthread_mutex_unlock(&log_lock);
+}
+
+void log_set_level(int level)
+{
+	pthread_mutex_lock(&log_lock);
+	for (size_t i = 0; i < log_ntargets; i++)
+		log_targets[i].level = level;
+	update_max();
+	pthread_mutex_unlock(&log_lock);
+}
+
+int log_enabled(int level) { return level <= log_max; }
 
 void log_use_syslog(int on)
 {
-	log_syslog = on;
-	if (on)
-		openlog("gslbd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	if (!on)
+		return;
+	pthread_mutex_lock(&log_lock);
+	for (size_t i = 0; i < log_ntargets; i++)
+		if (log_targets[i].kind == LOG_TARGET_STDERR)
+			log_targets[i].kind = LOG_TARGET_SYSLOG;
+	update_max();
+	pthread_mutex_unlock(&log_lock);
 }
 
-static void log_write(int level, const char *text)
+/* Whether stderr is the stream journald gave us (systemd sets
+ * JOURNAL_STREAM to "DEVICE:INODE" of it; a redirected stderr keeps the
+ * variable but not the file). */
+static int journal_stream(void)
 {
-	if (log_syslog) {
-		syslog(level, "%s", text);
-		return;
-	}
+	if (log_journal_stream >= 0)
+		return log_journal_stream;
+	log_journal_stream = 0;
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	if (js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+	    fstat(STDERR_FILENO, &st) == 0 &&
+	    (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino)
+		log_journal_stream = 1;
+	return log_journal_stream;
+}
+
+static void write_stderr(int level, int local, const char *text)
+{
 	char line[640];
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	int n = snprintf(line, sizeof(line),
-	                 "%04d-%02d-%02dT%02d:%02d:%02d gslbd[%d]: %s: %s\n",
-	                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	                 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(),
-	                 log_names[level & 7], text);
+	int n;
+	if (journal_stream()) {
+		/* journald stamps the time itself. */
+		n = snprintf(line, sizeof(line), "<%d>%s: %s\n", level,
+		             log_names[level & 7], text);
+	} else {
+		struct timespec ts;
+		struct tm tm;
+		char stamp[40];
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (local) {
+			localtime_r(&ts.tv_sec, &tm);
+			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", &tm);
+			/* RFC 3339 wants the offset as +08:00. */
+			size_t l = strlen(stamp);
+			if (l >= 5) {
+				memmove(stamp + l - 1, stamp + l - 2, 3);
+				stamp[l - 2] = ':';
+			}
+		} else {
+			gmtime_r(&ts.tv_sec, &tm);
+			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
+		n = snprintf(line, sizeof(line), "%s gslbd[%d]: %s: %s\n", stamp,
+		             (int)getpid(), log_names[level & 7], text);
+	}
 	if (n > (int)sizeof(line) - 1)
 		n = sizeof(line) - 1, line[n - 1] = '\n';
 	ssize_t w = write(STDERR_FILENO, line, (size_t)n);
 	(void)w;
+}
+
+/* Call with log_lock held. */
+static void log_write(int level, const char *text)
+{
+	for (size_t i = 0; i < log_ntargets; i++) {
+		const log_target_t *t = &log_targets[i];
+		if (level > t->level)
+			continue;
+		switch (t->kind) {
+		case LOG_TARGET_SYSLOG:
+			syslog(level, "%s", text);
+			break;
+		case LOG_TARGET_JOURNAL:
+			sd_journal_send("MESSAGE=%s", text, "PRIORITY=%d", level,
+			                "SYSLOG_IDENTIFIER=gslbd", NULL);
+			break;
+		default:
+			write_stderr(level, t->local_time, text);
+		}
+	}
 }
 
 void log_vmsg(int level, const char *fmt, va_list ap)

@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Levelled logging to stderr or syslog, with suppression of repeats.
+/* Levelled logging to stderr, syslog or the systemd journal, with
+ * suppression of repeats.
+ *
+ * Several targets may be active at once, each with its own level (the
+ * `log:` section of gslbd.conf).  On stderr a line carries a UTC
+ * timestamp ending in Z (or the local time with its offset), unless
+ * stderr is the journal's own stream (JOURNAL_STREAM names it): then the
+ * line starts with the syslog priority "<N>" instead, which journald
+ * reads, so `journalctl -p err` filters gslbd's lines.
  *
  * Thread safety: every function may be called from any thread; a line is
  * written with one write(2), so lines from different threads never mix.
@@ -8,6 +16,7 @@
 #define GSLB_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum {
 	GSLB_LOG_ERR = 3,
@@ -17,12 +26,34 @@ enum {
 	GSLB_LOG_DEBUG = 7,
 };
 
-/** Sets the most verbose level written (default GSLB_LOG_INFO). */
+typedef enum {
+	LOG_TARGET_STDERR = 0,
+	LOG_TARGET_SYSLOG,        /* syslog(3), ident "gslbd", facility daemon */
+	LOG_TARGET_JOURNAL,       /* sd_journal_send(3), SYSLOG_IDENTIFIER=gslbd */
+} log_target_kind_t;
+
+#define LOG_MAX_TARGETS 4
+
+/** One place lines go to. */
+typedef struct log_target {
+	log_target_kind_t kind;
+	int level;                /* the most verbose level written there */
+	int local_time;           /* stderr: local time with offset, not UTC */
+} log_target_t;
+
+/** Replaces the targets by the @n (at most LOG_MAX_TARGETS) of @t.  The
+ * default, before any call, is stderr at GSLB_LOG_INFO in UTC. */
+void log_configure(const log_target_t *t, size_t n);
+/** Sets the level of every target (gslbd -v, gslbctl). */
 void log_set_level(int level);
-/** Sends lines to syslog (ident "gslbd") instead of stderr. */
+/** Sends what goes to stderr to syslog instead (gslbd -d detaches from
+ * the terminal). */
 void log_use_syslog(int on);
-/** Returns non-zero if lines at @level would be written. */
+/** Returns non-zero if lines at @level would be written somewhere. */
 int log_enabled(int level);
+/** Parses a level name (error, warning, notice, info, debug); returns
+ * the level or -1. */
+int log_level_parse(const char *name);
 /** Writes one line; printf format, no trailing newline needed. */
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

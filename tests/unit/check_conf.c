@@ -264,6 +264,48 @@ START_TEST(override_listen)
 }
 END_TEST
 
+/* The log section: targets, levels (defaulting to server.log-level) and
+ * timestamps; without it, stderr at server.log-level. */
+START_TEST(log_section)
+{
+	char err[1024];
+	conf_t *c = load("server:\n  log-level: notice\n" ZONES, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->nlog, 1);
+	ck_assert_int_eq(c->log[0].kind, LOG_TARGET_STDERR);
+	ck_assert_int_eq(c->log[0].level, GSLB_LOG_NOTICE);
+	conf_free(c);
+	c = load("server:\n  log-level: warning\n" ZONES
+	         "log:\n  - target: stderr\n    time: local\n"
+	         "  - target: journal\n    level: debug\n"
+	         "  - target: syslog\n    level: error\n", err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->nlog, 3);
+	ck_assert_int_eq(c->log[0].kind, LOG_TARGET_STDERR);
+	ck_assert_int_eq(c->log[0].level, GSLB_LOG_WARNING);
+	ck_assert_int_eq(c->log[0].local_time, 1);
+	ck_assert_int_eq(c->log[1].kind, LOG_TARGET_JOURNAL);
+	ck_assert_int_eq(c->log[1].level, GSLB_LOG_DEBUG);
+	ck_assert_int_eq(c->log[2].kind, LOG_TARGET_SYSLOG);
+	ck_assert_int_eq(c->log[2].level, GSLB_LOG_ERR);
+	conf_free(c);
+	/* One map instead of a list is one target. */
+	c = load(ZONES "log: { target: syslog }\n", err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->nlog, 1);
+	ck_assert_int_eq(c->log[0].kind, LOG_TARGET_SYSLOG);
+	conf_free(c);
+	expect_error(ZONES "log:\n  - target: file\n", 5, "stderr, syslog or journal");
+	expect_error(ZONES "log:\n  - level: info\n", 5, "needs 'target");
+	expect_error(ZONES "log:\n  - target: stderr\n    level: verbose\n", 6, "log level");
+	expect_error(ZONES "log:\n  - target: journal\n    time: utc\n", 6, "stderr target only");
+	expect_error(ZONES "log:\n  - target: stderr\n    time: tai\n", 6, "utc or local");
+	expect_error(ZONES "log:\n  - target: stderr\n  - target: stderr\n", 6, "listed twice");
+	expect_error(ZONES "log: []\n", 4, "1 to 4 targets");
+	expect_error(ZONES "log:\n  - target: stderr\n    colour: on\n", 6, "colour");
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -278,6 +320,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, yaml_errors);
 	tcase_add_test(t, parse_listen);
 	tcase_add_test(t, override_listen);
+	tcase_add_test(t, log_section);
 	suite_add_tcase(s, t);
 	return s;
 }

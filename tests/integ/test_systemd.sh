@@ -1,0 +1,101 @@
+#!/bin/bash
+# Service integration: `make install` and `make uninstall`, the installed
+# unit and configuration (systemd-analyze verify, --check), readiness and
+# reload notifications on a NOTIFY_SOCKET, and the log targets (journal
+# priority prefixes on journald's stream, UTC timestamps, levels).
+. "$(dirname "$0")/lib.sh"
+
+# --- make install / uninstall into a private prefix --------------------
+P="$T/inst"
+make -s -C "$ROOT" install prefix="$P" B="$B" SAN="${SAN:-}" >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log"; fail "make install"; }
+for f in sbin/gslbd bin/gslbctl lib/systemd/system/gslbd.service etc/gslbd/gslbd.conf \
+         etc/gslbd/gslbd.conf.sample etc/gslbd/cdn.example.com.zone share/gslbd/demo.mmdb \
+         share/man/man8/gslbd.8 share/man/man5/gslbd.conf.5 share/man/man8/gslbctl.8; do
+	[ -e "$P/$f" ] && ok "installed $f" || fail "installed $f"
+done
+out=$("$P/sbin/gslbd" -c "$P/etc/gslbd/gslbd.conf" --check 2>&1)
+expect_has "$out" "gslbd.conf: ok" "the installed configuration passes --check"
+expect_has "$(cat "$P/lib/systemd/system/gslbd.service")" "^ExecStart=$P/sbin/gslbd -c $P/etc/gslbd/gslbd.conf$" \
+	"unit names the installed paths"
+expect_has "$(cat "$P/lib/systemd/system/gslbd.service")" "^Type=notify$" "unit is Type=notify"
+if command -v systemd-analyze >/dev/null; then
+	out=$(MANPATH="$P/share/man" systemd-analyze verify "$P/lib/systemd/system/gslbd.service" 2>&1)
+	[ $? -eq 0 ] && ok "systemd-analyze verify accepts the unit" ||
+		fail "systemd-analyze verify: $out"
+else
+	fail "systemd-analyze is not installed"
+fi
+echo "# edited" >> "$P/etc/gslbd/gslbd.conf"
+make -s -C "$ROOT" uninstall prefix="$P" B="$B" >/dev/null 2>&1
+left=$(cd "$P" && find . -type f | sort | tr '\n' ' ')
+[ "$left" = "./etc/gslbd/gslbd.conf " ] && ok "uninstall removes all but an edited gslbd.conf" ||
+	fail "uninstall left: $left"
+
+# --- readiness and reload on NOTIFY_SOCKET ------------------------------
+gslb_zone
+write_conf gslb.test z.zone
+PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 "$ROOT/tests/integ/notify.py" \
+	"$T/notify.sock" "$T/notify.txt" "$PORT" 25 &
+NPID=$!
+for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET="$T/notify.sock" gslbd_start
+for _ in $(seq 50); do grep -q ANSWERED "$T/notify.txt" 2>/dev/null && break; sleep 0.1; done
+n=$(cat "$T/notify.txt")
+expect_has "$n" "READY=1\|STATUS=serving: 1 zone\(s\) on 2 address\(es\)" "READY=1 with a status line"
+expect_has "$n" "^ANSWERED$" "at READY the listeners already answer"
+expect_not "$n" "^SILENT$" "never READY before the listeners answer"
+kill -HUP "$PID"
+for _ in $(seq 50); do [ "$(grep -c 'READY=1' "$T/notify.txt")" -ge 2 ] && break; sleep 0.1; done
+n=$(cat "$T/notify.txt")
+expect_has "$n" "RELOADING=1\|STATUS=reloading\|MONOTONIC_USEC=[0-9]+" "SIGHUP: RELOADING=1 with MONOTONIC_USEC"
+order=$(grep -o 'RELOADING=1\|READY=1' "$T/notify.txt" | tr '\n' ' ')
+[ "$order" = "READY=1 RELOADING=1 READY=1 " ] && ok "READY, RELOADING, READY in order" ||
+	fail "notification order: $order"
+gslbd_stop
+for _ in $(seq 20); do grep -q STOPPING=1 "$T/notify.txt" && break; sleep 0.1; done
+expect_has "$(cat "$T/notify.txt")" "STOPPING=1" "STOPPING=1 on SIGTERM"
+kill "$NPID" 2>/dev/null; wait "$NPID" 2>/dev/null
+
+# --- log targets --------------------------------------------------------
+# Plain stderr: RFC 3339 UTC timestamps.
+expect_has "$(head -1 "$T/gslbd.log")" "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z gslbd\[[0-9]+\]: info: " \
+	"stderr lines start with a UTC timestamp"
+# stderr that is journald's stream: priority prefixes, no timestamp.
+: > "$T/journal.log"
+JS=$(stat -c '%d:%i' "$T/journal.log")
+JOURNAL_STREAM=$JS "$GSLBD" -c "$T/gslbd.conf" --check >/dev/null 2>&1
+JOURNAL_STREAM=$JS "$GSLBD" -c "$T/gslbd.conf" 2>>"$T/journal.log" &
+JPID=$!
+sleep 1; kill "$JPID"; wait "$JPID"
+expect_has "$(cat "$T/journal.log")" "^<6>info: serving on 127\.0\.0\.1@$PORT" "on journald's stream: <6> prefix"
+expect_not "$(cat "$T/journal.log")" "^[0-9]{4}-" "on journald's stream: no timestamp of our own"
+# A log section: local time with offset, and a level.
+write_conf gslb.test z.zone "log:
+  - target: stderr
+    level: warning
+    time: local"
+: > "$T/gslbd.log"
+gslbd_start
+echo 'garbage' > "$T/z.zone"   # a reload that fails logs an error
+kill -HUP "$PID"; sleep 0.5
+gslbd_stop
+l=$(cat "$T/gslbd.log")
+expect_not "$l" ": info: " "level warning: no info lines"
+expect_has "$l" "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[+-][0-9]{2}:[0-9]{2} gslbd\[[0-9]+\]: (error|warning): " \
+	"time local: RFC 3339 offset"
+# Bad log sections are errors with file and line.
+for bad in "log:
+  - target: stdout" "log:
+  - target: stderr
+    level: loud" "log:
+  - target: syslog
+    time: local" "log:
+  - target: journal
+  - target: journal"; do
+	gslb_zone
+	write_conf gslb.test z.zone "$bad"
+	out=$("$GSLBD" -c "$T/gslbd.conf" --check 2>&1)
+	expect_has "$out" "gslbd\.conf:1[0-9]: log" "bad log section rejected with file:line ($(tail -1 <<<"$bad" | tr -s ' '))"
+done
+finish
