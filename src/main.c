@@ -182,6 +182,28 @@ static void on_sync(uv_timer_t *t)
 		log_warning("database: cannot flush to disk");
 }
 
+/* The watchdog (WatchdogSec= in the unit): WATCHDOG=1 at half the
+ * interval systemd gave, only while every worker loop and UDP thread has
+ * run within that half interval (each runs at least once a second even
+ * when idle).  A stuck thread makes systemd restart the daemon. */
+static uint64_t g_watchdog_usec;
+
+static void on_watchdog(uv_timer_t *t)
+{
+	static int complained;
+	char what[128];
+	int64_t max_age = (int64_t)(g_watchdog_usec / 2000000);
+	if (max_age < 2)
+		max_age = 2;
+	if (workers_alive(g_workers, g_nworkers, max_age, what, sizeof(what))) {
+		if (!complained++)
+			log_err("watchdog: %s; not telling systemd that gslbd is alive", what);
+		return;
+	}
+	complained = 0;
+	sd_notify(0, "WATCHDOG=1");
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
 	if (signum == SIGHUP) {
@@ -356,9 +378,14 @@ static int run(void)
 	uv_signal_start(&sig_hup, on_signal, SIGHUP);
 	uv_signal_start(&sig_term, on_signal, SIGTERM);
 	uv_signal_start(&sig_int, on_signal, SIGINT);
-	uv_timer_t sync_timer;
+	uv_timer_t sync_timer, watchdog_timer;
 	uv_timer_init(loop, &sync_timer);
 	uv_timer_start(&sync_timer, on_sync, 1000, 1000);
+	uv_timer_init(loop, &watchdog_timer);
+	if (sd_watchdog_enabled(0, &g_watchdog_usec) > 0) {
+		uint64_t ms = g_watchdog_usec / 2000;
+		uv_timer_start(&watchdog_timer, on_watchdog, ms ? ms : 1, ms ? ms : 1);
+	}
 	signal(SIGPIPE, SIG_IGN);
 
 	if (workers_start(g_workers, g_nworkers))
@@ -387,6 +414,7 @@ static int run(void)
 	uv_close((uv_handle_t *)&sig_term, NULL);
 	uv_close((uv_handle_t *)&sig_int, NULL);
 	uv_close((uv_handle_t *)&sync_timer, NULL);
+	uv_close((uv_handle_t *)&watchdog_timer, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 	return 0;

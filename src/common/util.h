@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <string.h>
 
 /* Errors: 0 or a negative code mirroring errno (the libuv model). */
@@ -79,6 +80,15 @@ char *dname_to_str(const uint8_t *n, char *buf, size_t size);
 /** Parses presentation name @s (absolute or relative to nothing: a final
  * dot is optional) into wire form; returns its length or 0 on error. */
 size_t dname_from_str(const char *s, uint8_t *out);
+
+/** Seconds of CLOCK_MONOTONIC_COARSE: a cheap clock (vDSO, no system
+ * call) for liveness beats, which need neither precision nor wall time. */
+static inline int64_t util_mono_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec;
+}
 
 static inline uint16_t rd16(const uint8_t *p)
 {

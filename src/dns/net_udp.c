@@ -41,6 +41,8 @@ struct net_udp {
 	pthread_t th;
 	int started;
 	int stop;                    /* atomic: set by net_udp_close() */
+	int64_t beat;                /* atomic: monotonic second of the last
+	                                wake-up (a batch or the 1 s timeout) */
 	qctx_t q;                    /* this thread's own query context */
 	struct mmsghdr in[UDP_BATCH], out[UDP_BATCH];
 	struct iovec iov_in[UDP_BATCH], iov_out[UDP_BATCH];
@@ -100,6 +102,7 @@ static void *udp_main(void *arg)
 	while (!__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE)) {
 		udp_batch(u);
 		int n = recvmmsg(u->fd, u->in, UDP_BATCH, MSG_WAITFORONE, NULL);
+		__atomic_store_n(&u->beat, util_mono_sec(), __ATOMIC_RELAXED);
 		if (n <= 0)
 			continue;
 		worker__online(q);
@@ -144,8 +147,10 @@ int net_udp_start(net_udp_t *u)
 	int fl = fcntl(u->fd, F_GETFL);
 	if (fl < 0 || fcntl(u->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
 		return -errno;
+	/* The timeout also proves an idle thread alive (net_udp_beat()). */
 	struct timeval tv = { 1, 0 };
 	setsockopt(u->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	u->beat = util_mono_sec();
 	int rc = pthread_create(&u->th, NULL, udp_main, u);
 	if (rc)
 		return -rc;
@@ -169,6 +174,11 @@ void net_udp_close(net_udp_t *u)
 	wdb_reader_free(u->q.wdb);
 	close(u->fd);
 	free(u);
+}
+
+int64_t net_udp_beat(const net_udp_t *u)
+{
+	return __atomic_load_n(&u->beat, __ATOMIC_RELAXED);
 }
 
 uint64_t net_udp_stat(const net_udp_t *u, int stat)

@@ -30,6 +30,10 @@ void net_udp_stop(net_udp_t *u);
 /** Stops and joins the thread, closes the socket and frees @u. */
 void net_udp_close(net_udp_t *u);
 
+/** The monotonic second (util_mono_sec()) at which the thread last woke
+ * up; it wakes at least once a second while it runs (any thread). */
+int64_t net_udp_beat(const net_udp_t *u);
+
 /** Counter @stat of the handle's query context (any thread). */
 uint64_t net_udp_stat(const net_udp_t *u, int stat);
 

@@ -7,6 +7,7 @@
 #include "dns/snapshot.h"
 #include "common/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -87,9 +88,16 @@ fail:
 	return NULL;
 }
 
+static void on_beat(uv_timer_t *t)
+{
+	worker_t *w = t->data;
+	__atomic_store_n(&w->beat, util_mono_sec(), __ATOMIC_RELAXED);
+}
+
 static void on_stop(uv_async_t *a)
 {
 	worker_t *w = a->data;
+	uv_close((uv_handle_t *)&w->beat_timer, NULL);
 	for (size_t k = 0; k < w->nlisten; k++)
 		net_udp_stop(w->udp[k]);     /* wake them all, then join */
 	for (size_t k = 0; k < w->nlisten; k++) {
@@ -118,6 +126,12 @@ int workers_start(worker_t *ws, unsigned n)
 		if (!rc)
 			rc = uv_async_init(&w->loop, &w->stop, on_stop);
 		w->stop.data = w;
+		if (!rc)
+			rc = uv_timer_init(&w->loop, &w->beat_timer);
+		w->beat_timer.data = w;
+		w->beat = util_mono_sec();
+		if (!rc)
+			rc = uv_timer_start(&w->beat_timer, on_beat, 1000, 1000);
 		for (size_t k = 0; !rc && k < w->nlisten; k++) {
 			rc = net_udp_start(w->udp[k]);
 			if (!rc)
@@ -150,6 +164,30 @@ void workers_stop(worker_t *ws, unsigned n)
 		wdb_reader_free(ws[i].q.wdb);
 	}
 	free(ws);
+}
+
+int workers_alive(const worker_t *ws, unsigned n, int64_t max_age,
+                  char *what, size_t whatlen)
+{
+	int64_t now = util_mono_sec();
+	for (unsigned i = 0; i < n; i++) {
+		int64_t b = __atomic_load_n(&ws[i].beat, __ATOMIC_RELAXED);
+		if (now - b > max_age) {
+			snprintf(what, whatlen, "worker %u has not run for %lld s", i,
+			         (long long)(now - b));
+			return -1;
+		}
+		for (size_t k = 0; k < ws[i].nlisten; k++) {
+			b = net_udp_beat(ws[i].udp[k]);
+			if (now - b > max_age) {
+				snprintf(what, whatlen,
+				         "worker %u's UDP thread has not run for %lld s",
+				         i, (long long)(now - b));
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 uint64_t workers_stat(const worker_t *ws, unsigned n, int stat)

@@ -38,6 +38,8 @@ typedef struct worker {
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
 	uint8_t *tcp_out;        /* 2 + 65535 bytes: framed response scratch */
+	uv_timer_t beat_timer;   /* proves the loop runs, once a second */
+	int64_t beat;            /* atomic: util_mono_sec() of its last run */
 	int ready;
 } worker_t;
 
@@ -53,6 +55,12 @@ int workers_start(worker_t *w, unsigned n);
 
 /** Stops and joins the threads, then frees @w. */
 void workers_stop(worker_t *w, unsigned n);
+
+/** Checks that every worker loop and UDP thread has run within the last
+ * @max_age seconds (each proves it at least once a second).  Returns 0,
+ * or -1 with the first that has not in @what (for the log). */
+int workers_alive(const worker_t *w, unsigned n, int64_t max_age,
+                  char *what, size_t whatlen);
 
 /** Sums counter @stat over all workers. */
 uint64_t workers_stat(const worker_t *w, unsigned n, int stat);

@@ -39,12 +39,17 @@ PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 "$ROOT/tests/integ/notify.py" 
 	"$T/notify.sock" "$T/notify.txt" "$PORT" 25 &
 NPID=$!
 for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
-NOTIFY_SOCKET="$T/notify.sock" gslbd_start
+NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=1000000 gslbd_start
 for _ in $(seq 50); do grep -q ANSWERED "$T/notify.txt" 2>/dev/null && break; sleep 0.1; done
 n=$(cat "$T/notify.txt")
 expect_has "$n" "READY=1\|STATUS=serving: 1 zone\(s\) on 2 address\(es\)" "READY=1 with a status line"
 expect_has "$n" "^ANSWERED$" "at READY the listeners already answer"
 expect_not "$n" "^SILENT$" "never READY before the listeners answer"
+# WatchdogSec=1s: a WATCHDOG=1 every half second while all threads run.
+sleep 2
+w=$(grep -c '^[0-9]* WATCHDOG=1$' "$T/notify.txt")
+[ "$w" -ge 3 ] && ok "WATCHDOG=1 every half interval ($w in about 2 s)" ||
+	fail "WATCHDOG=1: $w messages in about 2 s"
 kill -HUP "$PID"
 for _ in $(seq 50); do [ "$(grep -c 'READY=1' "$T/notify.txt")" -ge 2 ] && break; sleep 0.1; done
 n=$(cat "$T/notify.txt")
