@@ -234,6 +234,66 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* -d: the process that was started waits, through a pipe, until the
+ * detached child serves (or fails), and exits with its status, so that
+ * `gslbd -d && dig ...` works and a failed start is an exit status.  The
+ * child opens the weight store and its readers only after the fork:
+ * LMDB's locks do not survive fork(), and a store opened before it would
+ * be served without a lock on lock.mdb (the next gslbctl would then
+ * reset the reader table under the daemon). */
+static int g_ready_fd = -1;
+
+static int daemonize_begin(void)
+{
+	int p[2];
+	if (pipe(p) < 0) {
+		fprintf(stderr, "gslbd: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "gslbd: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		char st = 1;
+		ssize_t n;
+		do
+			n = read(p[0], &st, 1);
+		while (n < 0 && errno == EINTR);
+		_exit(n == 1 ? st : 1);
+	}
+	close(p[0]);
+	g_ready_fd = p[1];
+	setsid();
+	if (chdir("/") < 0)
+		return -1;
+	return 0;
+}
+
+/* The detached child serves: tell the waiting parent, then leave the
+ * terminal (log lines for stderr go to syslog from now on). */
+static void daemonize_ready(void)
+{
+	if (g_ready_fd < 0)
+		return;
+	char st = 0;
+	ssize_t w = write(g_ready_fd, &st, 1);
+	(void)w;
+	close(g_ready_fd);
+	g_ready_fd = -1;
+	log_use_syslog(1);
+	int fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
 static int write_pidfile(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -311,6 +371,8 @@ static int start_server(const opts_t *o)
 	log_configure(g_conf->log, g_conf->nlog);
 	if (o->verbose)
 		log_set_level(GSLB_LOG_DEBUG);
+	if (o->daemonize && daemonize_begin())
+		return -1;
 	/* The weight store is created on first start (schema in
 	 * weightdb.h); gslbctl may create it too. */
 	g_db = weightdb_open(g_conf->db_path, err, sizeof(err));
@@ -339,13 +401,6 @@ static int start_server(const opts_t *o)
 	}
 	if (drop_privileges(g_conf->user))
 		return -1;
-	if (o->daemonize) {
-		if (daemon(0, 0) < 0) {
-			log_err("daemon: %s", strerror(errno));
-			return -1;
-		}
-		log_use_syslog(1);
-	}
 	if (o->pidfile && write_pidfile(o->pidfile))
 		return -1;
 	return 0;
@@ -402,6 +457,7 @@ static int run(void)
 		         g_conf->listen[i].text, g_nworkers);
 	/* Every listener is bound and every zone loaded. */
 	notify_ready("serving");
+	daemonize_ready();
 
 	uv_run(loop, UV_RUN_DEFAULT);
 
