@@ -6,6 +6,7 @@
 #include "health/probe.h"
 #include "gslb/geo.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "dns/snapshot.h"
 #include "common/util.h"
 #include "store/weightdb.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -85,7 +87,7 @@ static conf_t *load_conf(const opts_t *o, char *err, size_t errlen)
 
 static int do_check(const opts_t *o)
 {
-	char err[1024];
+	char err[4096];
 	conf_t *c = load_conf(o, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "gslbd: %s\n", err);
@@ -110,6 +112,10 @@ static int do_check(const opts_t *o)
 		bad = 1;
 	}
 	if (check_geoip(c, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
+	if (conf_check_host(c, err, sizeof(err))) {
 		fprintf(stderr, "gslbd: %s\n", err);
 		bad = 1;
 	}
@@ -294,6 +300,56 @@ static void daemonize_ready(void)
 	}
 }
 
+/* One daemon per store: an exclusive lock on DB/gslbd.lock, held for
+ * the life of the process (a lock of the open file, so it goes with the
+ * process however it ends), with the pid in the file for the message a
+ * second daemon prints and for gslbctl. */
+static int g_lock_fd = -1;
+
+static int lock_store(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/gslbd.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_err("database %s: cannot open %s: %s", dir, path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		log_err("database %s is already served by gslbd%s%s; stop it first",
+		        dir, *pid ? " pid " : "", pid);
+		close(fd);
+		return -1;
+	}
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+		log_warning("database %s: cannot write the pid into %s", dir, path);
+	g_lock_fd = fd;
+	return 0;
+}
+
+/* Refuses addresses that another process serves: with SO_REUSEPORT a
+ * second server would silently take part of the traffic. */
+static int check_listen_free(const conf_t *c)
+{
+	int bad = 0;
+	for (size_t i = 0; i < c->nlisten; i++) {
+		char who[128];
+		if (net_in_use(&c->listen[i], SOCK_DGRAM, who, sizeof(who)) ||
+		    net_in_use(&c->listen[i], SOCK_STREAM, who, sizeof(who))) {
+			log_err("listen %s is already served by %s; stop it first",
+			        c->listen[i].text, who);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 static int write_pidfile(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -371,6 +427,10 @@ static int start_server(const opts_t *o)
 	log_configure(g_conf->log, g_conf->nlog);
 	if (o->verbose)
 		log_set_level(GSLB_LOG_DEBUG);
+	if (conf_check_host(g_conf, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		return -1;
+	}
 	if (o->daemonize && daemonize_begin())
 		return -1;
 	/* The weight store is created on first start (schema in
@@ -381,6 +441,8 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	weightdb_set_nosync(g_db);
+	if (lock_store(g_conf->db_path) || check_listen_free(g_conf))
+		return -1;
 	unsigned failed;
 	snapshot_t *s = snapshot_build(g_conf, NULL, &failed, err, sizeof(err));
 	if (!s) {

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <errno.h>
+#include <pwd.h>
 #include <strings.h>
 
 typedef struct {
@@ -116,6 +119,64 @@ int conf_parse_listen(const char *text, conf_listen_t *out)
 	return 0;
 }
 
+/* The wildcard addresses 0.0.0.0 and ::.  gslbd answers from the socket
+ * a query came in on and reads no IP_PKTINFO, so on a wildcard socket a
+ * reply would leave from whatever address the route picks, and clients
+ * waiting for the address they asked would drop it. */
+#define WILDCARD_MSG "%s: a wildcard address cannot be served, since " \
+	"replies must leave from the address each query came to; list every " \
+	"address instead (e.g. 192.0.2.53@53)"
+
+static int is_wildcard(const conf_listen_t *l)
+{
+	if (l->addr.ss_family == AF_INET)
+		return ((const struct sockaddr_in *)&l->addr)->sin_addr.s_addr == INADDR_ANY;
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)&l->addr)->sin6_addr);
+}
+
+/* Appends one "FILE:LINE: reason" line to @err. */
+__attribute__((format(printf, 5, 6)))
+static void add_problem(const conf_t *c, int line, char *err, size_t errlen,
+                        const char *fmt, ...)
+{
+	char msg[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	size_t used = strlen(err);
+	if (used + 1 < errlen)
+		snprintf(err + used, errlen - used, "%s%s:%d: %s", used ? "\n" : "",
+		         c->path, line ? line : 1, msg);
+}
+
+int conf_check_host(const conf_t *c, char *err, size_t errlen)
+{
+	err[0] = 0;
+	if (c->user && *c->user && !getpwnam(c->user))
+		add_problem(c, c->user_line, err, errlen,
+		            "server.user: there is no user '%s' on this host", c->user);
+	for (size_t i = 0; i < c->nlisten; i++) {
+		const conf_listen_t *l = &c->listen[i];
+		/* Binding the address with port 0 (any free port) tells whether
+		 * it is one of this host's, without touching the real port. */
+		struct sockaddr_storage a = l->addr;
+		if (a.ss_family == AF_INET)
+			((struct sockaddr_in *)&a)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)&a)->sin6_port = 0;
+		int fd = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (bind(fd, (struct sockaddr *)&a, l->addrlen) < 0 &&
+		    errno == EADDRNOTAVAIL)
+			add_problem(c, l->line, err, errlen,
+			            "listen %s: not an address of this host", l->text);
+		close(fd);
+	}
+	return err[0] ? -1 : 0;
+}
+
 char *conf_path(const conf_t *c, const char *path)
 {
 	if (path[0] == '/' || !c->dir)
@@ -154,6 +215,9 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 				    conf_parse_listen(items[j]->value, &c->listen[j]))
 					return fail(x, items[j],
 					            "listen address must be ADDR@PORT, e.g. 127.0.0.1@5300 or ::1@5300");
+				if (is_wildcard(&c->listen[j]))
+					return fail(x, items[j], "listen " WILDCARD_MSG, c->listen[j].text);
+				c->listen[j].line = items[j]->line;
 			}
 		} else if (strcmp(k, "workers") == 0) {
 			if (v->kind == YNODE_SCALAR && strcmp(v->value, "auto") == 0)
@@ -174,6 +238,7 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 		} else if (strcmp(k, "user") == 0) {
 			if (get_str(x, v, k, &c->user))
 				return -1;
+			c->user_line = v->line;
 		} else if (strcmp(k, "udp-max-payload") == 0) {
 			if (get_uint(x, v, k, 512, 4096, &c->udp_max_payload))
 				return -1;
@@ -381,6 +446,10 @@ int conf_override_listen(conf_t *c, char **addrs, size_t n, char *err,
 			snprintf(err, errlen,
 			         "-l %s: listen address must be ADDR@PORT, e.g. 127.0.0.1@5300",
 			         addrs[i]);
+			free(l);
+			return GSLB_EINVAL;
+		} else if (is_wildcard(&l[i])) {
+			snprintf(err, errlen, "-l " WILDCARD_MSG, l[i].text);
 			free(l);
 			return GSLB_EINVAL;
 		}

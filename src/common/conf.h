@@ -16,6 +16,7 @@ typedef struct conf_listen {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	char text[80];            /* as written: "127.0.0.1@5300" */
+	int line;                 /* in the configuration file; 0: -l */
 } conf_listen_t;
 
 typedef struct conf_zone {
@@ -34,6 +35,7 @@ typedef struct conf {
 	char *identity;           /* "" hides CH TXT id.server and NSID */
 	char *version;            /* "" hides CH TXT version.bind */
 	char *user;               /* NULL: keep the starting user */
+	int user_line;
 	unsigned udp_max_payload; /* 512..4096, default 1232 */
 	unsigned tcp_idle_timeout;/* seconds, default 10 */
 	unsigned tcp_max_clients; /* default 1000 */
@@ -61,6 +63,12 @@ int conf_parse_listen(const char *text, conf_listen_t *out);
  * Returns 0, or GSLB_EINVAL naming the bad one in @err. */
 int conf_override_listen(conf_t *c, char **addrs, size_t n, char *err,
                          size_t errlen);
+
+/** Checks what the host must provide and --check can see without
+ * binding the listen ports: server.user exists, and every listen address
+ * is an address of this host.  Returns 0, or -1 with every problem in
+ * @err, one "FILE:LINE: reason" per line. */
+int conf_check_host(const conf_t *c, char *err, size_t errlen);
 
 /** Resolves @path relative to the configuration directory (new string). */
 char *conf_path(const conf_t *c, const char *path);

@@ -12,4 +12,13 @@
  * Returns the fd or -errno. */
 int net_socket_bind(const conf_listen_t *l, int type);
 
+/** Whether another socket already serves @l with @type: a bind without
+ * SO_REUSEPORT (and, for UDP, without SO_REUSEADDR, which on Linux would
+ * share a UDP port) fails with EADDRINUSE exactly then.  A TCP probe sets
+ * SO_REUSEADDR so that connections in TIME_WAIT from a previous run do
+ * not count.  When in use, names the holder in @who ("pid 123 (gslbd)",
+ * or "another process" when /proc does not tell) and returns 1; returns 0
+ * when free or when the probe cannot tell. */
+int net_in_use(const conf_listen_t *l, int type, char *who, size_t wholen);
+
 #endif

@@ -24,8 +24,15 @@ typedef struct {
 	size_t nfiles;
 	char *err;
 	size_t errlen;
+	unsigned nerr;          /* errors found so far */
 } reader_t;
 
+/* Errors listed in full before the rest are only counted: enough to fix a
+ * file in one go, few enough to fit the callers' buffers. */
+#define ZONE_MAX_ERRORS 10
+
+/* Records an error as "FILE:LINE: reason", one line each, so that an
+ * operator sees every error of a zone at once, not one per try. */
 __attribute__((format(printf, 4, 5)))
 static int zfail(reader_t *r, const char *file, int line, const char *fmt, ...)
 {
@@ -34,7 +41,13 @@ static int zfail(reader_t *r, const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(r->err, r->errlen, "%s:%d: %s", file, line, msg);
+	r->nerr++;
+	if (r->nerr > ZONE_MAX_ERRORS)
+		return -1;
+	size_t used = r->nerr > 1 ? strlen(r->err) : 0;
+	if (used + 1 < r->errlen)
+		snprintf(r->err + used, r->errlen - used, "%s%s:%d: %s",
+		         used ? "\n" : "", file, line, msg);
 	return -1;
 }
 
@@ -168,8 +181,8 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 				break;
 			continue;
 		}
+		/* A bad entry: note it and read on, to report every one. */
 		rc = zfail(r, fname, line_before, "%s", ldns_get_errorstr_by_id(s));
-		break;
 	}
 	ldns_rdf_deep_free(origin);
 	ldns_rdf_deep_free(prev);
@@ -377,8 +390,9 @@ zone_t *zone_load(const uint8_t *apex, const char *file, char *err,
 	ldns_rdf_deep_free(origin);
 
 	ldns_buffer *buf = ldns_buffer_new(4096);
-	for (size_t i = 0; rc == 0 && i < r.n; i++)
-		rc = add_rr(&r, z, &r.v[i], buf);
+	for (size_t i = 0; i < r.n; i++)
+		if (add_rr(&r, z, &r.v[i], buf))
+			rc = -1;
 	ldns_buffer_free(buf);
 	for (size_t i = 0; i < r.n; i++)
 		ldns_rr_free(r.v[i].rr);
@@ -409,6 +423,11 @@ zone_t *zone_load(const uint8_t *apex, const char *file, char *err,
 	for (size_t i = 0; i < r.nfiles; i++)
 		free(r.files[i]);
 	free(r.files);
+	if (r.nerr > ZONE_MAX_ERRORS) {
+		size_t used = strlen(err);
+		snprintf(err + used, errlen - used, "\n(and %u more errors)",
+		         r.nerr - ZONE_MAX_ERRORS);
+	}
 	if (rc) {
 		zone_free(z);
 		return NULL;

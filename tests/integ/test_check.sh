@@ -212,6 +212,35 @@ expect_has "$out" '^"apex of sub"$' "\$INCLUDE with origin: @ is the origin"
 gslbd_stop || fail "clean exit"
 
 # The daemon refuses to start with a broken zone or configuration.
+
+# Every error of a zone at once, each with its line.
+zone_bad many "$H
+bad1    IN A    999.1.1.1
+good    IN A    192.0.2.2
+bad2    IN MX   notanumber mail
+www     IN CNAME good
+www     IN A    192.0.2.3
+out.example.org. IN A 192.0.2.4" "many\.zone:6:.*(\n|.)*" "zone errors: the first"
+out=$(cd / && "$GSLBD" -c "$T/many.conf" --check 2>&1)
+for l in 6 8 10 11; do
+	expect_has "$out" "many\.zone:$l: " "zone errors: every one is reported (line $l)"
+done
+# What the host must provide, checked without binding the real port.
+conf hostbad good.zone '  user: no-such-user-here'
+sed -i "s/listen: \[ \"127.0.0.1@$PORT\" \]/listen: [ \"127.0.0.1@$PORT\", \"192.0.2.253@$PORT\" ]/" "$T/hostbad.conf"
+out=$(cd / && "$GSLBD" -c "$T/hostbad.conf" --check 2>&1)
+expect_has "$out" "hostbad\.conf:3: server\.user: there is no user 'no-such-user-here'" "--check: unknown server.user with file:line"
+expect_has "$out" "hostbad\.conf:2: listen 192\.0\.2\.253@$PORT: not an address of this host" "--check: a listen address that is not local"
+out=$(cd / && "$GSLBD" -c "$T/hostbad.conf" 2>&1)
+expect_has "$out" "not an address of this host" "the daemon refuses the same at start"
+# Wildcards: replies would leave from another address.
+for w in "0.0.0.0@$PORT" "::@$PORT"; do
+	conf wild good.zone
+	sed -i "s/listen: \[ \"127.0.0.1@$PORT\" \]/listen: [ \"$w\" ]/" "$T/wild.conf"
+	check_bad wild "wild\.conf:2: listen .*: a wildcard address cannot be served" "wildcard $w refused with file:line"
+	out=$(cd / && "$GSLBD" -c "$T/good.conf" -l "$w" --check 2>&1)
+	expect_has "$out" "^gslbd: -l .*: a wildcard address cannot be served" "-l $w refused"
+done
 for bad in badrd outside yaml key; do
 	cfg="$T/$bad.conf"
 	out=$(timeout 10 "$GSLBD" -c "$cfg" 2>&1)
