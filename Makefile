@@ -16,12 +16,28 @@
 
 -include config.mk
 
+# Missing Debian packages are installed (as root) before anything else:
+# the build's when not configured yet, the tests' too for `make check`.
+# contrib/deps.sh shows apt's progress on stderr and prints on stdout only
+# the reason it cannot install, which then ends make as its last line.
+NO_DEPS_GOALS := clean distclean
+ifeq ($(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
+else
+ifeq ($(wildcard config.mk),)
+DEPS_ERR := $(shell ./contrib/deps.sh --build)
+else ifneq ($(filter check,$(MAKECMDGOALS)),)
+DEPS_ERR := $(shell ./contrib/deps.sh)
+endif
+ifneq ($(strip $(DEPS_ERR)),)
+$(error $(DEPS_ERR))
+endif
+endif
+
 ifeq ($(wildcard config.mk),)
 # Not configured yet: every goal first runs configure, then make restarts.
 config.mk: config.mk.in configure
 	./configure
 configure: configure.ac
-	./contrib/deps.sh --build
 	autoreconf -fi
 endif
 
@@ -94,7 +110,6 @@ $(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c tests/fuzz/replay.c $(B)/libgslb
 	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
 
 check: all $(UNIT_BIN) $(B)/tests/fuzz_replay
-	@./contrib/deps.sh
 	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh
 
 fuzz: $(B)/libgslbd.a

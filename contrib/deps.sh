@@ -3,6 +3,11 @@
 # Installs (as root) or names (otherwise) the Debian 12 packages that the
 # build and the tests need.  Called by the Makefile before ./configure and
 # by .ci/run; safe to run again.
+#
+# apt's progress goes to stderr.  When the packages cannot be installed
+# (not root, apt locked, a package not found), the reason is printed as
+# the last line on stdout and the exit status is 1, so that the Makefile
+# can stop with exactly that line.
 set -e
 
 # Build: compiler, autoconf and the libraries gslbd links against.
@@ -27,17 +32,33 @@ for p in $want; do
 done
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "deps.sh: installing:$missing" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  # Reference servers must not start on port 53 when installed.
-  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
-  chmod +x /usr/sbin/policy-rc.d
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
-  rm -f /usr/sbin/policy-rc.d
-else
-  echo "gslbd needs these Debian packages:$missing" >&2
-  echo "install them with: apt-get install$missing" >&2
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+  echo "gslbd needs these Debian packages:$missing; install them as root with: apt-get install$missing"
+  exit 1
+fi
+
+echo "deps.sh: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Reference servers must not start on port 53 when installed: a
+# policy-rc.d that forbids starting services, removed however this script
+# ends (one that was there before is left alone).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  trap 'rm -f "$policy"' EXIT
+  trap 'rm -f "$policy"; exit 1' INT TERM HUP
+  printf '#!/bin/sh\nexit 101\n' > "$policy"
+  chmod +x "$policy"
+fi
+log=$(mktemp)
+# apt's own progress, live on stderr; its output is kept to find the
+# reason when it fails (sh has no pipefail: the status goes by file).
+( set +e
+  apt-get update -q && apt-get install -y -q --no-install-recommends $missing
+  echo $? > "$log.rc" ) 2>&1 | tee "$log" >&2
+rc=$(cat "$log.rc")
+reason=$(grep -E '^(E|W): ' "$log" | tail -n 1)
+rm -f "$log" "$log.rc"
+if [ "$rc" != 0 ]; then
+  echo "deps.sh: apt-get could not install$missing: ${reason:-see apt's output above}"
   exit 1
 fi
