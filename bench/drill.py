@@ -44,7 +44,15 @@ results.json, results.md) and a markdown table on stdout.
 Usage: python3 bench/drill.py [--factor 10] [--runs announced,unannounced]
                               [--nodes 20] [--affected 7] [--derate 55]
                               [--prewarm 35] [--rps 1000] [--resolvers 48]
-                              [--seed 1] [--metrics-every 10] [--sample 500]
+                              [--seed 1 | --seeds 1-10] [--burn 0.9]
+                              [--metrics-every 10] [--sample 500]
+
+--seeds runs every run for each seed of a list ("1-10", "1,4,7-9") and
+prints, per run, the median and the worst of each figure over the seeds,
+with the per-seed table.  --burn SHARE runs one CPU burner per core beside
+the drill, each busy for SHARE of every 10 ms (a reproducible "busy
+machine"; 0.9 puts the load average near the core count), stopped with
+the drill.
 Standard library only.  Every process started here is stopped by PID.
 """
 import argparse
@@ -700,8 +708,82 @@ def table(results, factor):
     return "\n".join(lines)
 
 
+def parse_seeds(text):
+    """ "1-3,7" -> [1, 2, 3, 7] """
+    seeds = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        seeds.extend(range(int(lo), int(hi or lo) + 1))
+    if not seeds:
+        raise ValueError("no seed in %r" % text)
+    return seeds
+
+
+def burn_main(share, limit):
+    """One burner: busy for share of every 10 ms, for at most limit s."""
+    end = time.time() + limit
+    busy, idle = 0.01 * share, 0.01 * (1 - share)
+    while time.time() < end:
+        t = time.time() + busy
+        while time.time() < t:
+            pass
+        if idle > 0:
+            time.sleep(idle)
+
+
+def start_burners(share, limit):
+    procs = []
+    for cpu in range(os.cpu_count() or 1):
+        procs.append(subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--burner",
+             "%g:%g" % (share, limit)]))
+    return procs
+
+
+def key_figures(r):
+    """The drill's figures for one run, as the summary compares them."""
+    ds = [x["delay"] for x in r["repool"] if x["delay"] is not None]
+    never = sum(1 for x in r["repool"] if x["delay"] is None)
+    return {"peak": r["peak"], "mean": r["mean"],
+            "worst_delay": max(ds) if ds else None,
+            "late": sum(1 for x in ds if x > 20) + never}
+
+
+def seeds_table(per_seed):
+    """per_seed: [(seed, [result, ...])] -> markdown: per seed, then the
+    median and worst over the seeds for each run."""
+    runs = [r["run"] for r in per_seed[0][1]]
+    lines = ["| seed |" + "".join(" %s peak | %s mean | %s late |" % (n, n, n)
+                                  for n in runs),
+             "|---|" + "---|---|---|" * len(runs)]
+    for seed, results in per_seed:
+        row = "| %d |" % seed
+        for r in results:
+            k = key_figures(r)
+            row += " %s | %s | %d |" % (fmt_pct(k["peak"]), fmt_pct(k["mean"]), k["late"])
+        lines.append(row)
+    lines += ["", "| run | peak median | peak worst | mean median | mean worst | "
+              "crossing -> out, worst | seeds with a late node |", "|---|---|---|---|---|---|---|"]
+    for i, n in enumerate(runs):
+        ks = [key_figures(res[i]) for _, res in per_seed]
+        peaks = sorted(k["peak"] for k in ks)
+        means = sorted(k["mean"] for k in ks)
+        delays = [k["worst_delay"] for k in ks if k["worst_delay"] is not None]
+        lines.append("| %s | %s | %s | %s | %s | %s | %d of %d |" % (
+            n, fmt_pct(peaks[len(peaks) // 2] if len(peaks) % 2 else
+                       (peaks[len(peaks) // 2 - 1] + peaks[len(peaks) // 2]) / 2),
+            fmt_pct(peaks[-1]),
+            fmt_pct(means[len(means) // 2] if len(means) % 2 else
+                    (means[len(means) // 2 - 1] + means[len(means) // 2]) / 2),
+            fmt_pct(means[-1]),
+            "%+.0f s" % max(delays) if delays else "n/a",
+            sum(1 for k in ks if k["late"]), len(ks)))
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--burner", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--factor", type=float, default=10)
     ap.add_argument("--runs", default="announced,unannounced")
@@ -713,6 +795,9 @@ def main():
     ap.add_argument("--rps", type=float, default=1000)
     ap.add_argument("--resolvers", type=int, default=48)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", help='run each seed of a list ("1-10")')
+    ap.add_argument("--burn", type=float, default=0,
+                    help="CPU burners beside the drill, busy this share (0..1)")
     ap.add_argument("--metrics-every", type=float, default=10,
                     help="simulated seconds between metric pushes; 0: none")
     ap.add_argument("--sample", type=int, default=500,
@@ -721,36 +806,68 @@ def main():
     if a.serve:
         serve_main(a.serve)
         return 0
+    if a.burner:
+        share, limit = (float(x) for x in a.burner.split(":"))
+        burn_main(share, limit)
+        return 0
     for b in (GSLBD, GSLBCTL):
         if not os.access(b, os.X_OK):
             sys.exit("%s missing: run make first" % b)
-    random.seed(a.seed)
+    if not 0 <= a.burn < 1:
+        sys.exit("--burn takes a share from 0 to below 1")
+    seeds = parse_seeds(a.seeds) if a.seeds else [a.seed]
     out = os.path.join(ROOT, "bench", "out",
                        time.strftime("drill-%Y%m%d-%H%M%S"))
     os.makedirs(out)
-    dr = Drill(a, out)
     print("drill: factor %g (1 simulated minute = %g real s), output %s" %
           (a.factor, 60 / a.factor, out), flush=True)
-    print("drill: configuration (real seconds): %s" % json.dumps(dr.conf()),
-          flush=True)
-    results = []
+    burners = []
+    if a.burn:
+        # Bounded: the burners stop by themselves after the longest the
+        # drill can take (each run is about 1120 simulated seconds).
+        limit = len(seeds) * len(a.runs.split(",")) * (1200 / a.factor + 60)
+        burners = start_burners(a.burn, limit)
+        print("drill: %d CPU burners at %g %%" % (len(burners), 100 * a.burn),
+              flush=True)
+    per_seed = []
     try:
-        for name in a.runs.split(","):
-            print("drill: run %s ..." % name, flush=True)
-            t = time.time()
-            results.append(dr.run(name, name == "announced"))
-            print("drill: run %s done in %.0f s" % (name, time.time() - t),
-                  flush=True)
+        for seed in seeds:
+            a.seed = seed
+            random.seed(seed)
+            sd = os.path.join(out, "seed-%d" % seed) if a.seeds else out
+            os.makedirs(sd, exist_ok=True)
+            dr = Drill(a, sd)
+            print("drill: seed %d, configuration (real seconds): %s" %
+                  (seed, json.dumps(dr.conf())), flush=True)
+            results = []
+            try:
+                for name in a.runs.split(","):
+                    print("drill: seed %d run %s ..." % (seed, name), flush=True)
+                    t = time.time()
+                    results.append(dr.run(name, name == "announced"))
+                    print("drill: seed %d run %s done in %.0f s" %
+                          (seed, name, time.time() - t), flush=True)
+            finally:
+                for p in dr.procs:
+                    dr.stop(p)
+            with open(os.path.join(sd, "results.json"), "w") as f:
+                json.dump({"args": vars(a), "conf": dr.conf(), "results": results},
+                          f, indent=1)
+            md = table(results, a.factor)
+            with open(os.path.join(sd, "results.md"), "w") as f:
+                f.write(md + "\n")
+            print(md, flush=True)
+            per_seed.append((seed, results))
     finally:
-        for p in dr.procs:
-            dr.stop(p)
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"args": vars(a), "conf": dr.conf(), "results": results}, f,
-                  indent=1)
-    md = table(results, a.factor)
-    with open(os.path.join(out, "results.md"), "w") as f:
-        f.write(md + "\n")
-    print(md)
+        for p in burners:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(5)
+    if a.seeds:
+        md = seeds_table(per_seed)
+        with open(os.path.join(out, "seeds.md"), "w") as f:
+            f.write("seeds %s, burn %g\n\n%s\n" % (a.seeds, a.burn, md))
+        print(md)
     return 0
 
 
