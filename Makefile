@@ -64,7 +64,7 @@ LIBS_ALL = $(DEP_LIBS) -lpthread -lm
 # The daemon's code by concern (src/README.md): every folder but ctl/ goes
 # into libgslbd.a, which gslbd, gslbctl, the unit tests and the fuzzers
 # link; ctl/ is gslbctl's own.
-DIRS := common dns gslb health store
+DIRS := common dns gslb health store stats
 LIB_SRC := $(foreach d,$(DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
 CTL_SRC := $(wildcard src/ctl/*.c)

@@ -11,6 +11,8 @@
 #include "common/util.h"
 #include "store/weightdb.h"
 #include "dns/worker.h"
+#include "stats/metrics.h"
+#include "stats/stats.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -43,6 +45,8 @@ static weightdb_t *g_db;
 static health_t *g_health;
 static unsigned g_nworkers;
 static const opts_t *g_opts;
+static stats_t *g_stats;
+static int64_t g_started;
 
 static void usage(FILE *f)
 {
@@ -116,6 +120,11 @@ static int do_check(const opts_t *o)
 		bad = 1;
 	}
 	if (conf_check_host(c, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
+	stats_conf_t sc;
+	if (stats_conf_load(c, &sc, err, sizeof(err))) {
 		fprintf(stderr, "gslbd: %s\n", err);
 		bad = 1;
 	}
@@ -481,6 +490,45 @@ static void log_counters(void)
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
 }
 
+/* The statistics endpoint's view of the daemon ------------------------- */
+
+/* The threads that must run for the daemon to be healthy: a loop or UDP
+ * thread silent for this long is stuck (each runs once a second). */
+#define ALIVE_MAX_AGE 5
+
+static int healthy(char *why, size_t whylen, void *arg)
+{
+	return workers_alive(g_workers, g_nworkers, ALIVE_MAX_AGE, why, whylen) == 0;
+}
+
+static void metrics(expo_t *e, void *arg)
+{
+	stats_sample_t s;
+	memset(&s, 0, sizeof(s));
+	s.version = PACKAGE_VERSION;
+	s.started = g_started;
+	s.workers = g_nworkers;
+	for (int st = 0; st < STAT_MAX; st++) {
+		s.counters[STATS_UDP][st] = workers_stat_udp(g_workers, g_nworkers, st);
+		s.counters[STATS_TCP][st] = workers_stat(g_workers, g_nworkers, st) -
+		                            s.counters[STATS_UDP][st];
+	}
+	/* The main thread publishes snapshots, so it reads the current one
+	 * without RCU: nobody else frees it. */
+	const snapshot_t *snap = snapshot_get();
+	stats_zone_t zs[snap->nzones ? snap->nzones : 1];
+	for (size_t i = 0; i < snap->nzones; i++) {
+		const zone_t *z = snap->zones[i];
+		zs[s.nzones++] = (stats_zone_t){ g_conf->zones[i].name,
+		                                 z ? z->serial : 0, z ? z->loaded : 0 };
+	}
+	s.zones = zs;
+	s.snapshot_generation = snap->generation;
+	char why[128];
+	s.alive = healthy(why, sizeof(why), NULL);
+	stats_render(&s, e);
+}
+
 /* Starts the workers and the health thread, runs the main loop (signals,
  * the store's flush) until SIGTERM or SIGINT, then stops them.  Returns
  * 0, or 1 when a thread could not start. */
@@ -514,6 +562,15 @@ static int run(void)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	stats_conf_t sc;
+	stats_provider_t sp = { metrics, healthy, NULL };
+	if (stats_conf_load(g_conf, &sc, err, sizeof(err)) ||
+	    !(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
+		log_err("%s", err);
+		health_stop(g_health);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
 	for (size_t i = 0; i < g_conf->nlisten; i++)
 		log_info("serving on %s (UDP and TCP), %u workers",
 		         g_conf->listen[i].text, g_nworkers);
@@ -526,6 +583,7 @@ static int run(void)
 	sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 
 	log_counters();
+	stats_stop(g_stats);
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	uv_close((uv_handle_t *)&sig_hup, NULL);
@@ -543,6 +601,7 @@ int main(int argc, char **argv)
 	/* Static: g_opts points here for the life of the process (reload
 	 * reads it), and so does the listen array on every exit path. */
 	static opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
+	g_started = (int64_t)time(NULL);
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;

@@ -396,7 +396,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 		goto fail;
 	/* health and cutover are validated by their own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
-	                                   "health", "cutover", "log", NULL };
+	                                   "health", "cutover", "log", "stats", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;

@@ -190,6 +190,16 @@ int workers_alive(const worker_t *ws, unsigned n, int64_t max_age,
 	return 0;
 }
 
+uint64_t workers_stat_udp(const worker_t *ws, unsigned n, int stat)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		for (size_t k = 0; k < ws[i].nlisten; k++)
+			if (ws[i].udp[k])
+				sum += net_udp_stat(ws[i].udp[k], stat);
+	return sum;
+}
+
 uint64_t workers_stat(const worker_t *ws, unsigned n, int stat)
 {
 	uint64_t sum = 0;

@@ -62,7 +62,10 @@ void workers_stop(worker_t *w, unsigned n);
 int workers_alive(const worker_t *w, unsigned n, int64_t max_age,
                   char *what, size_t whatlen);
 
-/** Sums counter @stat over all workers. */
+/** Sums counter @stat over the UDP threads of all workers. */
+uint64_t workers_stat_udp(const worker_t *w, unsigned n, int stat);
+
+/** Sums counter @stat over all workers, UDP and TCP. */
 uint64_t workers_stat(const worker_t *w, unsigned n, int stat);
 
 /* Hooks between worker.c and the network modules: around every batch a

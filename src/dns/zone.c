@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One parsed RR and where it came from, for error messages. */
 typedef struct {
@@ -380,6 +381,7 @@ zone_t *zone_load(const uint8_t *apex, const char *file, char *err,
 	dname_copy_lower(z->apex, apex);
 	z->apex_labels = dname_labels(z->apex);
 	z->file = xstrdup(file);
+	z->loaded = (int64_t)time(NULL);
 	table_grow(z);
 
 	char apex_str[1100];

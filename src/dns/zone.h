@@ -57,6 +57,7 @@ typedef struct zone {
 	const zrrset_t *soa;
 	uint32_t neg_ttl;       /* min(SOA TTL, SOA MINIMUM), RFC 2308 §5 */
 	uint32_t serial;
+	int64_t loaded;         /* unix time of zone_load() */
 	znode_t **table;
 	uint32_t mask;
 	size_t nnodes;

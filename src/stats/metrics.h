@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The metric families gslbd exports, rendered from a sample of the
+ * daemon's state that the caller takes first (stats_sample_t), so that
+ * what is exported, under which names and labels, is one pure function
+ * that unit tests can call without a running daemon.
+ *
+ * Naming follows Prometheus conventions: the gslbd_ prefix, _total for
+ * counters, base units (seconds), and labels of bounded cardinality
+ * (transport, rcode, zone: as many as configured). */
+#ifndef GSLB_METRICS_H
+#define GSLB_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dns/query.h"
+#include "stats/expo.h"
+
+enum { STATS_UDP, STATS_TCP, STATS_NTRANSPORT };
+
+/** One zone as served. */
+typedef struct stats_zone {
+	const char *name;         /* presentation form, no final dot */
+	uint32_t serial;
+	int64_t loaded;           /* unix time the served version was read */
+} stats_zone_t;
+
+/** What one scrape reports, taken by the caller. */
+typedef struct stats_sample {
+	const char *version;      /* PACKAGE_VERSION */
+	int64_t started;          /* unix time the process started */
+	uint64_t counters[STATS_NTRANSPORT][STAT_MAX]; /* dns/query.h STAT_* */
+	const stats_zone_t *zones;
+	size_t nzones;
+	uint64_t snapshot_generation; /* publications of the snapshot */
+	unsigned workers;
+	int alive;                /* every worker and health thread runs */
+} stats_sample_t;
+
+/** Appends every family of @s to @e. */
+void stats_render(const stats_sample_t *s, expo_t *e);
+
+#endif

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* The statistics endpoint on the main loop (libmicrohttpd). */
+#include "stats/stats.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Section parsing --------------------------------------------------- */
+
+static int parse_prefix(const char *text, stats_prefix_t *p)
+{
+	char host[64];
+	const char *slash = strchr(text, '/');
+	size_t hl = slash ? (size_t)(slash - text) : strlen(text);
+	if (hl == 0 || hl >= sizeof(host))
+		return -1;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	memset(p, 0, sizeof(*p));
+	unsigned max;
+	if (inet_pton(AF_INET, host, p->addr) == 1)
+		p->family = AF_INET, max = 32;
+	else if (inet_pton(AF_INET6, host, p->addr) == 1)
+		p->family = AF_INET6, max = 128;
+	else
+		return -1;
+	p->bits = max;
+	if (slash) {
+		char *end;
+		unsigned long b = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || b > max)
+			return -1;
+		p->bits = (unsigned)b;
+	}
+	/* Host bits must be clear: 10.1.2.3/8 is a typo, not a network. */
+	for (unsigned b = p->bits; b < max; b++)
+		if (p->addr[b / 8] & (0x80u >> (b % 8)))
+			return -1;
+	return 0;
+}
+
+/* Calls @fn for each scalar of @v (one scalar or a sequence of them). */
+static int each_item(const conf_t *c, const ynode_t *v, const char *what,
+                     size_t max, char *err, size_t errlen,
+                     int (*fn)(const ynode_t *item, size_t i, void *arg), void *arg)
+{
+	const ynode_t *const *items = (const ynode_t *const *)&v;
+	size_t n = 1;
+	if (v->kind == YNODE_SEQ) {
+		items = (const ynode_t *const *)v->items;
+		n = v->n;
+	}
+	if (n > max)
+		return conf_sfail(c, v, err, errlen, "stats.%s: at most %zu entries",
+		                  what, max);
+	for (size_t i = 0; i < n; i++) {
+		if (items[i]->kind != YNODE_SCALAR)
+			return conf_sfail(c, items[i], err, errlen,
+			                  "stats.%s: each entry is one address", what);
+		if (fn(items[i], i, arg))
+			return conf_sfail(c, items[i], err, errlen,
+			                  "stats.%s: '%s' is not %s", what, items[i]->value,
+			                  strcmp(what, "listen") == 0 ?
+			                  "ADDR@PORT (e.g. 127.0.0.1@9153)" :
+			                  "an address or ADDR/LEN network");
+	}
+	return 0;
+}
+
+static int add_listen(const ynode_t *item, size_t i, void *arg)
+{
+	stats_conf_t *o = arg;
+	if (conf_parse_listen(item->value, &o->listen[i]))
+		return -1;
+	o->listen[i].line = item->line;
+	o->nlisten = i + 1;
+	return 0;
+}
+
+static int add_allow(const ynode_t *item, size_t i, void *arg)
+{
+	stats_conf_t *o = arg;
+	if (parse_prefix(item->value, &o->allow[i]))
+		return -1;
+	o->nallow = i + 1;
+	return 0;
+}
+
+int stats_conf_load(const conf_t *c, stats_conf_t *o, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "listen", "allow", NULL };
+	memset(o, 0, sizeof(*o));
+	const ynode_t *s = ynode_get(c->root, "stats"), *v;
+	if (!s)
+		return 0;
+	if (conf_skeys(c, s, "stats", keys, err, errlen))
+		return -1;
+	if ((v = ynode_get(s, "listen")) &&
+	    each_item(c, v, "listen", STATS_MAX_LISTEN, err, errlen, add_listen, o))
+		return -1;
+	if ((v = ynode_get(s, "allow")) &&
+	    each_item(c, v, "allow", STATS_MAX_ALLOW, err, errlen, add_allow, o))
+		return -1;
+	if (!o->nlisten && o->nallow)
+		return conf_sfail(c, s, err, errlen,
+		                  "stats: allow without listen serves nothing");
+	return 0;
+}
+
+int stats_allowed(const stats_conf_t *c, const struct sockaddr *addr)
+{
+	if (!c->nallow)
+		return 1;
+	const unsigned char *a;
+	int fam = addr->sa_family;
+	unsigned char mapped[4];
+	if (fam == AF_INET) {
+		a = (const unsigned char *)&((const struct sockaddr_in *)addr)->sin_addr;
+	} else if (fam == AF_INET6) {
+		a = (const unsigned char *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
+			memcpy(mapped, a + 12, 4);
+			a = mapped;
+			fam = AF_INET;
+		}
+	} else {
+		return 0;
+	}
+	for (size_t i = 0; i < c->nallow; i++) {
+		const stats_prefix_t *p = &c->allow[i];
+		if (p->family != fam)
+			continue;
+		unsigned full = p->bits / 8, rest = p->bits % 8;
+		if (memcmp(a, p->addr, full) != 0)
+			continue;
+		if (rest && ((a[full] ^ p->addr[full]) & (0xff00u >> rest) & 0xff))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* The server ----------------------------------------------------------- */
+
+typedef struct endpoint {
+	struct MHD_Daemon *d;
+	uv_poll_t poll;
+	uv_timer_t timer;
+	struct stats *owner;
+} endpoint_t;
+
+struct stats {
+	stats_conf_t conf;
+	stats_provider_t p;
+	endpoint_t ep[STATS_MAX_LISTEN];
+	size_t nep;
+	uv_loop_t *loop;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
+                             const char *type, char *body, size_t len)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *conn, unsigned status,
+                            const char *msg)
+{
+	char *b = xstrdup(msg);
+	return reply(conn, status, "text/plain; charset=utf-8", b, strlen(b));
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_len, void **state)
+{
+	stats_t *s = cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
+	if (strcmp(url, "/metrics") == 0) {
+		expo_t e;
+		expo_init(&e);
+		s->p.metrics(&e, s->p.arg);
+		/* The buffer goes to libmicrohttpd, which frees it. */
+		return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+		             e.buf, e.len);
+	}
+	if (strcmp(url, "/healthz") == 0) {
+		char why[256], body[300];
+		if (s->p.healthy(why, sizeof(why), s->p.arg))
+			return text(conn, MHD_HTTP_OK, "ok\n");
+		snprintf(body, sizeof(body), "unhealthy: %s\n", why);
+		return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, body);
+	}
+	return text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /healthz\n");
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+                                 socklen_t addrlen)
+{
+	stats_t *s = cls;
+	return stats_allowed(&s->conf, addr) ? MHD_YES : MHD_NO;
+}
+
+static void arm(endpoint_t *ep);
+
+static void on_timer(uv_timer_t *t)
+{
+	endpoint_t *ep = t->data;
+	MHD_run(ep->d);
+	arm(ep);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+	endpoint_t *ep = p->data;
+	MHD_run(ep->d);
+	arm(ep);
+}
+
+/* libmicrohttpd's own timeouts (idle connections) run from a timer. */
+static void arm(endpoint_t *ep)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	if (MHD_get_timeout(ep->d, &ms) == MHD_YES)
+		uv_timer_start(&ep->timer, on_timer, ms, 0);
+	else
+		uv_timer_stop(&ep->timer);
+}
+
+/* A stats connection that is idle this long is closed. */
+#define STATS_IDLE_TIMEOUT 10
+
+stats_t *stats_start(const stats_conf_t *c, uv_loop_t *loop,
+                     const stats_provider_t *p, char *err, size_t errlen)
+{
+	stats_t *s = xcalloc(1, sizeof(*s));
+	s->conf = *c;
+	s->p = *p;
+	s->loop = loop;
+	for (size_t i = 0; i < c->nlisten; i++) {
+		endpoint_t *ep = &s->ep[s->nep];
+		const conf_listen_t *l = &s->conf.listen[i];
+		unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+		if (l->addr.ss_family == AF_INET6)
+			flags |= MHD_USE_IPv6;
+		uint16_t port = ntohs(l->addr.ss_family == AF_INET6 ?
+		                      ((const struct sockaddr_in6 *)&l->addr)->sin6_port :
+		                      ((const struct sockaddr_in *)&l->addr)->sin_port);
+		ep->d = MHD_start_daemon(flags, port, on_accept, s, on_request, s,
+		                         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&l->addr,
+		                         MHD_OPTION_CONNECTION_TIMEOUT,
+		                         (unsigned)STATS_IDLE_TIMEOUT,
+		                         MHD_OPTION_END);
+		if (!ep->d) {
+			snprintf(err, errlen, "stats: cannot serve on %s (address in use or "
+			         "not local?)", l->text);
+			stats_stop(s);
+			return NULL;
+		}
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(ep->d, MHD_DAEMON_INFO_EPOLL_FD);
+		ep->owner = s;
+		uv_poll_init(loop, &ep->poll, info->epoll_fd);
+		uv_timer_init(loop, &ep->timer);
+		ep->poll.data = ep->timer.data = ep;
+		uv_poll_start(&ep->poll, UV_READABLE, on_poll);
+		s->nep++;
+		log_info("stats: serving /metrics and /healthz on %s", l->text);
+	}
+	return s;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	endpoint_t *ep = h->data;
+	stats_t *s = ep->owner;
+	/* The timer closes last: then the daemon and, with the last
+	 * endpoint, the whole stats_t can go. */
+	if (h != (uv_handle_t *)&ep->timer)
+		return;
+	MHD_stop_daemon(ep->d);
+	ep->d = NULL;
+	for (size_t i = 0; i < s->nep; i++)
+		if (s->ep[i].d)
+			return;
+	free(s);
+}
+
+void stats_stop(stats_t *s)
+{
+	if (!s)
+		return;
+	if (!s->nep) {
+		free(s);
+		return;
+	}
+	for (size_t i = 0; i < s->nep; i++) {
+		uv_close((uv_handle_t *)&s->ep[i].poll, on_closed);
+		uv_close((uv_handle_t *)&s->ep[i].timer, on_closed);
+	}
+}

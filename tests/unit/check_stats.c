@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* Metrics: the exposition format, the families rendered from a sample,
+ * the stats section and its allow list. */
+#include "common/log.h"
+#include "stats/expo.h"
+#include "stats/metrics.h"
+#include "stats/stats.h"
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+static int has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+	return 0;
+}
+
+START_TEST(expo_escapes_and_formats)
+{
+	expo_t e;
+	expo_init(&e);
+	expo_family(&e, "x_total", EXPO_COUNTER, "a \\ b\nc");
+	const char *l[] = { "zone", "a\"b\\c\nd", "k", "v" };
+	expo_sample_u64(&e, "x_total", l, 2, 18446744073709551615ull);
+	expo_sample(&e, "y", NULL, 0, 0.25);
+	expo_sample(&e, "y", NULL, 0, 1.0 / 0.0);
+	ck_assert(has_line(e.buf, "# HELP x_total a \\\\ b\\nc"));
+	ck_assert(has_line(e.buf, "# TYPE x_total counter"));
+	ck_assert(has_line(e.buf, "x_total{zone=\"a\\\"b\\\\c\\nd\",k=\"v\"} 18446744073709551615"));
+	ck_assert(has_line(e.buf, "y 0.25"));
+	ck_assert(has_line(e.buf, "y +Inf"));
+	/* Growth past the first buffer keeps every line. */
+	for (int i = 0; i < 2000; i++)
+		expo_sample_u64(&e, "z", NULL, 0, (uint64_t)i);
+	ck_assert(has_line(e.buf, "z 0"));
+	ck_assert(has_line(e.buf, "z 1999"));
+	ck_assert_uint_eq(strlen(e.buf), e.len);
+	expo_free(&e);
+}
+END_TEST
+
+START_TEST(render_sample)
+{
+	stats_sample_t s;
+	memset(&s, 0, sizeof(s));
+	s.version = "9.9";
+	s.started = 1700000000;
+	s.workers = 2;
+	s.alive = 1;
+	s.counters[STATS_UDP][STAT_QUERIES] = 10;
+	s.counters[STATS_UDP][STAT_NOERROR] = 6;
+	s.counters[STATS_UDP][STAT_NODATA] = 1;
+	s.counters[STATS_UDP][STAT_NXDOMAIN] = 3;
+	s.counters[STATS_TCP][STAT_QUERIES] = 4;
+	s.counters[STATS_TCP][STAT_REFUSED] = 4;
+	stats_zone_t z[] = { { "cdn.example.test", 2026, 1700000100 } };
+	s.zones = z;
+	s.nzones = 1;
+	s.snapshot_generation = 3;
+	expo_t e;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "gslbd_build_info{version=\"9.9\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_up 1"));
+	ck_assert(has_line(e.buf, "gslbd_queries_total{transport=\"udp\"} 10"));
+	ck_assert(has_line(e.buf, "gslbd_queries_total{transport=\"tcp\"} 4"));
+	/* NODATA is a NOERROR response, and also counted on its own. */
+	ck_assert(has_line(e.buf, "gslbd_responses_total{transport=\"udp\",rcode=\"NOERROR\"} 7"));
+	ck_assert(has_line(e.buf, "gslbd_nodata_responses_total{transport=\"udp\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_responses_total{transport=\"udp\",rcode=\"NXDOMAIN\"} 3"));
+	ck_assert(has_line(e.buf, "gslbd_responses_total{transport=\"tcp\",rcode=\"REFUSED\"} 4"));
+	ck_assert(has_line(e.buf, "gslbd_zone_serial{zone=\"cdn.example.test\"} 2026"));
+	ck_assert(has_line(e.buf, "gslbd_zone_loaded_timestamp_seconds{zone=\"cdn.example.test\"} 1700000100"));
+	ck_assert(has_line(e.buf, "gslbd_snapshot_publications_total 3"));
+	/* Every sample's family is declared before it. */
+	ck_assert(strstr(e.buf, "# TYPE gslbd_queries_total counter") <
+	          strstr(e.buf, "gslbd_queries_total{"));
+	expo_free(&e);
+}
+END_TEST
+
+static char dir[] = "/tmp/check_stats-XXXXXX";
+static char path[256];
+
+static conf_t *load(const char *stats, char *err, size_t errlen)
+{
+	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "zones:\n  - name: example.test\n    file: x.zone\n%s", stats);
+	fclose(f);
+	return conf_load(path, err, errlen);
+}
+
+static void expect_stats_error(const char *stats, int line, const char *what)
+{
+	char err[1024], want[300];
+	conf_t *c = load(stats, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	stats_conf_t sc;
+	ck_assert_msg(stats_conf_load(c, &sc, err, sizeof(err)) != 0, "accepted: %s", stats);
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' lacks '%s'", err, want);
+	ck_assert_msg(strstr(err, what) != NULL, "'%s' lacks '%s'", err, what);
+	conf_free(c);
+}
+
+static struct sockaddr_storage sa(const char *ip)
+{
+	struct sockaddr_storage s;
+	memset(&s, 0, sizeof(s));
+	if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)&s)->sin_addr) == 1)
+		s.ss_family = AF_INET;
+	else if (inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)&s)->sin6_addr) == 1)
+		s.ss_family = AF_INET6;
+	return s;
+}
+
+START_TEST(section_and_allow)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	log_set_level(GSLB_LOG_ERR);
+	char err[1024];
+	conf_t *c = load("", err, sizeof(err));
+	stats_conf_t sc;
+	ck_assert_int_eq(stats_conf_load(c, &sc, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sc.nlisten, 0);
+	conf_free(c);
+	c = load("stats:\n  listen: [ \"127.0.0.1@9153\", \"::1@9153\" ]\n"
+	         "  allow: [ \"10.0.0.0/8\", \"192.0.2.7\", \"2001:db8::/32\" ]\n",
+	         err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_int_eq(stats_conf_load(c, &sc, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sc.nlisten, 2);
+	ck_assert_uint_eq(sc.nallow, 3);
+	struct sockaddr_storage a;
+	a = sa("10.200.1.1"); ck_assert(stats_allowed(&sc, (struct sockaddr *)&a));
+	a = sa("11.0.0.1"); ck_assert(!stats_allowed(&sc, (struct sockaddr *)&a));
+	a = sa("192.0.2.7"); ck_assert(stats_allowed(&sc, (struct sockaddr *)&a));
+	a = sa("192.0.2.8"); ck_assert(!stats_allowed(&sc, (struct sockaddr *)&a));
+	a = sa("2001:db8:ffff::1"); ck_assert(stats_allowed(&sc, (struct sockaddr *)&a));
+	a = sa("2001:db9::1"); ck_assert(!stats_allowed(&sc, (struct sockaddr *)&a));
+	/* An IPv4 client on an IPv6 socket is judged as IPv4. */
+	a = sa("::ffff:10.1.2.3"); ck_assert(stats_allowed(&sc, (struct sockaddr *)&a));
+	conf_free(c);
+	expect_stats_error("stats:\n  listen: [ \"localhost:9153\" ]\n", 5, "ADDR@PORT");
+	expect_stats_error("stats:\n  listen: [ \"127.0.0.1@9153\" ]\n  allow: [ \"10.1.2.3/8\" ]\n",
+	                   6, "'10.1.2.3/8' is not an address or ADDR/LEN network");
+	expect_stats_error("stats:\n  listen: [ \"127.0.0.1@9153\" ]\n  allow: [ \"::1/129\" ]\n",
+	                   6, "not an address");
+	expect_stats_error("stats:\n  lisen: [ \"127.0.0.1@9153\" ]\n", 5, "lisen");
+	expect_stats_error("stats:\n  allow: [ \"::1\" ]\n", 5, "allow without listen");
+	remove(path);
+	remove(dir);
+}
+END_TEST
+
+static Suite *stats_suite(void)
+{
+	Suite *s = suite_create("stats");
+	TCase *t = tcase_create("metrics");
+	tcase_add_test(t, expo_escapes_and_formats);
+	tcase_add_test(t, render_sample);
+	tcase_add_test(t, section_and_allow);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(stats_suite)
