@@ -368,7 +368,7 @@ for s in $SERVERS; do
   pid=$!
   unset -n cmd
   ok=
-  for n in $(seq 100); do
+  for _ in $(seq 100); do
     ready "$s" && { ok=1; break; }
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # bench/cpu.sh: exact CPU accounting and CPU placement for benchmarks
 # (sourced; used by bench/compare.sh, see docs/BENCHMARKS.md).
 #
@@ -90,16 +91,16 @@ cg_rss_kb() {
 # cg_stop NAME: TERM, then after 5 s KILL, every process of the group (all
 # were started by this benchmark inside it), then remove the group.
 cg_stop() {
-  local d p n
+  local d p
   d=$(cg_dir "$1")
   [ -d "$d" ] || return 0
   for p in $(cg_procs "$1"); do kill -TERM "$p" 2>/dev/null || true; done
-  for n in $(seq 50); do
+  for _ in $(seq 50); do
     [ -z "$(cg_procs "$1")" ] && break
     sleep 0.1
   done
   for p in $(cg_procs "$1"); do kill -KILL "$p" 2>/dev/null || true; done
-  for n in $(seq 20); do
+  for _ in $(seq 20); do
     [ -z "$(cg_procs "$1")" ] && break
     sleep 0.1
   done
