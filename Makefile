@@ -11,6 +11,9 @@
 #   make fuzz       libFuzzer binaries (clang)
 #   make bench      the dnsperf comparison of docs/BENCHMARKS.md
 #   make bench-gslb the GSLB benchmark of docs/BENCHMARKS.md (bench/gslb.sh)
+#   make bench-compare  server CPU per answered query, exact (cpuacct):
+#                   gslbd against knotd, gdnsd and a UDP reflector
+#                   (bench/compare.sh; needs root and cgroup v1)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -75,7 +78,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb man geoip
+.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -120,6 +123,8 @@ bench: all
 	bench/run.sh
 bench-gslb: all
 	bench/gslb.sh
+bench-compare: all
+	bench/compare.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:

@@ -10,6 +10,18 @@
                                 (@MMDB@ left for the caller)
     geo-queries NAME            4000 "NAME A ECS" lines, one distinct /24
                                 each, spread over the 400 networks
+    compare-json                geo-json plus set.bench.test: the same
+                                rows with weight 1 each and 3 answers,
+                                i.e. every node of the region (bench/
+                                compare.sh's "address set")
+    compare-gdnsd               geo-gdnsd plus resource "set": the same
+                                map onto multifo resources (every
+                                address of the datacenter)
+    compare-knot                knotd's mod-geoip file (geodb mode, key
+                                [ region ]) for set.bench.test: the same
+                                address sets (knotd cannot weight them,
+                                and has no default for networks outside
+                                the database)
     big-src                     1000 /20s, one per (region, ISP) of 100 x 10
     big-json ROWS               table of 1000 services s000..s999.big.test
                                 with ROWS=1m: every (region, ISP) row each
@@ -46,10 +58,13 @@ def geo_src():
         out("%-16s %-8s %s %d %s %s\n" % (net, reg, ISPS[s][0], ISPS[s][1], cc, sub))
 
 
-def geo_json():
+def geo_json(with_set=False):
     out('{\n "version": 1,\n "services": [\n  {"name": "www.bench.test", "ttl": 60, '
-        '"short_ttl": 10, "answers": 1, "all_down": "open", "sticky": false}\n ],\n'
-        ' "nodes": [\n')
+        '"short_ttl": 10, "answers": 1, "all_down": "open", "sticky": false}')
+    if with_set:
+        out(',\n  {"name": "set.bench.test", "ttl": 60, "short_ttl": 10, "answers": 3, '
+            '"all_down": "open", "sticky": false}')
+    out('\n ],\n "nodes": [\n')
     nodes = []
     for r, (reg, _, _) in enumerate(REGIONS):
         for k in range(3):
@@ -66,11 +81,25 @@ def geo_json():
                     '"weights": {%s}}' % (reg, w))
     rows.append('  {"service": "www.bench.test", "region": "*", "isp": "*", '
                 '"weights": {"default": 1}}')
+    if with_set:
+        for reg, _, _ in REGIONS:
+            w = ", ".join('"%s-%d": 1' % (reg, k) for k in range(3))
+            rows.append('  {"service": "set.bench.test", "region": "%s", "isp": "*", '
+                        '"weights": {%s}}' % (reg, w))
+        rows.append('  {"service": "set.bench.test", "region": "*", "isp": "*", '
+                    '"weights": {"default": 1}}')
     out(",\n".join(rows) + "\n ]\n}\n")
 
 
-def geo_gdnsd():
-    out("plugins => {\n  weighted => {\n")
+def geo_gdnsd(with_set=False):
+    out("plugins => {\n")
+    if with_set:
+        out("  multifo => {\n")
+        for r, (reg, _, _) in enumerate(REGIONS):
+            out("    s-%s => { %s }\n" % (reg, ", ".join(
+                "n%d = %s" % (k, node_addr(r, k)) for k in range(3))))
+        out("    s-default => { n0 = 192.0.2.250 }\n  }\n")
+    out("  weighted => {\n")
     for r, (reg, _, _) in enumerate(REGIONS):
         out("    w-%s => { %s }\n" % (reg, ", ".join(
             "n%d = [ %s, %d ]" % (k, node_addr(r, k), WEIGHTS[k]) for k in range(3))))
@@ -85,8 +114,20 @@ def geo_gdnsd():
         out("          %s => { %s => { default => [ default ], %s } }\n" % (cont, cc, ", ".join(
             "%s => [ %s ]" % (sub, reg) for sub, reg in byc[cc])))
     out("        }\n      }\n    }\n    resources => {\n      www => {\n        map => bench\n"
-        "        dcmap => { %s, default => %%weighted!w-default }\n      }\n    }\n  }\n}\n"
+        "        dcmap => { %s, default => %%weighted!w-default }\n      }\n"
         % ", ".join("%s => %%weighted!w-%s" % (r[0], r[0]) for r in REGIONS))
+    if with_set:
+        out("      set => {\n        map => bench\n"
+            "        dcmap => { %s, default => %%multifo!s-default }\n      }\n"
+            % ", ".join("%s => %%multifo!s-%s" % (r[0], r[0]) for r in REGIONS))
+    out("    }\n  }\n}\n")
+
+
+def compare_knot():
+    out("set.bench.test:\n")
+    for r, (reg, _, _) in enumerate(REGIONS):
+        out('  - geo: "%s"\n    A: [ %s ]\n'
+            % (reg, ", ".join(node_addr(r, k) for k in range(3))))
 
 
 def geo_queries(name):
@@ -148,6 +189,8 @@ def big_queries(rows, n):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"geo-src": geo_src, "geo-json": geo_json, "geo-gdnsd": geo_gdnsd,
+     "compare-json": lambda: geo_json(True),
+     "compare-gdnsd": lambda: geo_gdnsd(True), "compare-knot": compare_knot,
      "geo-queries": lambda: geo_queries(args[0]), "big-src": big_src,
      "big-json": lambda: big_json(args[0]),
      "big-queries": lambda: big_queries(args[0], int(args[1]))}[cmd]()

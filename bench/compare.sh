@@ -1,0 +1,501 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/compare.sh: server CPU per answered query, gslbd against knotd,
+# gdnsd and a bare UDP reflector (the floor), measured exactly with cgroup
+# v1 cpuacct (`make bench-compare`; method in docs/BENCHMARKS.md,
+# "Server CPU per answered query: exact").
+#
+# Servers, each with one worker, all up for the whole benchmark, each in
+# a cpuacct group of its own (bench/cpu.sh) and pinned, every thread, to
+# the server CPU of the current placement; dnsperf runs in a group of its
+# own on the other CPU:
+#   gslbd      zones cdn.example.test and bench.test; weight store with
+#              www.bench.test (weighted pick of one node) and set.bench.test
+#              (every node of the region); GeoIP database geo.mmdb (built
+#              as bench/gslb.sh builds it)
+#   knotd      both zones; set.bench.test from its geoip module (geodb mode,
+#              key [ region ]) on the same geo.mmdb
+#   gdnsd      both zones; www and set as DYNA geoip! resources on the same
+#              geo.mmdb, onto weighted and multifo resources
+#   reflector  bench/reflector.c: recvmmsg, set QR, sendmmsg; it answers
+#              every UDP workload by echoing the query
+#
+# Workloads (dnsperf -c $CLIENTS -q $OUTSTANDING -T 1 -t 2 -l $DURATION):
+#   static     static.cdn.example.test A, no EDNS, UDP
+#   mixed      NXDOMAIN, CNAME, wildcard and NODATA queries, no EDNS, UDP
+#   tcp        static.cdn.example.test A over TCP, $CLIENTS connections
+#              (not the reflector)
+#   geo-set    set.bench.test A with EDNS Client Subnet, 288 distinct /24s
+#              over the GeoIP networks: GeoIP -> region -> all its nodes
+#   geo-pick   www.bench.test A, the same 288 ECS /24s: GeoIP -> region ->
+#              one node by weight (3:2:1)
+# knotd's geoip module answers a location with a fixed RRset (mode geodb)
+# or picks by weight whatever the location (mode weighted), never both:
+# knotd takes no part in geo-pick.  The module is packaged apart (Debian:
+# knot-module-geoip); without it knotd skips geo-set too.
+#
+# Placements: PLACEMENTS="0:1 1:0" (server CPU:dnsperf CPU); every server
+# is re-pinned at the start of each.  Within a placement, RUNS rounds; in
+# each round every workload is run against every server in turn
+# (round-robin), so a burst of noise does not land on one server alone.
+#
+# Per run: dnsperf's qps, latency, completed and lost queries; the
+# server group's cpuacct.usage delta (ns, every thread, exact); the share
+# of it spent on the server CPU (cpuacct.usage_percpu), which shows a
+# server that escaped its CPU; dnsperf's CPU (its own group).
+# Server CPU per answered query = usage delta / completed queries.
+#
+# Knobs: RUNS (3), DURATION (8), CLIENTS (20), OUTSTANDING (200),
+# BASE_PORT (15500; the servers use BASE_PORT+1..4, inside 15500-15599),
+# SERVERS ("gslbd knotd gdnsd reflector"), WORKLOADS ("static mixed tcp
+# geo-set geo-pick"), PLACEMENTS ("0:1 1:0"), GSLBD, GSLBCTL.
+#
+# Output: bench/out/compare-YYYYmmdd-HHMMSS/ (bench/out/compare-latest):
+# results.csv (one row per run), summary.md (the tables), env.txt, raw/
+# (dnsperf output), inputs, configurations and server logs.
+# `bench/compare.sh --summary DIR` prints the tables again.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-8}
+CLIENTS=${CLIENTS:-20}
+OUTSTANDING=${OUTSTANDING:-200}
+BASE_PORT=${BASE_PORT:-15500}
+SERVERS=${SERVERS:-"gslbd knotd gdnsd reflector"}
+WORKLOADS=${WORKLOADS:-"static mixed tcp geo-set geo-pick"}
+PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
+GSLBD=${GSLBD:-$ROOT/build/gslbd}
+GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
+ZONE=cdn.example.test
+. bench/lib.sh
+. bench/cpu.sh
+
+# --- summary ---------------------------------------------------------------
+summarise() {  # summarise CSV
+  python3 - "$1" <<'EOF'
+import csv, os, re, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+env = os.path.join(os.path.dirname(sys.argv[1]), "env.txt")
+m = re.search(r"CLIENTS=(\d+)", open(env).read()) if os.path.exists(env) else None
+WL = {"static": "static A, no EDNS",
+      "mixed": "mixed static (NXDOMAIN, CNAME, wildcard, NODATA)",
+      "tcp": "TCP, static A, %s connections" % (m.group(1) if m else "CLIENTS"),
+      "geo-set": "ECS → GeoIP → address set (288 subnets)",
+      "geo-pick": "ECS → GeoIP → weighted pick of one node (288 subnets)"}
+order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
+servers = order([r["server"] for r in rows], ["gslbd", "knotd", "gdnsd", "reflector"])
+wls = order([r["workload"] for r in rows], list(WL))
+places = order([r["placement"] for r in rows], ["0:1", "1:0"])
+runs = {}
+for r in rows:
+    runs.setdefault((r["server"], r["workload"], r["placement"]), []).append(r)
+def med(s, w, p, col):
+    v = [float(r[col]) for r in runs.get((s, w, p), [])]
+    return statistics.median(v) if v else None
+def per_query(s, w):  # mean over placements of the median of the runs
+    m = [med(s, w, p, "server_us_per_query") for p in places]
+    return sum(m) / len(m) if m and None not in m else None
+f = lambda x, d=2: "—" if x is None else "%.*f" % (d, x)
+nruns = max(int(r["run"]) for r in rows)
+print("Server CPU per answered query, gslbd ÷ peer (lower is better). Each "
+      "figure: per placement the median of %d run(s), then the mean of the "
+      "%d placement(s) (server CPU:dnsperf CPU = %s)." % (nruns, len(places), ", ".join(places)))
+print()
+peers = [s for s in servers if s != "gslbd"]
+print("| workload | " + " | ".join("÷ " + s for s in peers) + " |")
+print("|---|" + "--:|" * len(peers))
+for w in wls:
+    g = per_query("gslbd", w)
+    cells = []
+    for s in peers:
+        b = per_query(s, w)
+        cells.append(f(g / b) if g is not None and b else "—")
+    print("| %s | %s |" % (WL.get(w, w), " | ".join(cells)))
+print()
+notes = []
+if "reflector" in servers and "tcp" in wls:
+    notes.append("reflector, TCP: the reflector is UDP only.")
+if "knotd" in servers and "geo-pick" in wls:
+    notes.append("knotd, weighted pick: knotd's geoip module answers a location with a "
+                 "fixed RRset (mode geodb) or picks by weight whatever the location "
+                 "(mode weighted), never both.")
+if "knotd" in servers and "geo-set" in wls and not runs.get(("knotd", "geo-set", places[0])):
+    notes.append("knotd, address set: knotd ran without its geoip module "
+                 "(Debian: knot-module-geoip).")
+for n in notes:
+    print("— " + n)
+if notes:
+    print()
+print("Absolute server CPU per answered query (µs), mean of the placements:")
+print()
+print("| workload | " + " | ".join(servers) + " |")
+print("|---|" + "--:|" * len(servers))
+for w in wls:
+    print("| %s | %s |" % (WL.get(w, w), " | ".join(f(per_query(s, w)) for s in servers)))
+print()
+print("Per run (µs per query, in run order), median and spread ((max − min) ÷ median) "
+      "per placement; lowest share of the server's CPU time spent on its own CPU; "
+      "median qps, lost queries (all runs) and median dnsperf CPU:")
+print()
+print("| server | workload | placement | runs (µs) | median (µs) | spread | on its CPU (min) | qps | lost | dnsperf CPU (s) |")
+print("|---|---|---|---|--:|--:|--:|--:|--:|--:|")
+for w in wls:
+    for s in servers:
+        for p in places:
+            rr = runs.get((s, w, p))
+            if not rr:
+                continue
+            v = [float(r["server_us_per_query"]) for r in rr]
+            m = statistics.median(v)
+            print("| %s | %s | %s | %s | %.2f | %.0f %% | %.1f %% | %.0f | %.0f | %.2f |" % (
+                s, w, p, " ".join("%.2f" % x for x in v), m,
+                100 * (max(v) - min(v)) / m if m else 0,
+                100 * min(float(r["on_server_cpu"]) for r in rr),
+                med(s, w, p, "qps"), sum(float(r["lost"]) for r in rr),
+                med(s, w, p, "client_cpu_s")))
+esc = [r for r in rows if float(r["on_server_cpu"]) < 0.99]
+print()
+if esc:
+    print("**Warning:** in %d run(s) a server spent more than 1 %% of its CPU time "
+          "off its CPU: %s" % (len(esc), ", ".join(
+              "%s/%s/%s run %s (%.1f %%)" % (r["server"], r["workload"], r["placement"],
+                                             r["run"], 100 * float(r["on_server_cpu"]))
+              for r in esc)))
+else:
+    print("Every server spent at least 99 % of its CPU time on its own CPU in every run.")
+EOF
+}
+
+if [ "${1:-}" = --summary ]; then
+  d=${2:-}
+  case $d in /*) ;; *) d=$OLDPWD/$d ;; esac
+  [ -f "$d/results.csv" ] || die "usage: $0 [--summary DIR]"
+  summarise "$d/results.csv"
+  exit 0
+fi
+
+# --- checks ------------------------------------------------------------------
+for t in dnsperf dig taskset setsid gcc perl python3; do
+  command -v "$t" >/dev/null || die "$t not found"
+done
+has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
+has knotd && { command -v knotd >/dev/null || die "knotd not found"; }
+has gdnsd && { command -v gdnsd >/dev/null || die "gdnsd not found"; }
+has gslbd && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
+[ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on one, dnsperf on the other)"
+cg_check || exit 1
+[ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15595 ] ||
+  die "BASE_PORT must be within 15500-15595 (servers use BASE_PORT+1..4)"
+
+OUT=$ROOT/bench/out/compare-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT/raw"
+ln -sfn "$(basename "$OUT")" "$ROOT/bench/out/compare-latest"
+
+# Stop everything this script started (each server's group, dnsperf's
+# group) on any exit.
+trap cg_stop_all EXIT
+trap 'exit 130' INT TERM
+
+i=0
+for s in $SERVERS; do i=$((i + 1)); PORT[$s]=$((BASE_PORT + i)); done
+
+{ env_info $SERVERS
+  echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING PLACEMENTS='$PLACEMENTS' WORKLOADS='$WORKLOADS' SERVERS='$SERVERS'"
+  echo "knot-module-geoip: $(dpkg-query -W -f '${Version}' knot-module-geoip 2>/dev/null || echo none)"
+  echo "cpu accounting: cgroup v1 cpuacct ($CG_ROOT)"
+} > "$OUT/env.txt"
+
+# --- inputs ----------------------------------------------------------------
+echo "bench: generating inputs in $OUT" >&2
+GEN="python3 $ROOT/bench/gslbgen.py"
+WIREQ="python3 $ROOT/bench/wireq.py"
+# gdnsd refuses a DS at a delegation point: every server loads the demo
+# zone without it (as in bench/run.sh).
+grep -v -E '^[^;]*[[:space:]]IN[[:space:]]+DS[[:space:]]' "zones/$ZONE.zone" > "$OUT/$ZONE.zone"
+bench_zone() {
+  cat <<EOZ
+\$TTL 300
+@       SOA ns1 hostmaster 1 3600 600 86400 300
+        NS  ns1
+ns1     A   192.0.2.53
+static  A   192.0.2.80
+EOZ
+}
+$GEN geo-src > "$OUT/geo.txt"
+perl bench/mmdb-continent.pl geoip/build-demo.pl "$OUT/geo.txt" "$OUT/geo.mmdb" > /dev/null
+echo "static.$ZONE A" > "$OUT/static.txt"
+cat > "$OUT/mixed.txt" <<EOF
+nx1.$ZONE A
+missing.$ZONE MX
+img.$ZONE A
+img.$ZONE AAAA
+a.edge.$ZONE A
+x.y.edge.$ZONE A
+mail.$ZONE AAAA
+ns2.$ZONE AAAA
+EOF
+# 288 distinct ECS /24s, spread over the 400 GeoIP networks (the first
+# 288 of gslbgen's shuffled list).
+$GEN geo-queries set.bench.test | head -288 > "$OUT/geo-set.txt"
+sed 's/^set\./www./' "$OUT/geo-set.txt" > "$OUT/geo-pick.txt"
+for q in geo-set geo-pick; do $WIREQ < "$OUT/$q.txt" > "$OUT/$q.bin"; done
+
+if has reflector; then
+  mkdir -p "$OUT/bin"; gcc -O2 -Wall -o "$OUT/bin/reflector" bench/reflector.c || die "cannot build the reflector"
+fi
+if has gslbd; then
+  d=$OUT/gslbd; mkdir -p "$d/db"
+  cp "$OUT/$ZONE.zone" "$d/"
+  bench_zone > "$d/bench.test.zone"
+  cat > "$d/gslbd.conf" <<EOC
+server:
+  listen: [ "127.0.0.1@${PORT[gslbd]}" ]
+  workers: 1
+  identity: ""
+  version: ""
+  udp-max-payload: 1232
+database:
+  path: $d/db
+zones:
+  - name: $ZONE
+    file: $ZONE.zone
+  - name: bench.test
+    file: bench.test.zone
+geoip:
+  database: $OUT/geo.mmdb
+  region: [ region ]
+  isp: [ isp ]
+  edns-client-subnet: on
+EOC
+  $GEN compare-json > "$d/table.json"
+  "$GSLBCTL" -d "$d/db" apply "$d/table.json" > "$d/apply.log" 2>&1 ||
+    { cat "$d/apply.log" >&2; die "gslbd: gslbctl apply failed"; }
+  CMD_gslbd=("$GSLBD" -c "$d/gslbd.conf" -w 1)
+fi
+KNOT_GEO=
+if has knotd; then
+  d=$OUT/knotd; mkdir -p "$d"
+  cp "$OUT/$ZONE.zone" "$d/"
+  bench_zone > "$d/bench.test.zone"
+  $GEN compare-knot > "$d/geo.conf"
+  knot_conf() {  # knot_conf WITH-GEOIP
+    cat <<EOC
+server:
+    rundir: "$d"
+    listen: 127.0.0.1@${PORT[knotd]}
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+    edns-client-subnet: on
+database:
+    storage: "$d"
+log:
+  - target: stderr
+    any: warning
+EOC
+    [ -z "$1" ] || cat <<EOC
+mod-geoip:
+  - id: geo
+    config-file: "$d/geo.conf"
+    ttl: 60
+    mode: geodb
+    geodb-file: "$OUT/geo.mmdb"
+    geodb-key: [ region ]
+EOC
+    cat <<EOC
+template:
+  - id: default
+    storage: "$d"
+    semantic-checks: off
+    zonefile-sync: -1
+    zonefile-load: whole
+    journal-content: none
+zone:
+  - domain: $ZONE
+    file: "$d/$ZONE.zone"
+  - domain: bench.test
+    file: "$d/bench.test.zone"
+EOC
+    [ -z "$1" ] || echo "    module: mod-geoip/geo"
+  }
+  # knotd's geoip module is a package of its own (Debian:
+  # knot-module-geoip); without it knotd runs the other workloads.
+  knot_conf 1 > "$d/knot.conf"
+  if knotc -c "$d/knot.conf" conf-check > "$d/conf-check.log" 2>&1; then
+    KNOT_GEO=1
+  else
+    echo "bench: knotd without its geoip module (see $d/conf-check.log): no knotd geo-set" >&2
+    knot_conf "" > "$d/knot.conf"
+  fi
+  CMD_knotd=(knotd -c "$d/knot.conf")
+fi
+if has gdnsd; then
+  d=$OUT/gdnsd; mkdir -p "$d/zones" "$d/run" "$d/state"
+  cp "$OUT/$ZONE.zone" "$d/zones/$ZONE"
+  { bench_zone; echo "www 60 DYNA geoip!www"; echo "set 60 DYNA geoip!set"; } > "$d/zones/bench.test"
+  { cat <<EOC
+options => {
+  listen => { 127.0.0.1:${PORT[gdnsd]} => { udp_threads = 1, tcp_threads = 1 } }
+  run_dir = "$d/run"
+  state_dir = "$d/state"
+}
+EOC
+    $GEN compare-gdnsd | sed "s|@MMDB@|$OUT/geo.mmdb|"; } > "$d/config"
+  CMD_gdnsd=(gdnsd -c "$d" start)
+fi
+if has reflector; then
+  mkdir -p "$OUT/reflector"
+  CMD_reflector=("$OUT/bin/reflector" "127.0.0.1@${PORT[reflector]}")
+fi
+
+# --- start and check -------------------------------------------------------
+first_place=${PLACEMENTS%% *}
+SCPU=${first_place%:*}
+ready() {  # ready SERVER: answers static A (the reflector: any answer)
+  local o
+  o=$(dig +tries=1 +time=1 @127.0.0.1 -p "${PORT[$1]}" "static.$ZONE" A 2>/dev/null || true)
+  if [ "$1" = reflector ]; then [[ $o == *"status: NOERROR"* ]]
+  else [[ $o == *$'\t192.0.2.80'* ]]; fi
+}
+for s in $SERVERS; do
+  declare -n cmd="CMD_$s"
+  cg_create "$s" || die "cannot create cgroup $(cg_dir "$s")"
+  # The subshell joins the group, then becomes setsid, then taskset, then
+  # the server (exec all along: one pid, already in the group).
+  ( cg_exec "$s" setsid taskset -c "$SCPU" "${cmd[@]}" ) > "$OUT/$s/log" 2>&1 < /dev/null &
+  pid=$!
+  unset -n cmd
+  ok=
+  for _ in $(seq 100); do
+    ready "$s" && { ok=1; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$ok" ] || { cat "$OUT/$s/log" >&2; die "$s did not answer on port ${PORT[$s]}"; }
+  echo "bench: $s pid $pid ($(wc -l < "$(cg_dir "$s")/tasks") threads) on 127.0.0.1@${PORT[$s]}" >&2
+done
+
+ask() {  # ask SERVER NAME [ECS]: the sorted A addresses
+  dig +tries=1 +time=2 @127.0.0.1 -p "${PORT[$1]}" "$2" A ${3:+"+subnet=$3"} |
+    awk '$4 == "A" && $1 !~ /^;/ { print $5 }' | sort -V | tr '\n' ' '
+}
+status() {  # status SERVER NAME TYPE +notcp|+tcp
+  dig "$4" +tries=1 +time=2 @127.0.0.1 -p "${PORT[$1]}" "$2" "$3" |
+    sed -n 's/.*status: \([A-Z]*\),.*/\1/p'
+}
+for s in $SERVERS; do
+  [ "$s" = reflector ] && continue
+  for t in +notcp +tcp; do
+    [ "$(status "$s" "static.$ZONE" A $t)" = NOERROR ] || die "$s: static A over $t"
+    [ "$(status "$s" "nx1.$ZONE" A $t)" = NXDOMAIN ] || die "$s: nx1 A over $t is not NXDOMAIN"
+  done
+  [ "$(ask "$s" "a.edge.$ZONE")" = "192.0.2.99 " ] || die "$s: wildcard"
+  [ "$(status "$s" "mail.$ZONE" AAAA +notcp)" = NOERROR ] || die "$s: NODATA"
+  case $s:$KNOT_GEO in
+    gslbd:*|gdnsd:*|knotd:1)
+      a=$(ask "$s" set.bench.test 11.0.1.0/24)
+      [ "$a" = "192.0.2.1 192.0.2.2 192.0.2.3 " ] || die "$s: set.bench.test for 11.0.1.0/24: '$a'"
+      a=$(ask "$s" set.bench.test 12.18.3.0/24)
+      [ "$a" = "192.0.2.25 192.0.2.26 192.0.2.27 " ] || die "$s: set.bench.test for 12.18.3.0/24: '$a'"
+      [ "$s" = knotd ] && { echo "bench: $s answers as expected" >&2; continue; }
+      a=$(ask "$s" www.bench.test 11.1.9.0/24)
+      [[ $a =~ ^192\.0\.2\.[456]\ $ ]] || die "$s: www.bench.test for 11.1.9.0/24: '$a'"
+      a=$(ask "$s" www.bench.test 13.0.0.0/24)
+      [ "$a" = "192.0.2.250 " ] || die "$s: www.bench.test default: '$a'"
+      ;;
+  esac
+  echo "bench: $s answers as expected" >&2
+done
+# Every one of the 288 ECS subnets gets an answer of the right size (set:
+# 3 addresses, www: 1).
+for s in gslbd gdnsd knotd; do
+  has "$s" || continue
+  qs="set:3 www:1"
+  case $s:$KNOT_GEO in knotd:1) qs=set:3 ;; knotd:) continue ;; esac
+  for q in $qs; do
+    awk -v n="${q%:*}" '{ print n ".bench.test A +subnet=" $3 }' "$OUT/geo-set.txt" > "$OUT/check.batch"
+    c=$(dig @127.0.0.1 -p "${PORT[$s]}" +tries=1 +time=2 +noall +answer -f "$OUT/check.batch" |
+      awk '$4 == "A" { n++ } END { print n + 0 }')
+    [ "$c" = $((288 * ${q#*:})) ] ||
+      die "$s: ${q%:*}.bench.test: $c addresses in the answers to 288 check queries, want $((288 * ${q#*:}))"
+  done
+done
+
+# --- measure -----------------------------------------------------------------
+CSV=$OUT/results.csv
+echo "server,workload,placement,run,qps,avg_latency_ms,sent,completed,lost,server_cpu_ns,server_us_per_query,on_server_cpu,client_cpu_s" > "$CSV"
+cg_create dnsperf || die "cannot create cgroup $(cg_dir dnsperf)"
+
+takes() {  # takes SERVER WORKLOAD: whether SERVER runs WORKLOAD
+  case $1:$2 in
+    reflector:tcp|knotd:geo-pick) return 1 ;;
+    knotd:geo-set) [ -n "$KNOT_GEO" ] || return 1 ;;
+  esac
+  return 0
+}
+
+measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
+  local s=$1 w=$2 pl=$3 run=$4 scpu=$5 ccpu=$6 raw u0 u1 p0 p1 c0 c1 args
+  raw=$OUT/raw/$s-$w-${pl/:/-}-$run.txt
+  case $w in
+    static) args=(-m udp -d "$OUT/static.txt") ;;
+    mixed) args=(-m udp -d "$OUT/mixed.txt") ;;
+    tcp) args=(-m tcp -d "$OUT/static.txt") ;;
+    geo-set|geo-pick) args=(-m udp -B -d "$OUT/$w.bin") ;;
+  esac
+  [ -n "$(cg_procs "$s")" ] || die "$s died"
+  c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
+  ( cg_exec dnsperf taskset -c "$ccpu" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
+      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}" ) \
+      > "$raw" 2>&1 < /dev/null || { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
+  u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
+  awk -v s="$s" -v w="$w" -v pl="$pl" -v r="$run" -v du=$((u1 - u0)) \
+      -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" '
+    /Queries sent:/      { sent = $3 }
+    /Queries completed:/ { done = $3 }
+    /Queries lost:/      { lost = $3 }
+    /Queries per second:/{ qps = $4 }
+    /Average Latency/    { lat = $4 }
+    END {
+      # The share on the server CPU from usage_percpu alone (one read
+      # before, one after), so that both sides cover the same interval.
+      n = split(p0, a, " "); split(p1, b, " "); dp = 0
+      for (i = 1; i <= n; i++) dp += b[i] - a[i]
+      on = dp > 0 ? (b[cpu + 1] - a[cpu + 1]) / dp : 1
+      printf "%s,%s,%s,%d,%.0f,%.3f,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", s, w, pl, r, qps,
+             lat * 1000, sent, done, lost, du, (done > 0 ? du / 1000 / done : 0), on, dc / 1e9
+    }' "$raw" | tee -a "$CSV" >&2
+}
+
+for pl in $PLACEMENTS; do
+  scpu=${pl%:*} ccpu=${pl#*:}
+  [ "$scpu" != "$ccpu" ] || die "placement $pl: server and dnsperf on the same CPU"
+  for s in $SERVERS; do
+    cg_pin "$s" "$scpu" || die "$s: cannot pin every thread to CPU $scpu"
+  done
+  echo "bench: placement $pl: servers on CPU $scpu, dnsperf on CPU $ccpu" >&2
+  for run in $(seq "$RUNS"); do
+    for w in $WORKLOADS; do
+      for s in $SERVERS; do
+        takes "$s" "$w" || continue
+        measure "$s" "$w" "$pl" "$run" "$scpu" "$ccpu"
+      done
+    done
+  done
+done
+
+{ echo "memory (VmRSS at the end, KiB):"
+  for s in $SERVERS; do echo "  $s $(cg_rss_kb "$s")"; done; } >> "$OUT/env.txt"
+cg_stop_all
+trap - EXIT
+
+SUM=$OUT/summary.md
+{ echo "# bench/compare.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  echo
+  summarise "$CSV"; } > "$SUM"
+cat "$SUM"
+echo "bench: raw results in $OUT" >&2
