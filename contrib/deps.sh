@@ -18,7 +18,7 @@ libsystemd-dev libmicrohttpd-dev check libsubunit-dev"
 # the reference servers for the benchmark, and Prometheus (server and
 # promtool) for the metrics tests.
 TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
-mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot nsd gdnsd nginx-light
+mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 iproute2 procps bc openssl systemd prometheus"
 
 case "$1" in
