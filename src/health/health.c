@@ -251,7 +251,10 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	}
 	if (o->fast_interval <= 0 || o->fast_interval > o->interval)
 		o->fast_interval = o->interval; /* S0-7: never slower than normal */
-	return cutover_conf_load(c, &o->cut, err, errlen);
+	if (cutover_conf_load(c, &o->cut, err, errlen))
+		return -1;
+	o->cut.settle = o->settle; /* one setting for both short-TTL periods */
+	return 0;
 }
 
 /* Node table ----------------------------------------------------------- */
