@@ -31,7 +31,164 @@ static int host_char_ok(int c)
 
 #define FAIL(...) fail(err, errlen, __VA_ARGS__)
 
-/* Splits the authority of @url (after the scheme) into host and port. */
+/* libcurl's URL parser splits the URL, checks IPv6 literals and port
+ * ranges.  It is more lenient than probe strings have ever been, so the
+ * raw text is held to the old rules too:
+ *  - curl skips missing or extra slashes ("http:///x" is host x to it):
+ *    here the host must follow "//";
+ *  - curl percent-decodes a host name ("h%41" is "hA") and takes UTF-8:
+ *    here a name is letters, digits, '.', '-' and '_';
+ *  - curl reads "h:" as no port and "h:000080" as 80: here a port is 1 to
+ *    5 digits, 1-65535.
+ * curl's error codes do not say which part is bad; the messages name it
+ * from the raw authority. */
+
+/* The raw port text of authority [@a, @end): after "]:" for an IPv6
+ * literal, else after the first ':'.  NULL when there is no ':'. */
+static const char *raw_port(const char *a, const char *end, size_t *plen)
+{
+	const char *c;
+	if (*a == '[') {
+		const char *rb = memchr(a, ']', (size_t)(end - a));
+		c = rb && rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		c = memchr(a, ':', (size_t)(end - a));
+	}
+	if (!c)
+		return NULL;
+	*plen = (size_t)(end - c - 1);
+	return c + 1;
+}
+
+/* A message for curl's refusal @uc of @url, whose authority is
+ * [@a, @end). */
+static int url_error(const char *url, const char *a, const char *end,
+                     CURLUcode uc, char *err, size_t errlen)
+{
+	const char *rb = *a == '[' ? memchr(a, ']', (size_t)(end - a)) : NULL;
+	const char *colon = memchr(a, ':', (size_t)(end - a)), *pt;
+	size_t plen;
+	if (memchr(a, '@', (size_t)(end - a)))
+		return FAIL("probe '%s': credentials in the URL "
+		            "are not supported", url);
+	switch (uc) {
+	case CURLUE_BAD_IPV6:
+		if (*a == '[' && !rb)
+			return FAIL("probe '%s': missing ']' after "
+			            "the IPv6 address", url);
+		if (rb)
+			return FAIL("probe '%s': '%.*s' is not an "
+			            "IPv6 address", url, (int)(rb - a - 1), a + 1);
+		break;
+	case CURLUE_BAD_PORT_NUMBER:
+		if (rb && rb + 1 < end && rb[1] != ':')
+			return FAIL("probe '%s': expected ':PORT' "
+			            "after ']'", url);
+		if (!rb && colon && memchr(colon + 1, ':', (size_t)(end - colon - 1)))
+			return FAIL("probe '%s': an IPv6 "
+			            "address must be in brackets", url);
+		for (const char *c = a; !rb && c < (colon ? colon : end); c++)
+			if (!host_char_ok((unsigned char)*c))
+				return FAIL("probe '%s': bad character "
+				            "'%c' in the host", url, *c);
+		if (colon == a)
+			return FAIL("probe '%s': no host", url);
+		if ((pt = raw_port(a, end, &plen)))
+			return FAIL("probe '%s': bad port '%.*s' "
+			            "(1-65535)", url, (int)plen, pt);
+		break;
+	case CURLUE_BAD_HOSTNAME:
+		for (const char *c = a; c < (colon ? colon : end); c++)
+			if (!host_char_ok((unsigned char)*c))
+				return FAIL("probe '%s': bad character "
+				            "'%c' in the host", url, *c);
+		break;
+	case CURLUE_NO_HOST:
+		return FAIL("probe '%s': no host", url);
+	case CURLUE_BAD_LOGIN:
+	case CURLUE_BAD_USER:
+	case CURLUE_BAD_PASSWORD:
+		return FAIL("probe '%s': credentials in the URL "
+		            "are not supported", url);
+	default:
+		break;
+	}
+	return FAIL("probe '%s': %s", url, curl_url_strerror(uc));
+}
+
+/* The host of parsed URL @u into @o: an IPv6 literal without brackets
+ * (with its zone after '%'), else a name or IPv4 address whose raw text
+ * [@a, @hend) keeps to host_char_ok. */
+static int url_host(CURLU *u, const char *url, const char *a,
+                    const char *hend, probe_spec_t *o, char *err,
+                    size_t errlen)
+{
+	char *host = NULL, *zone = NULL;
+	if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+		return FAIL("probe '%s': no host", url);
+	char buf[sizeof(o->host) + 64];
+	if (host[0] == '[') {
+		curl_url_get(u, CURLUPART_ZONEID, &zone, 0);
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)strcspn(host + 1, "]"),
+		         host + 1, zone ? "%" : "", zone ? zone : "");
+	} else {
+		snprintf(buf, sizeof(buf), "%s", host);
+	}
+	curl_free(host);
+	curl_free(zone);
+	if (*a != '[')
+		for (const char *c = a; c < hend; c++)
+			if (!host_char_ok((unsigned char)*c))
+				return FAIL("probe '%s': bad character "
+				            "'%c' in the host", url, *c);
+	if (!buf[0])
+		return FAIL("probe '%s': no host", url);
+	if (strlen(buf) >= sizeof(o->host))
+		return FAIL("probe '%s': host too long", url);
+	memcpy(o->host, buf, strlen(buf) + 1);
+	return 0;
+}
+
+/* Host and port of parsed URL @u into @o; [@a, @end) is the raw
+ * authority. */
+static int url_parts(CURLU *u, const char *url, const char *a,
+                     const char *end, probe_spec_t *o, char *err,
+                     size_t errlen)
+{
+	char *v = NULL;
+	if (curl_url_get(u, CURLUPART_USER, &v, 0) == CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PASSWORD, &v, 0) == CURLUE_OK) {
+		curl_free(v);
+		return FAIL("probe '%s': credentials in the URL "
+		            "are not supported", url);
+	}
+	size_t plen = 0;
+	const char *pt = raw_port(a, end, &plen);
+	if (url_host(u, url, a, pt ? pt - 1 : end, o, err, errlen))
+		return -1;
+	if (!pt) {
+		if (o->kind == PROBE_TCP)
+			return FAIL("probe '%s': a tcp:// probe needs a "
+			            "port (tcp://HOST:PORT)", url);
+		return 0;
+	}
+	unsigned long port = 0;
+	int ok = plen > 0 && plen <= 5;
+	for (size_t i = 0; ok && i < plen; i++)
+		ok = isdigit((unsigned char)pt[i]);
+	if (ok && curl_url_get(u, CURLUPART_PORT, &v, 0) == CURLUE_OK) {
+		port = strtoul(v, NULL, 10);
+		curl_free(v);
+	}
+	if (!ok || port == 0 || port > 65535)
+		return FAIL("probe '%s': bad port '%.*s' "
+		            "(1-65535)", url, (int)plen, pt);
+	o->port = (uint16_t)port;
+	return 0;
+}
+
+/* Reads URL @url (the first word of a probe string) into @o: kind, host,
+ * port and the URL itself. */
 static int parse_url(const char *url, probe_spec_t *o, char *err,
                      size_t errlen)
 {
@@ -54,66 +211,18 @@ static int parse_url(const char *url, probe_spec_t *o, char *err,
 			return FAIL("probe '%s': control character "
 			            "in the URL", url);
 	size_t alen = strcspn(p, "/?#");
-	const char *end = p + alen, *portp = NULL;
-	if (memchr(p, '@', alen))
-		return FAIL("probe '%s': credentials in the URL "
-		            "are not supported", url);
-	const char *h = p;
-	size_t hlen;
-	if (*p == '[') {
-		const char *rb = memchr(p, ']', alen);
-		if (!rb)
-			return FAIL("probe '%s': missing ']' after "
-			            "the IPv6 address", url);
-		h = p + 1, hlen = (size_t)(rb - h);
-		if (rb + 1 < end && rb[1] != ':')
-			return FAIL("probe '%s': expected ':PORT' "
-			            "after ']'", url);
-		if (rb + 1 < end)
-			portp = rb + 2;
-		char a[INET6_ADDRSTRLEN + 16];
-		size_t alen6 = strcspn(h, "%]");
-		struct in6_addr in6;
-		if (alen6 >= INET6_ADDRSTRLEN) alen6 = INET6_ADDRSTRLEN - 1;
-		memcpy(a, h, alen6), a[alen6] = 0;
-		if (inet_pton(AF_INET6, a, &in6) != 1)
-			return FAIL("probe '%s': '%.*s' is not an "
-			            "IPv6 address", url, (int)hlen, h);
-	} else {
-		const char *colon = memchr(p, ':', alen);
-		hlen = colon ? (size_t)(colon - p) : alen;
-		if (colon) {
-			portp = colon + 1;
-			if (memchr(portp, ':', (size_t)(end - portp)))
-				return FAIL("probe '%s': an IPv6 "
-				            "address must be in brackets", url);
-		}
-		for (size_t i = 0; i < hlen; i++)
-			if (!host_char_ok((unsigned char)h[i]))
-				return FAIL("probe '%s': bad character "
-				            "'%c' in the host", url, h[i]);
-	}
-	if (hlen == 0)
+	if (alen == 0)
 		return FAIL("probe '%s': no host", url);
-	if (hlen >= sizeof(o->host))
-		return FAIL("probe '%s': host too long", url);
-	memcpy(o->host, h, hlen), o->host[hlen] = 0;
-	if (portp) {
-		size_t plen = (size_t)(end - portp);
-		unsigned long v = 0;
-		int ok = plen > 0 && plen <= 5;
-		for (size_t i = 0; ok && i < plen; i++)
-			ok = isdigit((unsigned char)portp[i]),
-			v = v * 10 + (unsigned long)(portp[i] - '0');
-		if (!ok || v == 0 || v > 65535)
-			return FAIL("probe '%s': bad port '%.*s' "
-			            "(1-65535)", url, (int)plen, portp);
-		o->port = (uint16_t)v;
-	} else if (o->kind == PROBE_TCP) {
-		return FAIL("probe '%s': a tcp:// probe needs a "
-		            "port (tcp://HOST:PORT)", url);
-	}
-	if (o->kind == PROBE_TCP && *end)
+	CURLU *u = curl_url();
+	if (!u)
+		return FAIL("probe '%s': out of memory", url);
+	CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
+	int rc = uc ? url_error(url, p, p + alen, uc, err, errlen)
+	            : url_parts(u, url, p, p + alen, o, err, errlen);
+	curl_url_cleanup(u);
+	if (rc)
+		return -1;
+	if (o->kind == PROBE_TCP && p[alen])
 		return FAIL("probe '%s': a tcp:// URL has no path",
 		            url);
 	memcpy(o->url, url, strlen(url) + 1);
