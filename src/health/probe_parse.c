@@ -253,13 +253,73 @@ static int parse_status(const char *s, const char **end, unsigned *out)
 	return n == 3 && v >= 100 && v <= 599 ? 0 : -1;
 }
 
+enum { O_INTERVAL = 1, O_TIMEOUT = 2, O_EXPECT = 4, O_MATCH = 8,
+       O_HOST = 16, O_INSECURE = 32 };
+
+/* The value @v of option word @w (its bit @bit) into @o. */
+static int parse_option(probe_spec_t *o, unsigned bit, const char *w,
+                        const char *v, char *err, size_t errlen)
+{
+	switch (bit) {
+	case O_INTERVAL:
+		if (parse_seconds(w, v, PROBE_INTERVAL_MIN, PROBE_INTERVAL_MAX,
+		                  &o->interval_s, err, errlen))
+			return -1;
+		o->has_interval = 1;
+		break;
+	case O_TIMEOUT:
+		if (parse_seconds(w, v, PROBE_TIMEOUT_MIN, PROBE_TIMEOUT_MAX,
+		                  &o->timeout_s, err, errlen))
+			return -1;
+		o->has_timeout = 1;
+		break;
+	case O_EXPECT: {
+		const char *e;
+		unsigned lo, hi;
+		int bad = parse_status(v, &e, &lo);
+		hi = lo;
+		if (!bad && *e == '-')
+			bad = parse_status(e + 1, &e, &hi);
+		if (bad || *e || hi < lo)
+			return FAIL("%s: must be a status or "
+			            "a range LO-HI within 100-599", w);
+		o->expect_lo = (uint16_t)lo, o->expect_hi = (uint16_t)hi;
+		break;
+	}
+	case O_MATCH:
+		if (!*v || strlen(v) >= sizeof(o->match))
+			return FAIL("match=: text must have 1 to %zu "
+			            "characters", sizeof(o->match) - 1);
+		memcpy(o->match, v, strlen(v) + 1);
+		break;
+	case O_HOST: {
+		/* A name, optionally with :port or an IPv6 literal in
+		 * brackets: nothing that could break the header. */
+		size_t n = strlen(v);
+		if (!n || n >= sizeof(o->host_header))
+			return FAIL("%s: name must have 1 to "
+			            "%zu characters", w,
+			            sizeof(o->host_header) - 1);
+		for (size_t i = 0; i < n; i++)
+			if (!host_char_ok((unsigned char)v[i]) &&
+			    !strchr(":[]", v[i]))
+				return FAIL("%s: bad character '%c' "
+				            "in the name", w, v[i]);
+		memcpy(o->host_header, v, n + 1);
+		break;
+	}
+	case O_INSECURE:
+		o->insecure = 1;
+		break;
+	}
+	return 0;
+}
+
 int probe_parse(const char *text, double interval_s, double timeout_s,
                 probe_spec_t *out, char *err, size_t errlen)
 {
 	probe_spec_t o;
 	char buf[2048], *save = NULL;
-	enum { O_INTERVAL = 1, O_TIMEOUT = 2, O_EXPECT = 4, O_MATCH = 8,
-	       O_HOST = 16, O_INSECURE = 32 };
 	unsigned seen = 0;
 
 	memset(&o, 0, sizeof(o));
@@ -308,60 +368,8 @@ int probe_parse(const char *text, double interval_s, double timeout_s,
 		if (o.kind == PROBE_TCP && bit >= O_EXPECT)
 			return FAIL("%s: only for http:// and "
 			            "https:// probes", w);
-		switch (bit) {
-		case O_INTERVAL:
-			if (parse_seconds(w, v, PROBE_INTERVAL_MIN,
-			                  PROBE_INTERVAL_MAX, &o.interval_s,
-			                  err, errlen))
-				return -1;
-			o.has_interval = 1;
-			break;
-		case O_TIMEOUT:
-			if (parse_seconds(w, v, PROBE_TIMEOUT_MIN,
-			                  PROBE_TIMEOUT_MAX, &o.timeout_s, err,
-			                  errlen))
-				return -1;
-			o.has_timeout = 1;
-			break;
-		case O_EXPECT: {
-			const char *e;
-			unsigned lo, hi;
-			int bad = parse_status(v, &e, &lo);
-			hi = lo;
-			if (!bad && *e == '-')
-				bad = parse_status(e + 1, &e, &hi);
-			if (bad || *e || hi < lo)
-				return FAIL("%s: must be a status or "
-				            "a range LO-HI within 100-599", w);
-			o.expect_lo = (uint16_t)lo, o.expect_hi = (uint16_t)hi;
-			break;
-		}
-		case O_MATCH:
-			if (!*v || strlen(v) >= sizeof(o.match))
-				return FAIL("match=: text must have 1 to %zu "
-				            "characters", sizeof(o.match) - 1);
-			memcpy(o.match, v, strlen(v) + 1);
-			break;
-		case O_HOST: {
-			/* A name, optionally with :port or an IPv6 literal in
-			 * brackets: nothing that could break the header. */
-			size_t n = strlen(v);
-			if (!n || n >= sizeof(o.host_header))
-				return FAIL("%s: name must have 1 to "
-				            "%zu characters", w,
-				            sizeof(o.host_header) - 1);
-			for (size_t i = 0; i < n; i++)
-				if (!host_char_ok((unsigned char)v[i]) &&
-				    !strchr(":[]", v[i]))
-					return FAIL("%s: bad character '%c' "
-					            "in the name", w, v[i]);
-			memcpy(o.host_header, v, n + 1);
-			break;
-		}
-		case O_INSECURE:
-			o.insecure = 1;
-			break;
-		}
+		if (parse_option(&o, bit, w, v, err, errlen))
+			return -1;
 	}
 	if (!o.has_interval &&
 	    (!isfinite(o.interval_s) || o.interval_s < PROBE_INTERVAL_MIN ||
