@@ -89,6 +89,11 @@ int cutover_parse_time(const char *s, time_t *out)
 	return 0;
 }
 
+int cutover_fast_probe(const cutover_effect_t *e)
+{
+	return e->phase == CUT_IN_WINDOW;
+}
+
 const char *cutover_phase_name(cutover_phase_t p)
 {
 	static const char *const n[] = { "none", "announced", "pre-derated",

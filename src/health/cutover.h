@@ -69,6 +69,12 @@ int cutover_affects(json_t *w, const char *id, const char *region,
 cutover_phase_t cutover_window_phase(const cutover_conf_t *c, json_t *w,
                                      time_t now);
 
+/** Whether a node under effect @e is probed at the fast interval: while
+ * a window that touches it is in progress (S0-7). */
+int cutover_fast_probe(const cutover_effect_t *e);
+
+/** The name of phase @p ("none", "announced", "pre-derated",
+ * "in-window", "ramp", "done"; static). */
 const char *cutover_phase_name(cutover_phase_t p);
 
 #endif

@@ -113,7 +113,7 @@ static void learn_stable(hnode_t *n)
 static int suspect(const hnode_t *n)
 {
 	return n->v.state == VERDICT_DEMOTED || n->v.state == VERDICT_DERATED || n->v.degraded ||
-	       n->v.gray || n->v.metrics_suspect || n->cut.phase == CUT_IN_WINDOW;
+	       n->v.gray || n->v.metrics_suspect || cutover_fast_probe(&n->cut);
 }
 
 static void on_tick(uv_timer_t *t)
