@@ -101,8 +101,8 @@ static void learn_stable(hnode_t *n)
 {
 	const score_sample_t *x = n->nwin ? &n->win[n->nwin - 1] : NULL;
 	if (!x || !x->connected || x->timed_out || !x->status_ok || !x->body_ok ||
-	    n->v.state != VERDICT_UP || n->v.gray || n->v.degraded || n->v.lowconf ||
-	    n->v.metrics_suspect || n->cut.phase == CUT_IN_WINDOW)
+	    n->v.state != VERDICT_UP || n->v.gray || n->v.degraded ||
+	    n->v.lowconf || n->v.metrics_suspect || n->cut.phase == CUT_IN_WINDOW)
 		return;
 	double lat = x->latency_ms > 0 ? x->latency_ms : 1;
 	double *st = &n->metrics.stable_ms;
@@ -112,8 +112,9 @@ static void learn_stable(hnode_t *n)
 /* S0-7, S2-8: a node under suspicion is probed at the fast interval. */
 static int suspect(const hnode_t *n)
 {
-	return n->v.state == VERDICT_DEMOTED || n->v.state == VERDICT_DERATED || n->v.degraded ||
-	       n->v.gray || n->v.metrics_suspect || cutover_fast_probe(&n->cut);
+	return n->v.state == VERDICT_DEMOTED || n->v.state == VERDICT_DERATED ||
+	       n->v.degraded || n->v.gray || n->v.metrics_suspect ||
+	       cutover_fast_probe(&n->cut);
 }
 
 static void on_tick(uv_timer_t *t)

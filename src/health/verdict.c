@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The verdict: one round of a node's health state machine, pure.
  *
- * Invariant: the only way out of demoted is restore_round(); every other
- * step starts from up, derated or unknown.  Each helper works on out->next
- * and returns nothing but what it writes there and in @out. */
+ * Invariant: only restore_round() takes a node out of demoted.  Each
+ * helper works on out->next and reports only through @out. */
 #include "health/verdict.h"
 
 #include <math.h>
