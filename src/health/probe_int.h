@@ -23,8 +23,10 @@
 
 #include "health/probe.h"
 
+/** A descriptor curl asked the engine to watch (probe_http.c). */
 typedef struct sock sock_t;
 
+/** The engine: one curl multi handle on one libuv loop, and its runs. */
 struct probe_engine {
 	uv_loop_t *loop;
 	CURLM *multi;
@@ -37,6 +39,7 @@ struct probe_engine {
 	int dying;               /* probe_engine_free was called */
 };
 
+/** A watched descriptor: lives until its poll handle's close callback. */
 struct sock {
 	uv_poll_t poll;
 	curl_socket_t fd;
@@ -44,6 +47,7 @@ struct sock {
 	sock_t *next, *prev;
 };
 
+/** One run of a probe, TCP or HTTP(S); owned by its engine. */
 struct probe_run {
 	probe_engine_t *e;
 	probe_run_t *next, *prev;
