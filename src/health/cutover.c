@@ -14,15 +14,10 @@ int cutover_conf_load(const conf_t *c, cutover_conf_t *o, char *err,
 	o->notice = 86400;
 	o->prewarm_lead = 3600;
 	o->ramp = 600;
-	o->settle = 300;
 	o->impact[0] = 70;
 	o->impact[1] = 60;
 	o->impact[2] = 50;
 	o->prewarm = 35;
-	const ynode_t *h = ynode_get(c->root, "health");
-	const ynode_t *st = ynode_get(h, "settle");
-	if (st && st->kind == YNODE_SCALAR)
-		o->settle = strtod(st->value, NULL);
 	const ynode_t *s = ynode_get(c->root, "cutover");
 	if (!s)
 		return 0;
@@ -57,6 +52,19 @@ int cutover_conf_load(const conf_t *c, cutover_conf_t *o, char *err,
 	return 0;
 }
 
+/* The offset as RFC 3339 writes it: "Z" or "+hh:mm" / "-hh:mm".  strptime's
+ * %z also reads "+hhmm", "+hh" and leading blanks, which cutover times
+ * never accepted, and knows only an upper-case Z. */
+static int offset_form(const char *p)
+{
+	if ((*p == 'Z' || *p == 'z') && !p[1])
+		return 1;
+	return (*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
+	       isdigit((unsigned char)p[2]) && p[3] == ':' &&
+	       isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5]) &&
+	       !p[6];
+}
+
 int cutover_parse_time(const char *s, time_t *out)
 {
 	struct tm tm;
@@ -64,30 +72,26 @@ int cutover_parse_time(const char *s, time_t *out)
 	const char *p = strptime(s, "%Y-%m-%dT%H:%M", &tm);
 	if (!p)
 		return -1;
-	if (*p == ':') {
-		if (!isdigit((unsigned char)p[1]) || !isdigit((unsigned char)p[2]))
-			return -1;
-		tm.tm_sec = (p[1] - '0') * 10 + (p[2] - '0');
-		p += 3;
-	}
-	long off = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
-	           isdigit((unsigned char)p[2]) && p[3] == ':' &&
-	           isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5])) {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600L +
-		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60L;
-		if (*p == '-')
-			off = -off;
-		p += 6;
-	} else {
-		return -1; /* an offset is required: no guessing of zones */
-	}
-	if (*p)
+	/* Seconds are optional, and two digits when given (%S alone would
+	 * take one). */
+	if (*p == ':' && !(isdigit((unsigned char)p[1]) &&
+	                   isdigit((unsigned char)p[2]) &&
+	                   (p = strptime(p, ":%S", &tm))))
 		return -1;
+	if (!offset_form(p))
+		return -1; /* an offset is required: no guessing of zones */
+	if (strptime(*p == 'z' ? "Z" : p, "%z", &tm) == NULL)
+		return -1;
+	/* timegm() ignores tm_gmtoff (and resets it): take the offset off
+	 * by hand. */
+	long off = tm.tm_gmtoff;
 	*out = timegm(&tm) - off;
 	return 0;
+}
+
+int cutover_fast_probe(const cutover_effect_t *e)
+{
+	return e->phase == CUT_IN_WINDOW;
 }
 
 const char *cutover_phase_name(cutover_phase_t p)

@@ -19,7 +19,8 @@ typedef struct cutover_conf {
 	double notice;            /* pre-derating starts this long before (86400 s, S0-2) */
 	double prewarm_lead;      /* standby share grows over this long (3600 s, S0-4) */
 	double ramp;              /* weights return to normal over this long (600 s) */
-	double settle;            /* short TTL after the end (from health.settle) */
+	double settle;            /* short TTL after the end: health.settle,
+	                             set by health_conf_load */
 	unsigned impact[3];       /* low, medium, high: 70, 60, 50 % (S0-3) */
 	unsigned prewarm;         /* default pre-warm share, 35 % (S0-4) */
 } cutover_conf_t;
@@ -42,7 +43,9 @@ typedef struct cutover_effect {
 	char window[32];          /* id of the window deciding the phase */
 } cutover_effect_t;
 
-/** Reads the cutover section of @c (defaults when absent). */
+/** Reads the cutover section of @c (defaults when absent) into @out,
+ * all but @out->settle, which is health.settle and is filled in by
+ * health_conf_load().  Returns 0, or -1 with "FILE:LINE: reason" in @err. */
 int cutover_conf_load(const conf_t *c, cutover_conf_t *out, char *err,
                       size_t errlen);
 
@@ -66,6 +69,12 @@ int cutover_affects(json_t *w, const char *id, const char *region,
 cutover_phase_t cutover_window_phase(const cutover_conf_t *c, json_t *w,
                                      time_t now);
 
+/** Whether a node under effect @e is probed at the fast interval: while
+ * a window that touches it is in progress (S0-7). */
+int cutover_fast_probe(const cutover_effect_t *e);
+
+/** The name of phase @p ("none", "announced", "pre-derated",
+ * "in-window", "ramp", "done"; static). */
 const char *cutover_phase_name(cutover_phase_t p);
 
 #endif

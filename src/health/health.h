@@ -12,49 +12,20 @@
 
 #include <stddef.h>
 
-#include "common/conf.h"
-#include "health/cutover.h"
-#include "health/score.h"
+#include "health/health_conf.h"
 #include "store/weightdb.h"
 
-/** The health section of gslbd.conf (see gslbd.conf(5)). */
-typedef struct health_conf {
-	double interval;          /* default probe interval, s (10, S1-1) */
-	double timeout;           /* default probe timeout, s (2) */
-	double fast_interval;     /* suspects and cutover windows, s (S0-7) */
-	unsigned demote_after;    /* consecutive degraded rounds (2, S0-8) */
-	unsigned restore_after;   /* consecutive good rounds (3, S0-8, S4-7) */
-	double derate_factor;     /* weight factor for 60..80 (0.5, S2-5) */
-	double settle;            /* short-TTL period after a change (300 s) */
-	double gray_share;        /* share moved on low confidence (10 %, S1-10) */
-	double gray_watch;        /* watch time before moving fully (120 s) */
-	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
-	double history_keep;      /* seconds of score history (S2-10) */
-	double tick;              /* scheduler tick, s (0.1) */
-	double failure_rate_window; /* pushed failure_rate above 5 % this
-	                             long is a fault (60 s, S1-2) */
-	double flap_window;       /* a demotion this soon after a restore
-	                             doubles the confirmations (300 s, S4-7;
-	                             0 disables) */
-	int shadow;               /* score and log only (S2-9) */
-	int shadow_profile;       /* -1, or a score_profile_t scored beside
-	                             the live one and only logged (S2-9) */
-	score_config_t score;
-	cutover_conf_t cut;       /* the cutover section */
-} health_conf_t;
-
-/** Reads the health section of @c (defaults when absent); 0 or -1 with
- * "FILE:LINE: reason" in @err. */
-int health_conf_load(const conf_t *c, health_conf_t *out, char *err,
-                     size_t errlen);
-
+/** The health thread (opaque). */
 typedef struct health health_t;
 
-/** Starts the health thread on @db. */
+/** Starts the health thread on @db with a copy of @hc.  @db must outlive
+ * the thread.  Returns the handle (the caller stops it with health_stop),
+ * or NULL with the reason in @err. */
 health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
                        size_t errlen);
 
-/** Stops and joins the thread; in-flight probes are cancelled. */
+/** Stops and joins the thread and frees @h; in-flight probes are
+ * cancelled.  NULL is allowed. */
 void health_stop(health_t *h);
 
 #endif

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads the health section of gslbd.conf (and, through cutover.c, the
+ * cutover section) into a health_conf_t.  No state: safe on any thread. */
+#include "health/health_conf.h"
+
+#include <string.h>
+
+/* Four dimension weights (S0-6 order: loss, latency, connect, jitter;
+ * S2-2 order: network, service, load, stability), per-business
+ * configurable (S2-2); they need not add up to 100. */
+static int read_weights(const conf_t *c, const ynode_t *v, const char *what,
+                        double *w, char *err, size_t errlen)
+{
+	if (v->kind != YNODE_SEQ || v->n != 4)
+		return conf_sfail(c, v, err, errlen, "%s must be a list of 4 numbers", what);
+	double sum = 0;
+	for (int i = 0; i < 4; i++) {
+		if (conf_snumber(c, v->items[i], what, 0, 100, &w[i], err, errlen))
+			return -1;
+		sum += w[i];
+	}
+	if (sum <= 0)
+		return conf_sfail(c, v, err, errlen, "%s: the weights add up to 0", what);
+	return 0;
+}
+
+static void set_defaults(health_conf_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->interval = 10;
+	o->timeout = 2;
+	o->fast_interval = 0;
+	o->demote_after = 2;
+	o->restore_after = 3;
+	o->derate_factor = 0.5;
+	o->settle = 300;
+	o->gray_share = 10;
+	o->gray_watch = 120;
+	o->standby_headroom = 20;
+	o->history_keep = 86400;
+	o->tick = 0.1;
+	o->flap_window = 300;
+	o->failure_rate_window = SCORE_FAILURE_RATE_FAULT_S;
+	o->shadow_profile = -1;
+	score_config_default(&o->score);
+}
+
+/* profile: and shadow-profile: name a score profile. */
+static int read_profile(const conf_t *c, const char *k, const ynode_t *v,
+                        health_conf_t *o, char *err, size_t errlen)
+{
+	int pf = -1;
+	if (v->kind == YNODE_SCALAR && strcmp(v->value, "probe") == 0)
+		pf = SCORE_PROFILE_PROBE;
+	else if (v->kind == YNODE_SCALAR && strcmp(v->value, "four") == 0)
+		pf = SCORE_PROFILE_FOUR;
+	if (pf < 0)
+		return conf_sfail(c, v, err, errlen,
+		                  "%s must be probe (S0-6) or four (S2-2)", k);
+	if (k[0] == 'p')
+		o->score.profile = (score_profile_t)pf;
+	else
+		o->shadow_profile = pf;
+	return 0;
+}
+
+/* One key of the health section; 0 or -1. */
+static int read_key(const conf_t *c, const char *k, const ynode_t *v,
+                    health_conf_t *o, char *err, size_t errlen)
+{
+	double d;
+	int rc = 0;
+#define NUM(name, lo, hi, dst) \
+	else if (strcmp(k, name) == 0) { \
+		rc = conf_snumber(c, v, name, lo, hi, &d, err, errlen); \
+		dst = d; }
+	if (strcmp(k, "shadow") == 0)
+		rc = conf_sbool(c, v, k, &o->shadow, err, errlen);
+	else if (strcmp(k, "weights-probe") == 0)
+		rc = read_weights(c, v, k, o->score.w_probe, err, errlen);
+	else if (strcmp(k, "weights-four") == 0)
+		rc = read_weights(c, v, k, o->score.w_four, err, errlen);
+	else if (strcmp(k, "profile") == 0 || strcmp(k, "shadow-profile") == 0)
+		rc = read_profile(c, k, v, o, err, errlen);
+	NUM("interval", 0.2, 3600, o->interval)
+	NUM("timeout", 0.1, 60, o->timeout)
+	NUM("fast-interval", 0.2, 3600, o->fast_interval)
+	NUM("demote-after", 1, 100, o->demote_after)
+	NUM("restore-after", 1, 100, o->restore_after)
+	NUM("derate-factor", 0, 1, o->derate_factor)
+	NUM("settle", 0, 86400, o->settle)
+	NUM("gray-share", 0, 100, o->gray_share)
+	NUM("gray-watch", 0, 86400, o->gray_watch)
+	NUM("standby-headroom", 0, 90, o->standby_headroom)
+	NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
+	NUM("tick", 0.01, 1, o->tick)
+	NUM("flap-window", 0, 86400, o->flap_window)
+	NUM("failure-rate-window", 1, 3600, o->failure_rate_window)
+	NUM("grade-good", 1, 100, o->score.good)
+	NUM("grade-usable", 0, 99, o->score.usable)
+	NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
+	NUM("freshness", 1, 86400, o->score.fresh_s)
+	NUM("veto-level", 0, 1, o->score.veto_level)
+	NUM("veto-factor", 0, 1, o->score.veto_factor)
+#undef NUM
+	if (rc)
+		return -1;
+	if (strcmp(k, "latency-threshold") == 0)
+		o->score.latency_threshold_ms *= 1000; /* given in s */
+	return 0;
+}
+
+static int read_section(const conf_t *c, const ynode_t *s, health_conf_t *o,
+                        char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"interval", "timeout", "fast-interval", "demote-after",
+		"restore-after", "derate-factor", "settle", "gray-share",
+		"gray-watch", "standby-headroom", "history-keep", "tick",
+		"shadow", "profile", "shadow-profile", "latency-threshold",
+		"freshness",
+		"flap-window", "failure-rate-window", "weights-probe",
+		"weights-four", "grade-good",
+		"grade-usable",
+		"veto-level", "veto-factor", NULL
+	};
+	if (conf_skeys(c, s, "health", keys, err, errlen))
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (read_key(c, s->keys[i]->value, s->items[i], o, err, errlen))
+			return -1;
+	if (o->score.usable >= o->score.good)
+		return conf_sfail(c, ynode_get(s, "grade-usable"), err, errlen,
+		                  "grade-usable (%g) must be below grade-good (%g)",
+		                  o->score.usable, o->score.good);
+	const ynode_t *t = ynode_get(s, "timeout");
+	if (o->timeout >= o->interval)
+		return conf_sfail(c, t ? t : s, err, errlen,
+		                  "health timeout (%g s) must be below the interval (%g s)",
+		                  o->timeout, o->interval);
+	return 0;
+}
+
+int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen)
+{
+	set_defaults(o);
+	const ynode_t *s = ynode_get(c->root, "health");
+	if (s && read_section(c, s, o, err, errlen))
+		return -1;
+	if (o->fast_interval <= 0 || o->fast_interval > o->interval)
+		o->fast_interval = o->interval; /* S0-7: never slower than normal */
+	if (cutover_conf_load(c, &o->cut, err, errlen))
+		return -1;
+	o->cut.settle = o->settle; /* one setting for both short-TTL periods */
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the files of the health thread: its node mirror
+ * (nodes.c), the application of verdicts and the writes to the store
+ * (repool.c), and the thread with its scheduling (health.c).
+ *
+ * Thread safety: everything declared here belongs to the health thread;
+ * only health_start() and health_stop() run on the main thread, and they
+ * touch a health_t only before the thread starts and after it is joined.
+ * Not for use outside src/health/. */
+#ifndef GSLB_HEALTH_INT_H
+#define GSLB_HEALTH_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "health/health.h"
+#include "health/probe.h"
+#include "health/verdict.h"
+
+#define HEALTH_MAX_PROBES 3      /* per node (S1-3) */
+/* How often the store's table generation is checked (s): an operator's
+ * change or a metrics push reaches the thread within this. */
+#define SYNC_EVERY 0.25
+#define HEALTH_GEO_NAME_MAX 32
+
+typedef struct hnode hnode_t;
+
+/** One probe of a node and its latest result. */
+typedef struct hprobe {
+	probe_spec_t spec;
+	char text[640];              /* canonical form, to see changes */
+	double next_due;             /* loop time, s */
+	probe_run_t *run;            /* running, owned by the probe engine */
+	hnode_t *node;
+	probe_result_t last;
+	uint32_t last_time;          /* unix time of the last result, 0 none */
+	uint32_t cert_warned;        /* last certificate-expiry warning */
+} hprobe_t;
+
+/** The health thread's mirror of one node of the store. */
+struct hnode {
+	char id[64];
+	char pool[16];
+	char admin[8];
+	char region[HEALTH_GEO_NAME_MAX];
+	char isp[HEALTH_GEO_NAME_MAX];
+	cutover_effect_t cut;        /* applied cutover effect */
+	unsigned profiles;           /* score profiles asked for by the
+	                                services using the node: bit
+	                                1 << score_profile_t; 0 = global */
+	long capacity;
+	hprobe_t probe[HEALTH_MAX_PROBES];
+	unsigned nprobe;
+	score_sample_t win[SCORE_WINDOW];
+	unsigned nwin;
+	score_metrics_t metrics;
+	score_result_t last;
+	/* the decision state, mirrored in the health record */
+	verdict_node_t v;
+	int promoted;
+	char promoted_for[64];
+	char reason[200];
+	/* bookkeeping */
+	int seen, dirty, changed, status_dirty, removed;
+	uint32_t status_at;          /* last status/history write */
+	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	int region_loaded;           /* S2-6: most of its region is loaded */
+	int shadow_grade;            /* grade under health.shadow-profile,
+	                                SCORE_GRADE_UNKNOWN before the first */
+	double shadow_score;
+};
+
+/** The thread.  node[] is sorted by id and owns its nodes. */
+struct health {
+	health_conf_t c;
+	weightdb_t *db;
+	uv_loop_t loop;
+	uv_timer_t tick;
+	uv_async_t stop;
+	pthread_t thread;
+	probe_engine_t *probes;
+	hnode_t **node;              /* sorted by id */
+	size_t n, cap;
+	double last_sync, last_cutover, last_status, last_trim;
+	char what[1024];             /* audit text of the pending decisions */
+	json_t *windows;             /* cutover windows, refreshed by sync */
+	json_t *loaded;              /* S2-6: regions in regional load */
+	json_t *rows;                /* weight rows while windows exist */
+	uint64_t table_gen;          /* wdb_table_generation() last read */
+	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
+	int have_changes;
+};
+
+/* health.c: the clock and scheduling. */
+
+/** The wall clock, unix seconds. */
+uint32_t health__wall(void);
+
+/** The loop's clock in seconds (the probes' schedule). */
+double health__loop_now(health_t *h);
+
+/** Fresh pushed metrics arrived for @n: if they pull its score below
+ * usable, its probes run now (S0-7, S2-8). */
+void health__metrics_arrived(health_t *h, hnode_t *n);
+
+/* nodes.c: the mirror of the store's nodes. */
+
+/** The node with @id, or NULL; @pos (may be NULL) gets its index, or
+ * where it would go. */
+hnode_t *health__find_node(health_t *h, const char *id, size_t *pos);
+
+/** Mirrors the store's nodes, services and cutover windows if the store
+ * changed since the last call (and the pushed metrics if only they did);
+ * applies the cutover windows when @cutovers_due. */
+void health__sync_nodes(health_t *h, int cutovers_due);
+
+/** Cancels @n's probes and frees it. */
+void health__free_node(hnode_t *n);
+
+/** Recomputes which regions are in regional load (S2-6). */
+void health__region_load(health_t *h);
+
+/** Scores samples @s[0..k) of node @n at @now under every profile the
+ * node is asked for; the lowest known score counts. */
+void health__node_score(health_t *h, const hnode_t *n,
+                        const score_sample_t *s, unsigned k, uint32_t now,
+                        score_result_t *out);
+
+/** The profiles @n is scored under, as text ("probe", "four",
+ * "probe+four"; static). */
+const char *health__profile_text(health_t *h, const hnode_t *n);
+
+/** Scores @n under health.shadow-profile too and logs a change of grade
+ * there (S2-9); nothing else depends on it. */
+void health__shadow_profile(health_t *h, hnode_t *n, uint32_t now);
+
+/* repool.c: decisions and the store. */
+
+/** Appends one printf-style line to the audit text of the next commit. */
+void health__note(health_t *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/** Scores @n's newest round, runs the verdict and applies it. */
+void health__evaluate(health_t *h, hnode_t *n);
+
+/** Writes the changed decisions (with the re-pool) and, if
+ * @status_due, the live status and history, in one transaction. */
+void health__flush(health_t *h, int status_due);
+
+#endif

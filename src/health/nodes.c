@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/* The health thread's mirror of the store's nodes: their pools, probes,
+ * pushed metrics, score profiles and cutover effects, and the scores
+ * computed from them.
+ *
+ * Thread safety: health thread only.  The store is read in one short read
+ * transaction per sync (LMDB caveat: no long read transactions); what is
+ * read is copied into the mirror, so nothing here holds the store open.
+ *
+ * Life of a node: health__sync_nodes() mirrors the node table within
+ * SYNC_EVERY of a change (probes added, changed or removed take effect
+ * then; a removed probe is cancelled at once; pushed metrics are read
+ * then too).  A new node starts from its persisted decision, never from
+ * a blind "up". */
+#include "config.h"
+#include "health/health_int.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+hnode_t *health__find_node(health_t *h, const char *id, size_t *pos)
+{
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(h->node[mid]->id, id);
+		if (c == 0) {
+			if (pos)
+				*pos = mid;
+			return h->node[mid];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return NULL;
+}
+
+/* Spreads the first run of a probe over its interval (no thundering
+ * herd): a stable offset from the node id and probe index. */
+static double spread(const char *id, unsigned idx, double interval)
+{
+	uint32_t x = hash_fnv32_step(hash_fnv32(id, strlen(id)), (uint8_t)idx);
+	return interval * (double)(x % 1000) / 1000.0;
+}
+
+static void cancel_probes(hnode_t *n)
+{
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (n->probe[i].run) {
+			probe_cancel(n->probe[i].run);
+			n->probe[i].run = NULL;
+		}
+}
+
+typedef struct {
+	health_t *h;
+	wdb_txn_t *t;
+	int first;
+} sync_t;
+
+static void load_metrics(hnode_t *n, json_t *m)
+{
+	double stable = n->metrics.stable_ms;  /* learnt here, not pushed */
+	memset(&n->metrics, 0, sizeof(n->metrics));
+	n->metrics.stable_ms = stable;
+	n->fr_high_since = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(m, k, v) {
+		int id = score_metric_parse(k);
+		if (id < 0)
+			continue;
+		n->metrics.value[id] = json_real_value(json_object_get(v, "value")) +
+		                       (double)json_integer_value(json_object_get(v, "value"));
+		n->metrics.time[id] = (uint32_t)json_integer_value(json_object_get(v, "time"));
+		if (id == METRIC_FAILURE_RATE)
+			n->fr_high_since = (uint32_t)json_integer_value(
+				json_object_get(v, "high_since"));
+	}
+}
+
+static uint32_t newest_metric(const score_metrics_t *m)
+{
+	uint32_t t = 0;
+	for (int i = 0; i < METRIC_COUNT; i++)
+		if (m->time[i] > t)
+			t = m->time[i];
+	return t;
+}
+
+static void node_metrics(health_t *h, hnode_t *n, json_t *m)
+{
+	uint32_t pushed = newest_metric(&n->metrics);
+	load_metrics(n, m);
+	if (newest_metric(&n->metrics) > pushed)
+		health__metrics_arrived(h, n);
+}
+
+/* wdb_each() over the metrics: a push changed only metrics, so only they
+ * are read (with 10,000 nodes pushing, re-reading the node table on every
+ * push would stall the probes' loop). */
+static int sync_metrics_one(const char *id, json_t *m, void *arg)
+{
+	health_t *h = arg;
+	hnode_t *n = health__find_node(h, id, NULL);
+	if (n)
+		node_metrics(h, n, m);
+	return 0;
+}
+
+/* A node new to the mirror, at @pos of the sorted table.  Cold start:
+ * it takes the last persisted decision, never a blind "up". */
+static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
+{
+	hnode_t *n = xcalloc(1, sizeof(*n));
+	snprintf(n->id, sizeof(n->id), "%s", id);
+	n->cut.weight_pct = 100; /* no window: full weight */
+	n->shadow_grade = SCORE_GRADE_UNKNOWN;
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 64;
+		h->node = xrealloc(h->node, h->cap * sizeof(*h->node));
+	}
+	memmove(h->node + pos + 1, h->node + pos, (h->n - pos) * sizeof(*h->node));
+	h->node[pos] = n;
+	h->n++;
+	json_t *rec = wdb_get(t, WDB_HEALTH, id);
+	if (rec) {
+		n->v.state = verdict_state_parse(json_string_value(json_object_get(rec, "state")));
+		n->promoted = json_is_true(json_object_get(rec, "promoted"));
+		const char *pf = json_string_value(json_object_get(rec, "promoted_for"));
+		snprintf(n->promoted_for, sizeof(n->promoted_for), "%s", pf ? pf : "");
+		n->v.gray = json_is_true(json_object_get(rec, "gray"));
+		n->v.gray_since = (uint32_t)json_integer_value(json_object_get(rec, "gray_since"));
+		n->v.since = (uint32_t)json_integer_value(json_object_get(rec, "since"));
+		n->v.moved_at = (uint32_t)json_integer_value(json_object_get(rec, "moved_at"));
+		const char *r = json_string_value(json_object_get(rec, "reason"));
+		snprintf(n->reason, sizeof(n->reason), "%s", r ? r : "");
+		json_decref(rec);
+	}
+	return n;
+}
+
+/* Probes: the set is rebuilt (and the window emptied) when any text
+ * changed; running probes of the old set are cancelled. */
+static void sync_probes(health_t *h, hnode_t *n, json_t *probes)
+{
+	const char *id = n->id;
+	size_t np = json_array_size(probes);
+	if (np > HEALTH_MAX_PROBES)
+		np = HEALTH_MAX_PROBES;
+	int same = np == n->nprobe;
+	for (size_t i = 0; same && i < np; i++)
+		same = strcmp(n->probe[i].text, json_string_value(json_array_get(probes, i))
+		                                 ?: "") == 0;
+	if (same)
+		return;
+	cancel_probes(n);
+	n->nprobe = 0;
+	n->nwin = 0;
+	double now = health__loop_now(h);
+	for (size_t i = 0; i < np; i++) {
+		const char *text = json_string_value(json_array_get(probes, i));
+		hprobe_t *p = &n->probe[n->nprobe];
+		char perr[256];
+		memset(p, 0, sizeof(*p));
+		if (!text || probe_parse(text, h->c.interval, h->c.timeout, &p->spec,
+		                         perr, sizeof(perr))) {
+			log_warning("node %s: ignoring probe '%s': %s", id, text ? text : "?",
+			            text ? perr : "not a string");
+			continue;
+		}
+		snprintf(p->text, sizeof(p->text), "%s", text);
+		p->node = n;
+		p->next_due = now + spread(id, (unsigned)i, p->spec.interval_s);
+		n->nprobe++;
+	}
+}
+
+static int sync_node(const char *id, json_t *node, void *arg)
+{
+	sync_t *s = arg;
+	health_t *h = s->h;
+	size_t pos;
+	hnode_t *n = health__find_node(h, id, &pos);
+	if (!n)
+		n = add_node(h, s->t, id, pos);
+	n->seen = 1;
+	const char *pool = json_string_value(json_object_get(node, "pool"));
+	const char *admin = json_string_value(json_object_get(node, "admin"));
+	snprintf(n->pool, sizeof(n->pool), "%s", pool ? pool : "primary");
+	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
+	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
+	const char *reg = json_string_value(json_object_get(node, "region"));
+	const char *isp = json_string_value(json_object_get(node, "isp"));
+	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
+	snprintf(n->isp, sizeof(n->isp), "%s", isp ? isp : "*");
+	json_t *m = wdb_get(s->t, WDB_METRICS, id);
+	node_metrics(h, n, m);
+	json_decref(m);
+
+	sync_probes(h, n, json_object_get(node, "probes"));
+	return 0;
+}
+
+static int collect_window(const char *key, json_t *val, void *arr)
+{
+	(void)key;
+	json_array_append(arr, val);
+	return 0;
+}
+
+/* Whether standby @n shares a weight row with a node that a live window
+ * affects. */
+static int in_affected_row(health_t *h, json_t *rows, const hnode_t *n,
+                           time_t now)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		json_t *w = json_object_get(r, "weights");
+		if (!json_object_get(w, n->id))
+			continue;
+		const char *id;
+		json_t *v;
+		json_object_foreach(w, id, v) {
+			hnode_t *o = health__find_node(h, id, NULL);
+			if (!o || o == n || strcmp(o->pool, "standby") == 0)
+				continue;
+			size_t k;
+			json_t *win;
+			json_array_foreach(h->windows, k, win)
+				if (cutover_window_phase(&h->c.cut, win, now) != CUT_DONE &&
+				    cutover_affects(win, o->id, o->region, o->isp))
+					return 1;
+		}
+	}
+	return 0;
+}
+
+/* Applies the cutover windows to every node; a change of phase, factor
+ * or pre-warm share is a decision like any other (one audited commit). */
+static void apply_cutovers(health_t *h, json_t *rows)
+{
+	time_t now = time(NULL);
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		int standby = strcmp(n->pool, "standby") == 0;
+		cutover_effect_t e;
+		cutover_effect(&h->c.cut, h->windows, n->id, n->region, n->isp, standby,
+		               standby && rows && in_affected_row(h, rows, n, now), now, &e);
+		/* S0-4: only a healthy standby is pre-warmed. */
+		if (n->v.state == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
+		    strcmp(n->admin, "drain") == 0)
+			e.prewarm_pct = 0;
+		if (e.phase == n->cut.phase && e.weight_pct == n->cut.weight_pct &&
+		    e.prewarm_pct == n->cut.prewarm_pct &&
+		    e.short_until == n->cut.short_until)
+			continue;
+		if (e.phase != n->cut.phase || e.weight_pct != n->cut.weight_pct ||
+		    e.prewarm_pct != n->cut.prewarm_pct) {
+			log_info("node %s: cutover %s %s, weight %u%%, pre-warm %u%%", n->id,
+			         e.window[0] ? e.window : n->cut.window,
+			         cutover_phase_name(e.phase), e.weight_pct, e.prewarm_pct);
+			health__note(h, "node %s cutover %s %s weight %u%% prewarm %u%%", n->id,
+			     e.window[0] ? e.window : n->cut.window,
+			     cutover_phase_name(e.phase), e.weight_pct, e.prewarm_pct);
+		}
+		n->cut = e;
+		n->changed = 1;
+	}
+}
+
+/* Score profiles per service (S2-2: selectable per service).  A node is
+ * scored under the profile of every service whose rows name it, and the
+ * lowest of those scores decides its state: health is per node, and a
+ * node that one service's profile finds degraded is degraded for the
+ * service that asked the stricter question.  Nodes in no row, or only in
+ * rows of services on the default, use health.profile. */
+typedef struct {
+	health_t *h;
+	json_t *svc;                 /* service name -> profile bit */
+} profiles_t;
+
+static int collect_profile(const char *key, json_t *svc, void *arg)
+{
+	profiles_t *p = arg;
+	const char *pf = json_string_value(json_object_get(svc, "profile"));
+	unsigned bit = 1u << (pf && strcmp(pf, "four") == 0 ? SCORE_PROFILE_FOUR :
+	                      pf && strcmp(pf, "probe") == 0 ? SCORE_PROFILE_PROBE :
+	                      p->h->c.score.profile);
+	json_object_set_new(p->svc, key, json_integer(bit));
+	return 0;
+}
+
+static int row_profiles(const char *key, json_t *row, void *arg)
+{
+	profiles_t *p = arg;
+	const char *bar = strchr(key, '|');
+	if (!bar)
+		return 0;
+	char svc[1100];
+	snprintf(svc, sizeof(svc), "%.*s", (int)(bar - key), key);
+	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
+	const char *id;
+	json_t *v;
+	json_object_foreach(json_object_get(row, "weights"), id, v) {
+		hnode_t *n = health__find_node(p->h, id, NULL);
+		if (n)
+			n->profiles |= bit;
+	}
+	return 0;
+}
+
+static void sync_profiles(health_t *h, wdb_txn_t *t)
+{
+	profiles_t p = { h, json_object() };
+	unsigned global = 1u << h->c.score.profile, any_other = 0;
+	wdb_each(t, WDB_SERVICE, NULL, collect_profile, &p);
+	const char *k;
+	json_t *v;
+	json_object_foreach(p.svc, k, v)
+		any_other |= (unsigned)json_integer_value(v) & ~global;
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->profiles = 0;
+	/* With every service on the global profile there is nothing to
+	 * map, and a large table is not walked. */
+	if (any_other)
+		wdb_each(t, WDB_WEIGHT, NULL, row_profiles, &p);
+	json_decref(p.svc);
+}
+
+/* S2-6 dynamic weights: "during a regional degradation every node's load
+ * score drops together and the score stops discriminating: raise the
+ * service and stability weights for that region".  A region is in
+ * regional load when at least REGION_MIN_NODES of its nodes have fresh
+ * load metrics and REGION_LOAD_SHARE of those score below REGION_LOAD_LOW
+ * on the load dimension; its nodes are then scored (four profile) with
+ * half the load weight, the other half going in equal parts to service
+ * and stability. */
+#define REGION_MIN_NODES 3
+#define REGION_LOAD_SHARE 0.75
+#define REGION_LOAD_LOW 0.5
+
+/* The score configuration of node @n under profile @pf: health's own,
+ * with the S2-6 weights when the node's region is in regional load. */
+static score_config_t profile_config(const health_t *h, const hnode_t *n, int pf)
+{
+	score_config_t c = h->c.score;
+	c.profile = (score_profile_t)pf;
+	if (pf == SCORE_PROFILE_FOUR && n->region_loaded) {
+		double moved = c.w_four[2] / 2;
+		c.w_four[2] -= moved;
+		c.w_four[1] += moved / 2;
+		c.w_four[3] += moved / 2;
+	}
+	return c;
+}
+
+/* Recomputes which regions are in regional load; once a second. */
+void health__region_load(health_t *h)
+{
+	uint32_t now = (uint32_t)time(NULL);
+	json_t *count = json_object();          /* region -> [known, low] */
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		const uint32_t *mt = n->metrics.time;
+		if (strcmp(n->region, "*") == 0 ||
+		    !(mt[METRIC_BANDWIDTH] | mt[METRIC_CPU] | mt[METRIC_MEMORY] | mt[METRIC_DISK]))
+			continue;                       /* no region, or no load metric */
+		score_config_t c = profile_config(h, n, SCORE_PROFILE_FOUR);
+		score_result_t r;
+		score_evaluate(&c, NULL, 0, &n->metrics, now, &r);
+		if (r.dim[2] < 0)
+			continue;                       /* no fresh load metric */
+		json_t *e = json_object_get(count, n->region);
+		if (!e) {
+			e = json_pack("[i, i]", 0, 0);
+			json_object_set_new(count, n->region, e);
+		}
+		json_array_set_new(e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + 1));
+		if (r.dim[2] < REGION_LOAD_LOW)
+			json_array_set_new(e, 1, json_integer(json_integer_value(json_array_get(e, 1)) + 1));
+	}
+	json_t *loaded = json_object();
+	const char *reg;
+	json_t *e;
+	json_object_foreach(count, reg, e) {
+		json_int_t known = json_integer_value(json_array_get(e, 0));
+		json_int_t low = json_integer_value(json_array_get(e, 1));
+		if (known >= REGION_MIN_NODES && low >= REGION_LOAD_SHARE * (double)known) {
+			json_object_set_new(loaded, reg, json_true());
+			if (!json_object_get(h->loaded, reg))
+				log_info("region %s: load low on %lld of %lld nodes: service and "
+				         "stability weigh more in its scores (S2-6)", reg,
+				         (long long)low, (long long)known);
+		}
+	}
+	json_object_foreach(h->loaded, reg, e)
+		if (!json_object_get(loaded, reg))
+			log_info("region %s: regional load is over, normal weights (S2-6)", reg);
+	json_decref(h->loaded);
+	h->loaded = loaded;
+	json_decref(count);
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->region_loaded = json_object_get(loaded, h->node[i]->region) != NULL;
+}
+
+/* The node's score under every profile it is asked for; the lowest
+ * counts (see sync_profiles).  An unknown result (no fresh input) yields
+ * to a known one. */
+void health__node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
+                       unsigned k, uint32_t now, score_result_t *out)
+{
+	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
+	int have = 0;
+	for (int pf = SCORE_PROFILE_PROBE; pf <= SCORE_PROFILE_FOUR; pf++) {
+		if (!(mask & (1u << pf)))
+			continue;
+		score_config_t c = profile_config(h, n, pf);
+		score_result_t r;
+		score_evaluate(&c, s, k, &n->metrics, now, &r);
+		if (!have || (out->unknown && !r.unknown) ||
+		    (!r.unknown && r.score < out->score))
+			*out = r;
+		have = 1;
+	}
+}
+
+const char *health__profile_text(health_t *h, const hnode_t *n)
+{
+	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
+	static const char *const names[] = { "", "probe", "four", "probe+four" };
+	return names[mask & 3];
+}
+
+void health__free_node(hnode_t *n)
+{
+	cancel_probes(n);
+	free(n);
+}
+
+
+void health__sync_nodes(health_t *h, int cutovers_due)
+{
+	wdb_txn_t *t = wdb_begin_read(h->db);
+	if (!t) {
+		log_warning("health: cannot read the weight store");
+		return;
+	}
+	/* Re-read the table only when an operator changed it: with 10,000
+	 * nodes the parse alone would stall the probes' loop every second.
+	 * Cutover effects depend on the time and are applied regardless. */
+	uint64_t gen = wdb_table_generation(t);
+	uint64_t mgen = wdb_metrics_generation(t);
+	if (gen == h->table_gen && h->last_sync > 0) {
+		if (mgen != h->metrics_gen) {
+			h->metrics_gen = mgen;
+			wdb_each(t, WDB_METRICS, NULL, sync_metrics_one, h);
+		}
+		wdb_abort(t);
+		if (cutovers_due)
+			apply_cutovers(h, h->rows);
+		return;
+	}
+	h->table_gen = gen;
+	h->metrics_gen = mgen;
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->seen = 0;
+	sync_t s = { h, t, 0 };
+	wdb_each(t, WDB_NODE, NULL, sync_node, &s);
+	sync_profiles(h, t);
+	json_decref(h->windows);
+	h->windows = json_array();
+	wdb_each(t, WDB_CUTOVER, NULL, collect_window, h->windows);
+	json_decref(h->rows);
+	json_t *rows = h->rows = NULL;
+	if (json_array_size(h->windows)) {
+		/* Standbys that share a row with an affected node are
+		 * pre-warmed (S0-4): find those rows. */
+		rows = json_array();
+		wdb_each(t, WDB_WEIGHT, NULL, collect_window, rows);
+	}
+	wdb_abort(t);
+	/* Nodes gone from the table: stop their probes now. */
+	size_t o = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->node[i]->seen)
+			h->node[o++] = h->node[i];
+		else
+			health__free_node(h->node[i]);
+	}
+	h->n = o;
+	h->rows = rows;
+	apply_cutovers(h, rows);
+}
+
+/* S2-9: a new scoring model runs beside the live one, only scoring and
+ * alerting.  The node is scored under health.shadow-profile as well, and
+ * a change of its grade there (good, usable, degraded) that the live
+ * profile does not share is logged once, with both scores; status shows
+ * the shadow score.  Nothing else depends on it. */
+void health__shadow_profile(health_t *h, hnode_t *n, uint32_t now)
+{
+	if (h->c.shadow_profile < 0)
+		return;
+	score_config_t c = profile_config(h, n, h->c.shadow_profile);
+	score_result_t r;
+	score_evaluate(&c, n->win, n->nwin, &n->metrics, now, &r);
+	n->shadow_score = r.unknown ? -1 : r.score;
+	int g = score_grade(&c, n->shadow_score);
+	if (g == n->shadow_grade)
+		return;
+	int live = score_grade(&h->c.score, n->last.unknown ? -1 : n->last.score);
+	static const char *const grades[] = { "unknown", "degraded", "usable", "good" };
+	if (n->shadow_grade != SCORE_GRADE_UNKNOWN || g != live)
+		log_msg(g != live ? GSLB_LOG_WARNING : GSLB_LOG_INFO, "shadow profile %s: node %s %s (score %.0f), live profile %s: %s "
+		         "(score %.0f)%s", c.profile == SCORE_PROFILE_FOUR ? "four" : "probe",
+		         n->id, grades[g + 1], n->shadow_score,
+		         health__profile_text(h, n), grades[live + 1], n->last.unknown ? -1.0 : n->last.score,
+		         g != live ? ": the profiles disagree" : "");
+	n->shadow_grade = g;
+}

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/* Decisions into the store: a round's verdict applied to the node and
+ * worded for the log and the audit record, standby promotion (S0-9,
+ * S0-10, S1-6), and the writes of health, status and history records.
+ *
+ * Thread safety: health thread only.
+ *
+ * Decisions of one tick are written together in one transaction with
+ * their audit record (S0-9: an atomic re-pool), together with standby
+ * promotions (S0-10: validated first; a failed check changes nothing).
+ * A failed commit leaves the nodes marked changed: the next tick retries
+ * the whole re-pool. */
+#include "config.h"
+#include "health/health_int.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void health__note(health_t *h, const char *fmt, ...)
+{
+	size_t l = strlen(h->what);
+	if (l + 8 >= sizeof(h->what))
+		return;
+	if (l)
+		h->what[l++] = ';', h->what[l++] = ' ', h->what[l] = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->what + l, sizeof(h->what) - l, fmt, ap);
+	va_end(ap);
+	h->have_changes = 1;
+}
+
+/* Applying verdicts ------------------------------------------------------ */
+
+/* The reason of a change of state, in the operator's words, with the
+ * configured grade boundaries. */
+static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
+                        char *why, size_t len)
+{
+	const score_config_t *sc = &h->c.score;
+	switch (d->reason) {
+	case VERDICT_HARD_FAILURE:
+		snprintf(why, len, "hard failure: every probe failed to connect (%s)",
+		         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
+		break;
+	case VERDICT_RESTORED:
+		snprintf(why, len, "restored: %u consecutive good rounds (score %.0f)",
+		         d->rounds, d->score);
+		break;
+	case VERDICT_PASSIVE_FAULT:
+		snprintf(why, len, "fault: request failure rate %.1f%% above %g%% for %us "
+		         "(S1-2), %u rounds", d->score, SCORE_FAILURE_RATE_FAULT_PCT,
+		         d->fault_for, d->rounds);
+		break;
+	case VERDICT_FAULT:
+		snprintf(why, len, "fault: %s%s%sin %u consecutive rounds",
+		         d->abnormal & SCORE_AB_STATUS ? "bad status, " : "",
+		         d->abnormal & SCORE_AB_CONNECT ? "connect failure, " : "",
+		         d->abnormal & SCORE_AB_LATENCY ? "slow answer, " : "",
+		         d->rounds);
+		break;
+	case VERDICT_LOW_SCORE:
+		snprintf(why, len, "score %.0f < %g in %u consecutive rounds",
+		         d->score, sc->usable, d->rounds);
+		break;
+	case VERDICT_GRAY_PERSISTED:
+		snprintf(why, len, "low-confidence fault persisted %.0f s", h->c.gray_watch);
+		break;
+	case VERDICT_FIRST_UP:
+		snprintf(why, len, "score at or above %g", sc->good);
+		break;
+	case VERDICT_FIRST_DERATED:
+		snprintf(why, len, "score %.0f in %g..%g: weight x %.2f", d->score,
+		         sc->usable, sc->good, h->c.derate_factor);
+		break;
+	case VERDICT_DERATE:
+		snprintf(why, len, "score %.0f in %g..%g for %u rounds: weight x %.2f",
+		         d->score, sc->usable, sc->good, d->rounds, h->c.derate_factor);
+		break;
+	case VERDICT_UNDERATE:
+		snprintf(why, len, "score %.0f at or above %g for %u rounds", d->score,
+		         sc->good, d->rounds);
+		break;
+	default:
+		snprintf(why, len, "%s", n->reason);
+		break;
+	}
+}
+
+/* The gray switch's news, logged and audited before a change of state of
+ * the same round. */
+static void apply_gray(health_t *h, hnode_t *n, verdict_gray_t g)
+{
+	if (g == VERDICT_GRAY_ON) {
+		n->changed = 1;
+		log_info("node %s: gray switch, %.0f%% of its share moves away for %.0f s",
+		         n->id, h->c.gray_share, h->c.gray_watch);
+		health__note(h, "node %s gray switch (one abnormal dimension)", n->id);
+	} else if (g == VERDICT_GRAY_OFF) {
+		n->changed = 1;
+		log_info("node %s: gray switch cancelled, the node recovered", n->id);
+		health__note(h, "node %s gray switch cancelled", n->id);
+	}
+}
+
+/* Applies decision @d to @n; @rest is the score of the samples a restore
+ * keeps. */
+static void apply(health_t *h, hnode_t *n, const verdict_t *d,
+                  const score_result_t *rest)
+{
+	verdict_state_t was = n->v.state;
+	char why[200];
+	if (verdict_changes_state(d->reason))
+		reason_text(h, n, d, why, sizeof(why));
+	n->v = d->next;
+	apply_gray(h, n, d->gray);
+	if (d->keep) {
+		/* The outage is behind: score from the good rounds only. */
+		memmove(n->win, n->win + n->nwin - d->keep, d->keep * sizeof(n->win[0]));
+		n->nwin = d->keep;
+		n->last = *rest;
+	}
+	if (!verdict_changes_state(d->reason))
+		return;
+	snprintf(n->reason, sizeof(n->reason), "%s", why);
+	n->changed = 1;
+	log_info("%snode %s: %s -> %s (%s)", h->c.shadow ? "shadow: " : "", n->id,
+	         verdict_state_name(was), verdict_state_name(n->v.state), why);
+	health__note(h, "node %s %s: %s", n->id, verdict_state_name(n->v.state), why);
+}
+
+void health__evaluate(health_t *h, hnode_t *n)
+{
+	verdict_round_t r;
+	memset(&r, 0, sizeof(r));
+	r.now = health__wall();
+	health__node_score(h, n, n->win, n->nwin, r.now, &n->last);
+	n->status_dirty = 1;
+	health__shadow_profile(h, n, r.now);
+	r.window = n->last;
+	r.nwin = n->nwin;
+	if (n->nwin)
+		health__node_score(h, n, n->win + n->nwin - 1, 1, r.now, &r.last);
+	if (n->v.state == VERDICT_DEMOTED) {
+		unsigned keep = verdict_restore_keep(&n->v, n->nwin);
+		health__node_score(h, n, n->win + n->nwin - keep, keep, r.now, &r.rest);
+	}
+	r.nprobe = n->nprobe;
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (n->probe[i].last_time && !n->probe[i].last.connected)
+			r.refused++;
+	r.fr_pct = n->metrics.value[METRIC_FAILURE_RATE];
+	r.fr_time = n->metrics.time[METRIC_FAILURE_RATE];
+	r.fr_high_since = n->fr_high_since;
+	verdict_t d;
+	verdict_round(&h->c, &n->v, &r, &d);
+	apply(h, n, &d, &r.rest);
+}
+
+/* Decisions -> store ------------------------------------------------------ */
+
+static json_t *health_record(health_t *h, const hnode_t *n)
+{
+	int pct = (int)verdict_weight_pct(&h->c, n->v.state, n->v.gray);
+	uint32_t su = n->v.moved_at ? n->v.moved_at + (uint32_t)h->c.settle : 0;
+	if (n->cut.short_until > su)
+		su = n->cut.short_until;
+	json_t *rec = json_pack("{s:s, s:b, s:i, s:I, s:I, s:s, s:b, s:s, s:b, s:I, s:f}",
+		"state", verdict_state_name(n->v.state),
+		"usable", n->v.state != VERDICT_DEMOTED,
+		"effective_weight_pct", pct,
+		"short_until", (json_int_t)su,
+		"since", (json_int_t)n->v.since,
+		"reason", n->reason,
+		"promoted", n->promoted,
+		"promoted_for", n->promoted_for,
+		"gray", n->v.gray,
+		"gray_since", (json_int_t)n->v.gray_since,
+		"score", n->last.unknown ? -1.0 : n->last.score);
+	json_object_set_new(rec, "moved_at", json_integer(n->v.moved_at));
+	if (n->cut.phase != CUT_NONE) {
+		json_object_set_new(rec, "cutover_pct", json_integer(n->cut.weight_pct));
+		json_object_set_new(rec, "prewarm_pct", json_integer(n->cut.prewarm_pct));
+		json_object_set_new(rec, "cutover_phase",
+		                    json_string(cutover_phase_name(n->cut.phase)));
+		json_object_set_new(rec, "cutover_window", json_string(n->cut.window));
+	}
+	return rec;
+}
+
+typedef struct {
+	health_t *h;
+	hnode_t *demoted;
+	hnode_t *pick;
+} standby_t;
+
+/* S0-9, S0-10, S1-6: a row that loses a primary gets a healthy standby of
+ * the same row, with capacity for the load it takes over. */
+static int find_standby(const char *key, json_t *row, void *arg)
+{
+	standby_t *s = arg;
+	json_t *w = json_object_get(row, "weights");
+	if (!json_object_get(w, s->demoted->id))
+		return 0;
+	const char *id;
+	json_t *v;
+	json_object_foreach(w, id, v) {
+		hnode_t *c = health__find_node(s->h, id, NULL);
+		if (!c || c == s->demoted || strcmp(c->pool, "standby") != 0 ||
+		    c->promoted || c->v.state == VERDICT_DEMOTED || c->v.state == VERDICT_UNKNOWN ||
+		    strcmp(c->admin, "down") == 0 || strcmp(c->admin, "drain") == 0)
+			continue;
+		double usable_cap = (double)c->capacity * (100 - s->h->c.standby_headroom) / 100;
+		if (s->demoted->capacity > 0 && usable_cap < (double)s->demoted->capacity) {
+			log_info("standby %s cannot take over %s: capacity %ld, needs %ld + %.0f%% headroom",
+			         c->id, s->demoted->id, c->capacity, s->demoted->capacity,
+			         s->h->c.standby_headroom);
+			continue;
+		}
+		s->pick = c;
+		return 1;
+	}
+	(void)key;
+	return 0;
+}
+
+static void repool(health_t *h, wdb_txn_t *t)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		if (!n->changed)
+			continue;
+		verdict_standby_t want = verdict_standby(n->v.state);
+		if (want == VERDICT_STANDBY_PROMOTE && strcmp(n->pool, "primary") == 0) {
+			standby_t s = { h, n, NULL };
+			wdb_each(t, WDB_WEIGHT, NULL, find_standby, &s);
+			if (s.pick) {
+				s.pick->promoted = 1;
+				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
+				s.pick->v.since = s.pick->v.moved_at = health__wall();
+				s.pick->changed = 1;
+				log_info("node %s: standby promoted in place of %s", s.pick->id, n->id);
+				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
+			}
+		} else if (want == VERDICT_STANDBY_RELEASE) {
+			/* The primary is back: its standby returns to the pool. */
+			for (size_t k = 0; k < h->n; k++) {
+				hnode_t *sb = h->node[k];
+				if (sb->promoted && strcmp(sb->promoted_for, n->id) == 0) {
+					sb->promoted = 0;
+					sb->promoted_for[0] = 0;
+					sb->v.since = sb->v.moved_at = health__wall();
+					sb->changed = 1;
+					log_info("node %s: back to standby, %s is restored", sb->id, n->id);
+					health__note(h, "standby %s released (%s restored)", sb->id, n->id);
+				}
+			}
+		}
+	}
+}
+
+/* Live status and history of a node are written when its decision
+ * changed, else at most every STATUS_EVERY seconds: with 10,000 nodes,
+ * writing every result would make each second's commit a large one. */
+#define STATUS_EVERY 5
+static int status_wanted(const hnode_t *n, uint32_t now)
+{
+	return n->status_dirty && (n->changed || now - n->status_at >= STATUS_EVERY);
+}
+
+void health__flush(health_t *h, int status_due)
+{
+	int any = 0;
+	uint32_t now = health__wall();
+	for (size_t i = 0; i < h->n && !any; i++)
+		any = h->node[i]->changed || (status_due && status_wanted(h->node[i], now));
+	if (!any)
+		return;
+	char err[512];
+	wdb_txn_t *t = wdb_begin(h->db, "health", err, sizeof(err));
+	if (!t) {
+		log_warning("health: %s", err);
+		return;
+	}
+	if (!h->c.shadow)
+		repool(h, t);
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		if (n->changed && !h->c.shadow) {
+			json_t *rec = health_record(h, n);
+			wdb_set(t, WDB_HEALTH, n->id, rec);
+			json_decref(rec);
+		}
+		if (status_due && status_wanted(n, now)) {
+			n->status_at = now;
+			json_t *probes = json_array();
+			for (unsigned k = 0; k < n->nprobe; k++) {
+				const hprobe_t *p = &n->probe[k];
+				if (!p->last_time)
+					continue;
+				json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
+					"probe", p->text, "time", (json_int_t)p->last_time,
+					"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
+					"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
+					"total_ms", (int)p->last.total_ms, "error", p->last.error,
+					"cert_days_left", p->last.cert_days_left));
+			}
+			json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
+			                         n->last.dim[2], n->last.dim[3]);
+			json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:s, s:I, s:i, s:i, s:o, s:b}",
+				"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
+				"unknown", n->last.unknown, "vetoed", n->last.vetoed,
+				"abnormal", n->last.abnormal, "state", verdict_state_name(n->v.state),
+				"updated", (json_int_t)now, "degraded_rounds", n->v.degraded,
+				"good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
+			json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
+			if (h->c.shadow_profile >= 0)
+				json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
+			wdb_set(t, WDB_STATUS, n->id, st);
+			json_decref(st);
+			json_t *hs = json_pack("{s:f, s:s}", "score",
+			                       n->last.unknown ? -1.0 : n->last.score,
+			                       "state", verdict_state_name(n->v.state));
+			wdb_history_add(t, n->id, now, hs);
+			json_decref(hs);
+			n->status_dirty = 0;
+		}
+	}
+	if (status_due && now - h->last_trim > 60) {
+		wdb_history_trim(t, now - (uint32_t)h->c.history_keep);
+		h->last_trim = now;
+	}
+	char what[1100];
+	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
+	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
+		log_warning("health: cannot commit (%s); will retry", err);
+		return;
+	}
+	for (size_t i = 0; i < h->n; i++)
+		h->node[i]->changed = 0;
+	h->what[0] = 0;
+	h->have_changes = 0;
+}
+

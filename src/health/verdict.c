@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/* The verdict: one round of a node's health state machine, pure.
+ *
+ * Invariant: only restore_round() takes a node out of demoted.  Each
+ * helper works on out->next and reports only through @out. */
+#include "health/verdict.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const state_names[] = { "unknown", "up", "derated", "demoted" };
+
+const char *verdict_state_name(verdict_state_t s)
+{
+	return (unsigned)s < 4 ? state_names[s] : "unknown";
+}
+
+verdict_state_t verdict_state_parse(const char *name)
+{
+	for (int i = 0; i < 4; i++)
+		if (name && strcmp(name, state_names[i]) == 0)
+			return (verdict_state_t)i;
+	return VERDICT_UNKNOWN;
+}
+
+int verdict_changes_state(verdict_reason_t r)
+{
+	return r != VERDICT_KEEP && r != VERDICT_NO_DATA;
+}
+
+unsigned verdict_weight_pct(const health_conf_t *c, verdict_state_t state,
+                            int gray)
+{
+	int pct = 100;
+	if (state == VERDICT_DERATED)
+		pct = (int)lround(c->derate_factor * 100);
+	if (gray)
+		pct = (int)lround(pct * (100 - c->gray_share) / 100);
+	return pct > 0 ? (unsigned)pct : 0;
+}
+
+verdict_standby_t verdict_standby(verdict_state_t state)
+{
+	return state == VERDICT_DEMOTED ? VERDICT_STANDBY_PROMOTE
+	                                : VERDICT_STANDBY_RELEASE;
+}
+
+unsigned verdict_restore_keep(const verdict_node_t *node, unsigned nwin)
+{
+	unsigned good = node->good + 1;
+	return good < nwin ? good : nwin;
+}
+
+int verdict_passive_fault(const health_conf_t *c, double fr_pct,
+                          uint32_t fr_time, uint32_t fr_high_since,
+                          uint32_t now)
+{
+	return fr_high_since && fr_time + c->score.fresh_s >= now &&
+	       fr_time - fr_high_since >= c->failure_rate_window &&
+	       fr_pct > SCORE_FAILURE_RATE_FAULT_PCT;
+}
+
+/* A change of state at @now, with the bookkeeping that goes with it. */
+static void move(const health_conf_t *c, verdict_t *out, verdict_state_t to,
+                 verdict_reason_t why, uint32_t now)
+{
+	verdict_node_t *n = &out->next;
+	verdict_state_t was = n->state;
+	n->state = to;
+	n->since = now;
+	/* S4-7 anti-flap: a demotion soon after a restore counts as a flap;
+	 * each one doubles the confirmations the next restore needs. */
+	if (to == VERDICT_DEMOTED && was != VERDICT_DEMOTED) {
+		if (n->restored_at && c->flap_window > 0 &&
+		    now - n->restored_at < c->flap_window) {
+			if (n->flaps < VERDICT_FLAPS_MAX)
+				n->flaps++;
+		} else {
+			n->flaps = 0;
+		}
+	}
+	/* The first verdict on a new node moves no traffic. */
+	if (!(was == VERDICT_UNKNOWN && to == VERDICT_UP))
+		n->moved_at = now;
+	out->reason = why;
+	out->standby = verdict_standby(to);
+}
+
+/* A demoted node: restoration looks at the rounds themselves, since the
+ * window still holds the outage.  Each good round counts; anything else
+ * starts the count again (S0-8, S4-7). */
+static void restore_round(const health_conf_t *c, const verdict_round_t *r,
+                          int fault, verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	if (fault || r->last.n_abnormal || r->last.score < c->score.usable) {
+		n->good = 0;
+		return;
+	}
+	n->good++;
+	/* S4-7: a node demoted again soon after a restore needs twice the
+	 * confirmations per flap. */
+	unsigned need = c->restore_after << n->flaps;
+	if (n->good < need)
+		return;
+	out->rounds = n->good;
+	out->score = r->last.score;
+	out->keep = n->good < r->nwin ? n->good : r->nwin; /* as verdict_restore_keep */
+	n->gray = 0;
+	n->lowconf = 0;
+	/* The rounds counted while it was out are spent: a restored node
+	 * needs demote-after new degraded rounds to leave again (S0-8). */
+	n->degraded = 0;
+	n->grade_rounds = 0;
+	n->restored_at = r->now;
+	/* The outage is behind: the state follows the good rounds only. */
+	move(c, out, r->rest.score >= c->score.good ? VERDICT_UP : VERDICT_DERATED,
+	     VERDICT_RESTORED, r->now);
+}
+
+/* A degraded round of a node that is not out: demote-after of them in a
+ * row demote it (S0-8); the reason names what was wrong. */
+static void degraded_round(const health_conf_t *c, const verdict_round_t *r,
+                           int passive, int fault, verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	n->good = 0;
+	n->degraded++;
+	if (n->degraded < c->demote_after)
+		return;
+	out->rounds = n->degraded;
+	out->score = r->window.score;
+	verdict_reason_t why = VERDICT_LOW_SCORE;
+	if (passive) {
+		why = VERDICT_PASSIVE_FAULT;
+		out->score = r->fr_pct;
+		out->fault_for = r->fr_time - r->fr_high_since;
+	} else if (fault) {
+		why = VERDICT_FAULT;
+		out->abnormal = r->last.abnormal;
+	}
+	move(c, out, VERDICT_DEMOTED, why, r->now);
+}
+
+/* Low confidence (S1-10): one abnormal dimension alone, confirmed over
+ * two rounds like every verdict (S0-8), moves gray-share of the node's
+ * weight away; still there after gray-watch seconds, the node is out.
+ * Returns 1 if the node was demoted. */
+static int gray_round(const health_conf_t *c, const verdict_round_t *r,
+                      verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	n->lowconf = r->last.n_abnormal == 1 ? n->lowconf + 1 : 0;
+	if (n->lowconf >= 2) {
+		if (!n->gray) {
+			n->gray = 1;
+			n->gray_since = r->now;
+			n->moved_at = r->now;
+			out->gray = VERDICT_GRAY_ON;
+		} else if (r->now - n->gray_since >= c->gray_watch) {
+			n->gray = 0;
+			move(c, out, VERDICT_DEMOTED, VERDICT_GRAY_PERSISTED, r->now);
+			return 1;
+		}
+	} else if (n->gray) {
+		n->gray = 0;
+		n->moved_at = r->now;
+		out->gray = VERDICT_GRAY_OFF;
+	}
+	return 0;
+}
+
+/* Up and derated (S4-5, S4-7): a switch needs the score on the other side
+ * of the good boundary by a margin, for demote-after (to derate) or
+ * restore-after (to come back) rounds in a row.  A score that wanders
+ * around the boundary with probe jitter keeps its current state; a new
+ * node takes its first grade at once. */
+static void grade_round(const health_conf_t *c, const verdict_round_t *r,
+                        verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	double score = r->window.score, good = c->score.good;
+	double margin = VERDICT_GRADE_MARGIN;
+	out->score = score;
+	if (n->state == VERDICT_UNKNOWN) {
+		n->grade_rounds = 0;
+		if (score >= good)
+			move(c, out, VERDICT_UP, VERDICT_FIRST_UP, r->now);
+		else
+			move(c, out, VERDICT_DERATED, VERDICT_FIRST_DERATED, r->now);
+		return;
+	}
+	int want_up = score >= good + (n->state == VERDICT_DERATED ? margin : 0);
+	int want_down = score < good - (n->state == VERDICT_UP ? margin : 0);
+	if ((n->state == VERDICT_UP && want_down) ||
+	    (n->state == VERDICT_DERATED && want_up))
+		n->grade_rounds++;
+	else
+		n->grade_rounds = 0;
+	if (n->state == VERDICT_UP && n->grade_rounds >= c->demote_after) {
+		out->rounds = n->grade_rounds;
+		n->grade_rounds = 0;
+		move(c, out, VERDICT_DERATED, VERDICT_DERATE, r->now);
+	} else if (n->state == VERDICT_DERATED &&
+	           n->grade_rounds >= c->restore_after) {
+		out->rounds = n->grade_rounds;
+		n->grade_rounds = 0;
+		move(c, out, VERDICT_UP, VERDICT_UNDERATE, r->now);
+	}
+}
+
+void verdict_round(const health_conf_t *c, const verdict_node_t *node,
+                   const verdict_round_t *r, verdict_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->next = *node;
+	verdict_node_t *n = &out->next;
+	if (r->window.unknown) {
+		out->reason = VERDICT_NO_DATA; /* S2-7: keep the last decision */
+	} else if (r->nprobe && r->refused == r->nprobe) {
+		/* S4-4: a hard failure, every probe of the node failing to
+		 * connect in its latest run, is out at once. */
+		n->degraded++;
+		n->good = 0;
+		if (n->state != VERDICT_DEMOTED)
+			move(c, out, VERDICT_DEMOTED, VERDICT_HARD_FAILURE, r->now);
+	} else {
+		/* A round is degraded when the window's score is below usable
+		 * or the round shows a fault: two abnormal dimensions (S1-4),
+		 * or the passive checks' failure rate (S1-2).  A single failed
+		 * probe among good ones is forgiven by the score once a good
+		 * round follows (score.c, loss_forgive), so it makes one
+		 * degraded round at most and never moves traffic (S0-8). */
+		int passive = verdict_passive_fault(c, r->fr_pct, r->fr_time,
+		                                    r->fr_high_since, r->now);
+		int fault = r->last.n_abnormal >= 2 || passive;
+		if (n->state == VERDICT_DEMOTED) {
+			restore_round(c, r, fault, out);
+		} else if (fault || r->window.score < c->score.usable) {
+			degraded_round(c, r, passive, fault, out);
+		} else {
+			n->degraded = 0;
+			n->metrics_suspect = 0;
+			if (!gray_round(c, r, out))
+				grade_round(c, r, out);
+		}
+	}
+	out->weight_pct = verdict_weight_pct(c, n->state, n->gray);
+}

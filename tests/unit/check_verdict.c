@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/* The verdict, round by round: confirmations, hard failures, hysteresis,
+ * flap damping, multi-dimension faults, the gray switch, stale inputs and
+ * passive faults (S0-8, S4-4, S4-5, S4-7, S1-4, S1-10, S2-7, S1-2). */
+#include "health/verdict.h"
+#include "unit.h"
+
+#include <string.h>
+
+#define T0 1000000u
+
+/* The defaults of gslbd.conf(5), read the way the daemon reads them. */
+static health_conf_t conf(void)
+{
+	health_conf_t c;
+	char err[256] = "";
+	conf_t empty = { .path = "" };
+	ynode_t root = { .kind = YNODE_MAP };
+	empty.root = &root;
+	ck_assert_msg(health_conf_load(&empty, &c, err, sizeof(err)) == 0, "%s", err);
+	return c;
+}
+
+static score_result_t res(double score, uint8_t abnormal)
+{
+	score_result_t r;
+	memset(&r, 0, sizeof(r));
+	r.score = score;
+	r.abnormal = abnormal;
+	r.n_abnormal = (uint8_t)(!!(abnormal & SCORE_AB_STATUS) +
+	                         !!(abnormal & SCORE_AB_CONNECT) +
+	                         !!(abnormal & SCORE_AB_LATENCY));
+	for (int i = 0; i < 4; i++)
+		r.dim[i] = score / 100;
+	return r;
+}
+
+/* A round at @now: the window scores @window, the newest sample @last
+ * with the @abnormal dimensions; one probe that connected. */
+static verdict_round_t rnd(uint32_t now, double window, double last,
+                           uint8_t abnormal)
+{
+	verdict_round_t r;
+	memset(&r, 0, sizeof(r));
+	r.now = now;
+	r.window = res(window, 0);
+	r.last = res(last, abnormal);
+	r.rest = res(last, 0);
+	r.nwin = SCORE_WINDOW;
+	r.nprobe = 1;
+	return r;
+}
+
+/* Runs @r on @n and carries the state over, as the thread does. */
+static verdict_t step(const health_conf_t *c, verdict_node_t *n,
+                      const verdict_round_t *r)
+{
+	verdict_t d;
+	verdict_round(c, n, r, &d);
+	*n = d.next;
+	return d;
+}
+
+static verdict_node_t node_in(verdict_state_t s)
+{
+	verdict_node_t n;
+	memset(&n, 0, sizeof(n));
+	n.state = s;
+	n.since = n.moved_at = T0 - 3600;
+	return n;
+}
+
+/* S0-8: two consecutive degraded rounds demote a node; the first alone
+ * moves nothing. */
+START_TEST(s0_8_two_degraded_rounds_demote)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 50, 50, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_KEEP);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_uint_eq(n.degraded, 1);
+	ck_assert_uint_eq(n.moved_at, T0 - 3600);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_NONE);
+	r = rnd(T0 + 10, 45, 45, 0);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_LOW_SCORE);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(d.rounds, 2);
+	ck_assert_double_eq(d.score, 45);
+	ck_assert_uint_eq(n.since, T0 + 10);
+	ck_assert_uint_eq(n.moved_at, T0 + 10);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_PROMOTE);
+}
+END_TEST
+
+/* S0-8: a single bad probe never moves traffic: one degraded round
+ * followed by a good one leaves the node up, its count reset. */
+START_TEST(s0_8_one_bad_probe_moves_nothing)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	for (int i = 0; i < 5; i++) {
+		verdict_round_t bad = rnd(T0 + 20 * i, 55, 0, SCORE_AB_CONNECT);
+		verdict_round_t good = rnd(T0 + 20 * i + 10, 90, 90, 0);
+		verdict_t d = step(&c, &n, &bad);
+		ck_assert_int_eq(d.reason, VERDICT_KEEP);
+		ck_assert_uint_eq(d.weight_pct, 100);
+		d = step(&c, &n, &good);
+		ck_assert_int_eq(d.reason, VERDICT_KEEP);
+		ck_assert_int_eq(d.gray, VERDICT_GRAY_SAME);
+		ck_assert_int_eq(n.state, VERDICT_UP);
+		ck_assert_uint_eq(n.degraded, 0);
+	}
+	ck_assert_uint_eq(n.moved_at, T0 - 3600);
+}
+END_TEST
+
+/* S0-8: three consecutive good rounds restore a demoted node; a bad round
+ * between them starts the count again. */
+START_TEST(s0_8_three_good_rounds_restore)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_DEMOTED);
+	n.degraded = 7;
+	/* The window still holds the outage: its score does not matter. */
+	verdict_round_t r = rnd(T0, 20, 90, 0);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	r = rnd(T0 + 10, 20, 90, 0);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.good, 2);
+	r = rnd(T0 + 20, 20, 40, 0);          /* a bad round: start again */
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.good, 0);
+	ck_assert_uint_eq(verdict_restore_keep(&n, SCORE_WINDOW), 1);
+	for (unsigned i = 1; i <= 2; i++) {
+		r = rnd(T0 + 20 + 10 * i, 20, 90, 0);
+		ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+		ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	}
+	ck_assert_uint_eq(verdict_restore_keep(&n, SCORE_WINDOW), 3);
+	r = rnd(T0 + 50, 20, 90, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_RESTORED);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_uint_eq(d.rounds, 3);
+	ck_assert_uint_eq(d.keep, 3);          /* the outage leaves the window */
+	ck_assert_uint_eq(n.degraded, 0);      /* spent while it was out */
+	ck_assert_uint_eq(n.restored_at, T0 + 50);
+	ck_assert_uint_eq(n.moved_at, T0 + 50);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_RELEASE);
+	ck_assert_uint_eq(d.weight_pct, 100);
+}
+END_TEST
+
+/* S0-8: the restored state follows the good rounds alone (rest): usable
+ * but not good comes back derated; a round with an abnormal dimension is
+ * not a good round. */
+START_TEST(s0_8_restore_to_derated)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_DEMOTED);
+	verdict_round_t r = rnd(T0, 30, 70, SCORE_AB_LATENCY);
+	step(&c, &n, &r);
+	ck_assert_uint_eq(n.good, 0);
+	verdict_t d;
+	for (unsigned i = 0; i < 3; i++) {
+		r = rnd(T0 + 10 + 10 * i, 30, 70, 0);
+		r.rest = res(70, 0);
+		r.nwin = 2;                    /* fewer samples than good rounds */
+		d = step(&c, &n, &r);
+	}
+	ck_assert_int_eq(d.reason, VERDICT_RESTORED);
+	ck_assert_int_eq(n.state, VERDICT_DERATED);
+	ck_assert_uint_eq(d.keep, 2);
+	ck_assert_uint_eq(d.weight_pct, 50);
+}
+END_TEST
+
+/* S4-4: a hard failure (every probe fails to connect) is out at once;
+ * some probes failing is not a hard failure, and probes without a result
+ * do not count as failing. */
+START_TEST(s4_4_hard_failure_out_at_once)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 85, 0, SCORE_AB_CONNECT);
+	r.nprobe = 3;
+	r.refused = 2;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_KEEP);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	r.nprobe = 0, r.refused = 0;            /* no probe: nothing to judge */
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	r = rnd(T0 + 1, 85, 0, SCORE_AB_CONNECT);
+	r.nprobe = 3;
+	r.refused = 3;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_HARD_FAILURE);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(n.since, T0 + 1);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_PROMOTE);
+	/* Still failing: counted, no second change. */
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.good, 0);
+}
+END_TEST
+
+/* S4-5: between up and derated a score must cross the good boundary by
+ * VERDICT_GRADE_MARGIN points, for demote-after rounds to derate and
+ * restore-after rounds to come back. */
+START_TEST(s4_5_hysteresis_between_up_and_derated)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r;
+	for (unsigned i = 0; i < 10; i++) {     /* 75.5: inside the margin */
+		r = rnd(T0 + i, 80 - VERDICT_GRADE_MARGIN + 0.5, 80, 0);
+		ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+		ck_assert_uint_eq(n.grade_rounds, 0);
+	}
+	r = rnd(T0 + 20, 74, 74, 0);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.grade_rounds, 1);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_DERATE);
+	ck_assert_int_eq(n.state, VERDICT_DERATED);
+	ck_assert_uint_eq(d.rounds, 2);
+	ck_assert_uint_eq(d.weight_pct, 50);
+	ck_assert_uint_eq(n.moved_at, T0 + 20);
+	/* Derated: 84.5 is not enough to come back, 85 is, three times. */
+	for (unsigned i = 0; i < 10; i++) {
+		r = rnd(T0 + 30 + i, 80 + VERDICT_GRADE_MARGIN - 0.5, 90, 0);
+		ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	}
+	r = rnd(T0 + 50, 85, 85, 0);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_UNDERATE);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_uint_eq(d.rounds, 3);
+	ck_assert_uint_eq(d.weight_pct, 100);
+}
+END_TEST
+
+/* S4-5: a new node takes its first grade at once, without the margin;
+ * its first "up" moves no traffic. */
+START_TEST(s4_5_first_grade_at_once)
+{
+	health_conf_t c = conf();
+	verdict_node_t n;
+	memset(&n, 0, sizeof(n));
+	verdict_round_t r = rnd(T0, 80, 80, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FIRST_UP);
+	ck_assert_uint_eq(n.since, T0);
+	ck_assert_uint_eq(n.moved_at, 0);
+	memset(&n, 0, sizeof(n));
+	r = rnd(T0, 79.9, 80, 0);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FIRST_DERATED);
+	ck_assert_int_eq(n.state, VERDICT_DERATED);
+	ck_assert_uint_eq(n.moved_at, T0);
+	/* The boundaries are the configured grades. */
+	c.score.good = 90;
+	memset(&n, 0, sizeof(n));
+	r = rnd(T0, 85, 85, 0);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_FIRST_DERATED);
+}
+END_TEST
+
+/* Demotes @n at @now with a hard failure. */
+static void hard_out(const health_conf_t *c, verdict_node_t *n, uint32_t now)
+{
+	verdict_round_t r = rnd(now, 0, 0, SCORE_AB_CONNECT);
+	r.refused = 1;
+	ck_assert_int_eq(step(c, n, &r).reason, VERDICT_HARD_FAILURE);
+}
+
+/* Good rounds from @now, 10 s apart, until @n is restored; returns how
+ * many it took. */
+static unsigned rounds_to_restore(const health_conf_t *c, verdict_node_t *n,
+                                  uint32_t now)
+{
+	for (unsigned i = 1; i <= 100; i++) {
+		verdict_round_t r = rnd(now + 10 * i, 30, 90, 0);
+		if (step(c, n, &r).reason == VERDICT_RESTORED)
+			return i;
+	}
+	return 0;
+}
+
+/* S4-7: a node demoted again within flap-window of its restore needs
+ * twice the confirmations per flap, up to VERDICT_FLAPS_MAX doublings;
+ * a demotion after a quiet flap-window starts over. */
+START_TEST(s4_7_flap_damping)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	uint32_t t = T0;
+	hard_out(&c, &n, t);
+	ck_assert_uint_eq(n.flaps, 0);
+	ck_assert_uint_eq(rounds_to_restore(&c, &n, t), 3);
+	unsigned need = 3;
+	for (unsigned f = 1; f <= VERDICT_FLAPS_MAX + 2; f++) {
+		t = n.restored_at + (uint32_t)c.flap_window - 1;
+		hard_out(&c, &n, t);
+		unsigned flaps = f < VERDICT_FLAPS_MAX ? f : VERDICT_FLAPS_MAX;
+		ck_assert_uint_eq(n.flaps, flaps);
+		need = 3u << flaps;
+		ck_assert_uint_eq(rounds_to_restore(&c, &n, t), need);
+	}
+	ck_assert_uint_eq(need, 48);
+	/* Quiet for a whole flap-window: the count starts again. */
+	t = n.restored_at + (uint32_t)c.flap_window;
+	hard_out(&c, &n, t);
+	ck_assert_uint_eq(n.flaps, 0);
+	ck_assert_uint_eq(rounds_to_restore(&c, &n, t), 3);
+	/* flap-window 0 turns the damping off. */
+	c.flap_window = 0;
+	hard_out(&c, &n, n.restored_at + 1);
+	ck_assert_uint_eq(n.flaps, 0);
+}
+END_TEST
+
+/* S1-4: one abnormal dimension alone is not a fault; two at once are,
+ * even with a good score, and demote after demote-after rounds. */
+START_TEST(s1_4_two_abnormal_dimensions_fault)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 90, 90, SCORE_AB_LATENCY);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.degraded, 0);
+	r = rnd(T0 + 10, 90, 60, SCORE_AB_STATUS | SCORE_AB_LATENCY);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.degraded, 1);
+	r.now += 10;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FAULT);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(d.abnormal, SCORE_AB_STATUS | SCORE_AB_LATENCY);
+	ck_assert_uint_eq(d.rounds, 2);
+}
+END_TEST
+
+/* S1-10: one abnormal dimension for two rounds is low confidence: a gray
+ * switch moves gray-share of the weight away; recovered, it is
+ * cancelled; */
+START_TEST(s1_10_gray_switch_and_cancel)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 90, 90, SCORE_AB_LATENCY);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.gray, VERDICT_GRAY_SAME);
+	ck_assert_uint_eq(n.lowconf, 1);
+	r.now = T0 + 10;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.gray, VERDICT_GRAY_ON);
+	ck_assert_int_eq(d.reason, VERDICT_KEEP);
+	ck_assert_int_eq(n.gray, 1);
+	ck_assert_uint_eq(n.gray_since, T0 + 10);
+	ck_assert_uint_eq(n.moved_at, T0 + 10);
+	ck_assert_uint_eq(d.weight_pct, 90);
+	r.now = T0 + 20;
+	ck_assert_int_eq(step(&c, &n, &r).gray, VERDICT_GRAY_SAME);
+	r = rnd(T0 + 30, 90, 90, 0);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.gray, VERDICT_GRAY_OFF);
+	ck_assert_int_eq(n.gray, 0);
+	ck_assert_uint_eq(n.moved_at, T0 + 30);
+	ck_assert_uint_eq(d.weight_pct, 100);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+}
+END_TEST
+
+/* S1-10: ... still abnormal after gray-watch seconds, the node is out. */
+START_TEST(s1_10_gray_switch_persists)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 90, 90, SCORE_AB_STATUS);
+	step(&c, &n, &r);
+	r.now = T0 + 10;
+	ck_assert_int_eq(step(&c, &n, &r).gray, VERDICT_GRAY_ON);
+	r.now = T0 + 10 + (uint32_t)c.gray_watch - 1;
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	r.now++;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_GRAY_PERSISTED);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_int_eq(n.gray, 0);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_PROMOTE);
+}
+END_TEST
+
+/* Field by field: padding makes memcmp unreliable. */
+static void same_node(const verdict_node_t *a, const verdict_node_t *b)
+{
+	ck_assert_int_eq(a->state, b->state);
+	ck_assert_uint_eq(a->since, b->since);
+	ck_assert_uint_eq(a->moved_at, b->moved_at);
+	ck_assert_uint_eq(a->restored_at, b->restored_at);
+	ck_assert_uint_eq(a->flaps, b->flaps);
+	ck_assert_uint_eq(a->degraded, b->degraded);
+	ck_assert_uint_eq(a->good, b->good);
+	ck_assert_uint_eq(a->lowconf, b->lowconf);
+	ck_assert_uint_eq(a->grade_rounds, b->grade_rounds);
+	ck_assert_uint_eq(a->gray, b->gray);
+	ck_assert_uint_eq(a->metrics_suspect, b->metrics_suspect);
+	ck_assert_uint_eq(a->gray_since, b->gray_since);
+}
+
+/* S2-7: no fresh input at all changes nothing, neither towards full
+ * weight nor towards removal. */
+START_TEST(s2_7_unknown_keeps_the_decision)
+{
+	health_conf_t c = conf();
+	static const verdict_state_t states[] = {
+		VERDICT_UNKNOWN, VERDICT_UP, VERDICT_DERATED, VERDICT_DEMOTED
+	};
+	for (unsigned i = 0; i < 4; i++) {
+		verdict_node_t n = node_in(states[i]);
+		n.degraded = 1, n.good = 1, n.lowconf = 1, n.grade_rounds = 1;
+		n.metrics_suspect = 1;
+		verdict_round_t r = rnd(T0, -1, -1, SCORE_AB_CONNECT | SCORE_AB_STATUS);
+		r.window.unknown = 1;
+		r.refused = 1;                 /* not even a hard failure */
+		verdict_t d;
+		verdict_round(&c, &n, &r, &d);
+		ck_assert_int_eq(d.reason, VERDICT_NO_DATA);
+		ck_assert_int_eq(d.gray, VERDICT_GRAY_SAME);
+		same_node(&d.next, &n);
+	}
+}
+END_TEST
+
+/* S2-7 and S1-2: a stale failure-rate push raises no passive fault. */
+START_TEST(s2_7_stale_failure_rate_is_no_fault)
+{
+	health_conf_t c = conf();
+	uint32_t now = T0;
+	ck_assert(verdict_passive_fault(&c, 12, now, now - 60, now));
+	ck_assert(verdict_passive_fault(&c, 12, now - c.score.fresh_s, now - 400,
+	                                now));
+	ck_assert(!verdict_passive_fault(&c, 12, now - c.score.fresh_s - 1,
+	                                 now - 400, now));
+}
+END_TEST
+
+/* S1-2: a request failure rate above 5 % for a whole minute is a fault of
+ * its own, confirmed like the others; shorter or lower is not. */
+START_TEST(s1_2_passive_failure_rate_fault)
+{
+	health_conf_t c = conf();
+	ck_assert(!verdict_passive_fault(&c, 12, T0, T0 - 59, T0));
+	ck_assert(!verdict_passive_fault(&c, SCORE_FAILURE_RATE_FAULT_PCT, T0,
+	                                 T0 - 600, T0));
+	ck_assert(!verdict_passive_fault(&c, 12, T0, 0, T0));
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 95, 95, 0);
+	r.fr_pct = 12, r.fr_time = T0, r.fr_high_since = T0 - 60;
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.degraded, 1);
+	r.now += 10, r.fr_time += 10;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_PASSIVE_FAULT);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_double_eq(d.score, 12);
+	ck_assert_uint_eq(d.fault_for, 70);
+	ck_assert_uint_eq(d.rounds, 2);
+	/* While the fault holds, good probe rounds do not restore. */
+	r.now += 10, r.fr_time += 10;
+	step(&c, &n, &r);
+	ck_assert_uint_eq(n.good, 0);
+}
+END_TEST
+
+/* A round that is not degraded clears the suspicion raised by pushed
+ * metrics (S0-7, S2-8); a degraded one keeps it. */
+START_TEST(s0_8_metrics_suspect_cleared_by_a_clean_round)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	n.metrics_suspect = 1;
+	verdict_round_t r = rnd(T0, 50, 50, 0);
+	step(&c, &n, &r);
+	ck_assert_int_eq(n.metrics_suspect, 1);
+	r = rnd(T0 + 10, 90, 90, 0);
+	step(&c, &n, &r);
+	ck_assert_int_eq(n.metrics_suspect, 0);
+}
+END_TEST
+
+/* S1-9, S2-5, S1-10: the effective weight of each state; names. */
+START_TEST(weights_and_names)
+{
+	health_conf_t c = conf();
+	ck_assert_uint_eq(verdict_weight_pct(&c, VERDICT_UP, 0), 100);
+	ck_assert_uint_eq(verdict_weight_pct(&c, VERDICT_DERATED, 0), 50);
+	ck_assert_uint_eq(verdict_weight_pct(&c, VERDICT_UP, 1), 90);
+	ck_assert_uint_eq(verdict_weight_pct(&c, VERDICT_DERATED, 1), 45);
+	c.derate_factor = 0.2;
+	ck_assert_uint_eq(verdict_weight_pct(&c, VERDICT_DERATED, 0), 20);
+	for (int s = VERDICT_UNKNOWN; s <= VERDICT_DEMOTED; s++)
+		ck_assert_int_eq(verdict_state_parse(verdict_state_name(s)), s);
+	ck_assert_str_eq(verdict_state_name(VERDICT_DEMOTED), "demoted");
+	ck_assert_int_eq(verdict_state_parse("sideways"), VERDICT_UNKNOWN);
+	ck_assert_int_eq(verdict_state_parse(NULL), VERDICT_UNKNOWN);
+	ck_assert_int_eq(verdict_standby(VERDICT_DEMOTED), VERDICT_STANDBY_PROMOTE);
+	ck_assert_int_eq(verdict_standby(VERDICT_DERATED), VERDICT_STANDBY_RELEASE);
+}
+END_TEST
+
+static Suite *verdict_suite(void)
+{
+	Suite *s = suite_create("verdict");
+	TCase *t = tcase_create("core");
+	tcase_add_test(t, s0_8_two_degraded_rounds_demote);
+	tcase_add_test(t, s0_8_one_bad_probe_moves_nothing);
+	tcase_add_test(t, s0_8_three_good_rounds_restore);
+	tcase_add_test(t, s0_8_restore_to_derated);
+	tcase_add_test(t, s0_8_metrics_suspect_cleared_by_a_clean_round);
+	tcase_add_test(t, s4_4_hard_failure_out_at_once);
+	tcase_add_test(t, s4_5_hysteresis_between_up_and_derated);
+	tcase_add_test(t, s4_5_first_grade_at_once);
+	tcase_add_test(t, s4_7_flap_damping);
+	tcase_add_test(t, s1_4_two_abnormal_dimensions_fault);
+	tcase_add_test(t, s1_10_gray_switch_and_cancel);
+	tcase_add_test(t, s1_10_gray_switch_persists);
+	tcase_add_test(t, s2_7_unknown_keeps_the_decision);
+	tcase_add_test(t, s2_7_stale_failure_rate_is_no_fault);
+	tcase_add_test(t, s1_2_passive_failure_rate_fault);
+	tcase_add_test(t, weights_and_names);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(verdict_suite)
