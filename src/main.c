@@ -197,10 +197,20 @@ static void on_sync(uv_timer_t *t)
 		log_warning("database: cannot flush to disk");
 }
 
+/* Whether the health thread runs (1), or why not (0). */
+static int health_alive_why(int64_t max_age, char *why, size_t whylen)
+{
+	if (!g_health || health_alive(g_health, max_age))
+		return 1;
+	snprintf(why, whylen, "the health thread has not run for over %lld s",
+	         (long long)max_age);
+	return 0;
+}
+
 /* The watchdog (WatchdogSec= in the unit): WATCHDOG=1 at half the
- * interval systemd gave, only while every worker loop and UDP thread has
- * run within that half interval (each runs at least once a second even
- * when idle).  A stuck thread makes systemd restart the daemon. */
+ * interval systemd gave, only while every worker loop, UDP thread and the
+ * health thread has run within that half interval (each runs at least
+ * once a second even when idle).  A stuck thread makes systemd restart the daemon. */
 static uint64_t g_watchdog_usec;
 
 static void on_watchdog(uv_timer_t *t)
@@ -210,7 +220,8 @@ static void on_watchdog(uv_timer_t *t)
 	int64_t max_age = (int64_t)(g_watchdog_usec / 2000000);
 	if (max_age < 2)
 		max_age = 2;
-	if (workers_alive(g_workers, g_nworkers, max_age, what, sizeof(what))) {
+	if (workers_alive(g_workers, g_nworkers, max_age, what, sizeof(what)) ||
+	    !health_alive_why(max_age, what, sizeof(what))) {
 		if (!complained++)
 			log_err("watchdog: %s; not telling systemd that gslbd is alive", what);
 		return;
@@ -498,7 +509,8 @@ static void log_counters(void)
 
 static int healthy(char *why, size_t whylen, void *arg)
 {
-	return workers_alive(g_workers, g_nworkers, ALIVE_MAX_AGE, why, whylen) == 0;
+	return workers_alive(g_workers, g_nworkers, ALIVE_MAX_AGE, why, whylen) == 0 &&
+	       health_alive_why(ALIVE_MAX_AGE, why, whylen);
 }
 
 static void metrics(expo_t *e, void *arg)

@@ -121,6 +121,7 @@ static void on_tick(uv_timer_t *t)
 {
 	health_t *h = t->data;
 	double now = health__loop_now(h);
+	__atomic_store_n(&h->beat, util_mono_sec(), __ATOMIC_RELAXED);
 	if (now - h->last_sync >= SYNC_EVERY || h->last_sync == 0) {
 		int cut_due = now - h->last_cutover >= 1.0;
 		health__sync_nodes(h, cut_due);
@@ -191,6 +192,7 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 		return NULL;
 	}
 	h->probes = probe_engine_new(&h->loop, "gslbd-health/" PACKAGE_VERSION);
+	h->beat = util_mono_sec();
 	uv_timer_init(&h->loop, &h->tick);
 	uv_async_init(&h->loop, &h->stop, on_stop);
 	h->tick.data = h->stop.data = h;
@@ -204,6 +206,11 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 	         h->c.interval, h->c.fast_interval, h->c.demote_after, h->c.restore_after,
 	         h->c.shadow ? ", shadow mode" : "");
 	return h;
+}
+
+int health_alive(const health_t *h, int64_t max_age)
+{
+	return util_mono_sec() - __atomic_load_n(&h->beat, __ATOMIC_RELAXED) <= max_age;
 }
 
 void health_stop(health_t *h)

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "health/health_conf.h"
 #include "store/weightdb.h"
 
@@ -27,5 +29,10 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 /** Stops and joins the thread and frees @h; in-flight probes are
  * cancelled.  NULL is allowed. */
 void health_stop(health_t *h);
+
+/** Whether the health thread's loop has ticked within the last @max_age
+ * seconds (it ticks every health.tick, 0.1 s by default, even when it has
+ * nothing to probe).  Any thread. */
+int health_alive(const health_t *h, int64_t max_age);
 
 #endif

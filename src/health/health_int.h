@@ -91,6 +91,7 @@ struct health {
 	uint64_t table_gen;          /* wdb_table_generation() last read */
 	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
 	int have_changes;
+	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
 };
 
 /* health.c: the clock and scheduling. */
