@@ -2,10 +2,10 @@
 /* libFuzzer target: any bytes as a query to query_process() against the
  * demo zone, over UDP and over TCP limits.  Built by `make fuzz`; the
  * corpus is replayed by `make check` through replay.c. */
-#include "query.h"
-#include "snapshot.h"
-#include "conf.h"
-#include "log.h"
+#include "dns/query.h"
+#include "dns/snapshot.h"
+#include "common/conf.h"
+#include "common/log.h"
 
 #include <stdint.h>
 #include <stdio.h>

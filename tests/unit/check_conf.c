@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd.conf: defaults, every validation error naming file and line, and
  * listen address parsing. */
-#include "conf.h"
-#include "log.h"
-#include "util.h"
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "unit.h"
 
 #include <arpa/inet.h>

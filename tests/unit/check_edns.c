@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* EDNS OPT and Client Subnet parsing (RFC 6891, RFC 7871 §6). */
-#include "edns.h"
+#include "dns/edns.h"
 #include "unit.h"
 
 #include <string.h>

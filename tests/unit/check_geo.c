@@ -6,10 +6,10 @@
  * from the source tree, as tests/run.sh does; GSLB_SRCDIR overrides) in a
  * temporary directory, next to the configuration and nets files it
  * writes. */
-#include "conf.h"
-#include "geo.h"
+#include "common/conf.h"
+#include "gslb/geo.h"
 #include "unit.h"
-#include "ytree.h"
+#include "common/ytree.h"
 
 #include <arpa/inet.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
 /* The GSLB row chain: which weight rows a client is tried against, for
  * every combination of known and unknown region and ISP and of the row
  * levels a service has. */
-#include "gslb.h"
+#include "gslb/gslb.h"
 #include "unit.h"
 
 #include <stdio.h>

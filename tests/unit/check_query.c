@@ -2,12 +2,12 @@
 /* Query fixtures: wire queries built by hand, fed to query_process()
  * against a snapshot of zones written to a temporary directory, with each
  * field of the response asserted (Knot's test_process_query.c). */
-#include "conf.h"
-#include "edns.h"
-#include "log.h"
-#include "query.h"
-#include "snapshot.h"
-#include "util.h"
+#include "common/conf.h"
+#include "dns/edns.h"
+#include "common/log.h"
+#include "dns/query.h"
+#include "dns/snapshot.h"
+#include "common/util.h"
 #include "unit.h"
 
 #include <netinet/in.h>

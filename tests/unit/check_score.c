@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Quality-score arithmetic: normalisation, profiles, veto, freshness and
  * the per-round verdict (S0-6, S1-4, S2-2..S2-7, S4-4). */
-#include "score.h"
+#include "health/score.h"
 #include "unit.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
 /* Wire-format name helpers: unpacking compressed names (pointer loops,
  * forward pointers, overlong names), presentation round trips and
  * case-insensitive comparison. */
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 #include <string.h>

@@ -2,9 +2,9 @@
 /* Zone loading: every error an operator must fix names file and line;
  * duplicate RRs collapse; wildcard, empty non-terminal, delegation and
  * CNAME nodes carry their flags. */
-#include "log.h"
-#include "util.h"
-#include "zone.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "dns/zone.h"
 #include "unit.h"
 
 #include <stdio.h>
