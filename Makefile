@@ -80,7 +80,8 @@ run: all
 	$(B)/gslbd -c zones/gslbd.conf
 
 # Tests ----------------------------------------------------------------
-$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h $(HDRS) $(B)/libgslbd.a
+$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h tests/unit/store_fixture.h \
+                   $(HDRS) $(B)/libgslbd.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests/unit -o $@ $< $(B)/libgslbd.a \
 	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
