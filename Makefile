@@ -81,7 +81,7 @@ run: all
 	$(B)/gslbd -c zones/gslbd.conf
 
 # Tests ----------------------------------------------------------------
-$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h tests/unit/store_fixture.h \
+$(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
                    $(HDRS) $(B)/libgslbd.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests/unit -o $@ $< $(B)/libgslbd.a \
