@@ -8,7 +8,8 @@
 #   make check      unit, query, fuzz-replay and integration tests
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make install prefix=DIR
-#   make fuzz       libFuzzer binaries (clang)
+#   make fuzz       libFuzzer binaries of the query, zone and configuration
+#                   fuzzers (clang)
 #   make bench      the dnsperf comparison of docs/BENCHMARKS.md
 #   make bench-gslb the GSLB benchmark of docs/BENCHMARKS.md (bench/gslb.sh)
 #   make bench-compare  server CPU per answered query, exact (cpuacct):
@@ -103,21 +104,37 @@ run: all
 	$(B)/gslbd -c zones/gslbd.conf
 
 # Tests ----------------------------------------------------------------
-$(B)/tests/check_%: tests/unit/check_%.c tests/unit/unit.h $(HDRS) $(B)/libgslbd.a
+$(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
+                   $(HDRS) $(B)/libgslbd.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests/unit -o $@ $< $(B)/libgslbd.a \
 	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
-$(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c tests/fuzz/replay.c $(B)/libgslbd.a
+# The fuzz targets (tests/fuzz/fuzz_*.c) linked with the replay main, so
+# that `make check` runs their corpora without libFuzzer: fuzz_query
+# replays tests/fuzz/corpus, fuzz_zone and fuzz_conf their corpus-*.
+FUZZ_DEPS := tests/fuzz/replay.c tests/unit/store_fixture.h $(HDRS) $(B)/libgslbd.a
+$(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/fuzz_query.c tests/fuzz/replay.c \
 	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
+$(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c \
+	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
+FUZZ_REPLAY := $(B)/tests/fuzz_replay $(B)/tests/fuzz_zone_replay \
+               $(B)/tests/fuzz_conf_replay
 
-check: all $(UNIT_BIN) $(B)/tests/fuzz_replay
+check: all $(UNIT_BIN) $(FUZZ_REPLAY)
 	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh
 
+# libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone and $(B)/fuzz_conf.
+FUZZ_TARGETS := query zone conf
 fuzz: $(B)/libgslbd.a
-	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Isrc $(DEP_CFLAGS) \
-	  -o $(B)/fuzz_query tests/fuzz/fuzz_query.c $(LIB_SRC) $(LIBS_ALL)
+	for t in $(FUZZ_TARGETS); do \
+	  clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -Isrc $(DEP_CFLAGS) -o $(B)/fuzz_$$t tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
+	    $(LIBS_ALL) || exit 1; \
+	done
 
 bench: all
 	bench/run.sh

@@ -38,6 +38,10 @@ for t in "$B"/tests/check_*; do
 done
 [ -x "$B/tests/fuzz_replay" ] &&
 	run "fuzz/replay" "$B/tests/fuzz_replay" tests/fuzz/corpus
+[ -x "$B/tests/fuzz_zone_replay" ] &&
+	run "fuzz/zone" "$B/tests/fuzz_zone_replay" tests/fuzz/corpus-zone
+[ -x "$B/tests/fuzz_conf_replay" ] &&
+	run "fuzz/conf" "$B/tests/fuzz_conf_replay" tests/fuzz/corpus-conf
 for t in tests/integ/test_*.sh; do
 	[ -f "$t" ] && run "integ/$(basename "$t" .sh)" bash "$t"
 done

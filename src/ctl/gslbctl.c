@@ -121,7 +121,7 @@ static void check_service_name(const char *name, char *out, size_t size)
 	size_t l = strlen(buf);
 	if (l > 1)
 		buf[l - 1] = 0;
-	if (strchr(buf, '|') || strchr(buf, '\\'))
+	if (strchr(buf, WDB_KEY_SEP) || strchr(buf, '\\'))
 		die("service name '%s' has characters that are not allowed", name);
 	snprintf(out, size, "%s", buf);
 	if (!g_conf)
@@ -292,7 +292,7 @@ static int cmd_service(int argc, char **argv)
 			die("service %s does not exist", name);
 		/* Its weight rows go with it, in the same change. */
 		char prefix[1200];
-		snprintf(prefix, sizeof(prefix), "%s|", name);
+		wdb_row_prefix(prefix, sizeof(prefix), name);
 		json_t *rows = json_array();
 		wdb_each(t, WDB_WEIGHT, prefix, collect_key, rows);
 		size_t i;
@@ -609,7 +609,7 @@ static int cmd_weight(int argc, char **argv)
 		char name[1100], prefix[1200] = "";
 		if (argc > 1) {
 			check_service_name(argv[1], name, sizeof(name));
-			snprintf(prefix, sizeof(prefix), "%s|", name);
+			wdb_row_prefix(prefix, sizeof(prefix), name);
 		}
 		wdb_txn_t *t = begin();
 		json_t *all = json_array();
@@ -1325,7 +1325,7 @@ static int cmd_status(int argc, char **argv)
 	wdb_each(t, WDB_NODE, NULL, collect_value, nodes);
 	json_t *rows = json_array();
 	char prefix[1200];
-	snprintf(prefix, sizeof(prefix), "%s|", name);
+	wdb_row_prefix(prefix, sizeof(prefix), name);
 	wdb_each(t, WDB_WEIGHT, *name ? prefix : NULL, collect_value, rows);
 	/* With a service, only its nodes. */
 	json_t *want = json_object();

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* One parsed RR and where it came from, for error messages. */
@@ -111,6 +112,14 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 	if (depth > 8)
 		return zfail(r, from_file, from_line, "$INCLUDE nested too deeply");
 	FILE *fp = fopen(file, "r");
+	struct stat st;
+	/* A directory opens, but every read fails without reaching EOF: the
+	 * loop below would never end ("$INCLUDE ." hung the loader). */
+	if (fp && fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		fp = NULL;
+		errno = EISDIR;
+	}
 	if (!fp) {
 		if (from_file)
 			return zfail(r, from_file, from_line, "cannot open %s: %s",
@@ -124,7 +133,7 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 	ldns_rdf *prev = NULL;
 	uint32_t ttl = LDNS_DEFAULT_TTL;
 	int line = 1, rc = 0;
-	while (skip_blank(fp, &line), !feof(fp)) {
+	while (skip_blank(fp, &line), !feof(fp) && !ferror(fp)) {
 		ldns_rr *rr = NULL;
 		long before = ftell(fp);
 		/* ldns advances @line past the entry it read, so the entry (or
@@ -185,6 +194,8 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 		/* A bad entry: note it and read on, to report every one. */
 		rc = zfail(r, fname, line_before, "%s", ldns_get_errorstr_by_id(s));
 	}
+	if (!rc && ferror(fp))
+		rc = zfail(r, fname, line, "read error");
 	ldns_rdf_deep_free(origin);
 	ldns_rdf_deep_free(prev);
 	fclose(fp);

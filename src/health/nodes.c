@@ -304,11 +304,11 @@ static int collect_profile(const char *key, json_t *svc, void *arg)
 static int row_profiles(const char *key, json_t *row, void *arg)
 {
 	profiles_t *p = arg;
-	const char *bar = strchr(key, '|');
-	if (!bar)
+	wdb_row_parts_t parts;
+	if (wdb_row_split(key, strlen(key), &parts))
 		return 0;
 	char svc[1100];
-	snprintf(svc, sizeof(svc), "%.*s", (int)(bar - key), key);
+	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
 	const char *id;
 	json_t *v;

@@ -5,7 +5,7 @@
  * A plan holds every candidate node with its effective weight, whether it
  * is usable, its addresses or CNAME target.  The store encodes plans with
  * plan_encode() in the same write transaction as any change they depend
- * on (weightdb.c); workers and `gslbctl explain` decode them with
+ * on (txn.c); workers and `gslbctl explain` decode them with
  * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
  *
  * Binary layout (all integers big-endian):

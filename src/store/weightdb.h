@@ -17,10 +17,11 @@
  *             thread turns it into node health records)
  *   audit     big-endian id -> JSON change record (append-only)
  *
- * Every MDB_* type stays inside weightdb.c.  Writers (gslbctl, the health
- * thread) validate, then commit one write transaction together with its
- * audit record; an abort is the rollback (S0-10, S3-8).  Readers (workers)
- * hold one short read-only transaction per batch of packets.
+ * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
+ * (gslbctl, the health thread) validate, then commit one write
+ * transaction together with its audit record; an abort is the rollback
+ * (S0-10, S3-8).  Readers (workers) hold one short read-only transaction
+ * per batch of packets.
  *
  * Caveats inherited from LMDB: no long read transactions, one transaction
  * per thread at a time, never use an environment across fork(). */
@@ -30,6 +31,10 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Row keys are part of the interface: gslbctl and the health thread
+ * compose and split them with the codec of keys.h. */
+#include "store/keys.h"
 
 #define WDB_SCHEMA 1
 #define WDB_NAME_MAX 64       /* region, ISP and node id names */
@@ -122,10 +127,6 @@ int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
  * negative error with the reason in @err; on error nothing is written. */
 int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen);
 void wdb_abort(wdb_txn_t *t);
-
-/** Key of a weight row: "service|region|isp" into @buf. */
-const char *wdb_row_key(char *buf, size_t size, const char *svc,
-                        const char *region, const char *isp);
 
 /** Calls @fn for every audit record with id > @since_id, oldest first,
  * using its own read transaction. */

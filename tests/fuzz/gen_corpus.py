@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of the query fuzzer (tests/fuzz/corpus): valid
-queries of many types, EDNS with ECS/NSID/cookie, TSIG, and the malformed
-shapes the parser must survive (truncated headers, label loops, oversize
-labels, bad pointers, garbage OPT, several OPTs, huge counts).  Standard
+queries of many types, EDNS with ECS/NSID/cookie, TSIG, GSLB queries with
+ECS of both families for the services of the fuzzer's weight store, and
+the malformed shapes the parser must survive (truncated headers, label
+loops, oversize labels, bad pointers, garbage OPT, several OPTs, huge
+counts).  Standard
 library only; test_malformed.sh imports it to send the same packets.
 
     tests/fuzz/gen_corpus.py [DIR]     (default: tests/fuzz/corpus)
@@ -176,12 +178,45 @@ def seeds():
     yield "ar-rdlen-lies", q + b"\0" + struct.pack("!HHIH", 1, 1, 0, 65535)
 
 
+# The GSLB services of the fuzzer's weight store (tests/unit/store_fixture.h)
+# and client networks of its MaxMind DB.
+SERVICES = ["www", "fb", "fbnone", "open", "empty", "sticky", "stickyrow",
+            "multi", "cdn", "short", "gw.edge", "path", "norows"]
+ECS_BJ = ecs(1, 24, 0, b"\x24\x6e\x01")               # 36.110.1.0/24
+ECS_BJ6 = ecs(2, 56, 0, b"\x24\x0e\x00\xe0\0\0\0")  # 240e:e0::/56
+
+
+def gslb_seeds():
+    """GSLB queries: every service with ECS of both families, and the ECS
+    shapes that decide whose address locates the client."""
+    z = ZONE
+    for svc in SERVICES:
+        yield "gslb-%s-a-ecs" % svc, query(svc + "." + z, 1, ar=opt(options=ECS_BJ))
+        yield "gslb-%s-aaaa-ecs6" % svc, query(svc + "." + z, 28,
+                                               ar=opt(options=ECS_BJ6))
+    w = "www." + z
+    yield "gslb-noedns", query(w, 1)
+    yield "gslb-any-ecs", query(w, 255, ar=opt(options=ECS_BJ))
+    yield "gslb-txt-ecs", query(w, 16, ar=opt(options=ECS_BJ))
+    yield "gslb-ecs-cucc", query(w, 1, ar=opt(options=ecs(1, 24, 0, b"\x70\x40\x09")))
+    yield "gslb-ecs-uswest", query(w, 1, ar=opt(options=ecs(1, 24, 0, b"\xc6\x33\x64")))
+    yield "gslb-ecs-32", query(w, 1, ar=opt(options=ecs(1, 32, 0, b"\x24\x6e\x01\x07")))
+    yield "gslb-ecs-src0", query(w, 1, ar=opt(options=ecs(1, 0, 0, b"")))
+    yield "gslb-ecs-loopback", query(w, 1, ar=opt(options=ecs(1, 8, 0, b"\x7f")))
+    yield "gslb-ecs6-linklocal", query(w, 28, ar=opt(options=ecs(2, 16, 0, b"\xfe\x80")))
+    yield "gslb-ecs6-128", query(w, 28, ar=opt(options=ecs(
+        2, 128, 0, b"\x20\x01\x0d\xb8\x01" + b"\0" * 11)))
+    yield "gslb-ecs-scope-set", query(w, 1, ar=opt(options=ecs(1, 24, 24, b"\x24\x6e\x01")))
+    yield "gslb-mixed-case", query("WwW.CDN.example.TEST", 1, ar=opt(options=ECS_BJ))
+    yield "gslb-tcp-big", query("multi." + z, 255, ar=opt(payload=65535, options=ECS_BJ))
+
+
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "corpus")
     os.makedirs(d, exist_ok=True)
     n = 0
-    for fname, pkt in seeds():
+    for fname, pkt in list(seeds()) + list(gslb_seeds()):
         with open(os.path.join(d, "seed-" + fname), "wb") as f:
             f.write(pkt)
         n += 1

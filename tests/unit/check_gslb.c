@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The GSLB row chain: which weight rows a client is tried against, for
+/* The GSLB decision: which weight rows a client is tried against, for
  * every combination of known and unknown region and ISP and of the row
- * levels a service has. */
+ * levels a service has (pure); then gslb_resolve() over a real LMDB store
+ * and a real MaxMind DB in a temporary directory: the row chain's
+ * fallback, the all-down modes, the ECS scope, IPv6 clients and sticky
+ * clients (store_fixture.h describes the data). */
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "gslb/gslb.h"
+#include "store_fixture.h"
 #include "unit.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,6 +126,276 @@ START_TEST(chain_full_order)
 }
 END_TEST
 
+/* gslb_resolve() over a store and a MaxMind DB ------------------------ */
+
+static char g_dir[PATH_MAX];
+static conf_t *g_conf;
+static geo_t *g_geo;
+static weightdb_t *g_db;
+static wdb_reader_t *g_reader;
+
+static void store_setup(void)
+{
+	char err[512], p[PATH_MAX + 16];
+	log_set_level(GSLB_LOG_ERR);
+	ck_assert_int_eq(fx_mkdtemp(g_dir, "gslb"), 0);
+	ck_assert_int_eq(fx_mmdb(g_dir, "test.mmdb", FX_GEO_SRC), 0);
+	ck_assert_int_eq(fx_write(g_dir, "gslbd.conf", "zones: []\n"
+	                          "geoip:\n  database: test.mmdb\n"), 0);
+	snprintf(p, sizeof(p), "%s/gslbd.conf", g_dir);
+	g_conf = conf_load(p, err, sizeof(err));
+	ck_assert_msg(g_conf != NULL, "%s", err);
+	g_geo = geo_open(g_conf, err, sizeof(err));
+	ck_assert_msg(g_geo != NULL, "%s", err);
+	g_db = fx_store(g_dir, FX_GSLB_JSON);
+	ck_assert_ptr_nonnull(g_db);
+	g_reader = wdb_reader_new(g_db);
+	ck_assert_ptr_nonnull(g_reader);
+}
+
+static void store_teardown(void)
+{
+	wdb_reader_free(g_reader);
+	weightdb_close(g_db);
+	geo_close(g_geo);
+	conf_free(g_conf);
+	ck_assert_int_eq(fx_rmrf(g_dir), 0);
+}
+
+/* @ip as a socket address. */
+static void sockaddr_of(const char *ip, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		return;
+	}
+	ck_assert_msg(inet_pton(AF_INET6, ip, &s6->sin6_addr) == 1, "%s", ip);
+	s6->sin6_family = AF_INET6;
+}
+
+static uint64_t g_rng = 1;
+
+/* Resolves service @svc (below cdn.example.test) for the client located
+ * by @c.  Returns gslb_resolve()'s code. */
+static int resolve_client(const char *svc, uint16_t qtype,
+                          const gslb_client_t *c, gslb_result_t *out)
+{
+	char name[256];
+	snprintf(name, sizeof(name), "%s.cdn.example.test", svc);
+	memset(out, 0xa5, sizeof(*out));
+	int rc = gslb_resolve(g_reader, g_geo, name, strlen(name), qtype, c,
+	                      1700000000, &g_rng, out);
+	wdb_reader_release(g_reader);
+	return rc;
+}
+
+/* The same for a client (or resolver) at @ip without ECS. */
+static int resolve(const char *svc, const char *ip, uint16_t qtype,
+                   gslb_result_t *out)
+{
+	struct sockaddr_storage ss;
+	gslb_client_t c;
+	sockaddr_of(ip, &ss);
+	gslb_client_from(&c, (struct sockaddr *)&ss, 0, NULL, 0);
+	return resolve_client(svc, qtype, &c, out);
+}
+
+/* The id of the @i-th node picked, as a string. */
+static const char *picked(const gslb_result_t *g, unsigned i)
+{
+	static char id[8][64];
+	const plan_node_t *n = &g->plan.node[g->picked[i]];
+	snprintf(id[i], sizeof(id[i]), "%.*s", (int)n->id_len, n->id);
+	return id[i];
+}
+
+/* Asserts that @svc for a client at @ip answers from row @row with the
+ * single node @node and ECS scope @scope. */
+#define EXPECT(svc, ip, row_, node, scope_) do {                          \
+		gslb_result_t g_;                                         \
+		ck_assert_int_eq(resolve((svc), (ip), 1, &g_), 0);        \
+		ck_assert_msg(g_.row == (row_) && g_.npicked == 1 &&      \
+		              !strcmp(picked(&g_, 0), (node)) &&          \
+		              g_.scope == (scope_),                       \
+		              "%s from %s: row %s node %s scope %u, want " \
+		              "%s %s %u", (svc), (ip), gslb_row_name(g_.row), \
+		              g_.npicked ? picked(&g_, 0) : "-", g_.scope, \
+		              gslb_row_name(row_), (node), (unsigned)(scope_)); \
+	} while (0)
+
+START_TEST(resolve_row_chain)
+{
+	/* cn-bj, ctcc: the (region, ISP) row; the /17 decided. */
+	EXPECT("www", "36.110.1.1", GSLB_ROW_REGION_ISP, "bj-ct", 17);
+	/* cn-bj, cucc: no such row, so (cn-bj, *). */
+	EXPECT("www", "123.112.0.1", GSLB_ROW_REGION, "bj-any", 12);
+	/* Region unknown, cucc: (*, cucc). */
+	EXPECT("www", "112.64.0.1", GSLB_ROW_ISP, "cu", 14);
+	/* us-west, ISP unknown, no us-west row: (*, *). */
+	EXPECT("www", "198.51.100.7", GSLB_ROW_DEFAULT, "def", 24);
+	/* cn-gd, ctcc: neither level has a row. */
+	EXPECT("www", "14.16.0.1", GSLB_ROW_DEFAULT, "def", 12);
+	/* Unknown to the database: (*, *), with the scope of the empty
+	 * network around it, never 0 (a resolver would give everyone the
+	 * "unknown" answer). */
+	gslb_result_t g;
+	ck_assert_int_eq(resolve("www", "8.8.8.8", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_DEFAULT);
+	ck_assert_str_eq(picked(&g, 0), "def");
+	ck_assert_str_eq(g.geo.region, "*");
+	ck_assert_uint_eq(g.scope, g.geo.prefix_len);
+	ck_assert_uint_gt(g.scope, 0);
+	ck_assert_uint_eq(g.ttl, 60);
+	ck_assert_int_eq(g.short_ttl, 0);
+	ck_assert_int_eq(g.failed_open, 0);
+}
+END_TEST
+
+START_TEST(resolve_all_down)
+{
+	gslb_result_t g;
+	/* fallback: the first row with a usable node answers. */
+	EXPECT("fb", "36.110.1.1", GSLB_ROW_DEFAULT, "def", 17);
+	ck_assert_int_eq(resolve("fb", "123.112.0.1", 1, &g), 0);
+	ck_assert_int_eq(g.failed_open, 0);
+	ck_assert_str_eq(picked(&g, 0), "def");
+	/* fallback with nothing usable anywhere: the client's own row, as
+	 * if healthy. */
+	ck_assert_int_eq(resolve("fbnone", "36.110.1.1", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION_ISP);
+	ck_assert_int_eq(g.failed_open, 1);
+	ck_assert_uint_eq(g.npicked, 1);
+	ck_assert_str_eq(picked(&g, 0), "down-1");
+	/* open: the first existing row answers, failing open. */
+	ck_assert_int_eq(resolve("open", "36.110.1.1", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION_ISP);
+	ck_assert_int_eq(g.failed_open, 1);
+	ck_assert_str_eq(picked(&g, 0), "down-1");
+	ck_assert_int_eq(resolve("open", "8.8.8.8", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_DEFAULT);
+	ck_assert_str_eq(picked(&g, 0), "def");
+	ck_assert_int_eq(g.failed_open, 0);
+	ck_assert_uint_eq(g.scope, g.geo.prefix_len);
+	/* empty: the first existing row answers, with nothing. */
+	ck_assert_int_eq(resolve("empty", "36.110.1.1", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION_ISP);
+	ck_assert_uint_eq(g.npicked, 0);
+	ck_assert_int_eq(g.failed_open, 0);
+	EXPECT("empty", "198.51.100.7", GSLB_ROW_DEFAULT, "def", 24);
+	/* A service without rows: NODATA; a name that is no service. */
+	ck_assert_int_eq(resolve("norows", "36.110.1.1", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_NONE);
+	ck_assert_uint_eq(g.npicked, 0);
+	ck_assert_int_eq(resolve("nothing", "36.110.1.1", 1, &g), GSLB_ENOENT);
+}
+END_TEST
+
+START_TEST(resolve_ecs_scope)
+{
+	gslb_client_t c;
+	gslb_result_t g;
+	struct sockaddr_storage resolver;
+	sockaddr_of("198.51.100.7", &resolver);
+	static const uint8_t bj[4] = { 36, 110, 1, 0 }, lo[4] = { 127, 0, 0, 1 };
+	/* ECS locates the client, and the scope is the deciding prefix. */
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 1, bj, 24);
+	ck_assert_int_eq(c.from_ecs, 1);
+	ck_assert_int_eq(resolve_client("www", 1, &c, &g), 0);
+	ck_assert_str_eq(picked(&g, 0), "bj-ct");
+	ck_assert_uint_eq(g.scope, 17);
+	/* Source prefix 0 or an unroutable address: the resolver's. */
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 1, bj, 0);
+	ck_assert_int_eq(c.from_ecs, 0);
+	ck_assert_int_eq(resolve_client("www", 1, &c, &g), 0);
+	ck_assert_str_eq(picked(&g, 0), "def");
+	ck_assert_uint_eq(g.scope, 24);
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 1, lo, 32);
+	ck_assert_int_eq(c.from_ecs, 0);
+	/* A service that answers everybody alike: scope 0. */
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 1, bj, 24);
+	ck_assert_int_eq(resolve_client("multi", 1, &c, &g), 0);
+	ck_assert_uint_eq(g.npicked, 3);
+	ck_assert_uint_eq(g.scope, 0);
+	ck_assert_int_eq(resolve_client("cdn", 1, &c, &g), 0);
+	ck_assert_uint_eq(g.scope, 0);
+	ck_assert(g.plan.node[g.picked[0]].flags & PLAN_CNAME);
+	/* The short TTL while a node of the row is within its period. */
+	ck_assert_int_eq(resolve_client("short", 1, &c, &g), 0);
+	ck_assert_int_eq(g.short_ttl, 1);
+	ck_assert_uint_eq(g.ttl, 5);
+}
+END_TEST
+
+START_TEST(resolve_ipv6)
+{
+	gslb_result_t g;
+	/* IPv6 clients: the database's IPv6 prefixes decide. */
+	ck_assert_int_eq(resolve("www", "240e:e0::1", 28, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION_ISP);
+	ck_assert_str_eq(picked(&g, 0), "bj-ct");
+	ck_assert_uint_eq(g.scope, 28);
+	ck_assert_int_eq(resolve("www", "2001:db8:100::1", 28, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_DEFAULT);
+	ck_assert_uint_eq(g.scope, 40);
+	/* An IPv4-mapped address is an IPv4 client. */
+	EXPECT("www", "::ffff:36.110.1.1", GSLB_ROW_REGION_ISP, "bj-ct", 17);
+	/* AAAA picks only nodes with IPv6: (cn-bj, *) has none, so
+	 * NODATA rather than a node without the family. */
+	ck_assert_int_eq(resolve("www", "123.112.0.1", 28, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION);
+	ck_assert_uint_eq(g.npicked, 0);
+	/* ECS of family 2. */
+	gslb_client_t c;
+	struct sockaddr_storage resolver;
+	sockaddr_of("198.51.100.7", &resolver);
+	static const uint8_t bj6[16] = { 0x24, 0x0e, 0x00, 0xe0 };
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 2, bj6, 56);
+	ck_assert_int_eq(c.from_ecs, 1);
+	ck_assert_int_eq(resolve_client("www", 28, &c, &g), 0);
+	ck_assert_str_eq(picked(&g, 0), "bj-ct");
+	ck_assert_uint_eq(g.scope, 28);
+}
+END_TEST
+
+START_TEST(resolve_sticky_scope)
+{
+	gslb_result_t g;
+	char first[64], ip[64];
+	/* Sticky without client rows: the scope is the sticky network. */
+	ck_assert_int_eq(resolve("sticky", "36.110.1.1", 1, &g), 0);
+	ck_assert_uint_eq(g.scope, GSLB_STICKY_V4);
+	snprintf(first, sizeof(first), "%s", picked(&g, 0));
+	/* Every address of the /24 gets the same node, every time. */
+	for (int i = 0; i < 256; i += 17) {
+		snprintf(ip, sizeof(ip), "36.110.1.%d", i);
+		ck_assert_int_eq(resolve("sticky", ip, 1, &g), 0);
+		ck_assert_str_eq(picked(&g, 0), first);
+	}
+	ck_assert_int_eq(resolve("sticky", "2001:db8:100::1", 28, &g), 0);
+	ck_assert_uint_eq(g.npicked, 0);  /* no node has IPv6 */
+	ck_assert_int_eq(resolve("sticky", "2001:db8:100::1", 1, &g), 0);
+	ck_assert_uint_eq(g.scope, GSLB_STICKY_V6);
+	/* Different networks spread over the nodes. */
+	int seen[4] = { 0 };
+	for (int i = 0; i < 200; i++) {
+		snprintf(ip, sizeof(ip), "14.%d.%d.1", 16 + i % 16, i);
+		ck_assert_int_eq(resolve("sticky", ip, 1, &g), 0);
+		seen[picked(&g, 0)[1] - '1'] = 1;
+	}
+	ck_assert_int_eq(seen[0] + seen[1] + seen[2] + seen[3], 4);
+	/* With client rows: the wider of the geo prefix and the sticky
+	 * network. */
+	ck_assert_int_eq(resolve("stickyrow", "36.110.1.1", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION);
+	ck_assert_uint_eq(g.scope, GSLB_STICKY_V4);
+	ck_assert_int_eq(resolve("stickyrow", "240e:e0::1", 1, &g), 0);
+	ck_assert_uint_eq(g.scope, GSLB_STICKY_V6);
+}
+END_TEST
+
 static Suite *gslb_suite(void)
 {
 	Suite *s = suite_create("gslb");
@@ -125,6 +404,14 @@ static Suite *gslb_suite(void)
 	tcase_add_test(t, chain_region_only_client);
 	tcase_add_test(t, chain_isp_only_client);
 	tcase_add_test(t, chain_full_order);
+	suite_add_tcase(s, t);
+	t = tcase_create("resolve");
+	tcase_add_unchecked_fixture(t, store_setup, store_teardown);
+	tcase_add_test(t, resolve_row_chain);
+	tcase_add_test(t, resolve_all_down);
+	tcase_add_test(t, resolve_ecs_scope);
+	tcase_add_test(t, resolve_ipv6);
+	tcase_add_test(t, resolve_sticky_scope);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the geo files: geo.c (the geoip section and the
+ * lookup that combines the sources), geo_nets.c (the operator's CIDR
+ * file) and geo_mmdb.c (the MaxMind DB).  Nothing outside src/gslb/geo*
+ * includes this header. */
+#ifndef GSLB_GEO_INT_H
+#define GSLB_GEO_INT_H
+
+#include <maxminddb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/conf.h"
+#include "common/ytree.h"
+#include "gslb/geo.h"
+
+/* A lookup path deeper than this is surely a mistake; GeoIP2 paths have
+ * three or four elements. */
+#define GEO_PATH_MAX 16
+
+typedef struct {
+	char *key;                  /* the raw MMDB value, as text */
+	size_t keylen;
+	char name[GEO_NAME_MAX];    /* our name, lowercase */
+} geo_map_entry_t;
+
+typedef struct {
+	const char **path;          /* NULL-terminated, for MMDB_aget_value */
+	int has_map;
+	geo_map_entry_t *map;       /* sorted by key, case-insensitively */
+	size_t nmap;
+} geo_field_t;
+
+/* One node of a binary trie.  Node 0 is the root, so 0 in child[] means
+ * "no child". */
+typedef struct {
+	uint32_t child[2];
+	int32_t entry;              /* index into geo->nets, or -1 */
+} geo_node_t;
+
+typedef struct {
+	geo_node_t *node;
+	size_t n, cap;
+} geo_trie_t;
+
+typedef struct {
+	char region[GEO_NAME_MAX];  /* "" = not given: the MMDB decides */
+	char isp[GEO_NAME_MAX];
+	int line;
+} geo_net_t;
+
+struct geo {
+	int have_mmdb;
+	MMDB_s mmdb;
+	geo_field_t field[2];       /* region, isp */
+	geo_trie_t trie[2];         /* IPv4, IPv6 */
+	geo_net_t *nets;
+	size_t nnets, capnets;
+	int ecs;
+};
+
+enum { GEO_F_REGION, GEO_F_ISP };
+
+/* Where a configuration error is reported: "FILE:LINE: reason" in err. */
+typedef struct {
+	const char *file;
+	char *err;
+	size_t errlen;
+} geo_ctx_t;
+
+/** Writes "FILE:LINE: " and the formatted reason into @x's error buffer.
+ * Returns -1, so that parsers can `return geo__fail(...)`. */
+__attribute__((format(printf, 3, 4)))
+int geo__fail(geo_ctx_t *x, int line, const char *fmt, ...);
+
+/** Checks a region or ISP name and copies it lowercased into @out:
+ * 1..GEO_NAME_MAX-1 bytes of letters, digits, '-', '_', '.', or "*".
+ * Returns 0 or -1. */
+int geo__name_copy(const char *s, char out[GEO_NAME_MAX]);
+
+/** Case-insensitive ASCII comparison of two counted strings, as for
+ * map keys: <0, 0 or >0. */
+int geo__keycmp(const char *a, size_t al, const char *b, size_t bl);
+
+/** Reads the CIDR file named by configuration value @v (relative to the
+ * configuration's directory) into @g's tries.  Returns 0, or -1 with
+ * the reason in @x (the CIDR file's own line for a bad line there). */
+int geo__load_nets(geo_ctx_t *x, const ynode_t *v, const conf_t *c,
+                   geo_t *g);
+
+/** Walks trie @t along address @a of @bits bits.  Returns the longest
+ * matching line (or NULL) and sets *@scope to the length of the largest
+ * block around @a on which that result holds. */
+const geo_net_t *geo__nets_walk(const geo_t *g, const geo_trie_t *t,
+                                const uint8_t *a, unsigned bits,
+                                unsigned *scope);
+
+/** Writes "ADDR/LEN" for @a (of @bits bits) masked to @len into @out
+ * (64 bytes or more), in RFC 5952 form for IPv6.  Allocates nothing. */
+void geo__format_net(const uint8_t *a, unsigned bits, unsigned len,
+                     char *out);
+
+/** Opens the MaxMind DB named by configuration value @v into @g.
+ * Returns 0, or -1 with the reason in @x. */
+int geo__open_mmdb(geo_ctx_t *x, const ynode_t *v, const conf_t *c,
+                   geo_t *g);
+
+/** Looks @q (of @bits bits: 32 or 128) up in @g's MaxMind DB, filling
+ * @out's region when @need_region and ISP when @need_isp, and raising
+ * *@scope to the database's netmask in the client's family.  Returns 1
+ * when the database has a record for the address, else 0.  Allocates
+ * nothing. */
+int geo__mmdb_lookup(const geo_t *g, const struct sockaddr *q,
+                     unsigned bits, int need_region, int need_isp,
+                     geo_result_t *out, unsigned *scope);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* Audit records: the append-only log of every committed change (S3-7),
+ * written inside the change's own transaction and read back for
+ * `gslbctl log` and rollbacks. */
+#include "store/weightdb.h"
+#include "store/weightdb_int.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_t *now_rfc3339(void)
+{
+	char buf[40];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
+                          size_t errlen)
+{
+	/* The id: one more than meta "seq". */
+	uint64_t seq = 0;
+	MDB_val k = { 3, "seq" }, v;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		seq = wdb__id_of(v.mv_data);
+	seq++;
+	uint8_t sb[8];
+	wdb__id_key(sb, seq);
+	v = (MDB_val){ 8, sb };
+	json_t *rec = json_pack("{s:I, s:o, s:s, s:s, s:O}", "id", (json_int_t)seq,
+	                        "time", now_rfc3339(), "actor", t->actor,
+	                        "what", what, "changes", t->changes);
+	char *text = json_dumps(rec, JSON_COMPACT);
+	json_decref(rec);
+	MDB_val ak = { 8, sb }, av = { strlen(text), text };
+	int rc;
+	if ((rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0)) ||
+	    (rc = mdb_put(t->txn, t->db->dbi[DBI_AUDIT], &ak, &av, MDB_APPEND))) {
+		snprintf(err, errlen, "database: %s", mdb_strerror(rc));
+		free(text);
+		return GSLB_EIO;
+	}
+	free(text);
+	return (int64_t)seq;
+}
+
+typedef struct {
+	int (*fn)(int64_t id, json_t *rec, void *arg);
+	void *arg;
+	int64_t since;
+} audit_each_t;
+
+static int audit_cb(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	audit_each_t *a = arg;
+	if (k->mv_size != 8)
+		return 0;
+	int64_t id = (int64_t)wdb__id_of(k->mv_data);
+	if (id <= a->since)
+		return 0;
+	json_t *rec = json_loadb(v->mv_data, v->mv_size, 0, NULL);
+	if (!rec)
+		return 0;
+	int rc = a->fn(id, rec, a->arg);
+	json_decref(rec);
+	return rc;
+}
+
+int wdb_audit_each(weightdb_t *db, int64_t since_id,
+                   int (*fn)(int64_t id, json_t *rec, void *arg), void *arg)
+{
+	MDB_txn *txn;
+	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn))
+		return GSLB_EIO;
+	audit_each_t a = { fn, arg, since_id };
+	int rc = wdb__each_raw(txn, db->dbi[DBI_AUDIT], NULL, audit_cb, &a);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+json_t *wdb_audit_get(weightdb_t *db, int64_t id)
+{
+	MDB_txn *txn;
+	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn))
+		return NULL;
+	uint8_t kb[8];
+	wdb__id_key(kb, (uint64_t)id);
+	MDB_val k = { 8, kb }, v;
+	json_t *rec = NULL;
+	if (mdb_get(txn, db->dbi[DBI_AUDIT], &k, &v) == 0)
+		rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+	mdb_txn_abort(txn);
+	return rec;
+}
+
+int64_t wdb_audit_last(weightdb_t *db)
+{
+	MDB_txn *txn;
+	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn))
+		return 0;
+	MDB_val k = { 3, "seq" }, v;
+	int64_t seq = 0;
+	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		seq = (int64_t)wdb__id_of(v.mv_data);
+	mdb_txn_abort(txn);
+	return seq;
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/* Write transactions: objects in and out of the named databases, and the
+ * commit that validates references, rebuilds the plans of every service a
+ * change touches and appends the audit record, all in one LMDB write
+ * transaction (S0-9, S0-10). */
+#include "store/weightdb.h"
+#include "store/keys.h"
+#include "store/plan.h"
+#include "store/weightdb_int.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+	"service", "node", "weight", "health", "status", "metrics", "cutover"
+};
+static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
+                                DBI_HEALTH, DBI_STATUS, DBI_METRICS,
+                                DBI_CUTOVERS };
+
+wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
+                     size_t errlen)
+{
+	wdb_txn_t *t = xcalloc(1, sizeof(*t));
+	int rc = mdb_txn_begin(db->env, NULL, 0, &t->txn);
+	if (rc) {
+		snprintf(err, errlen, "database %s: %s", db->path, mdb_strerror(rc));
+		free(t);
+		return NULL;
+	}
+	t->db = db;
+	t->actor = xstrdup(actor);
+	t->changes = json_array();
+	t->services = json_object();
+	t->nodes = json_object();
+	return t;
+}
+
+wdb_txn_t *wdb_begin_read(weightdb_t *db)
+{
+	wdb_txn_t *t = xcalloc(1, sizeof(*t));
+	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &t->txn)) {
+		free(t);
+		return NULL;
+	}
+	t->db = db;
+	t->actor = xstrdup("");
+	t->changes = json_array();
+	t->services = json_object();
+	t->nodes = json_object();
+	return t;
+}
+
+void wdb_abort(wdb_txn_t *t)
+{
+	if (!t)
+		return;
+	if (t->txn)
+		mdb_txn_abort(t->txn);
+	json_decref(t->changes);
+	json_decref(t->services);
+	json_decref(t->nodes);
+	free(t->actor);
+	free(t);
+}
+
+static json_t *get_json(MDB_txn *txn, MDB_dbi dbi, const char *key)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+	if (mdb_get(txn, dbi, &k, &v))
+		return NULL;
+	return json_loadb(v.mv_data, v.mv_size, 0, NULL);
+}
+
+json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key)
+{
+	return get_json(t->txn, t->db->dbi[kind_dbi[kind]], key);
+}
+
+int wdb__put_raw(wdb_txn_t *t, int dbi, const char *key, const void *data,
+                   size_t len)
+{
+	MDB_val k = { strlen(key), (void *)key }, v = { len, (void *)data };
+	int rc = mdb_put(t->txn, t->db->dbi[dbi], &k, &v, 0);
+	return rc ? GSLB_EIO : 0;
+}
+
+int wdb__del_raw(wdb_txn_t *t, int dbi, const char *key)
+{
+	MDB_val k = { strlen(key), (void *)key };
+	int rc = mdb_del(t->txn, t->db->dbi[dbi], &k, NULL);
+	return rc && rc != MDB_NOTFOUND ? GSLB_EIO : 0;
+}
+
+/* The service part of a weight row key, NUL-terminated. */
+static void row_service(const char *key, char *svc, size_t size)
+{
+	wdb_row_parts_t p;
+	wdb_row_split(key, strlen(key), &p);
+	size_t n = p.svc_len < size ? p.svc_len : size - 1;
+	memcpy(svc, p.svc, n);
+	svc[n] = 0;
+}
+
+int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
+{
+	json_t *before = wdb_get(t, kind, key);
+	int rc;
+	if (val) {
+		char *s = json_dumps(val, JSON_COMPACT | JSON_SORT_KEYS);
+		rc = wdb__put_raw(t, kind_dbi[kind], key, s, strlen(s));
+		free(s);
+	} else {
+		rc = wdb__del_raw(t, kind_dbi[kind], key);
+	}
+	if (rc) {
+		json_decref(before);
+		return rc;
+	}
+	if (kind == WDB_METRICS)
+		t->metrics_changed = 1;
+	else if (kind != WDB_HEALTH && kind != WDB_STATUS)
+		t->table_changed = 1;
+	if (kind == WDB_STATUS || kind == WDB_METRICS) {
+		json_decref(before);
+		return 0; /* data, not decisions: no audit, no plan */
+	}
+	json_array_append_new(t->changes, json_pack("{s:s, s:s, s:o, s:O}",
+		"kind", kind_names[kind], "key", key,
+		"before", before ? before : json_null(),
+		"after", val ? val : json_null()));
+	char svc[256];
+	switch (kind) {
+	case WDB_SERVICE:
+		json_object_set_new(t->services, key, json_true());
+		break;
+	case WDB_WEIGHT:
+		row_service(key, svc, sizeof(svc));
+		json_object_set_new(t->services, svc, json_true());
+		break;
+	case WDB_NODE:
+	case WDB_HEALTH:
+		json_object_set_new(t->nodes, key, json_true());
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int wdb__each_raw(MDB_txn *txn, MDB_dbi dbi, const char *prefix,
+                    int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
+                    void *arg)
+{
+	MDB_cursor *c;
+	if (mdb_cursor_open(txn, dbi, &c))
+		return GSLB_EIO;
+	size_t pl = prefix ? strlen(prefix) : 0;
+	MDB_val k = { pl, (void *)prefix }, v;
+	int rc = mdb_cursor_get(c, &k, &v, pl ? MDB_SET_RANGE : MDB_FIRST);
+	int stop = 0;
+	while (rc == 0 && !stop) {
+		if (pl && (k.mv_size < pl || memcmp(k.mv_data, prefix, pl) != 0))
+			break;
+		stop = fn(&k, &v, arg);
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return stop;
+}
+
+typedef struct {
+	int (*fn)(const char *key, json_t *val, void *arg);
+	void *arg;
+} each_json_t;
+
+static int each_json_cb(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	each_json_t *e = arg;
+	char key[512];
+	size_t n = k->mv_size < sizeof(key) - 1 ? k->mv_size : sizeof(key) - 1;
+	memcpy(key, k->mv_data, n);
+	key[n] = 0;
+	json_t *val = json_loadb(v->mv_data, v->mv_size, 0, NULL);
+	if (!val)
+		return 0;
+	int rc = e->fn(key, val, e->arg);
+	json_decref(val);
+	return rc;
+}
+
+int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
+             int (*fn)(const char *key, json_t *val, void *arg), void *arg)
+{
+	each_json_t e = { fn, arg };
+	return wdb__each_raw(t->txn, t->db->dbi[kind_dbi[kind]], prefix, each_json_cb, &e);
+}
+
+/* Commit: references, plans, audit -------------------------------- */
+
+typedef struct {
+	wdb_txn_t *t;
+	json_t *cache;        /* node id -> node object, for this rebuild */
+	char *err;
+	size_t errlen;
+	int rc;
+	int client_rows;
+	int kinds;            /* SVC_ROW_* seen */
+	int shadow;           /* the service ignores health (S2-9) */
+	const char *svc;
+} rebuild_t;
+
+static json_t *node_of(const char *id, void *arg)
+{
+	rebuild_t *r = arg;
+	json_t *n = json_object_get(r->cache, id);
+	if (n)
+		return n;
+	n = wdb_get(r->t, WDB_NODE, id);
+	if (!n)
+		return NULL;
+	/* The health decision travels with the node into the plan. */
+	json_t *h = wdb_get(r->t, WDB_HEALTH, id);
+	if (h)
+		json_object_set_new(n, "health", h);
+	json_object_set_new(r->cache, id, n);
+	return n;
+}
+
+static int rebuild_row(const char *key, json_t *row, void *arg)
+{
+	rebuild_t *r = arg;
+	uint8_t *plan;
+	size_t len;
+	char msg[300];
+	if (plan_encode(row, node_of, r, r->shadow, &plan, &len,
+	                       msg, sizeof(msg))) {
+		snprintf(r->err, r->errlen, "weight row %s: %s", key, msg);
+		r->rc = GSLB_EINVAL;
+		return 1;
+	}
+	if (wdb__put_raw(r->t, DBI_PLANS, key, plan, len))
+		r->rc = GSLB_EIO;
+	free(plan);
+	/* Note which kinds of rows the service has (gslb_chain()). */
+	static const int kind_flag[] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
+	                                 SVC_ROW_ISP, SVC_ROW_DEFAULT };
+	wdb_row_parts_t parts;
+	wdb_row_split(key, strlen(key), &parts);
+	wdb_row_kind_t kind = wdb_row_kind(&parts);
+	r->kinds |= kind_flag[kind];
+	if (kind != WDB_ROW_DEFAULT)
+		r->client_rows = 1;
+	return r->rc != 0;
+}
+
+static int collect_key(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	json_t *keys = arg;
+	json_array_append_new(keys, json_stringn(k->mv_data, k->mv_size));
+	return 0;
+}
+
+static const char *const all_down_names[] = { "open", "fallback", "empty" };
+
+/* Rebuilds the svcrec record and every plan of service @svc. */
+static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
+                           char *err, size_t errlen)
+{
+	char prefix[300];
+	wdb_row_prefix(prefix, sizeof(prefix), svc);
+	json_t *old = json_array();
+	wdb__each_raw(t->txn, t->db->dbi[DBI_PLANS], prefix, collect_key, old);
+	size_t i;
+	json_t *k;
+	json_array_foreach(old, i, k)
+		wdb__del_raw(t, DBI_PLANS, json_string_value(k));
+	json_decref(old);
+
+	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (!s) {
+		wdb__del_raw(t, DBI_SVCREC, svc);
+		/* Rows of a deleted service are an error. */
+		json_t *rows = json_array();
+		wdb__each_raw(t->txn, t->db->dbi[DBI_WEIGHTS], prefix, collect_key, rows);
+		size_t n = json_array_size(rows);
+		json_decref(rows);
+		if (n) {
+			snprintf(err, errlen, "service %s does not exist but has %zu weight row(s)",
+			         svc, n);
+			return GSLB_EINVAL;
+		}
+		return 0;
+	}
+	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
+	                json_is_true(json_object_get(s, "shadow")), svc };
+	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
+	if (r.rc) {
+		json_decref(s);
+		return r.rc;
+	}
+	uint8_t rec[12] = { 1 };
+	rec[1] = (uint8_t)json_integer_value(json_object_get(s, "answers"));
+	const char *ad = json_string_value(json_object_get(s, "all_down"));
+	for (int j = 0; j < 3; j++)
+		if (ad && strcmp(ad, all_down_names[j]) == 0)
+			rec[2] = (uint8_t)j;
+	rec[3] = (uint8_t)((json_is_true(json_object_get(s, "sticky")) ? SVC_STICKY : 0) |
+	                   (r.client_rows ? SVC_CLIENT_ROWS : 0) |
+	                   r.kinds | SVC_ROW_KNOWN);
+	wr32(rec + 4, (uint32_t)json_integer_value(json_object_get(s, "ttl")));
+	wr32(rec + 8, (uint32_t)json_integer_value(json_object_get(s, "short_ttl")));
+	json_decref(s);
+	return wdb__put_raw(t, DBI_SVCREC, svc, rec, sizeof(rec));
+}
+
+typedef struct {
+	json_t *nodes;        /* changed node ids */
+	json_t *services;     /* out: services to rebuild */
+	json_t *missing;      /* deleted nodes still referenced: "row" list */
+	wdb_txn_t *t;
+} refs_t;
+
+static int find_refs(const char *key, json_t *row, void *arg)
+{
+	refs_t *r = arg;
+	const char *id;
+	json_t *w;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		if (!json_object_get(r->nodes, id))
+			continue;
+		char svc[256];
+		row_service(key, svc, sizeof(svc));
+		json_object_set_new(r->services, svc, json_true());
+	}
+	return 0;
+}
+
+/* Generation counters in meta: "tablegen" (the operator's table) and
+ * "metricsgen" (pushed metrics). */
+static uint64_t generation(wdb_txn_t *t, const char *name)
+{
+	MDB_val k = { strlen(name), (void *)name }, v;
+	uint64_t gen = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		memcpy(&gen, v.mv_data, 8);
+	return gen;
+}
+
+static void bump(wdb_txn_t *t, const char *name)
+{
+	uint64_t gen = generation(t, name) + 1;
+	MDB_val k = { strlen(name), (void *)name }, v = { 8, &gen };
+	mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+}
+
+/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
+ * change of the operator's table also bumps "tablegen", and one of the
+ * pushed metrics "metricsgen", so that readers polling them (the health
+ * thread) re-read only what changed. */
+static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
+{
+	if (t->table_changed)
+		bump(t, "tablegen");
+	if (t->metrics_changed)
+		bump(t, "metricsgen");
+	int rc = mdb_txn_commit(t->txn);
+	t->txn = NULL;
+	wdb_abort(t); /* frees the rest; no transaction is left to abort */
+	if (rc) {
+		snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (json_object_size(t->nodes)) {
+		refs_t r = { t->nodes, t->services, NULL, t };
+		wdb_each(t, WDB_WEIGHT, NULL, find_refs, &r);
+	}
+	json_t *cache = json_object();
+	const char *svc;
+	json_t *dummy;
+	json_object_foreach(t->services, svc, dummy) {
+		if ((rc = rebuild_service(t, svc, cache, err, errlen)))
+			break;
+	}
+	json_decref(cache);
+	if (rc) {
+		wdb_abort(t);
+		return rc;
+	}
+
+	/* Only data (status, metrics, history): no audit record. */
+	if (json_array_size(t->changes) == 0)
+		return commit_free(t, err, errlen) ? GSLB_EIO : 0;
+	int64_t id = wdb__audit_append(t, what, err, errlen);
+	if (id < 0) {
+		wdb_abort(t);
+		return id;
+	}
+	return commit_free(t, err, errlen) ? GSLB_EIO : id;
+}
+
+uint64_t wdb_table_generation(wdb_txn_t *t)
+{
+	return generation(t, "tablegen");
+}
+
+uint64_t wdb_metrics_generation(wdb_txn_t *t)
+{
+	return generation(t, "metricsgen");
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/* The weight store: row key codecs, what a commit's audit record holds,
+ * the plans and service records rebuilt with a change, and that a
+ * rejected change leaves nothing behind (S0-10).  Each test opens a
+ * real LMDB store in its own temporary directory. */
+#include "common/util.h"
+#include "store/keys.h"
+#include "store/plan.h"
+#include "store/weightdb.h"
+#include "store_fixture.h"
+#include "unit.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* Key codecs ----------------------------------------------------------- */
+
+START_TEST(row_key_compose_split)
+{
+	char k[64];
+	ck_assert_str_eq(wdb_row_key(k, sizeof(k), "www.cdn.test", "cn-bj", "ctcc"),
+	                 "www.cdn.test|cn-bj|ctcc");
+	ck_assert_uint_eq(wdb_row_keyn(k, sizeof(k), "www.cdn.testXX", 12, "*", "*"),
+	                  strlen("www.cdn.test|*|*"));
+	ck_assert_str_eq(k, "www.cdn.test|*|*");
+
+	wdb_row_parts_t p;
+	const char *key = "www.cdn.test|cn-bj|ctcc";
+	ck_assert_int_eq(wdb_row_split(key, strlen(key), &p), 0);
+	ck_assert_uint_eq(p.svc_len, 12);
+	ck_assert_mem_eq(p.svc, "www.cdn.test", 12);
+	ck_assert_uint_eq(p.region_len, 5);
+	ck_assert_mem_eq(p.region, "cn-bj", 5);
+	ck_assert_uint_eq(p.isp_len, 4);
+	ck_assert_mem_eq(p.isp, "ctcc", 4);
+
+	/* A counted key: what follows @len is not read. */
+	ck_assert_int_eq(wdb_row_split("a|b|cXYZ", 5, &p), 0);
+	ck_assert_uint_eq(p.isp_len, 1);
+	/* Empty fields are fields. */
+	ck_assert_int_eq(wdb_row_split("||", 2, &p), 0);
+	ck_assert_uint_eq(p.svc_len + p.region_len + p.isp_len, 0);
+	/* Fewer than three fields: the service part is still given. */
+	ck_assert_int_eq(wdb_row_split("svc", 3, &p), -1);
+	ck_assert_uint_eq(p.svc_len, 3);
+	ck_assert_int_eq(wdb_row_split("svc|reg", 7, &p), -1);
+	ck_assert_uint_eq(p.svc_len, 3);
+}
+END_TEST
+
+START_TEST(row_key_limits)
+{
+	char k[16];
+	/* "abc|de|fg" is 9 bytes: fits in 10 with its NUL, not in 9. */
+	ck_assert_uint_eq(wdb_row_keyn(k, 10, "abc", 3, "de", "fg"), 9);
+	ck_assert_str_eq(k, "abc|de|fg");
+	ck_assert_uint_eq(wdb_row_keyn(k, 9, "abc", 3, "de", "fg"), 0);
+	ck_assert_str_eq(k, "");
+	ck_assert_str_eq(wdb_row_key(k, 5, "abc", "de", "fg"), "");
+	ck_assert_uint_eq(wdb_row_prefix(k, sizeof(k), "abc"), 4);
+	ck_assert_str_eq(k, "abc|");
+	ck_assert_uint_eq(wdb_row_prefix(k, 4, "abc"), 0);
+	ck_assert_str_eq(k, "");
+	/* Every row key of a service starts with its prefix, and no key of
+	 * a service whose name extends it does. */
+	char row[64], pre[64];
+	wdb_row_key(row, sizeof(row), "a.test", "*", "*");
+	wdb_row_prefix(pre, sizeof(pre), "a.test");
+	ck_assert_int_eq(strncmp(row, pre, strlen(pre)), 0);
+	wdb_row_key(row, sizeof(row), "a.test.x", "*", "*");
+	ck_assert_int_ne(strncmp(row, pre, strlen(pre)), 0);
+}
+END_TEST
+
+START_TEST(row_key_kind)
+{
+	static const struct { const char *reg, *isp; wdb_row_kind_t kind; } c[] = {
+		{ "cn-bj", "ctcc", WDB_ROW_REGION_ISP },
+		{ "cn-bj", "*", WDB_ROW_REGION },
+		{ "*", "ctcc", WDB_ROW_ISP },
+		{ "*", "*", WDB_ROW_DEFAULT },
+		/* Only the lone "*" is the wildcard. */
+		{ "**", "*x", WDB_ROW_REGION_ISP },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char k[64];
+		wdb_row_key(k, sizeof(k), "s.test", c[i].reg, c[i].isp);
+		wdb_row_parts_t p;
+		ck_assert_int_eq(wdb_row_split(k, strlen(k), &p), 0);
+		ck_assert_msg(wdb_row_kind(&p) == c[i].kind, "%s", k);
+	}
+}
+END_TEST
+
+/* A store per test ------------------------------------------------------- */
+
+static char g_dir[PATH_MAX];
+static weightdb_t *g_db;
+
+static const char base_json[] =
+	"{\"services\": [{\"name\": \"www.s.test\", \"ttl\": 60, \"short_ttl\": 10,"
+	"                 \"answers\": 2, \"all_down\": \"fallback\","
+	"                 \"sticky\": true, \"shadow\": false}],"
+	" \"nodes\": [{\"id\": \"n1\", \"addrs\": [\"192.0.2.1\"], \"cname\": null,"
+	"              \"admin\": \"auto\", \"pool\": \"primary\"},"
+	"             {\"id\": \"n2\", \"addrs\": [\"2001:db8::2\"], \"cname\": null,"
+	"              \"admin\": \"auto\", \"pool\": \"primary\"}],"
+	" \"weights\": [{\"service\": \"www.s.test\", \"region\": \"cn-bj\","
+	"                \"isp\": \"*\", \"weights\": {\"n1\": 10}},"
+	"              {\"service\": \"www.s.test\", \"region\": \"*\","
+	"                \"isp\": \"*\", \"weights\": {\"n1\": 5, \"n2\": 7}}]}";
+
+static void setup(void)
+{
+	ck_assert_int_eq(fx_mkdtemp(g_dir, "store"), 0);
+	char p[PATH_MAX + 8], err[512];
+	snprintf(p, sizeof(p), "%s/db", g_dir);
+	g_db = weightdb_open(p, err, sizeof(err));
+	ck_assert_msg(g_db != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+	weightdb_close(g_db);
+	g_db = NULL;
+	ck_assert_int_eq(fx_rmrf(g_dir), 0);
+}
+
+static int64_t apply(const char *what, const char *json_text, char *err,
+                     size_t errlen)
+{
+	return fx_apply(g_db, "test:unit", what, json_text, err, errlen);
+}
+
+/* The plan of a row as a worker reads it: 0 and *@p, or GSLB_ENOENT. */
+static int read_plan(const char *svc, const char *reg, const char *isp,
+                     plan_t *p)
+{
+	wdb_reader_t *r = wdb_reader_new(g_db);
+	ck_assert_ptr_nonnull(r);
+	const uint8_t *d;
+	size_t len;
+	int rc = wdb_plan(r, svc, strlen(svc), reg, isp, &d, &len);
+	if (rc == 0)
+		ck_assert_int_eq(plan_decode(d, len, p), 0);
+	wdb_reader_release(r);
+	wdb_reader_free(r);
+	return rc;
+}
+
+static int read_service(const char *svc, svc_rec_t *out)
+{
+	wdb_reader_t *r = wdb_reader_new(g_db);
+	ck_assert_ptr_nonnull(r);
+	int rc = wdb_service(r, svc, strlen(svc), out);
+	wdb_reader_release(r);
+	wdb_reader_free(r);
+	return rc;
+}
+
+START_TEST(commit_builds_plans)
+{
+	char err[512];
+	ck_assert_int_eq(apply("base", base_json, err, sizeof(err)), 1);
+	svc_rec_t s;
+	ck_assert_int_eq(read_service("www.s.test", &s), 0);
+	ck_assert_uint_eq(s.ttl, 60);
+	ck_assert_uint_eq(s.short_ttl, 10);
+	ck_assert_uint_eq(s.answers, 2);
+	ck_assert_uint_eq(s.all_down, SVC_ALL_DOWN_FALLBACK);
+	ck_assert_uint_eq(s.flags, SVC_STICKY | SVC_CLIENT_ROWS | SVC_ROW_KNOWN |
+	                           SVC_ROW_REGION | SVC_ROW_DEFAULT);
+	plan_t p;
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_eq(p.n, 1);
+	ck_assert_uint_eq(p.node[0].weight, 10);
+	ck_assert_int_eq(read_plan("www.s.test", "*", "*", &p), 0);
+	ck_assert_uint_eq(p.n, 2);
+	ck_assert_int_eq(read_plan("www.s.test", "cn-gd", "*", &p), GSLB_ENOENT);
+	ck_assert_int_eq(read_service("nothing.s.test", &s), GSLB_ENOENT);
+
+	/* A node change rebuilds the plans that name it. */
+	ck_assert_int_gt(apply("n1 down", "{\"nodes\": [{\"id\": \"n1\","
+	                       " \"addrs\": [\"192.0.2.1\"], \"admin\": \"down\"}]}",
+	                       err, sizeof(err)), 0);
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_eq(p.node[0].flags & PLAN_USABLE, 0);
+}
+END_TEST
+
+/* Collects the ids that wdb_audit_each() visits. */
+static int collect_id(int64_t id, json_t *rec, void *arg)
+{
+	json_t *ids = arg;
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "id")), id);
+	json_array_append_new(ids, json_integer(id));
+	return 0;
+}
+
+START_TEST(audit_record)
+{
+	char err[512];
+	ck_assert_int_eq(wdb_audit_last(g_db), 0);
+	ck_assert_int_eq(apply("first change", base_json, err, sizeof(err)), 1);
+	json_t *rec = wdb_audit_get(g_db, 1);
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "id")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "actor")),
+	                 "test:unit");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "what")),
+	                 "first change");
+	/* RFC 3339, UTC: 2026-11-30T17:28:36Z */
+	const char *time = json_string_value(json_object_get(rec, "time"));
+	ck_assert_ptr_nonnull(time);
+	ck_assert_uint_eq(strlen(time), 20);
+	ck_assert_int_eq(time[10], 'T');
+	ck_assert_int_eq(time[19], 'Z');
+	/* One change per object: kind, key, before and after. */
+	json_t *ch = json_object_get(rec, "changes");
+	ck_assert_uint_eq(json_array_size(ch), 5);
+	int kinds[3] = { 0 };
+	size_t i;
+	json_t *c;
+	json_array_foreach(ch, i, c) {
+		const char *kind = json_string_value(json_object_get(c, "kind"));
+		const char *key = json_string_value(json_object_get(c, "key"));
+		ck_assert_ptr_nonnull(kind);
+		ck_assert_ptr_nonnull(key);
+		ck_assert(json_is_null(json_object_get(c, "before")));
+		ck_assert(json_is_object(json_object_get(c, "after")));
+		if (!strcmp(kind, "service")) {
+			kinds[0]++;
+			ck_assert_str_eq(key, "www.s.test");
+		} else if (!strcmp(kind, "node")) {
+			kinds[1]++;
+		} else if (!strcmp(kind, "weight")) {
+			kinds[2]++;
+			ck_assert_int_eq(strncmp(key, "www.s.test|", 11), 0);
+		}
+	}
+	ck_assert_int_eq(kinds[0], 1);
+	ck_assert_int_eq(kinds[1], 2);
+	ck_assert_int_eq(kinds[2], 2);
+	json_decref(rec);
+
+	/* A second change records what was there before. */
+	ck_assert_int_eq(apply("reweigh", "{\"weights\": [{\"service\":"
+	                       " \"www.s.test\", \"region\": \"*\", \"isp\": \"*\","
+	                       " \"weights\": {\"n2\": 1}}]}", err, sizeof(err)), 2);
+	rec = wdb_audit_get(g_db, 2);
+	ch = json_object_get(rec, "changes");
+	ck_assert_uint_eq(json_array_size(ch), 1);
+	c = json_array_get(ch, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "key")),
+	                 "www.s.test|*|*");
+	json_t *before = json_object_get(json_object_get(c, "before"), "weights");
+	json_t *after = json_object_get(json_object_get(c, "after"), "weights");
+	ck_assert_int_eq(json_integer_value(json_object_get(before, "n1")), 5);
+	ck_assert_ptr_null(json_object_get(after, "n1"));
+	ck_assert_int_eq(json_integer_value(json_object_get(after, "n2")), 1);
+	json_decref(rec);
+	ck_assert_int_eq(wdb_audit_last(g_db), 2);
+
+	/* Live data (status, metrics) is not audited. */
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	json_t *st = json_pack("{s:i}", "score", 80);
+	ck_assert_int_eq(wdb_set(t, WDB_STATUS, "n1", st), 0);
+	json_decref(st);
+	ck_assert_int_eq(wdb_commit(t, "status", err, sizeof(err)), 0);
+	ck_assert_int_eq(wdb_audit_last(g_db), 2);
+
+	json_t *ids = json_array();
+	wdb_audit_each(g_db, 1, collect_id, ids);
+	ck_assert_uint_eq(json_array_size(ids), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(ids, 0)), 2);
+	json_decref(ids);
+	ck_assert_ptr_null(wdb_audit_get(g_db, 3));
+}
+END_TEST
+
+START_TEST(rejected_change_leaves_nothing)
+{
+	char err[512];
+	ck_assert_int_eq(apply("base", base_json, err, sizeof(err)), 1);
+	plan_t before_plan;
+	ck_assert_int_eq(read_plan("www.s.test", "*", "*", &before_plan), 0);
+
+	/* A row naming a node that does not exist, in the same change as a
+	 * valid new service and a valid node change. */
+	int64_t rc = apply("bad", "{\"services\": [{\"name\": \"new.s.test\","
+	                   " \"ttl\": 5, \"answers\": 1, \"all_down\": \"open\"}],"
+	                   " \"nodes\": [{\"id\": \"n2\", \"addrs\": [\"192.0.2.99\"],"
+	                   " \"admin\": \"auto\"}],"
+	                   " \"weights\": [{\"service\": \"new.s.test\","
+	                   " \"region\": \"*\", \"isp\": \"*\","
+	                   " \"weights\": {\"ghost\": 1}}]}", err, sizeof(err));
+	ck_assert_int_eq(rc, GSLB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "new.s.test|*|*"));
+	ck_assert_ptr_nonnull(strstr(err, "unknown node 'ghost'"));
+
+	/* No audit record, no object, no plan, no service record. */
+	ck_assert_int_eq(wdb_audit_last(g_db), 1);
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	ck_assert_ptr_null(wdb_get(t, WDB_SERVICE, "new.s.test"));
+	ck_assert_ptr_null(wdb_get(t, WDB_WEIGHT, "new.s.test|*|*"));
+	json_t *n2 = wdb_get(t, WDB_NODE, "n2");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(n2, "addrs"), 0)),
+	                 "2001:db8::2");
+	json_decref(n2);
+	wdb_abort(t);
+	svc_rec_t s;
+	ck_assert_int_eq(read_service("new.s.test", &s), GSLB_ENOENT);
+	plan_t p;
+	ck_assert_int_eq(read_plan("new.s.test", "*", "*", &p), GSLB_ENOENT);
+	/* The plans of the service that was there are as they were. */
+	ck_assert_int_eq(read_plan("www.s.test", "*", "*", &p), 0);
+	ck_assert_uint_eq(p.n, before_plan.n);
+	for (unsigned i = 0; i < p.n; i++) {
+		ck_assert_uint_eq(p.node[i].weight, before_plan.node[i].weight);
+		ck_assert_uint_eq(p.node[i].n6, before_plan.node[i].n6);
+	}
+
+	/* Deleting a service that still has rows is refused as a whole. */
+	t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	wdb_set(t, WDB_SERVICE, "www.s.test", NULL);
+	ck_assert_int_eq(wdb_commit(t, "del", err, sizeof(err)), GSLB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "weight row"));
+	ck_assert_int_eq(read_service("www.s.test", &s), 0);
+	ck_assert_int_eq(wdb_audit_last(g_db), 1);
+
+	/* An aborted transaction is a rollback too. */
+	t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	wdb_set(t, WDB_WEIGHT, "www.s.test|*|*", NULL);
+	wdb_abort(t);
+	ck_assert_int_eq(read_plan("www.s.test", "*", "*", &p), 0);
+	ck_assert_int_eq(wdb_audit_last(g_db), 1);
+}
+END_TEST
+
+/* Collects the times that wdb_history_each() visits. */
+static int collect_sample(uint32_t time, json_t *sample, void *arg)
+{
+	ck_assert_int_eq(json_integer_value(json_object_get(sample, "score")),
+	                 time);
+	json_array_append_new(arg, json_integer(time));
+	return 0;
+}
+
+START_TEST(history_samples)
+{
+	char err[512];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	for (uint32_t tm = 100; tm < 110; tm++) {
+		json_t *s = json_pack("{s:i}", "score", (int)tm);
+		ck_assert_int_eq(wdb_history_add(t, "n1", tm, s), 0);
+		ck_assert_int_eq(wdb_history_add(t, "n10", tm, s), 0);
+		json_decref(s);
+	}
+	ck_assert_int_eq(wdb_history_trim(t, 103), 0);
+	ck_assert_int_eq(wdb_commit(t, "history", err, sizeof(err)), 0);
+	json_t *seen = json_array();
+	wdb_history_each(g_db, "n1", 105, collect_sample, seen);
+	/* n1 only (not n10), from 105 on, oldest first. */
+	ck_assert_uint_eq(json_array_size(seen), 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_int_eq(json_integer_value(json_array_get(seen, i)), 105 + i);
+	json_decref(seen);
+	seen = json_array();
+	wdb_history_each(g_db, "n1", 0, collect_sample, seen);
+	ck_assert_uint_eq(json_array_size(seen), 7);   /* 103..109 */
+	json_decref(seen);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *t = tcase_create("keys");
+	tcase_add_test(t, row_key_compose_split);
+	tcase_add_test(t, row_key_limits);
+	tcase_add_test(t, row_key_kind);
+	suite_add_tcase(s, t);
+	t = tcase_create("commit");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, commit_builds_plans);
+	tcase_add_test(t, audit_record);
+	tcase_add_test(t, rejected_change_leaves_nothing);
+	tcase_add_test(t, history_samples);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(store_suite)
