@@ -59,7 +59,7 @@ static void usage(FILE *f)
 "  weight set SERVICE [--region R] [--isp I] NODE=W [NODE=W]...\n"
 "  weight del SERVICE [--region R] [--isp I]\n"
 "  weight list [SERVICE]\n"
-"  explain SERVICE --client IP[/LEN] [--type A|AAAA]\n"
+"  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
 "  export                         apply FILE\n"
 "  log [--since TIME|ID]          rollback [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"

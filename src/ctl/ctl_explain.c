@@ -473,11 +473,18 @@ static void print_service(json_t *out, const gslb_result_t *g)
 	       json_string_value(json_object_get(loc, "source")));
 	size_t i;
 	json_t *e;
+	/* The levels looked at; the ones after the answering row were not. */
 	printf("chain    ");
-	json_array_foreach(json_object_get(out, "chain"), i, e)
-		printf("%s %s (%s)", i ? " ->" : "", json_string_value(json_object_get(e, "level")),
-		       json_string_value(json_object_get(e, "result")));
-	printf("%s\n", json_array_size(json_object_get(out, "chain")) ? "" : " no level can match");
+	int any = 0;
+	json_array_foreach(json_object_get(out, "chain"), i, e) {
+		const char *res = json_string_value(json_object_get(e, "result"));
+		if (strcmp(res, "not tried") == 0)
+			continue;
+		printf("%s %s (%s)", any ? " ->" : "",
+		       json_string_value(json_object_get(e, "level")), res);
+		any = 1;
+	}
+	printf("%s\n", any ? "" : " no level can match");
 	printf("row       %s%s\n", gslb_row_name(g->row),
 	       g->row == GSLB_ROW_NONE ? " (no weight row: NODATA)" : "");
 	json_array_foreach(json_object_get(out, "candidates"), i, e)
