@@ -408,6 +408,14 @@ static json_t *service_json(const ask_t *a, const run_t *r)
 	json_object_set_new(out, "ttl", json_integer(g->ttl));
 	json_object_set_new(out, "ttl_reason", json_string(g->short_ttl ?
 		"short TTL: a node of the row changed state recently" : "the service's TTL"));
+	/* The nodes whose change the short TTL waits for (their plan's
+	 * deadline is still ahead). */
+	json_t *moving = json_array();
+	for (unsigned i = 0; g->row != GSLB_ROW_NONE && i < g->plan.n; i++)
+		if (g->plan.node[i].short_until > r->q.now)
+			json_array_append_new(moving, json_stringn(g->plan.node[i].id,
+			                                           g->plan.node[i].id_len));
+	json_object_set_new(out, "short_ttl_nodes", moving);
 	json_object_set_new(out, "sticky", json_boolean(g->svc.flags & SVC_STICKY));
 	wdb_txn_t *t = wdb_begin_read(ctl_db);
 	json_t *svcj = t ? wdb_get(t, WDB_SERVICE, a->name) : NULL;
@@ -497,8 +505,11 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		printf("no usable node: answering as if all were healthy (all-down open)\n");
 	if (g->row != GSLB_ROW_NONE && !g->npicked)
 		printf("no usable node: NODATA (all-down empty)\n");
-	printf("ttl       %u (%s)\n", g->ttl, g->short_ttl ?
+	printf("ttl       %u (%s", g->ttl, g->short_ttl ?
 	       "short: a node of the row changed state recently" : "the service's TTL");
+	json_array_foreach(json_object_get(out, "short_ttl_nodes"), i, e)
+		printf("%s%s", i ? ", " : ": ", json_string_value(e));
+	printf(")\n");
 	int from_ecs = strcmp(json_string_value(json_object_get(cl, "from")), "ECS option") == 0;
 	printf("ecs scope %lld%s\n", json_integer_value(json_object_get(out, "ecs_scope")),
 	       from_ecs ? "" : " (no ECS in the query)");
