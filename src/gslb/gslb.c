@@ -106,6 +106,7 @@ unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
 
 /* Starts the trail of a resolution: the client and the chain, every
  * level not looked at yet.  Out of line: workers never call it. */
+__attribute__((cold, noinline))
 static void trail_start(gslb_trail_t *t, const gslb_client_t *c,
                         const gslb_row_t *chain, unsigned nchain)
 {
