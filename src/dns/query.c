@@ -302,7 +302,9 @@ static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
 	                 use_ecs && e && e->ecs ? e->ecs_family : 0,
 	                 e ? e->ecs_addr : NULL, e ? e->ecs_source : 0);
 	int rc = gslb_resolve(q->wdb, q->snap->geo, key, kl, qtype, &q->client,
-	                      q->now, &q->rng, g);
+	                      q->now, &q->rng, g, q->trail ? &q->trail->gslb : NULL);
+	if (rc == 0 && q->trail)
+		q->trail->res = g;
 	return rc == 0 ? 1 : rc == GSLB_ENOENT ? 0 : -1;
 }
 
@@ -477,208 +479,176 @@ static size_t resp_limit(const client_t *c, const edns_t *e,
 	return max < outcap ? max : outcap;
 }
 
-size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
-                     size_t inlen, uint8_t *out, size_t outcap)
+/* The state of one query shared by the steps of query_process(); it
+ * lives on query_process()'s stack. */
+typedef struct {
+	const client_t *c;
+	const uint8_t *in;
+	size_t inlen;
+	edns_t e;                      /* the query's OPT; echoed in the reply */
+	int rcode, aa;
+	int qok;                       /* the question was copied */
+	size_t tsig;                   /* offset of a TSIG record, or 0 */
+	uint16_t qtype, qclass;
+	size_t qlen;                   /* QNAME length in the query */
+	uint8_t lname[DNAME_MAXLEN + 1];  /* QNAME, lowercase */
+} qstate_t;
+
+/* Parses the question and copies it into the response.  Returns 0, or
+ * -1 with the RCODE in @s. */
+static inline int q_question(wbuf_t *w, qstate_t *s)
 {
-	const snapshot_t *snap = q->snap;
-	q->stats[STAT_QUERIES]++;
-	/* Too short to answer, or itself a response: drop (RFC 8906 §3.1.1
-	 * allows no answer to a response, which also stops reflection loops). */
-	if (inlen < 12 || (in[2] & 0x80) || outcap < 512) {
-		q->stats[STAT_DROPPED]++;
-		return 0;
+	const uint8_t *in = s->in;
+	if (rd16(in + 4) != 1) {
+		s->rcode = RCODE_FORMERR;
+		return -1;
 	}
-	uint16_t qd = rd16(in + 4), an = rd16(in + 6), ns = rd16(in + 8),
-	         ar = rd16(in + 10);
-	unsigned opcode = (in[2] >> 3) & 0xF;
-
-	memset(out, 0, 12);
-	out[0] = in[0];
-	out[1] = in[1];
-	out[2] = 0x80 | (in[2] & 0x79); /* QR, OPCODE, RD */
-	out[3] = in[3] & 0x10;          /* CD */
-
-	wbuf_t w = { .p = out, .pos = 12, .q = q };
-	q->ncomp = 0;
-	q->scope = 0;
-	edns_t e;
-	e.present = 0;
-	q->edns = &e;
-	q->src = c->addr;
-	int rcode = RCODE_NOERROR, aa = 0, qok = 0, edns_bad = 0;
-	size_t tsig = 0;
-	uint16_t qtype = 0, qclass = 0;
-	uint8_t lname[DNAME_MAXLEN + 1];
-	size_t qlen = 0;
-
-	if (qd != 1) {
-		rcode = RCODE_FORMERR;
-		goto finish;
+	s->qlen = dname_len(in + 12, s->inlen - 12); /* no pointers in a question */
+	if (!s->qlen || 12 + s->qlen + 4 > s->inlen) {
+		s->rcode = RCODE_FORMERR;
+		return -1;
 	}
-	qlen = dname_len(in + 12, inlen - 12); /* no pointers in a question */
-	if (!qlen || 12 + qlen + 4 > inlen) {
-		rcode = RCODE_FORMERR;
-		goto finish;
-	}
-	qtype = rd16(in + 12 + qlen);
-	qclass = rd16(in + 12 + qlen + 2);
-	memcpy(out + 12, in + 12, qlen + 4);
-	wr16(out + 4, 1);
-	w.pos = 12 + qlen + 4;
-	qok = 1;
-	dname_copy_lower(lname, in + 12);
-	for (size_t l = 12; out[l]; l += out[l] + 1u)
-		comp_add(q, l);
+	s->qtype = rd16(in + 12 + s->qlen);
+	s->qclass = rd16(in + 12 + s->qlen + 2);
+	memcpy(w->p + 12, in + 12, s->qlen + 4);
+	wr16(w->p + 4, 1);
+	w->pos = 12 + s->qlen + 4;
+	s->qok = 1;
+	dname_copy_lower(s->lname, in + 12);
+	for (size_t l = 12; w->p[l]; l += w->p[l] + 1u)
+		comp_add(w->q, l);
+	return 0;
+}
 
-	size_t p = w.pos;
-	for (unsigned i = 0; i < (unsigned)an + ns; i++)
-		if (skip_rr(in, inlen, &p) < 0) {
-			rcode = RCODE_FORMERR;
-			goto finish;
-		}
+/* Walks the other sections: OPT (EDNS) and TSIG are the records that
+ * matter, then the opcode.  Returns 0, or -1 with the RCODE in @s. */
+static inline int q_records(qctx_t *q, qstate_t *s)
+{
+	const uint8_t *in = s->in;
+	size_t inlen = s->inlen, p = 12 + s->qlen + 4;
+	unsigned an = rd16(in + 6), ns = rd16(in + 8), ar = rd16(in + 10);
+	int edns_bad = 0;
+	s->rcode = RCODE_FORMERR;
+	for (unsigned i = 0; i < an + ns; i++)
+		if (skip_rr(in, inlen, &p) < 0)
+			return -1;
 	for (unsigned i = 0; i < ar; i++) {
 		size_t start = p;
 		int type = skip_rr(in, inlen, &p);
 		if (type < 0) {
-			rcode = RCODE_FORMERR;
-			e.present = 0;
-			goto finish;
+			s->e.present = 0;
+			return -1;
 		}
 		if (type == RR_OPT) {
 			/* One OPT, owned by the root (RFC 6891 §6.1.1). */
-			if (e.present || in[start] != 0) {
-				rcode = RCODE_FORMERR;
-				e.present = 0;
-				goto finish;
+			if (s->e.present || in[start] != 0) {
+				s->e.present = 0;
+				return -1;
 			}
-			if (edns_parse(in + start + 3, inlen - start - 3, &e) < 0)
+			if (edns_parse(in + start + 3, inlen - start - 3, &s->e) < 0)
 				edns_bad = 1;
-			e.present = 1;
+			s->e.present = 1;
 			q->stats[STAT_EDNS]++;
 		} else if (type == RR_TSIG) {
-			if (i + 1 != ar) { /* TSIG must be the last record */
-				rcode = RCODE_FORMERR;
-				goto finish;
-			}
-			tsig = start;
+			if (i + 1 != ar) /* TSIG must be the last record */
+				return -1;
+			s->tsig = start;
 		}
 	}
 	if (edns_bad) {
 		/* A malformed option (RFC 7871 §7.1.1 for ECS): FORMERR, with an
 		 * OPT record that echoes no option. */
-		e.nsid = e.ecs = 0;
-		rcode = RCODE_FORMERR;
-		goto finish;
+		s->e.nsid = s->e.ecs = 0;
+		return -1;
 	}
-	if (e.present && e.version > 0) {
-		e.nsid = e.ecs = 0;
-		rcode = RCODE_BADVERS; /* RFC 6891 §6.1.3 */
-		goto finish;
+	if (s->e.present && s->e.version > 0) {
+		s->e.nsid = s->e.ecs = 0;
+		s->rcode = RCODE_BADVERS; /* RFC 6891 §6.1.3 */
+		return -1;
 	}
-	if (e.ecs)
+	if (s->e.ecs)
 		q->stats[STAT_ECS]++;
-	if (opcode != 0) {
-		rcode = RCODE_NOTIMP;
-		goto finish;
+	s->rcode = RCODE_NOERROR;
+	if (((in[2] >> 3) & 0xF) != 0) {
+		s->rcode = RCODE_NOTIMP;
+		return -1;
 	}
-	if (tsig) {
-		rcode = RCODE_NOTAUTH;
-		goto finish;
+	if (s->tsig) {
+		s->rcode = RCODE_NOTAUTH;
+		return -1;
 	}
+	return 0;
+}
 
-	size_t maxsize = resp_limit(c, &e, snap, outcap);
-	size_t reserve = e.present ? edns_size(&e, snap->identity_len) : 0;
-	if (w.pos + reserve > maxsize) {
-		e.nsid = 0;
-		reserve = e.present ? edns_size(&e, 0) : 0;
+/* Answers an IN query: finds the zone, refuses what we do not offer, and
+ * fills the sections.  Returns -1 when they do not fit. */
+static int q_answer_in(wbuf_t *w, qstate_t *s)
+{
+	const snapshot_t *snap = w->q->snap;
+	unsigned labels = dname_labels(s->lname);
+	const zone_t *z = snapshot_find_zone(snap, s->lname, labels);
+	/* DS belongs to the parent side of a zone cut (RFC 4035
+	 * §3.1.4.1): prefer the parent when we serve it too. */
+	if (z && s->qtype == RR_DS && z->apex_labels == labels && labels > 0) {
+		const zone_t *parent =
+			snapshot_find_zone(snap, s->lname + s->lname[0] + 1, labels - 1);
+		if (parent)
+			z = parent;
 	}
-	w.limit = maxsize - reserve;
+	if (!z) {
+		s->rcode = RCODE_REFUSED;
+		return 0;
+	}
+	if (w->q->trail)
+		w->q->trail->zone = z;
+	if (s->qtype == RR_AXFR || s->qtype == RR_IXFR) {
+		s->rcode = RCODE_REFUSED; /* zone transfers are not offered */
+		return 0;
+	}
+	if (s->qtype == RR_MAILA || s->qtype == RR_MAILB || s->qtype == RR_TKEY) {
+		s->rcode = RCODE_NOTIMP;
+		return 0;
+	}
+	s->aa = 1;
+	return answer_in(w, snap, z, s->lname, s->qlen, labels, s->qtype,
+	                 &s->rcode, &s->aa);
+}
 
-	int r;
-	if (qtype == RR_OPT || qtype == RR_TSIG) {
-		rcode = RCODE_FORMERR;
-		goto finish;
+/* Sets the size limit of the sections and answers by class.  Returns -1
+ * when the answer does not fit (the caller truncates). */
+static inline int q_answer(wbuf_t *w, qstate_t *s, size_t outcap)
+{
+	const snapshot_t *snap = w->q->snap;
+	size_t maxsize = resp_limit(s->c, &s->e, snap, outcap);
+	size_t reserve = s->e.present ? edns_size(&s->e, snap->identity_len) : 0;
+	if (w->pos + reserve > maxsize) {
+		s->e.nsid = 0;
+		reserve = s->e.present ? edns_size(&s->e, 0) : 0;
 	}
-	if (qclass == 3) {
-		r = answer_ch(&w, snap, lname, qtype, &aa);
-		if (r > 0) {
-			rcode = r;
-			goto finish;
-		}
-	} else if (qclass != 1) {
-		rcode = RCODE_REFUSED;
-		goto finish;
-	} else {
-		unsigned labels = dname_labels(lname);
-		const zone_t *z = snapshot_find_zone(snap, lname, labels);
-		/* DS belongs to the parent side of a zone cut (RFC 4035
-		 * §3.1.4.1): prefer the parent when we serve it too. */
-		if (z && qtype == RR_DS && z->apex_labels == labels && labels > 0) {
-			const zone_t *parent =
-				snapshot_find_zone(snap, lname + lname[0] + 1, labels - 1);
-			if (parent)
-				z = parent;
-		}
-		if (!z) {
-			rcode = RCODE_REFUSED;
-			goto finish;
-		}
-		if (qtype == RR_AXFR || qtype == RR_IXFR) {
-			rcode = RCODE_REFUSED; /* zone transfers are not offered */
-			goto finish;
-		}
-		if (qtype == RR_MAILA || qtype == RR_MAILB || qtype == RR_TKEY) {
-			rcode = RCODE_NOTIMP;
-			goto finish;
-		}
-		aa = 1;
-		r = answer_in(&w, snap, z, lname, qlen, labels, qtype, &rcode, &aa);
+	w->limit = maxsize - reserve;
+	if (s->qtype == RR_OPT || s->qtype == RR_TSIG) {
+		s->rcode = RCODE_FORMERR;
+		return 0;
 	}
-	if (r < 0) {
-		/* The answer does not fit: TC with the question only. */
-		w.pos = 12 + qlen + 4;
-		w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
-		out[2] |= 0x02;
-		q->stats[STAT_TRUNCATED]++;
+	if (s->qclass == 3) {
+		int r = answer_ch(w, snap, s->lname, s->qtype, &s->aa);
+		if (r > 0)
+			s->rcode = r;
+		return r < 0 ? -1 : 0;
 	}
+	if (s->qclass != 1) {
+		s->rcode = RCODE_REFUSED;
+		return 0;
+	}
+	return q_answer_in(w, s);
+}
 
-finish:
-	if (!qok) {
-		w.pos = 12;
-		memset(out + 4, 0, 8);
-	}
-	if (aa)
-		out[2] |= 0x04;
-	out[3] = (uint8_t)((out[3] & 0xF0) | (rcode & 0xF));
-	uint16_t arcount = w.count[SEC_AR];
-	/* Error replies end here before the limit was applied: a UDP reply
-	 * must still fit what the client can take. */
-	size_t cap = resp_limit(c, &e, snap, outcap);
-	if (e.present && qok) {
-		size_t need = edns_size(&e, snap->identity_len);
-		if (w.pos + need > cap) {
-			e.nsid = 0;
-			need = edns_size(&e, 0);
-		}
-		if (w.pos + need <= cap) {
-			w.pos += edns_write(out + w.pos, &e, snap->udp_max_payload,
-			                    (uint8_t)(rcode >> 4), snap->identity,
-			                    snap->identity_len, q->scope);
-			arcount++;
-		}
-	}
-	if (rcode == RCODE_NOTAUTH && tsig) {
-		size_t n = w_tsig_badkey(out, w.pos, cap, in, inlen, tsig);
-		w.pos += n;
-		arcount += n > 0;
-	}
-	wr16(out + 6, w.count[SEC_AN]);
-	wr16(out + 8, w.count[SEC_NS]);
-	wr16(out + 10, arcount);
-
+/* Counts the response by its outcome. */
+static inline void q_count(qctx_t *q, int rcode, const wbuf_t *w, int aa)
+{
 	switch (rcode) {
 	case RCODE_NOERROR:
-		q->stats[w.count[SEC_AN] || !aa ? STAT_NOERROR : STAT_NODATA]++;
+		q->stats[w->count[SEC_AN] || !aa ? STAT_NOERROR : STAT_NODATA]++;
 		break;
 	case RCODE_NXDOMAIN: q->stats[STAT_NXDOMAIN]++; break;
 	case RCODE_REFUSED: q->stats[STAT_REFUSED]++; break;
@@ -686,5 +656,94 @@ finish:
 	case RCODE_NOTIMP: q->stats[STAT_NOTIMP]++; break;
 	default: q->stats[STAT_OTHER]++; break;
 	}
-	return w.pos;
+}
+
+/* Completes the header, appends OPT (and a TSIG error), counts the
+ * response and returns its length. */
+static size_t q_finish(qctx_t *q, wbuf_t *w, qstate_t *s, size_t outcap)
+{
+	const snapshot_t *snap = q->snap;
+	uint8_t *out = w->p;
+	if (!s->qok) {
+		w->pos = 12;
+		memset(out + 4, 0, 8);
+	}
+	if (s->aa)
+		out[2] |= 0x04;
+	out[3] = (uint8_t)((out[3] & 0xF0) | (s->rcode & 0xF));
+	uint16_t arcount = w->count[SEC_AR];
+	int ecs_out = 0;
+	/* Error replies end here before the limit was applied: a UDP reply
+	 * must still fit what the client can take. */
+	size_t cap = resp_limit(s->c, &s->e, snap, outcap);
+	if (s->e.present && s->qok) {
+		size_t need = edns_size(&s->e, snap->identity_len);
+		if (w->pos + need > cap) {
+			s->e.nsid = 0;
+			need = edns_size(&s->e, 0);
+		}
+		if (w->pos + need <= cap) {
+			w->pos += edns_write(out + w->pos, &s->e, snap->udp_max_payload,
+			                     (uint8_t)(s->rcode >> 4), snap->identity,
+			                     snap->identity_len, q->scope);
+			arcount++;
+			ecs_out = s->e.ecs;
+		}
+	}
+	if (s->rcode == RCODE_NOTAUTH && s->tsig) {
+		size_t n = w_tsig_badkey(out, w->pos, cap, s->in, s->inlen, s->tsig);
+		w->pos += n;
+		arcount += n > 0;
+	}
+	wr16(out + 6, w->count[SEC_AN]);
+	wr16(out + 8, w->count[SEC_NS]);
+	wr16(out + 10, arcount);
+	q_count(q, s->rcode, w, s->aa);
+	if (q->trail) {
+		q->trail->rcode = (uint8_t)s->rcode;
+		q->trail->ecs = (uint8_t)ecs_out;
+		q->trail->scope = ecs_out ? q->scope : 0;
+	}
+	return w->pos;
+}
+
+size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
+                     size_t inlen, uint8_t *out, size_t outcap)
+{
+	q->stats[STAT_QUERIES]++;
+	/* Too short to answer, or itself a response: drop (RFC 8906 §3.1.1
+	 * allows no answer to a response, which also stops reflection loops). */
+	if (inlen < 12 || (in[2] & 0x80) || outcap < 512) {
+		q->stats[STAT_DROPPED]++;
+		return 0;
+	}
+	memset(out, 0, 12);
+	out[0] = in[0];
+	out[1] = in[1];
+	out[2] = 0x80 | (in[2] & 0x79); /* QR, OPCODE, RD */
+	out[3] = in[3] & 0x10;          /* CD */
+
+	wbuf_t w = { .p = out, .pos = 12, .q = q };
+	qstate_t s;
+	s.c = c;
+	s.in = in;
+	s.inlen = inlen;
+	s.e.present = 0;
+	s.rcode = RCODE_NOERROR;
+	s.aa = s.qok = 0;
+	s.tsig = 0;
+	s.qlen = 0;
+	q->ncomp = 0;
+	q->scope = 0;
+	q->edns = &s.e;
+	q->src = c->addr;
+	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0 &&
+	    q_answer(&w, &s, outcap) < 0) {
+		/* The answer does not fit: TC with the question only. */
+		w.pos = 12 + s.qlen + 4;
+		w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
+		out[2] |= 0x02;
+		q->stats[STAT_TRUNCATED]++;
+	}
+	return q_finish(q, &w, &s, outcap);
 }

@@ -40,6 +40,22 @@ enum {
 
 #define QCTX_COMP_MAX 96
 
+/** What query_process() did with one query, for `gslbctl explain`: it is
+ * filled only when qctx_t.trail points to one, so that explain prints the
+ * decisions of the very code that answers dig, never a re-derivation.
+ * The caller zeroes it before the query.  Pointers stay valid until the
+ * next query on the same qctx_t and while the store reader is held. */
+typedef struct query_trail {
+	gslb_trail_t gslb;             /* the service resolution, if any */
+	const gslb_result_t *res;      /* NULL unless a service answered: its
+	                                  location, plan (each node with its
+	                                  reason), pick, TTL and scope */
+	const zone_t *zone;            /* the zone that answered, or NULL */
+	uint8_t rcode;                 /* the response's RCODE (extended too) */
+	uint8_t ecs;                   /* the response carries an ECS option */
+	uint8_t scope;                 /* its scope prefix length */
+} query_trail_t;
+
 /** Per-thread scratch space of query_process(). */
 typedef struct qctx {
 	const snapshot_t *snap;        /* set by the caller before each batch */
@@ -55,6 +71,7 @@ typedef struct qctx {
 	gslb_client_t client;          /* per query: who to locate */
 	uint8_t scope;                 /* per query: ECS scope to return */
 	gslb_result_t gslb;            /* per query scratch (large) */
+	query_trail_t *trail;          /* NULL (workers), or explain's record */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,

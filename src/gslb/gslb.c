@@ -104,17 +104,35 @@ unsigned gslb_chain(const char *region, const char *isp, int svc_flags,
 	return n;
 }
 
+/* Starts the trail of a resolution: the client and the chain, every
+ * level not looked at yet.  Out of line: workers never call it. */
+__attribute__((cold, noinline))
+static void trail_start(gslb_trail_t *t, const gslb_client_t *c,
+                        const gslb_row_t *chain, unsigned nchain)
+{
+	memset(t, 0, sizeof(*t));
+	t->resolved = 1;
+	t->client = *c;
+	t->nchain = (uint8_t)nchain;
+	memcpy(t->chain, chain, nchain * sizeof(*chain));
+}
+
 int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
                  size_t len, uint16_t qtype, const gslb_client_t *c,
-                 uint32_t now, uint64_t *rng, gslb_result_t *out)
+                 uint32_t now, uint64_t *rng, gslb_result_t *out,
+                 gslb_trail_t *trail)
 {
 	int rc = wdb_service(r, name, len, &out->svc);
 	if (rc)
 		return rc;
+	/* The network text is formatted only for a trail (explain). */
+	out->geo.want_network = trail != NULL;
 	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
 	const char *reg = out->geo.region, *isp = out->geo.isp;
 	gslb_row_t chain[4];
 	unsigned nchain = gslb_chain(reg, isp, out->svc.flags, chain);
+	if (trail)
+		trail_start(trail, c, chain, nchain);
 	int fallback = out->svc.all_down == SVC_ALL_DOWN_FALLBACK;
 	gslb_row_t first = GSLB_ROW_NONE, chosen = GSLB_ROW_NONE;
 	out->row = GSLB_ROW_NONE;
@@ -130,8 +148,11 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 		plan_t *p = first == GSLB_ROW_NONE ? &out->plan : &out->spare;
 		if (wdb_plan(r, name, len, by_reg ? reg : "*", by_isp ? isp : "*",
 		             &d, &dl) ||
-		    plan_decode(d, dl, p))
+		    plan_decode(d, dl, p)) {
+			if (trail)
+				trail->level[i] = GSLB_LEVEL_NO_ROW;
 			continue;
+		}
 		if (first == GSLB_ROW_NONE)
 			first = chain[i];
 		/* open and empty: the first existing row answers; fallback:
@@ -141,11 +162,18 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 			if (p != &out->plan)
 				out->plan = *p;
 		}
+		if (trail)
+			trail->level[i] = chosen == GSLB_ROW_NONE ? GSLB_LEVEL_NO_USABLE
+			                                          : GSLB_LEVEL_ANSWERED;
 	}
 	if (first == GSLB_ROW_NONE)
 		return 0; /* a service without rows: NODATA */
-	if (chosen == GSLB_ROW_NONE)
+	if (chosen == GSLB_ROW_NONE) {
 		chosen = first; /* fallback found nothing usable: see below */
+		for (unsigned i = 0; trail && i < nchain; i++)
+			if (chain[i] == first)
+				trail->level[i] = GSLB_LEVEL_ANSWERED;
+	}
 	out->row = chosen;
 
 	int all = 0;

@@ -2,8 +2,9 @@
 /* GSLB names: for a service name, the client's (region, ISP) from the geo
  * module, the first matching weight row through the fallback chain
  * (region, ISP) -> (region, *) -> (*, ISP) -> (*, *), the weighted pick,
- * and the TTL and ECS scope of the answer.  Used by query.c for answers
- * and by gslbctl for `explain`, so the two always agree.
+ * and the TTL and ECS scope of the answer.  Used by query.c for every
+ * answer; `gslbctl explain` runs query.c with a trail (gslb_trail_t) and
+ * prints what resolution recorded there, so the two always agree.
  *
  * No allocation: results point into the worker's LMDB read transaction,
  * valid until wdb_reader_release(). */
@@ -46,6 +47,28 @@ typedef struct gslb_result {
 	uint8_t short_ttl;             /* the short TTL was chosen */
 } gslb_result_t;
 
+/* What one level of the row chain gave (gslb_trail_t.level). */
+typedef enum {
+	GSLB_LEVEL_SKIPPED = 0,        /* not looked at: an earlier one answered */
+	GSLB_LEVEL_NO_ROW,             /* the service has no such row */
+	GSLB_LEVEL_NO_USABLE,          /* all-down fallback: no usable node,
+	                                  so the next level was tried */
+	GSLB_LEVEL_ANSWERED,           /* this row answered */
+} gslb_level_t;
+
+/* The decision trail of one resolution, for explain: filled only when
+ * the caller passes one (workers pass NULL and pay one branch).  The
+ * result itself (location, plan with each node's reason, pick, TTL,
+ * scope) stays in the gslb_result_t; the trail adds what the result does
+ * not keep: who was located and how the chain was walked. */
+typedef struct gslb_trail {
+	uint8_t resolved;              /* a service was resolved */
+	gslb_client_t client;          /* the address that located the client */
+	gslb_row_t chain[4];           /* the levels tried, in order */
+	uint8_t level[4];              /* gslb_level_t of each */
+	uint8_t nchain;
+} gslb_trail_t;
+
 /** The row chain for a client located at (@region, @isp), either of them
  * "*" when unknown: the distinct rows (region, ISP), (region, *),
  * (*, ISP), (*, *) in that order, leaving out the ones that cannot match
@@ -69,11 +92,15 @@ void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
 
 /** Resolves service @name (lowercase presentation form, no final dot,
  * @len bytes) for a query of @qtype (A and AAAA pick only among nodes
- * that have such addresses).  Returns GSLB_ENOENT when @name is not a service, 0 when
- * @out holds the answer (npicked may be 0: NODATA), or another error. */
+ * that have such addresses).  Returns GSLB_ENOENT when @name is not a
+ * service, 0 when @out holds the answer (npicked may be 0: NODATA), or
+ * another error.  @trail: NULL, or where to record the walk (and then
+ * the location's network text too); untouched unless @name is a
+ * service. */
 int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
                  size_t len, uint16_t qtype, const gslb_client_t *c,
-                 uint32_t now, uint64_t *rng, gslb_result_t *out);
+                 uint32_t now, uint64_t *rng, gslb_result_t *out,
+                 gslb_trail_t *trail);
 
 /** The row names for explain ("region,isp" etc.). */
 const char *gslb_row_name(gslb_row_t row);

@@ -14,15 +14,28 @@ uint32_t plan_id_hash(const char *id, size_t len)
 	return hash_fnv32(id, len);
 }
 
+/* Whether reason @why may go with usable flag @usable. */
+static int why_valid(uint8_t why, int usable)
+{
+	unsigned d = why & PLAN_WHY_MASK;
+	if (d >= PLAN_WHY_COUNT || (why & 0x80))
+		return 0;
+	if (d == PLAN_WHY_NONE)
+		return 1;
+	return usable == (d == PLAN_WHY_USABLE || d == PLAN_WHY_ADMIN_UP);
+}
+
 int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 {
-	if (len < 4 || d[0] != 1 || d[1] > PLAN_MAX_NODES)
+	if (len < 4 || (d[0] != 1 && d[0] != PLAN_VERSION) || d[1] > PLAN_MAX_NODES)
 		return -1;
+	/* Version 1 nodes lack the reason byte (see plan.h). */
+	size_t hdr = d[0] == 1 ? 16 : 17;
 	p->n = d[1];
 	size_t o = 4;
 	for (unsigned i = 0; i < p->n; i++) {
 		plan_node_t *n = &p->node[i];
-		if (o + 16 > len)
+		if (o + hdr > len)
 			return -1;
 		n->weight = rd32(d + o);
 		n->idhash = rd32(d + o + 4);
@@ -31,7 +44,10 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 		n->n6 = d[o + 10];
 		n->cname_len = d[o + 11];
 		n->short_until = rd32(d + o + 12);
-		o += 16;
+		n->why = hdr == 17 ? d[o + 16] : PLAN_WHY_NONE;
+		if (!why_valid(n->why, (n->flags & PLAN_USABLE) != 0))
+			return -1;
+		o += hdr;
 		size_t need = (size_t)n->n4 * 4 + (size_t)n->n6 * 16 + n->cname_len + 1;
 		if (o + need > len)
 			return -1;
@@ -54,41 +70,57 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 
 static void put32(uint8_t *p, uint32_t v) { wr32(p, v); }
 
-/* Whether @node may be handed out, and its weight after health and
- * cutover scaling.  The admin state overrides health: "up" forces the
- * node in, "down" and "drain" take it out (S0-11: drained nodes leave the
- * answers at once), "auto" lets the health decision rule.  A standby node
- * serves only once promoted (S0-9). */
-static int node_usable(json_t *node, uint32_t *w, int shadow)
+/* Scales *@w by the percentage @pct when it is an integer; returns
+ * whether that lowered it. */
+static int scale(uint32_t *w, json_t *pct)
+{
+	if (!json_is_integer(pct))
+		return 0;
+	uint32_t was = *w;
+	*w = (uint32_t)((uint64_t)*w * (uint64_t)json_integer_value(pct) / 100);
+	return *w < was;
+}
+
+/* Whether @node may be handed out (PLAN_WHY_USABLE or PLAN_WHY_ADMIN_UP,
+ * with the PLAN_WHY_* bits of what scaled it) or why not, and its weight
+ * after health and cutover scaling.  These are the only usability rules:
+ * workers, status and explain read the result from the plan.  The admin
+ * state overrides health: "up" forces the node in, "down" and "drain"
+ * take it out (S0-11: drained nodes leave the answers at once), "auto"
+ * lets the health decision rule.  A standby node serves only once
+ * promoted (S0-9). */
+static uint8_t node_usable(json_t *node, uint32_t *w, int shadow)
 {
 	const char *admin = json_string_value(json_object_get(node, "admin"));
 	const char *pool = json_string_value(json_object_get(node, "pool"));
 	/* S2-9: a service in shadow mode ignores health and cutover
 	 * decisions; the health thread still scores, decides and logs. */
 	json_t *h = shadow ? NULL : json_object_get(node, "health");
-	if (admin && (strcmp(admin, "down") == 0 || strcmp(admin, "drain") == 0))
-		return 0;
+	uint8_t mod = 0;
+	if (admin && strcmp(admin, "down") == 0)
+		return PLAN_WHY_ADMIN_DOWN;
+	if (admin && strcmp(admin, "drain") == 0)
+		return PLAN_WHY_ADMIN_DRAIN;
 	if (admin && strcmp(admin, "up") == 0)
-		return *w > 0;
-	json_t *pct = json_object_get(h, "effective_weight_pct");
-	if (json_is_integer(pct))
-		*w = (uint32_t)((uint64_t)*w * (uint64_t)json_integer_value(pct) / 100);
+		return *w > 0 ? PLAN_WHY_ADMIN_UP : PLAN_WHY_WEIGHT0;
+	if (scale(w, json_object_get(h, "effective_weight_pct")))
+		mod |= PLAN_WHY_DERATED;
 	/* Cutover pre-derating (S0-3) scales on top of health. */
-	json_t *cut = json_object_get(h, "cutover_pct");
-	if (json_is_integer(cut))
-		*w = (uint32_t)((uint64_t)*w * (uint64_t)json_integer_value(cut) / 100);
+	if (scale(w, json_object_get(h, "cutover_pct")))
+		mod |= PLAN_WHY_CUTOVER;
 	if (pool && strcmp(pool, "standby") == 0 &&
 	    !json_is_true(json_object_get(h, "promoted"))) {
 		/* A standby serves before promotion only while it is being
 		 * pre-warmed for a cutover, with that share (S0-4). */
 		json_int_t pw = json_integer_value(json_object_get(h, "prewarm_pct"));
 		if (pw <= 0)
-			return 0;
+			return PLAN_WHY_STANDBY;
 		*w = (uint32_t)((uint64_t)*w * (uint64_t)pw / 100);
+		mod |= PLAN_WHY_PREWARM;
 	}
 	if (json_is_false(json_object_get(h, "usable")))
-		return 0;
-	return *w > 0;
+		return PLAN_WHY_UNHEALTHY;
+	return *w > 0 ? (uint8_t)(PLAN_WHY_USABLE | mod) : PLAN_WHY_WEIGHT0;
 }
 
 int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
@@ -96,7 +128,7 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
                 char *err, size_t errlen)
 {
 	json_t *weights = json_object_get(row, "weights");
-	size_t cap = 4 + json_object_size(weights) * (16 + 8 * 4 + 8 * 16 + 256 + 256);
+	size_t cap = 4 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
 	uint8_t *b = xmalloc(cap);
 	size_t o = 4;
 	unsigned n = 0;
@@ -115,9 +147,11 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 			return -1;
 		}
 		uint32_t w = (uint32_t)json_integer_value(wv);
-		int usable = node_usable(node, &w, shadow);
+		uint8_t why = node_usable(node, &w, shadow);
+		int usable = (why & PLAN_WHY_MASK) == PLAN_WHY_USABLE ||
+		             why == PLAN_WHY_ADMIN_UP;
 		uint8_t *hdr = b + o;
-		o += 16;
+		o += 17;
 		uint8_t n4 = 0, n6 = 0;
 		size_t i;
 		json_t *a;
@@ -170,9 +204,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 		hdr[10] = n6;
 		hdr[11] = cl;
 		put32(hdr + 12, short_until);
+		hdr[16] = why;
 		n++;
 	}
-	b[0] = 1;
+	b[0] = PLAN_VERSION;
 	b[1] = (uint8_t)n;
 	b[2] = b[3] = 0;
 	*out = b;

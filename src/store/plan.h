@@ -3,17 +3,23 @@
  * region, ISP), as the store keeps it.
  *
  * A plan holds every candidate node with its effective weight, whether it
- * is usable, its addresses or CNAME target.  The store encodes plans with
+ * is usable and why (the reason is decided here, once, by the rules of
+ * plan.c, and only read by everything else), its addresses or CNAME
+ * target.  The store encodes plans with
  * plan_encode() in the same write transaction as any change they depend
  * on (txn.c); workers and `gslbctl explain` decode them with
  * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
  *
  * Binary layout (all integers big-endian):
- *   u8 version (1) | u8 node count | u16 reserved
+ *   u8 version (2) | u8 node count | u16 reserved
  *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
  *             u8 cname length | u32 short-TTL-until (unix time) |
+ *             u8 reason (PLAN_WHY_*) |
  *             n4 x 4 bytes | n6 x 16 bytes | cname (wire) |
- *             u8 id length | id */
+ *             u8 id length | id
+ * Version 1 is the same without the reason byte.  A store written before
+ * reasons existed keeps version 1 plans until a change rebuilds them, so
+ * they still decode, with the reason PLAN_WHY_NONE. */
 #ifndef GSLB_PLAN_H
 #define GSLB_PLAN_H
 
@@ -21,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PLAN_VERSION 2        /* the version plan_encode() writes */
 #define PLAN_MAX_NODES 64     /* nodes per weight row */
 #define PLAN_MAX_ADDRS 8      /* addresses per node and family */
 
@@ -29,10 +36,30 @@ enum {
 	PLAN_CNAME = 2,           /* answers with a CNAME (multi-CDN) */
 };
 
+/* Why a node is or is not usable, as plan_encode() decided.  The low
+ * nibble is the decision; the high bits say what scaled a usable node's
+ * weight.  The values are stored: never renumber them. */
+enum {
+	PLAN_WHY_NONE = 0,        /* not recorded (a version 1 plan) */
+	PLAN_WHY_USABLE = 1,      /* usable: health and admin "auto" agree */
+	PLAN_WHY_ADMIN_UP = 2,    /* usable: admin "up" forces it in */
+	PLAN_WHY_ADMIN_DOWN = 3,  /* not usable: admin "down" */
+	PLAN_WHY_ADMIN_DRAIN = 4, /* not usable: admin "drain" (S0-11) */
+	PLAN_WHY_UNHEALTHY = 5,   /* not usable: the health verdict */
+	PLAN_WHY_STANDBY = 6,     /* not usable: standby, not promoted (S0-9) */
+	PLAN_WHY_WEIGHT0 = 7,     /* not usable: its effective weight is 0 */
+	PLAN_WHY_COUNT,
+	PLAN_WHY_MASK = 0x0f,     /* the decision */
+	PLAN_WHY_DERATED = 0x10,  /* weight scaled by the health verdict */
+	PLAN_WHY_CUTOVER = 0x20,  /* weight scaled by a cutover (S0-3) */
+	PLAN_WHY_PREWARM = 0x40,  /* a standby's pre-warm share (S0-4) */
+};
+
 typedef struct plan_node {
 	uint32_t weight;
 	uint32_t idhash;
 	uint8_t flags;
+	uint8_t why;              /* PLAN_WHY_* */
 	uint8_t n4, n6, cname_len;
 	uint32_t short_until;
 	const uint8_t *a4;        /* n4 x 4 bytes */
@@ -48,12 +75,14 @@ typedef struct plan {
 } plan_t;
 
 /** Decodes @len bytes at @data into @p (pointers into @data).
- * Returns 0, or -1 if the plan is malformed. */
+ * Returns 0, or -1 if the plan is malformed: a length that does not
+ * add up, an unknown version or reason, or a reason that contradicts the
+ * usable flag. */
 int plan_decode(const uint8_t *data, size_t len, plan_t *p);
 
 /** Encodes the plan of weight row @row ({"weights": {id: w}}) given the
  * node objects (looked up with @node_of) into a new buffer (*@out, free()
- * it).  @shadow: the service runs in shadow mode (S2-9), health and
+ * it), in the current version, each node with its usability reason.  @shadow: the service runs in shadow mode (S2-9), health and
  * cutover decisions are left out.  Returns 0 or -1 with the reason in
  * @err. */
 int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),

@@ -187,7 +187,7 @@ static int resolve_client(const char *svc, uint16_t qtype,
 	snprintf(name, sizeof(name), "%s.cdn.example.test", svc);
 	memset(out, 0xa5, sizeof(*out));
 	int rc = gslb_resolve(g_reader, g_geo, name, strlen(name), qtype, c,
-	                      1700000000, &g_rng, out);
+	                      1700000000, &g_rng, out, NULL);
 	wdb_reader_release(g_reader);
 	return rc;
 }

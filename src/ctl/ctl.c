@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl: option parsing, dispatch to the command groups (ctl_*.c) and
+ * the helpers they share.
+ *
+ * Every command validates everything first and then commits one LMDB
+ * write transaction with its audit record; a rejected command writes
+ * nothing (S0-10, S3-8).  gslbd sees a commit at its next batch of
+ * packets: no reload, no signal. */
+#include "config.h"
+#include "ctl/ctl.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "gslb/geo.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+conf_t *ctl_conf;        /* NULL with -d */
+weightdb_t *ctl_db;
+int ctl_json;
+health_conf_t ctl_hc;
+static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
+
+const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
+const char *const ctl_pool_set[] = { "primary", "standby", NULL };
+const char *const ctl_admin_set[] = { "auto", "up", "down", "drain", NULL };
+
+void ctl_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("gslbctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void usage(FILE *f)
+{
+	fputs(
+"usage: gslbctl [-c CONF | -d DBDIR] [--json] COMMAND [ARGS]\n"
+"  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
+"                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
+"                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
+"  service del|show NAME          service list\n"
+"  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"
+"                  [--isp I] [--capacity N] [--pool primary|standby]\n"
+"                  [--admin up|down|drain|auto] [--probe \"URL [OPTS]\"]...\n"
+"                  [--no-probes]\n"
+"  node del|show ID               node list\n"
+"  weight set SERVICE [--region R] [--isp I] NODE=W [NODE=W]...\n"
+"  weight del SERVICE [--region R] [--isp I]\n"
+"  weight list [SERVICE]\n"
+"  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
+"  export                         apply FILE\n"
+"  log [--since TIME|ID]          rollback [CHANGE-ID]\n"
+"  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
+"  history NODE [--since TIME]\n"
+"  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
+"              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
+"  cutover list|show ID|del ID\n"
+"TIME is RFC 3339 UTC (2026-12-01T02:00:00Z); --since ID starts at that change.\n", f);
+}
+
+/* Validation ------------------------------------------------------ */
+
+/* Region and ISP names: short lowercase words ("*" is the wildcard of
+ * weight rows, never a node's own). */
+int ctl_valid_word(const char *s, int star_ok)
+{
+	if (star_ok && strcmp(s, "*") == 0)
+		return 1;
+	size_t n = strlen(s);
+	if (n == 0 || n >= GEO_NAME_MAX)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+int ctl_valid_node_id(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* A service name: a valid DNS name inside one of our zones (when the
+ * configuration is known), not a zone apex.  Returns the canonical form
+ * (lowercase, no final dot) in @out. */
+void ctl_service_name(const char *name, char *out, size_t size)
+{
+	uint8_t wire[256], low[256];
+	char buf[1100];
+	if (!dname_from_str(name, wire) || wire[0] == 0)
+		ctl_die("service name '%s' is not a valid domain name", name);
+	dname_copy_lower(low, wire);
+	dname_to_str(low, buf, sizeof(buf));
+	size_t l = strlen(buf);
+	if (l > 1)
+		buf[l - 1] = 0;
+	if (strchr(buf, WDB_KEY_SEP) || strchr(buf, '\\'))
+		ctl_die("service name '%s' has characters that are not allowed", name);
+	snprintf(out, size, "%s", buf);
+	if (!ctl_conf)
+		return;
+	for (size_t i = 0; i < ctl_conf->nzones; i++) {
+		if (dname_equal(low, ctl_conf->zones[i].dname))
+			ctl_die("service name '%s' is the apex of zone %s: use a name below it",
+			    name, ctl_conf->zones[i].name);
+		if (dname_is_sub(low, ctl_conf->zones[i].dname))
+			return;
+	}
+	ctl_die("service name '%s' is outside our zones (%s)", name,
+	    ctl_conf->nzones ? ctl_conf->zones[0].name : "none configured");
+}
+
+long ctl_parse_num(const char *opt, const char *v, long min, long max)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < min || n > max)
+		ctl_die("%s %s: must be a whole number from %ld to %ld", opt, v, min, max);
+	return n;
+}
+
+const char *ctl_one_of(const char *opt, const char *v, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(v, *set) == 0)
+			return *set;
+	ctl_die("%s %s: not a valid choice", opt, v);
+}
+
+/* Database --------------------------------------------------------- */
+
+/* wdb_each() callbacks: collect values or keys into a JSON array. */
+int ctl_collect_value(const char *key, json_t *val, void *arr)
+{
+	(void)key;
+	json_array_append(arr, val);
+	return 0;
+}
+
+int ctl_collect_key(const char *key, json_t *val, void *arr)
+{
+	(void)val;
+	json_array_append_new(arr, json_string(key));
+	return 0;
+}
+
+wdb_txn_t *ctl_begin(void)
+{
+	char err[512];
+	wdb_txn_t *t = wdb_begin(ctl_db, ctl_actor, err, sizeof(err));
+	if (!t)
+		ctl_die("%s", err);
+	return t;
+}
+
+void ctl_commit(wdb_txn_t *t, const char *what)
+{
+	char err[512];
+	int64_t id = wdb_commit(t, what, err, sizeof(err));
+	if (id < 0)
+		ctl_die("%s; nothing was changed", err);
+	if (ctl_json)
+		printf("{\"change\": %lld}\n", (long long)id);
+	else
+		printf("change %lld: %s\n", (long long)id, what);
+}
+
+void ctl_print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	puts(s);
+	free(s);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *conf_path = NULL, *db_path = NULL;
+	int ch;
+	/* Options stop at the command: its own options follow it. */
+	while ((ch = getopt_long(argc, argv, "+c:d:jhV", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': conf_path = optarg; break;
+		case 'd': db_path = optarg; break;
+		case 'j': ctl_json = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	/* --json may also follow the command. */
+	for (int i = optind; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0) {
+			ctl_json = 1;
+			memmove(argv + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof(*argv));
+			argc--;
+			i--;
+		}
+	char err[1024];
+	if (!db_path) {
+		if (!conf_path)
+			conf_path = "/etc/gslbd/gslbd.conf";
+		ctl_conf = conf_load(conf_path, err, sizeof(err));
+		if (!ctl_conf)
+			ctl_die("%s", err);
+		db_path = ctl_conf->db_path;
+	} else if (conf_path) {
+		ctl_die("give either -c CONF or -d DBDIR, not both");
+	}
+	log_set_level(GSLB_LOG_WARNING);
+	if (ctl_conf) {
+		if (health_conf_load(ctl_conf, &ctl_hc, err, sizeof(err)))
+			ctl_die("%s", err);
+	} else {
+		conf_t empty = { .path = "" };
+		ynode_t root = { .kind = YNODE_MAP };
+		empty.root = &root;
+		health_conf_load(&empty, &ctl_hc, err, sizeof(err));
+	}
+	ctl_db = weightdb_open(db_path, err, sizeof(err));
+	if (!ctl_db)
+		ctl_die("%s", err);
+	const char *user = getenv("SUDO_USER");
+	if (!user) {
+		struct passwd *pw = getpwuid(getuid());
+		user = pw ? pw->pw_name : "unknown";
+	}
+	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
+
+	const char *cmd = argv[optind];
+	int n = argc - optind - 1;
+	char **args = argv + optind + 1;
+	int rc;
+	if (strcmp(cmd, "service") == 0) rc = ctl_cmd_service(n, args);
+	else if (strcmp(cmd, "node") == 0) rc = ctl_cmd_node(n, args);
+	else if (strcmp(cmd, "weight") == 0) rc = ctl_cmd_weight(n, args);
+	else if (strcmp(cmd, "explain") == 0) rc = ctl_cmd_explain(n, args);
+	else if (strcmp(cmd, "export") == 0) rc = ctl_cmd_export(n, args);
+	else if (strcmp(cmd, "apply") == 0) rc = ctl_cmd_apply(n, args);
+	else if (strcmp(cmd, "log") == 0) rc = ctl_cmd_log(n, args);
+	else if (strcmp(cmd, "rollback") == 0) rc = ctl_cmd_rollback(n, args);
+	else if (strcmp(cmd, "metrics") == 0) rc = ctl_cmd_metrics(n, args);
+	else if (strcmp(cmd, "status") == 0) rc = ctl_cmd_status(n, args);
+	else if (strcmp(cmd, "history") == 0) rc = ctl_cmd_history(n, args);
+	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);
+	else {
+		fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		rc = 2;
+	}
+	weightdb_close(ctl_db);
+	conf_free(ctl_conf);
+	return rc;
+}

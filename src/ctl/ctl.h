@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl's shared state and helpers, and the entry point of each command
+ * group (one ctl_*.c file per group).
+ *
+ * gslbctl is a short-lived, single-threaded process: the globals below are
+ * set once by main() before any command runs and never change after.  A
+ * helper that finds an error prints it and exits (ctl_die()), so commands
+ * read as straight-line validation followed by one commit. */
+#ifndef GSLB_CTL_H
+#define GSLB_CTL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/conf.h"
+#include "health/health.h"
+#include "store/weightdb.h"
+
+/** The configuration read with -c; NULL when the store was named with -d
+ * (then commands that need zones or GeoIP settings refuse to run). */
+extern conf_t *ctl_conf;
+
+/** The weight store every command reads and writes; open for the whole
+ * run. */
+extern weightdb_t *ctl_db;
+
+/** Non-zero when --json was given: commands print JSON, not tables. */
+extern int ctl_json;
+
+/** The health section's settings (probe defaults, settle time, cutover
+ * levels), or its defaults when there is no configuration. */
+extern health_conf_t ctl_hc;
+
+/** The admin states, pools and all-down modes, each NULL-terminated, for
+ * ctl_one_of(). */
+extern const char *const ctl_all_down_set[];
+extern const char *const ctl_pool_set[];
+extern const char *const ctl_admin_set[];
+
+/** Prints "gslbctl: " and the message to stderr and exits with status 1.
+ * Nothing has been committed when a command dies. */
+__attribute__((format(printf, 1, 2), noreturn))
+void ctl_die(const char *fmt, ...);
+
+/** Whether @s is a region or ISP name: a short lowercase word; "*" too
+ * when @star_ok (the wildcard of weight rows, never a node's own). */
+int ctl_valid_word(const char *s, int star_ok);
+
+/** Whether @s is a valid node id: 1 to 63 letters, digits, '-', '_', '.'. */
+int ctl_valid_node_id(const char *s);
+
+/** Checks that @name is a service name: a valid DNS name inside one of
+ * our zones (when the configuration is known), not a zone apex.  Writes
+ * the canonical form (lowercase, no final dot) to @out (@size bytes).
+ * Dies on an invalid name. */
+void ctl_service_name(const char *name, char *out, size_t size);
+
+/** Parses the whole number @v of option @opt in [@min, @max]; dies
+ * naming the option otherwise. */
+long ctl_parse_num(const char *opt, const char *v, long min, long max);
+
+/** Returns the member of the NULL-terminated @set equal to @v (a static
+ * string); dies naming option @opt otherwise. */
+const char *ctl_one_of(const char *opt, const char *v, const char *const *set);
+
+/** wdb_each() callback: appends each value to the JSON array @arr (a
+ * new reference; the array owns it). */
+int ctl_collect_value(const char *key, json_t *val, void *arr);
+
+/** wdb_each() callback: appends each key, as a JSON string, to @arr. */
+int ctl_collect_key(const char *key, json_t *val, void *arr);
+
+/** Begins a write transaction as this user; dies if the store is busy or
+ * unreadable.  The caller commits it with ctl_commit() or aborts it. */
+wdb_txn_t *ctl_begin(void);
+
+/** Commits @t with the audit text @what and prints the change id (or
+ * JSON); dies, with nothing changed, if the commit is refused. */
+void ctl_commit(wdb_txn_t *t, const char *what);
+
+/** Prints @j indented, keys sorted, and a newline.  Does not take @j. */
+void ctl_print_json(json_t *j);
+
+/** Prints one cutover window as a line of the `cutover list` and
+ * `status` tables, with its phase now. */
+void ctl_print_window(json_t *w);
+
+/* The commands.  Each takes the arguments after its name (@argc of them
+ * at @argv, which it may modify), returns the exit status and dies on an
+ * error. */
+
+/** service add|set|del|show|list (ctl_table.c). */
+int ctl_cmd_service(int argc, char **argv);
+/** node add|set|del|show|list (ctl_table.c). */
+int ctl_cmd_node(int argc, char **argv);
+/** weight set|del|list (ctl_table.c). */
+int ctl_cmd_weight(int argc, char **argv);
+/** explain NAME --client IP[/LEN] [--type T] (ctl_explain.c). */
+int ctl_cmd_explain(int argc, char **argv);
+/** export (ctl_apply.c). */
+int ctl_cmd_export(int argc, char **argv);
+/** apply FILE (ctl_apply.c). */
+int ctl_cmd_apply(int argc, char **argv);
+/** log [--since TIME|ID] (ctl_log.c). */
+int ctl_cmd_log(int argc, char **argv);
+/** rollback [CHANGE-ID] (ctl_log.c). */
+int ctl_cmd_rollback(int argc, char **argv);
+/** metrics push NODE KEY=VALUE... (ctl_status.c). */
+int ctl_cmd_metrics(int argc, char **argv);
+/** status [SERVICE] (ctl_status.c). */
+int ctl_cmd_status(int argc, char **argv);
+/** history NODE [--since TIME] (ctl_status.c). */
+int ctl_cmd_history(int argc, char **argv);
+/** cutover add|list|show|del (ctl_cutover.c). */
+int ctl_cmd_cutover(int argc, char **argv);
+
+#endif

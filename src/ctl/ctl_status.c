@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl metrics, status and history: operator-pushed metrics (S1-2,
+ * S2-2), the health decision and effective weight of every node, and a
+ * node's score history (S2-10). */
+#include "ctl/ctl.h"
+#include "health/cutover.h"
+#include "health/score.h"
+#include "store/plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int ctl_cmd_metrics(int argc, char **argv)
+{
+	if (argc < 1 || strcmp(argv[0], "push") != 0)
+		ctl_die("metrics: usage: metrics push NODE KEY=VALUE...");
+	if (argc < 3)
+		ctl_die("metrics push: give a node and at least one KEY=VALUE");
+	const char *id = argv[1];
+	wdb_txn_t *t = ctl_begin();
+	json_t *node = wdb_get(t, WDB_NODE, id);
+	if (!node)
+		ctl_die("metrics push: node %s does not exist", id);
+	json_decref(node);
+	json_t *m = wdb_get(t, WDB_METRICS, id);
+	if (!m)
+		m = json_object();
+	json_int_t now = time(NULL);
+	for (int i = 2; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq)
+			ctl_die("metrics push: '%s' is not KEY=VALUE", argv[i]);
+		*eq = 0;
+		int k = score_metric_parse(argv[i]);
+		if (k < 0) {
+			char known[400] = "";
+			for (int j = 0; j < METRIC_COUNT; j++) {
+				size_t l = strlen(known);
+				snprintf(known + l, sizeof(known) - l, "%s%s", j ? ", " : "",
+				         score_metric_name((metric_t)j));
+			}
+			ctl_die("metrics push: unknown metric '%s' (known: %s)", argv[i], known);
+		}
+		char *end;
+		errno = 0;
+		double v = strtod(eq + 1, &end);
+		if (!eq[1] || *end || errno || score_metric_check((metric_t)k, v))
+			ctl_die("metrics push: %s=%s: value out of range", argv[i], eq + 1);
+		json_t *e = json_pack("{s:f, s:I}", "value", v, "time", now);
+		if (k == METRIC_FAILURE_RATE && v > SCORE_FAILURE_RATE_FAULT_PCT) {
+			/* S1-2: remember since when the rate has been high. */
+			json_t *prev = json_object_get(m, argv[i]);
+			json_int_t since = json_integer_value(json_object_get(prev, "high_since"));
+			json_object_set_new(e, "high_since", json_integer(since ? since : now));
+		}
+		json_object_set_new(m, argv[i], e);
+	}
+	wdb_set(t, WDB_METRICS, id, m);
+	json_decref(m);
+	char err[512];
+	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
+		ctl_die("%s", err);
+	if (!ctl_json)
+		printf("metrics of %s stored\n", id);
+	return 0;
+}
+
+static const char *ago(uint32_t t, char *buf, size_t size)
+{
+	uint32_t now = (uint32_t)time(NULL);
+	if (!t)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%us", now > t ? now - t : 0);
+	return buf;
+}
+
+/* Adds to out.nodes each node of @nodes (with a service @name, only
+ * those its rows @rows name) with its health and status records. */
+static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
+                         json_t *rows, json_t *out)
+{
+	json_t *want = json_object();
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		const char *id;
+		json_t *w;
+		json_object_foreach(json_object_get(r, "weights"), id, w)
+			json_object_set_new(want, id, json_true());
+	}
+	json_t *n;
+	json_array_foreach(nodes, i, n) {
+		const char *id = json_string_value(json_object_get(n, "id"));
+		if (*name && !json_object_get(want, id))
+			continue;
+		json_t *h = wdb_get(t, WDB_HEALTH, id);
+		json_t *st = wdb_get(t, WDB_STATUS, id);
+		json_t *e = json_pack("{s:s, s:O, s:O, s:O, s:O}", "node", id,
+			"admin", json_object_get(n, "admin"), "pool", json_object_get(n, "pool"),
+			"health", h ? h : json_null(), "status", st ? st : json_null());
+		json_array_append_new(json_object_get(out, "nodes"), e);
+		json_decref(h);
+		json_decref(st);
+	}
+	json_decref(want);
+}
+
+/* Adds to out.rows each weight row of @rows with its effective weights,
+ * from the plans the server reads. */
+static void status_rows(json_t *rows, json_t *out)
+{
+	wdb_reader_t *rd = wdb_reader_new(ctl_db);
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		const char *svc = json_string_value(json_object_get(r, "service"));
+		const char *reg = json_string_value(json_object_get(r, "region"));
+		const char *isp = json_string_value(json_object_get(r, "isp"));
+		const uint8_t *d;
+		size_t dl;
+		static plan_t p;
+		json_t *members = json_array();
+		if (rd && wdb_plan(rd, svc, strlen(svc), reg, isp, &d, &dl) == 0 &&
+		    plan_decode(d, dl, &p) == 0)
+			for (unsigned k = 0; k < p.n; k++) {
+				char nid[80];
+				snprintf(nid, sizeof(nid), "%.*s", p.node[k].id_len, p.node[k].id);
+				json_t *cfg = json_object_get(json_object_get(r, "weights"), nid);
+				json_array_append_new(members, json_pack("{s:s, s:O, s:i, s:b}",
+					"node", nid, "weight", cfg ? cfg : json_null(),
+					"effective", (json_int_t)p.node[k].weight,
+					"usable", (p.node[k].flags & PLAN_USABLE) != 0));
+			}
+		wdb_reader_release(rd);
+		json_array_append_new(json_object_get(out, "rows"), json_pack("{s:s, s:s, s:s, s:o}",
+			"service", svc, "region", reg, "isp", isp, "nodes", members));
+	}
+	wdb_reader_free(rd);
+}
+
+/* Prints one line of the node table of `status` (@n from out.nodes). */
+static void print_status_node(json_t *n)
+{
+	/* JSON null where the node has no record yet. */
+	json_t *h = json_object_get(n, "health");
+	json_t *st = json_object_get(n, "status");
+	if (json_is_null(h))
+		h = NULL;
+	if (json_is_null(st))
+		st = NULL;
+	char buf[32], lp[64] = "-";
+	json_t *pr = json_array_get(json_object_get(st, "probes"), 0);
+	if (pr)
+		snprintf(lp, sizeof(lp), "%s %lldms",
+		         json_is_true(json_object_get(pr, "ok")) ? "ok" : "FAIL",
+		         json_integer_value(json_object_get(pr, "total_ms")));
+	double sc = json_real_value(json_object_get(st, "score"));
+	char scs[16] = "-";
+	if (st && sc >= 0)
+		snprintf(scs, sizeof(scs), "%.0f", sc);
+	const char *state = h ? json_string_value(json_object_get(h, "state")) : NULL;
+	const char *pf = json_string_value(json_object_get(st, "profile"));
+	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
+	       json_string_value(json_object_get(n, "node")),
+	       state ? state : (st ? "unknown" : "no probe"),
+	       json_string_value(json_object_get(n, "admin")),
+	       json_string_value(json_object_get(n, "pool")), scs, pf ? pf : "-",
+	       ago((uint32_t)json_integer_value(json_object_get(h, "since")), buf, sizeof(buf)),
+	       lp,
+	       h ? json_string_value(json_object_get(h, "reason")) : "",
+	       json_is_true(json_object_get(h, "gray")) ? " [gray switch]" : "");
+	const char *ph = json_string_value(json_object_get(h, "cutover_phase"));
+	if (ph)
+		printf("%-18s   cutover %s %s: weight %lld%%, pre-warm %lld%%\n", "",
+		       json_string_value(json_object_get(h, "cutover_window")), ph,
+		       json_integer_value(json_object_get(h, "cutover_pct")),
+		       json_integer_value(json_object_get(h, "prewarm_pct")));
+}
+
+/* Prints the tables of `status` from its JSON form @out. */
+static void print_status(json_t *out)
+{
+	size_t i;
+	json_t *n, *r;
+	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s\n", "NODE", "STATE",
+	       "ADMIN", "POOL", "SCORE", "PROFILE", "IN STATE", "LAST PROBE", "REASON");
+	json_array_foreach(json_object_get(out, "nodes"), i, n)
+		print_status_node(n);
+	printf("\n%-30s %-10s %-8s %s\n", "SERVICE", "REGION", "ISP",
+	       "NODE=EFFECTIVE/CONFIGURED (x = not usable)");
+	json_array_foreach(json_object_get(out, "rows"), i, r) {
+		printf("%-30s %-10s %-8s", json_string_value(json_object_get(r, "service")),
+		       json_string_value(json_object_get(r, "region")),
+		       json_string_value(json_object_get(r, "isp")));
+		size_t k;
+		json_t *m;
+		json_array_foreach(json_object_get(r, "nodes"), k, m)
+			printf(" %s=%lld/%lld%s", json_string_value(json_object_get(m, "node")),
+			       json_integer_value(json_object_get(m, "effective")),
+			       json_integer_value(json_object_get(m, "weight")),
+			       json_is_true(json_object_get(m, "usable")) ? "" : "x");
+		putchar('\n');
+	}
+	json_t *wins = json_object_get(out, "cutovers");
+	if (json_array_size(wins)) {
+		printf("\n%-6s %-8s %-6s %-22s %-22s %7s %7s  %-11s %s\n", "CUTOVER",
+		       "REGION", "ISP", "START", "END", "DERATE", "PREWARM", "PHASE",
+		       "NODES NOTE");
+		json_array_foreach(wins, i, r)
+			ctl_print_window(r);
+	}
+}
+
+int ctl_cmd_status(int argc, char **argv)
+{
+	char name[1100] = "";
+	if (argc > 1)
+		ctl_die("status: unexpected argument '%s'", argv[1]);
+	if (argc == 1)
+		ctl_service_name(argv[0], name, sizeof(name));
+	wdb_txn_t *t = ctl_begin();
+	json_t *out = json_pack("{s:[], s:[]}", "nodes", "rows");
+	json_t *nodes = json_array();
+	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, nodes);
+	json_t *rows = json_array();
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), name);
+	wdb_each(t, WDB_WEIGHT, *name ? prefix : NULL, ctl_collect_value, rows);
+	status_nodes(t, name, nodes, rows, out);
+	status_rows(rows, out);
+	json_t *wins = json_array();
+	wdb_each(t, WDB_CUTOVER, NULL, ctl_collect_value, wins);
+	size_t i;
+	json_t *r;
+	json_array_foreach(wins, i, r)
+		json_object_set_new(r, "phase", json_string(cutover_phase_name(
+			cutover_window_phase(&ctl_hc.cut, r, time(NULL)))));
+	json_object_set_new(out, "cutovers", wins);
+	wdb_abort(t);
+	if (ctl_json)
+		ctl_print_json(out);
+	else
+		print_status(out);
+	json_decref(out);
+	json_decref(nodes);
+	json_decref(rows);
+	return 0;
+}
+
+static int history_collect(uint32_t tm, json_t *sample, void *arg)
+{
+	json_object_set_new(sample, "time", json_integer(tm));
+	json_array_append(arg, sample);
+	return 0;
+}
+
+int ctl_cmd_history(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("history: give a node id");
+	uint32_t since = 0;
+	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--since") != 0 || i + 1 >= argc)
+			ctl_die("history: usage: history NODE [--since TIME]");
+		struct tm tm;
+		memset(&tm, 0, sizeof(tm));
+		const char *end = strptime(argv[i + 1], "%Y-%m-%dT%H:%M:%S", &tm);
+		if (end && (*end == 'Z' || !*end))
+			since = (uint32_t)timegm(&tm);
+		else if (isdigit((unsigned char)argv[i + 1][0]))
+			since = (uint32_t)ctl_parse_num("--since", argv[i + 1], 0, INT32_MAX);
+		else
+			ctl_die("history: --since %s: use RFC 3339 UTC (2026-12-01T02:00:00Z) or unix time",
+			    argv[i + 1]);
+	}
+	json_t *all = json_array();
+	wdb_history_each(ctl_db, argv[0], since, history_collect, all);
+	if (ctl_json) {
+		ctl_print_json(all);
+	} else {
+		size_t i;
+		json_t *s;
+		json_array_foreach(all, i, s) {
+			time_t tt = (time_t)json_integer_value(json_object_get(s, "time"));
+			struct tm tm;
+			char buf[40];
+			gmtime_r(&tt, &tm);
+			strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			printf("%s  %6.1f  %s\n", buf, json_real_value(json_object_get(s, "score")),
+			       json_string_value(json_object_get(s, "state")));
+		}
+	}
+	json_decref(all);
+	return 0;
+}
+

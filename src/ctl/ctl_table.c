@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl service, node and weight: the weight table the daemon answers
+ * from.  Each change is one audited transaction; the store rebuilds the
+ * plans it touches in the same transaction (store/weightdb.h). */
+#include "ctl/ctl.h"
+#include "common/util.h"
+#include "gslb/policy.h"
+#include "health/probe.h"
+#include "store/plan.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* service ----------------------------------------------------------- */
+
+static const char *const profile_set[] = { "probe", "four", "default", NULL };
+
+static int service_list(void)
+{
+	wdb_txn_t *t = ctl_begin();
+	json_t *all = json_array();
+	wdb_each(t, WDB_SERVICE, NULL, ctl_collect_value, all);
+	wdb_abort(t);
+	if (ctl_json) {
+		ctl_print_json(all);
+	} else {
+		printf("%-36s %6s %6s %7s %-8s %-6s %-6s %s\n", "SERVICE", "TTL",
+		       "SHORT", "ANSWERS", "ALL-DOWN", "STICKY", "SHADOW", "PROFILE");
+		size_t i;
+		json_t *s;
+		json_array_foreach(all, i, s)
+			printf("%-36s %6lld %6lld %7lld %-8s %-6s %-6s %s\n",
+			       json_string_value(json_object_get(s, "name")),
+			       json_integer_value(json_object_get(s, "ttl")),
+			       json_integer_value(json_object_get(s, "short_ttl")),
+			       json_integer_value(json_object_get(s, "answers")),
+			       json_string_value(json_object_get(s, "all_down")),
+			       json_is_true(json_object_get(s, "sticky")) ? "yes" : "no",
+			       json_is_true(json_object_get(s, "shadow")) ? "yes" : "no",
+			       json_string_value(json_object_get(s, "profile")) ?: "default");
+	}
+	json_decref(all);
+	return 0;
+}
+
+/* Deletes service @name (@old, which it takes) in @t. */
+static int service_del(wdb_txn_t *t, const char *name, json_t *old)
+{
+	if (!old)
+		ctl_die("service %s does not exist", name);
+	/* Its weight rows go with it, in the same change. */
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), name);
+	json_t *rows = json_array();
+	wdb_each(t, WDB_WEIGHT, prefix, ctl_collect_key, rows);
+	size_t i;
+	json_t *k;
+	json_array_foreach(rows, i, k)
+		wdb_set(t, WDB_WEIGHT, json_string_value(k), NULL);
+	json_decref(rows);
+	wdb_set(t, WDB_SERVICE, name, NULL);
+	json_decref(old);
+	char what[1200];
+	snprintf(what, sizeof(what), "service del %s", name);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* Applies the options of `service add|set` (@argc at @argv, after the
+ * name) to the service object @s. */
+static void service_opts(json_t *s, const char *sub, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(o, "--sticky") == 0) {
+			json_object_set_new(s, "sticky", json_true());
+			continue;
+		}
+		if (strcmp(o, "--no-sticky") == 0) {
+			json_object_set_new(s, "sticky", json_false());
+			continue;
+		}
+		if (strcmp(o, "--shadow") == 0 || strcmp(o, "--no-shadow") == 0) {
+			/* S2-9: health verdicts are computed and logged but do
+			 * not change this service's answers. */
+			json_object_set_new(s, "shadow", json_boolean(o[2] == 's'));
+			continue;
+		}
+		if (!v)
+			ctl_die("service %s: %s needs a value", sub, o);
+		i++;
+		if (strcmp(o, "--profile") == 0) {
+			/* The score profile of the nodes this service uses
+			 * (S0-6 or S2-2); "default" follows health.profile. */
+			if (strcmp(ctl_one_of(o, v, profile_set), "default") == 0)
+				json_object_del(s, "profile");
+			else
+				json_object_set_new(s, "profile", json_string(v));
+		} else if (strcmp(o, "--ttl") == 0)
+			json_object_set_new(s, "ttl", json_integer(ctl_parse_num(o, v, 0, 604800)));
+		else if (strcmp(o, "--short-ttl") == 0)
+			json_object_set_new(s, "short_ttl", json_integer(ctl_parse_num(o, v, 0, 604800)));
+		else if (strcmp(o, "--answers") == 0)
+			json_object_set_new(s, "answers",
+			                    json_integer(ctl_parse_num(o, v, 1, POLICY_MAX_ANSWERS)));
+		else if (strcmp(o, "--all-down") == 0)
+			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
+		else
+			ctl_die("service %s: unknown option '%s'", sub, o);
+	}
+}
+
+int ctl_cmd_service(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("service: missing subcommand (add, set, del, show, list)");
+	const char *sub = argv[0];
+	if (strcmp(sub, "list") == 0)
+		return service_list();
+	if (argc < 2)
+		ctl_die("service %s: missing service name", sub);
+	char name[1100];
+	ctl_service_name(argv[1], name, sizeof(name));
+	wdb_txn_t *t = ctl_begin();
+	json_t *old = wdb_get(t, WDB_SERVICE, name);
+	if (strcmp(sub, "show") == 0) {
+		if (!old)
+			ctl_die("service %s does not exist", name);
+		ctl_print_json(old);
+		json_decref(old);
+		wdb_abort(t);
+		return 0;
+	}
+	if (strcmp(sub, "del") == 0) {
+		if (argc > 2)
+			ctl_die("service del: unexpected argument '%s'", argv[2]);
+		return service_del(t, name, old);
+	}
+	int add = strcmp(sub, "add") == 0;
+	if (!add && strcmp(sub, "set") != 0)
+		ctl_die("service: unknown subcommand '%s'", sub);
+	if (add && old)
+		ctl_die("service %s already exists (use 'service set')", name);
+	if (!add && !old)
+		ctl_die("service %s does not exist (use 'service add')", name);
+	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
+		"name", name, "ttl", 60, "short_ttl", 10, "answers", 1,
+		"all_down", "open", "sticky", 0, "shadow", 0);
+	json_decref(old);
+	service_opts(s, sub, argc - 2, argv + 2);
+	if (json_integer_value(json_object_get(s, "short_ttl")) >
+	    json_integer_value(json_object_get(s, "ttl")))
+		ctl_die("service %s: --short-ttl %lld is longer than --ttl %lld", name,
+		    json_integer_value(json_object_get(s, "short_ttl")),
+		    json_integer_value(json_object_get(s, "ttl")));
+	wdb_set(t, WDB_SERVICE, name, s);
+	json_decref(s);
+	char what[1200];
+	snprintf(what, sizeof(what), "service %s %s", sub, name);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* node ------------------------------------------------------------- */
+
+static void print_node_row(json_t *n)
+{
+	char addrs[512] = "";
+	size_t i;
+	json_t *a;
+	json_array_foreach(json_object_get(n, "addrs"), i, a) {
+		size_t l = strlen(addrs);
+		snprintf(addrs + l, sizeof(addrs) - l, "%s%s", l ? "," : "",
+		         json_string_value(a));
+	}
+	const char *cname = json_string_value(json_object_get(n, "cname"));
+	printf("%-20s %-10s %-8s %-8s %-6s %8lld  %s\n",
+	       json_string_value(json_object_get(n, "id")),
+	       json_string_value(json_object_get(n, "region")),
+	       json_string_value(json_object_get(n, "isp")),
+	       json_string_value(json_object_get(n, "pool")),
+	       json_string_value(json_object_get(n, "admin")),
+	       json_integer_value(json_object_get(n, "capacity")),
+	       cname ? cname : addrs);
+}
+
+static int node_list(void)
+{
+	wdb_txn_t *t = ctl_begin();
+	json_t *all = json_array();
+	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, all);
+	wdb_abort(t);
+	if (ctl_json) {
+		ctl_print_json(all);
+	} else {
+		printf("%-20s %-10s %-8s %-8s %-6s %8s  %s\n", "NODE", "REGION",
+		       "ISP", "POOL", "ADMIN", "CAPACITY", "ADDRESSES");
+		size_t i;
+		json_t *n;
+		json_array_foreach(all, i, n)
+			print_node_row(n);
+	}
+	json_decref(all);
+	return 0;
+}
+
+typedef struct {
+	const char *id;
+	json_t *rows;
+} node_refs_t;
+
+/* Collects the keys of the weight rows that name node nr->id. */
+static int rows_using_node(const char *key, json_t *row, void *arg)
+{
+	node_refs_t *nr = arg;
+	if (json_object_get(json_object_get(row, "weights"), nr->id))
+		json_array_append_new(nr->rows, json_string(key));
+	return 0;
+}
+
+/* Deletes node @id (@old, which it takes) in @t, unless a row names it. */
+static int node_del(wdb_txn_t *t, const char *id, json_t *old)
+{
+	if (!old)
+		ctl_die("node %s does not exist", id);
+	json_t *rows = json_array();
+	node_refs_t nr = { id, rows };
+	wdb_each(t, WDB_WEIGHT, NULL, rows_using_node, &nr);
+	if (json_array_size(rows)) {
+		char *list = json_dumps(rows, JSON_COMPACT);
+		ctl_die("node %s is used by weight row(s) %s; remove it there first",
+		    id, list);
+	}
+	json_decref(rows);
+	wdb_set(t, WDB_NODE, id, NULL);
+	json_decref(old);
+	char what[300];
+	snprintf(what, sizeof(what), "node del %s", id);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* Appends --addr @v of node @id to *@addrs (created on first use). */
+static void node_addr(const char *id, const char *v, json_t **addrs)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	if (inet_pton(AF_INET, v, &a4) != 1 && inet_pton(AF_INET6, v, &a6) != 1)
+		ctl_die("node %s: --addr %s is not an IPv4 or IPv6 address", id, v);
+	if (!*addrs)
+		*addrs = json_array();
+	size_t fam = 0, j;
+	json_t *a;
+	int v6 = strchr(v, ':') != NULL;
+	json_array_foreach(*addrs, j, a)
+		fam += (strchr(json_string_value(a), ':') != NULL) == v6;
+	if (fam >= PLAN_MAX_ADDRS)
+		ctl_die("node %s: at most %d addresses per family", id, PLAN_MAX_ADDRS);
+	json_array_append_new(*addrs, json_string(v));
+}
+
+/* Appends --probe @v of node @id, in canonical form, to *@probes. */
+static void node_probe(const char *id, const char *v, json_t **probes)
+{
+	probe_spec_t ps;
+	char perr[300], text[700];
+	if (probe_parse(v, ctl_hc.interval, ctl_hc.timeout, &ps, perr, sizeof(perr)))
+		ctl_die("node %s: --probe: %s", id, perr);
+	probe_format(&ps, text, sizeof(text));
+	if (!*probes)
+		*probes = json_array();
+	if (json_array_size(*probes) >= 3)
+		ctl_die("node %s: at most 3 probes per node", id);
+	json_array_append_new(*probes, json_string(text));
+}
+
+/* The options of `node add|set` that set one field of node @n (@o with
+ * value @v); --addr, --probe and --cname collect into the caller's
+ * lists, the others change @n at once. */
+static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
+                     const char *v, json_t **addrs, json_t **probes,
+                     const char **cname)
+{
+	if (strcmp(o, "--addr") == 0) {
+		node_addr(id, v, addrs);
+	} else if (strcmp(o, "--cname") == 0) {
+		uint8_t w[256];
+		if (!dname_from_str(v, w) || w[0] == 0)
+			ctl_die("node %s: --cname %s is not a valid domain name", id, v);
+		*cname = v;
+	} else if (strcmp(o, "--region") == 0) {
+		if (!ctl_valid_word(v, 0))
+			ctl_die("node %s: --region %s: use a short lowercase name like cn-bj", id, v);
+		json_object_set_new(n, "region", json_string(v));
+	} else if (strcmp(o, "--isp") == 0) {
+		if (!ctl_valid_word(v, 0))
+			ctl_die("node %s: --isp %s: use a short lowercase name like ctcc", id, v);
+		json_object_set_new(n, "isp", json_string(v));
+	} else if (strcmp(o, "--capacity") == 0) {
+		json_object_set_new(n, "capacity",
+		                    json_integer(ctl_parse_num(o, v, 0, 1000000000)));
+	} else if (strcmp(o, "--pool") == 0) {
+		json_object_set_new(n, "pool", json_string(ctl_one_of(o, v, ctl_pool_set)));
+	} else if (strcmp(o, "--admin") == 0) {
+		const char *a = ctl_one_of(o, v, ctl_admin_set);
+		const char *was = json_string_value(json_object_get(n, "admin"));
+		if (!was || strcmp(was, a) != 0)
+			/* S0-11, S1-8: answers of its rows carry the short
+			 * TTL while the change settles. */
+			json_object_set_new(n, "short_until",
+			                    json_integer(time(NULL) + (json_int_t)ctl_hc.settle));
+		json_object_set_new(n, "admin", json_string(a));
+	} else if (strcmp(o, "--probe") == 0) {
+		node_probe(id, v, probes);
+	} else {
+		ctl_die("node %s: unknown option '%s'", sub, o);
+	}
+}
+
+/* Applies the options of `node add|set` (@argc at @argv, after the id)
+ * to node object @n and checks that it can answer. */
+static void node_opts(json_t *n, const char *sub, const char *id, int argc,
+                      char **argv)
+{
+	json_t *addrs = NULL, *probes = NULL;
+	const char *cname = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(o, "--no-probes") == 0) {
+			json_object_set_new(n, "probes", json_array());
+			continue;
+		}
+		if (!v)
+			ctl_die("node %s: %s needs a value", sub, o);
+		i++;
+		node_opt(n, sub, id, o, v, &addrs, &probes, &cname);
+	}
+	if (addrs && cname)
+		ctl_die("node %s: give either --addr or --cname, not both", id);
+	if (probes)
+		json_object_set_new(n, "probes", probes);
+	if (addrs) {
+		json_object_set_new(n, "addrs", addrs);
+		json_object_set_new(n, "cname", json_null());
+	} else if (cname) {
+		char buf[1100];
+		uint8_t w[256];
+		dname_from_str(cname, w);
+		dname_to_str(w, buf, sizeof(buf));
+		json_object_set_new(n, "cname", json_string(buf));
+		json_object_set_new(n, "addrs", json_array());
+	}
+	if (!json_array_size(json_object_get(n, "addrs")) &&
+	    !json_is_string(json_object_get(n, "cname")))
+		ctl_die("node %s: needs --addr IP (repeatable) or --cname TARGET", id);
+}
+
+int ctl_cmd_node(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("node: missing subcommand (add, set, del, show, list)");
+	const char *sub = argv[0];
+	if (strcmp(sub, "list") == 0)
+		return node_list();
+	if (argc < 2)
+		ctl_die("node %s: missing node id", sub);
+	const char *id = argv[1];
+	if (!ctl_valid_node_id(id))
+		ctl_die("node id '%s': use 1 to 63 letters, digits, '-', '_' or '.'", id);
+	wdb_txn_t *t = ctl_begin();
+	json_t *old = wdb_get(t, WDB_NODE, id);
+	if (strcmp(sub, "show") == 0) {
+		if (!old)
+			ctl_die("node %s does not exist", id);
+		ctl_print_json(old);
+		json_decref(old);
+		wdb_abort(t);
+		return 0;
+	}
+	if (strcmp(sub, "del") == 0)
+		return node_del(t, id, old);
+	int add = strcmp(sub, "add") == 0;
+	if (!add && strcmp(sub, "set") != 0)
+		ctl_die("node: unknown subcommand '%s'", sub);
+	if (add && old)
+		ctl_die("node %s already exists (use 'node set')", id);
+	if (!add && !old)
+		ctl_die("node %s does not exist (use 'node add')", id);
+	json_t *n = old ? json_deep_copy(old) : json_pack("{s:s, s:[], s:n, s:s, s:s, s:i, s:s, s:s}",
+		"id", id, "addrs", "cname", "region", "*", "isp", "*", "capacity", 0,
+		"pool", "primary", "admin", "auto");
+	json_decref(old);
+	node_opts(n, sub, id, argc - 2, argv + 2);
+	wdb_set(t, WDB_NODE, id, n);
+	json_decref(n);
+	char what[300];
+	snprintf(what, sizeof(what), "node %s %s", sub, id);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* weight ----------------------------------------------------------- */
+
+static void row_opts(const char *cmd, int *i, int argc, char **argv,
+                     const char **region, const char **isp)
+{
+	while (*i < argc && strncmp(argv[*i], "--", 2) == 0) {
+		const char *o = argv[*i];
+		if (*i + 1 >= argc)
+			ctl_die("%s: %s needs a value", cmd, o);
+		const char *v = argv[*i + 1];
+		if (strcmp(o, "--region") == 0) {
+			if (!ctl_valid_word(v, 1))
+				ctl_die("%s: --region %s: use a short lowercase name or *", cmd, v);
+			*region = v;
+		} else if (strcmp(o, "--isp") == 0) {
+			if (!ctl_valid_word(v, 1))
+				ctl_die("%s: --isp %s: use a short lowercase name or *", cmd, v);
+			*isp = v;
+		} else {
+			ctl_die("%s: unknown option '%s'", cmd, o);
+		}
+		*i += 2;
+	}
+}
+
+static void print_row(const char *key, json_t *row)
+{
+	printf("%-36s %-10s %-8s ",
+	       json_string_value(json_object_get(row, "service")),
+	       json_string_value(json_object_get(row, "region")),
+	       json_string_value(json_object_get(row, "isp")));
+	const char *id;
+	json_t *w;
+	int first = 1;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		printf("%s%s=%lld", first ? "" : " ", id, json_integer_value(w));
+		first = 0;
+	}
+	putchar('\n');
+	(void)key;
+}
+
+int ctl_cmd_weight(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("weight: missing subcommand (set, del, list)");
+	const char *sub = argv[0];
+	if (strcmp(sub, "list") == 0) {
+		char name[1100], prefix[1200] = "";
+		if (argc > 1) {
+			ctl_service_name(argv[1], name, sizeof(name));
+			wdb_row_prefix(prefix, sizeof(prefix), name);
+		}
+		wdb_txn_t *t = ctl_begin();
+		json_t *all = json_array();
+		wdb_each(t, WDB_WEIGHT, *prefix ? prefix : NULL, ctl_collect_value, all);
+		wdb_abort(t);
+		if (ctl_json) {
+			ctl_print_json(all);
+		} else {
+			printf("%-36s %-10s %-8s %s\n", "SERVICE", "REGION", "ISP", "WEIGHTS");
+			size_t i;
+			json_t *r;
+			json_array_foreach(all, i, r)
+				print_row(NULL, r);
+		}
+		json_decref(all);
+		return 0;
+	}
+	int set = strcmp(sub, "set") == 0;
+	if (!set && strcmp(sub, "del") != 0)
+		ctl_die("weight: unknown subcommand '%s'", sub);
+	if (argc < 2)
+		ctl_die("weight %s: missing service name", sub);
+	char name[1100];
+	ctl_service_name(argv[1], name, sizeof(name));
+	const char *region = "*", *isp = "*";
+	int i = 2;
+	row_opts("weight", &i, argc, argv, &region, &isp);
+	wdb_txn_t *t = ctl_begin();
+	json_t *svc = wdb_get(t, WDB_SERVICE, name);
+	if (!svc)
+		ctl_die("service %s does not exist (add it with 'service add')", name);
+	json_decref(svc);
+	char key[1300];
+	wdb_row_key(key, sizeof(key), name, region, isp);
+	char what[1500];
+	if (!set) {
+		if (i < argc)
+			ctl_die("weight del: unexpected argument '%s'", argv[i]);
+		json_t *old = wdb_get(t, WDB_WEIGHT, key);
+		if (!old)
+			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
+		json_decref(old);
+		wdb_set(t, WDB_WEIGHT, key, NULL);
+		snprintf(what, sizeof(what), "weight del %s region=%s isp=%s", name, region, isp);
+		ctl_commit(t, what);
+		return 0;
+	}
+	if (i >= argc)
+		ctl_die("weight set: give at least one NODE=WEIGHT");
+	json_t *weights = json_object();
+	for (; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq)
+			ctl_die("weight set: '%s' is not NODE=WEIGHT", argv[i]);
+		*eq = 0;
+		const char *id = argv[i];
+		if (!ctl_valid_node_id(id))
+			ctl_die("weight set: '%s' is not a valid node id", id);
+		char opt[100];
+		snprintf(opt, sizeof(opt), "weight of %s", id);
+		long w = ctl_parse_num(opt, eq + 1, 0, 1000000);
+		json_t *node = wdb_get(t, WDB_NODE, id);
+		if (!node)
+			ctl_die("weight set: node %s does not exist (add it with 'node add')", id);
+		json_decref(node);
+		if (json_object_get(weights, id))
+			ctl_die("weight set: node %s is given twice", id);
+		if (json_object_size(weights) >= PLAN_MAX_NODES)
+			ctl_die("weight set: at most %d nodes per row", PLAN_MAX_NODES);
+		json_object_set_new(weights, id, json_integer(w));
+	}
+	json_t *row = json_pack("{s:s, s:s, s:s, s:o}", "service", name,
+	                        "region", region, "isp", isp, "weights", weights);
+	wdb_set(t, WDB_WEIGHT, key, row);
+	json_decref(row);
+	snprintf(what, sizeof(what), "weight set %s region=%s isp=%s", name, region, isp);
+	ctl_commit(t, what);
+	return 0;
+}
+
