@@ -31,6 +31,9 @@ out=$(q www.gslb.test A +short)
 [ "$out" = 192.0.2.2 ] && ok "the write is in the answers" || fail "after the write: '$out'"
 
 # A failing start is an exit status and a message, not a silent child.
+kill "$PID"
+for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+PID=
 write_conf gslb.test missing.zone
 "$GSLBD" -d -c "$T/gslbd.conf" -p "$T/bad.pid" >"$T/bad.log" 2>&1
 rc=$?

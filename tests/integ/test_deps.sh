@@ -26,7 +26,7 @@ chmod +x "$STUB"/*
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$T/tree")
 had_policy=no; [ -e /usr/sbin/policy-rc.d ] && had_policy=yes
 
-out=$(cd "$T/tree" && PATH="$STUB:$PATH" make 2>&1); rc=$?
+out=$(cd "$T/tree" && PATH="$STUB:$PATH" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make 2>&1); rc=$?
 [ "$rc" -ne 0 ] && ok "make fails when packages cannot be installed" || fail "make: exit $rc"
 last=$(tail -n 1 <<<"$out")
 expect_has "$last" "apt-get could not install .*: E: Could not get lock /var/lib/dpkg/lock-frontend" \
@@ -38,7 +38,7 @@ if [ "$had_policy" = no ]; then
 else
 	ok "a policy-rc.d that was there is left alone"
 fi
-out=$(cd "$T/tree" && PATH="$STUB:$PATH" STUB_UID=1000 make 2>&1); rc=$?
+out=$(cd "$T/tree" && PATH="$STUB:$PATH" STUB_UID=1000 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make 2>&1); rc=$?
 [ "$rc" -ne 0 ] && ok "not root: make fails" || fail "not root: exit $rc"
 expect_has "$(tail -n 1 <<<"$out")" "gslbd needs these Debian packages: .*libldns-dev.*install them as root with: apt-get install" \
 	"not root: make's last line names the packages"
@@ -47,6 +47,6 @@ out=$(cd "$T/tree" && PATH="$STUB:$PATH" ./contrib/deps.sh 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && ok "deps.sh exits 1" || fail "deps.sh: exit $rc"
 expect_has "$(tail -n 1 <<<"$out")" "^deps\.sh: apt-get could not install .*dnsperf" "deps.sh: the reason on stdout"
 # make clean needs no packages.
-out=$(cd "$T/tree" && PATH="$STUB:$PATH" make clean 2>&1); rc=$?
+out=$(cd "$T/tree" && PATH="$STUB:$PATH" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make clean 2>&1); rc=$?
 [ "$rc" -eq 0 ] && ok "make clean needs no packages" || fail "make clean: exit $rc: $out"
 finish
