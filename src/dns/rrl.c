@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -140,6 +141,12 @@ int rrl_net_parse(const char *text, rrl_net_t *out)
 	return 0;
 }
 
+/* What a bad value is called in messages. */
+static const char *shown(const ynode_t *v)
+{
+	return v->kind == YNODE_SCALAR ? v->value : "a list or map";
+}
+
 /* A whole number in [lo, hi], with the wording of conf.c's errors. */
 static int read_uint(const conf_t *c, const ynode_t *v, const char *what,
                      unsigned lo, unsigned hi, unsigned *out, char *err,
@@ -155,8 +162,8 @@ static int read_uint(const conf_t *c, const ynode_t *v, const char *what,
 		}
 	}
 	return conf_sfail(c, v, err, errlen,
-	                  "rrl.%s must be a whole number from %u to %u, not '%s'",
-	                  what, lo, hi, v->kind == YNODE_SCALAR ? v->value : "a list or map");
+	                  "rrl.%s must be a whole number from %u to %u, "
+	                  "not '%s'", what, lo, hi, shown(v));
 }
 
 static int read_exempt(const conf_t *c, const ynode_t *v, rrl_conf_t *o,
@@ -169,18 +176,56 @@ static int read_exempt(const conf_t *c, const ynode_t *v, rrl_conf_t *o,
 		n = v->n;
 	} else if (v->kind != YNODE_SCALAR) {
 		return conf_sfail(c, v, err, errlen,
-		                  "rrl.exempt must be a list of addresses or prefixes, e.g. [ \"127.0.0.0/8\", \"::1\" ]");
+		                  "rrl.exempt must be a list of addresses or "
+		                  "prefixes, e.g. [ \"127.0.0.0/8\", "
+		                  "\"::1\" ]");
 	}
 	free(o->exempt);
 	o->exempt = n ? xcalloc(n, sizeof(*o->exempt)) : NULL;
 	o->nexempt = n;
-	for (size_t i = 0; i < n; i++)
-		if (items[i]->kind != YNODE_SCALAR ||
-		    rrl_net_parse(items[i]->value, &o->exempt[i]))
-			return conf_sfail(c, items[i], err, errlen,
-			                  "rrl.exempt: '%s' is not an address or a prefix (ADDR or ADDR/LEN, e.g. 192.0.2.0/24 or 2001:db8::/32)",
-			                  items[i]->kind == YNODE_SCALAR ? items[i]->value : "a list or map");
+	for (size_t i = 0; i < n; i++) {
+		const ynode_t *x = items[i];
+		if (x->kind == YNODE_SCALAR &&
+		    rrl_net_parse(x->value, &o->exempt[i]) == 0)
+			continue;
+		return conf_sfail(c, x, err, errlen,
+		                  "rrl.exempt: '%s' is not an address or a "
+		                  "prefix (ADDR or ADDR/LEN, e.g. 192.0.2.0/24 "
+		                  "or 2001:db8::/32)", shown(x));
+	}
 	return 0;
+}
+
+/* The numeric keys of the section, their ranges and where they go. */
+static const struct {
+	const char *key;
+	unsigned lo, hi;
+	size_t off;
+} rrl_keys[] = {
+	{ "responses-per-second", 0, RRL_RATE_MAX, offsetof(rrl_conf_t, rate) },
+	{ "window", 1, RRL_WINDOW_MAX, offsetof(rrl_conf_t, window) },
+	{ "slip", 0, RRL_SLIP_MAX, offsetof(rrl_conf_t, slip) },
+	{ "ipv4-prefix", 0, 32, offsetof(rrl_conf_t, v4_prefix) },
+	{ "ipv6-prefix", 0, 128, offsetof(rrl_conf_t, v6_prefix) },
+	{ "table-size", RRL_TABLE_MIN, RRL_TABLE_MAX,
+	  offsetof(rrl_conf_t, table_size) },
+};
+#define RRL_NKEYS (sizeof(rrl_keys) / sizeof(rrl_keys[0]))
+
+/* Reads one key of the section into @o; 0 or -1. */
+static int read_key(const conf_t *c, const char *k, const ynode_t *v,
+                    rrl_conf_t *o, char *err, size_t errlen)
+{
+	if (strcmp(k, "exempt") == 0)
+		return read_exempt(c, v, o, err, errlen);
+	for (size_t j = 0; j < RRL_NKEYS; j++) {
+		if (strcmp(k, rrl_keys[j].key))
+			continue;
+		unsigned *dst = (unsigned *)((char *)o + rrl_keys[j].off);
+		return read_uint(c, v, k, rrl_keys[j].lo, rrl_keys[j].hi, dst,
+		                 err, errlen);
+	}
+	return 0; /* conf_skeys() refused unknown keys */
 }
 
 int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
@@ -194,37 +239,20 @@ int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
 	const ynode_t *s = c->root ? ynode_get(c->root, "rrl") : NULL;
 	int have_exempt = 0;
 	if (s) {
-		static const char *const keys[] = {
-			"responses-per-second", "window", "slip", "ipv4-prefix",
-			"ipv6-prefix", "exempt", "table-size", NULL
-		};
+		const char *keys[RRL_NKEYS + 2];
+		for (size_t j = 0; j < RRL_NKEYS; j++)
+			keys[j] = rrl_keys[j].key;
+		keys[RRL_NKEYS] = "exempt";
+		keys[RRL_NKEYS + 1] = NULL;
 		if (conf_skeys(c, s, "rrl", keys, err, errlen))
 			return -1;
 		for (size_t i = 0; i < s->n; i++) {
 			const char *k = s->keys[i]->value;
-			const ynode_t *v = s->items[i];
-			int rc = 0;
-			if (strcmp(k, "responses-per-second") == 0)
-				rc = read_uint(c, v, k, 0, RRL_RATE_MAX, &o->rate, err, errlen);
-			else if (strcmp(k, "window") == 0)
-				rc = read_uint(c, v, k, 1, RRL_WINDOW_MAX, &o->window, err, errlen);
-			else if (strcmp(k, "slip") == 0)
-				rc = read_uint(c, v, k, 0, RRL_SLIP_MAX, &o->slip, err, errlen);
-			else if (strcmp(k, "ipv4-prefix") == 0)
-				rc = read_uint(c, v, k, 0, 32, &o->v4_prefix, err, errlen);
-			else if (strcmp(k, "ipv6-prefix") == 0)
-				rc = read_uint(c, v, k, 0, 128, &o->v6_prefix, err, errlen);
-			else if (strcmp(k, "table-size") == 0)
-				rc = read_uint(c, v, k, RRL_TABLE_MIN, RRL_TABLE_MAX,
-				               &o->table_size, err, errlen);
-			else if (strcmp(k, "exempt") == 0) {
-				rc = read_exempt(c, v, o, err, errlen);
-				have_exempt = 1;
-			}
-			if (rc) {
+			if (read_key(c, k, s->items[i], o, err, errlen)) {
 				rrl_conf_clear(o);
 				return -1;
 			}
+			have_exempt |= strcmp(k, "exempt") == 0;
 		}
 	}
 	if (!have_exempt) {
@@ -273,7 +301,8 @@ rrl_table_t *rrl_table_new(const rrl_conf_t *rc, unsigned share,
 	size_t bytes = (size_t)size * sizeof(rrl_bucket_t);
 	t->b = aligned_alloc(64, bytes);
 	if (!t->b) {
-		log_err("rrl: cannot allocate %zu bytes for a rate-limit table", bytes);
+		log_err("rrl: cannot allocate %zu bytes for a rate-limit table",
+		        bytes);
 		abort();
 	}
 	memset(t->b, 0, bytes);
@@ -291,7 +320,8 @@ void rrl_table_free(rrl_table_t *t)
 rrl_verdict_t rrl_decide(rrl_table_t *t, rrl_class_t cls, uint64_t key,
                          uint32_t now)
 {
-	rrl_bucket_t *g = t->b + ((uint32_t)key & t->mask & ~(uint32_t)(RRL_WAYS - 1));
+	uint32_t group = (uint32_t)key & t->mask & ~(uint32_t)(RRL_WAYS - 1);
+	rrl_bucket_t *g = t->b + group;
 	uint32_t check = (uint32_t)(key >> 32);
 	rrl_bucket_t *b = NULL, *victim = g;
 	uint32_t victim_age = 0;
@@ -348,9 +378,9 @@ int rrl_addr(const struct sockaddr *sa, rrl_net_t *o)
 		return 0;
 	}
 	if (sa->sa_family == AF_INET6) {
-		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		                                    0xFF, 0xFF };
-		const uint8_t *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		static const uint8_t mapped[12] = { [10] = 0xFF, [11] = 0xFF };
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		const uint8_t *a = s6->sin6_addr.s6_addr;
 		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
 			o->family = 4;
 			o->len = 32;
@@ -604,14 +634,16 @@ void rrl_publish(rrl_t *r)
 	if (r) {
 		r->gen = ++generation;
 		const rrl_conf_t *c = &r->conf;
+		size_t mib = (size_t)r->ntables * c->table_size *
+		             sizeof(rrl_bucket_t) >> 20;
 		log_info("rate limiting: %u responses a second per client /%u "
-		         "(IPv4) or /%u (IPv6) and response, %g on each UDP thread "
-		         "of a listen address (%u workers); window %u s, slip %u, "
-		         "%zu exempt prefixes; %u tables of %u buckets (%zu MiB)",
-		         c->rate, c->v4_prefix, c->v6_prefix,
-		         (double)c->rate / r->share, r->share, c->window, c->slip,
-		         c->nexempt, r->ntables, c->table_size,
-		         (size_t)r->ntables * c->table_size * sizeof(rrl_bucket_t) >> 20);
+		         "(IPv4) or /%u (IPv6) and response, %g on each UDP "
+		         "thread of a listen address (%u workers); window "
+		         "%u s, slip %u, %zu exempt prefixes; %u tables of %u "
+		         "buckets (%zu MiB)", c->rate, c->v4_prefix,
+		         c->v6_prefix, (double)c->rate / r->share, r->share,
+		         c->window, c->slip, c->nexempt, r->ntables,
+		         c->table_size, mib);
 	}
 	rrl_t *old = rcu_xchg_pointer(&current, r);
 	if (old) {
@@ -628,7 +660,8 @@ rrl_table_t *rrl_slot_table(rrl_slot_t *slot)
 	if (!r)
 		return NULL;
 	if (r->gen != slot->gen) {
-		unsigned i = __atomic_fetch_add(&r->claimed, 1, __ATOMIC_RELAXED);
+		unsigned i = __atomic_fetch_add(&r->claimed, 1,
+		                                __ATOMIC_RELAXED);
 		slot->gen = r->gen;
 		slot->table = i < r->ntables ? r->tables[i] : NULL;
 	}

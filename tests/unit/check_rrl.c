@@ -28,7 +28,8 @@ static const char zone_text[] =
 	"sub IN NS ns.sub\n"
 	"ns.sub IN A 192.0.2.53\n";
 
-static char dir[] = "/tmp/check_rrl-XXXXXX";
+#define DIR_TEMPLATE "/tmp/check_rrl-XXXXXX"
+static char dir[sizeof(DIR_TEMPLATE)];
 static char cfg_path[300];
 static snapshot_t *snap;
 static qctx_t q;
@@ -57,6 +58,7 @@ static conf_t *load(const char *text, char *err, size_t errlen)
 
 static void setup(void)
 {
+	memcpy(dir, DIR_TEMPLATE, sizeof(dir)); /* again for CK_FORK=no */
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(cfg_path, sizeof(cfg_path), "%s/gslbd.conf", dir);
 	log_set_level(GSLB_LOG_ERR);
@@ -663,6 +665,43 @@ START_TEST(collisions_do_not_crash)
 }
 END_TEST
 
+/* Only our own responses reach rrl_classify() and rrl_slip(), but they
+ * must not read or write out of bounds on anything. */
+START_TEST(garbage_does_not_crash)
+{
+	uint64_t x = 0x243F6A8885A308D3ull;
+	uint8_t buf[700], name[DNAME_MAXLEN + 1];
+	static const char *const names[] = {
+		"www.example.test", "nosuch.example.test", "h.sub.example.test",
+		"www.elsewhere.test"
+	};
+	for (unsigned n = 0; n < 20000; n++) {
+		size_t len;
+		if (n % 2) {
+			len = answer(names[n / 2 % 4], RR_A, n % 4 ? 1232 : 0, 0);
+			memcpy(buf, out, len);
+			for (unsigned k = 0; k < 1 + n % 5; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				buf[x % len] = (uint8_t)(x >> 32);
+			}
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			len = x % sizeof(buf);
+			for (size_t i = 0; i < len; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				buf[i] = (uint8_t)x;
+			}
+		}
+		rrl_class_t cls;
+		uint16_t qt;
+		rrl_classify(buf, len, &cls, name, &qt);
+		ck_assert_int_lt(cls, RRL_NCLASS);
+		ck_assert_uint_gt(dname_len(name, DNAME_MAXLEN + 1), 0);
+		ck_assert_uint_le(rrl_slip(buf, len), len);
+	}
+}
+END_TEST
+
 /* Publication ---------------------------------------------------------- */
 
 START_TEST(publication)
@@ -723,6 +762,7 @@ static Suite *rrl_suite(void)
 	tcase_add_test(t, filter_prefixes_and_exempt);
 	tcase_add_test(t, filter_slips_keep_question_and_opt);
 	tcase_add_test(t, collisions_do_not_crash);
+	tcase_add_test(t, garbage_does_not_crash);
 	tcase_add_test(t, publication);
 	suite_add_tcase(s, t);
 	return s;
