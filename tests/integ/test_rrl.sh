@@ -169,6 +169,21 @@ a=$(field "$res" answers)
 if [ "$a" -le $((RATE * 2)) ]; then ok "not exempt: 127.0.4.1 limited ($res)"
 else fail "not exempt: 127.0.4.1 not limited ($res)"; fi
 
+# A bad rrl section fails the whole reload; the running settings stay.
+echo "  table-size: 10" >> "$T/gslbd.conf"
+before=$(wc -l < "$T/gslbd.log")
+kill -HUP "$PID"
+for _ in $(seq 50); do
+	tail -n +$((before + 1)) "$T/gslbd.log" | grep -q "reload failed" && break
+	sleep 0.1
+done
+expect_has "$(tail -n +$((before + 1)) "$T/gslbd.log")" \
+	"reload failed, keeping the running configuration: .*gslbd\.conf:[0-9]+: rrl\.table-size" \
+	"a bad rrl section fails the reload with file and line"
+res=$(flood 127.0.1.1 300 1)
+if [ "$(field "$res" answers)" = 300 ]; then ok "after the failed reload: still exempt"
+else fail "after the failed reload: $res"; fi
+
 # Off again by reload.
 write_conf rrl.test rrl.test.zone
 reload
