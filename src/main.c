@@ -7,6 +7,7 @@
 #include "gslb/geo.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "dns/rrl.h"
 #include "dns/snapshot.h"
 #include "common/util.h"
 #include "store/weightdb.h"
@@ -128,10 +129,23 @@ static int do_check(const opts_t *o)
 		fprintf(stderr, "gslbd: %s\n", err);
 		bad = 1;
 	}
+	rrl_t *rl;
+	if (rrl_load(c, 1, 0, &rl, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
 	conf_free(c);
 	return bad;
+}
+
+/* The rrl section for the running UDP threads: one table each, the rate
+ * shared by the workers' threads of one listen address. */
+static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
+{
+	return rrl_load(c, g_nworkers, g_nworkers * (unsigned)g_workers[0].nlisten,
+	                out, err, errlen);
 }
 
 /* SIGHUP: re-read the zone files (and the settings a reload applies);
@@ -145,15 +159,23 @@ static void reload_run(void)
 		log_err("reload failed, keeping the running configuration: %s", err);
 		return;
 	}
+	rrl_t *rl;
+	if (load_rrl(c, &rl, err, sizeof(err))) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		conf_free(c);
+		return;
+	}
 	unsigned failed = 0;
 	const snapshot_t *old = snapshot_get();
 	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
 	if (!s) {
 		log_err("reload failed: %s", err);
+		rrl_free(rl);
 		conf_free(c);
 		return;
 	}
 	snapshot_publish(s);
+	rrl_publish(rl);
 	conf_free(g_conf);
 	g_conf = c;
 	log_configure(g_conf->log, g_conf->nlog);
@@ -481,6 +503,12 @@ static int start_server(const opts_t *o)
 		log_err("%s", err);
 		return -1;
 	}
+	rrl_t *rl;
+	if (load_rrl(g_conf, &rl, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	rrl_publish(rl);
 	if (drop_privileges(g_conf->user))
 		return -1;
 	if (o->pidfile && write_pidfile(o->pidfile))
@@ -492,13 +520,16 @@ static int start_server(const opts_t *o)
 static void log_counters(void)
 {
 	log_info("answered %llu queries (%llu NXDOMAIN, %llu REFUSED, "
-	         "%llu FORMERR, %llu truncated, %llu dropped)",
+	         "%llu FORMERR, %llu truncated, %llu dropped; rate limiting "
+	         "dropped %llu and slipped %llu)",
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_QUERIES),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_NXDOMAIN),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_REFUSED),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_FORMERR),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED));
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_RRL_DROPPED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_RRL_SLIPPED));
 }
 
 /* The statistics endpoint's view of the daemon ------------------------- */
@@ -598,6 +629,7 @@ static int run(void)
 	stats_stop(g_stats);
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
+	rrl_publish(NULL);
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);
 	uv_close((uv_handle_t *)&sig_int, NULL);

@@ -18,6 +18,7 @@
 #include "common/net.h"
 #include "common/log.h"
 #include "dns/query.h"
+#include "dns/rrl.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -44,6 +45,7 @@ struct net_udp {
 	int64_t beat;                /* atomic: monotonic second of the last
 	                                wake-up (a batch or the 1 s timeout) */
 	qctx_t q;                    /* this thread's own query context */
+	rrl_slot_t rrl;              /* its rate-limit table (S1-12) */
 	struct mmsghdr in[UDP_BATCH], out[UDP_BATCH];
 	struct iovec iov_in[UDP_BATCH], iov_out[UDP_BATCH];
 	struct sockaddr_storage addr[UDP_BATCH];
@@ -106,6 +108,7 @@ static void *udp_main(void *arg)
 		if (n <= 0)
 			continue;
 		worker__online(q);
+		rrl_table_t *rl = rrl_slot_table(&u->rrl); /* NULL: off */
 		int nout = 0;
 		for (int i = 0; i < n; i++) {
 			if (u->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
@@ -116,6 +119,9 @@ static void *udp_main(void *arg)
 			size_t len = query_process(q, &c, u->inbuf[i], u->in[i].msg_len,
 			                           u->outbuf[i], UDP_OUTBUF);
 			if (!len)
+				continue;
+			if (rl && !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
+			                             q->now, q->stats)))
 				continue;
 			struct mmsghdr *m = &u->out[nout++];
 			m->msg_hdr.msg_name = &u->addr[i];

@@ -35,7 +35,10 @@ typedef struct client {
 enum {
 	STAT_QUERIES, STAT_NOERROR, STAT_NXDOMAIN, STAT_NODATA, STAT_REFUSED,
 	STAT_FORMERR, STAT_NOTIMP, STAT_SERVFAIL, STAT_OTHER, STAT_DROPPED,
-	STAT_TRUNCATED, STAT_EDNS, STAT_ECS, STAT_MAX
+	STAT_TRUNCATED, STAT_EDNS, STAT_ECS,
+	STAT_RRL_DROPPED,   /* rate limiting (dns/rrl.h): not sent */
+	STAT_RRL_SLIPPED,   /* rate limiting: sent truncated instead */
+	STAT_MAX
 };
 
 #define QCTX_COMP_MAX 96

@@ -87,6 +87,12 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	              "Packets dropped without an answer (too short, responses, "
 	              "oversized, or a reply that could not be sent), by transport.",
 	              STAT_DROPPED);
+	per_transport(e, s, "gslbd_rrl_dropped_total",
+	              "Responses withheld by response rate limiting, by transport "
+	              "(TCP is never limited).", STAT_RRL_DROPPED);
+	per_transport(e, s, "gslbd_rrl_slipped_total",
+	              "Responses rate limiting sent truncated instead of dropping "
+	              "them, by transport.", STAT_RRL_SLIPPED);
 	per_transport(e, s, "gslbd_edns_queries_total",
 	              "Queries with an EDNS OPT record, by transport.", STAT_EDNS);
 	per_transport(e, s, "gslbd_ecs_queries_total",

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/* Response rate limiting (S1-12): the rrl section, the accounts, reading
+ * and truncating our responses, and the tables' publication.
+ *
+ * Thread safety: see rrl.h.  A table is touched by one thread only; the
+ * published rrl_t is read under RCU by the UDP threads and written only
+ * by the main thread, which frees the previous one after a grace period.
+ *
+ * Credit is counted in units rather than responses so that the rate can
+ * be shared exactly by the threads of one listen address: a response
+ * costs `share` units, a second earns `rate` units, so each of `share`
+ * tables allows rate/share responses a second, fractions included. */
+#include "dns/rrl.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/ytree.h"
+#include "dns/query.h"
+#include "dns/zone.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+/* Buckets an account's hash may occupy: four 16-byte buckets are one
+ * 64-byte cache line, so a lookup touches one line, and four choices
+ * keep a busy account from being evicted by one unlucky neighbour. */
+#define RRL_WAYS 4
+
+/* Limits of the settings.  They keep the credit arithmetic inside
+ * 32 bits: the deepest debt is window * rate units, 3600 * 100000 =
+ * 3.6e8 < 2^31.  BIND caps its rates at 1000 and its window at 3600. */
+#define RRL_RATE_MAX 100000u
+#define RRL_WINDOW_MAX 3600u
+#define RRL_SLIP_MAX 10u                 /* as BIND */
+#define RRL_TABLE_MIN 1024u
+#define RRL_TABLE_MAX (1u << 24)         /* 256 MiB of buckets a thread */
+#define RRL_TABLE_DEFAULT 65536u         /* 1 MiB a thread */
+
+/* One account: 16 bytes (see RRL_WAYS). */
+typedef struct rrl_bucket {
+	uint32_t check;     /* the key's high half: which account this is */
+	uint32_t time;      /* unix second of the last charge; 0 = empty */
+	int32_t balance;    /* credit in units, floor..cap */
+	uint8_t cls;        /* rrl_class_t */
+	uint8_t slips;      /* drops since the last slip */
+	uint16_t unused;
+} rrl_bucket_t;
+
+struct rrl_table {
+	rrl_conf_t conf;    /* a copy; the exempt list is borrowed */
+	uint64_t seed;
+	uint32_t mask;      /* buckets - 1 */
+	int32_t credit;     /* units earned a second: the rate */
+	int32_t cost;       /* units a response costs: the share */
+	int32_t cap;        /* most credit: one second's, and one response */
+	int32_t floor;      /* deepest debt: window seconds of credit */
+	rrl_bucket_t *b;
+};
+
+struct rrl {
+	rrl_conf_t conf;          /* the tables borrow its exempt list */
+	uint64_t gen;             /* set by rrl_publish(), never 0 */
+	unsigned share;
+	unsigned ntables;
+	unsigned claimed;         /* atomic: tables handed out */
+	rrl_table_t **tables;
+};
+
+/* Configuration ------------------------------------------------------- */
+
+static int net_bits_max(uint8_t family)
+{
+	return family == 4 ? 32 : 128;
+}
+
+void rrl_net_mask(rrl_net_t *n, unsigned len)
+{
+	if (len >= n->len)
+		return;
+	unsigned bytes = net_bits_max(n->family) / 8;
+	unsigned full = len / 8;
+	if (len % 8)
+		n->addr[full++] &= (uint8_t)(0xFF00u >> (len % 8));
+	memset(n->addr + full, 0, bytes - full);
+	n->len = (uint8_t)len;
+}
+
+int rrl_net_contains(const rrl_net_t *net, const rrl_net_t *a)
+{
+	if (net->family != a->family || a->len < net->len)
+		return 0;
+	unsigned full = net->len / 8, rest = net->len % 8;
+	if (memcmp(net->addr, a->addr, full))
+		return 0;
+	if (!rest)
+		return 1;
+	uint8_t m = (uint8_t)(0xFF00u >> rest);
+	return (net->addr[full] & m) == (a->addr[full] & m);
+}
+
+int rrl_net_parse(const char *text, rrl_net_t *out)
+{
+	char host[64];
+	const char *slash = strchr(text, '/');
+	size_t hl = slash ? (size_t)(slash - text) : strlen(text);
+	if (hl == 0 || hl >= sizeof(host))
+		return GSLB_EINVAL;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, host, out->addr) == 1)
+		out->family = 4;
+	else if (inet_pton(AF_INET6, host, out->addr) == 1)
+		out->family = 6;
+	else
+		return GSLB_EINVAL;
+	unsigned max = (unsigned)net_bits_max(out->family);
+	out->len = (uint8_t)max;
+	if (slash) {
+		const char *d = slash + 1;
+		unsigned long len = 0;
+		if (!*d || strlen(d) > 3)
+			return GSLB_EINVAL;
+		for (; *d; d++) {
+			if (!isdigit((unsigned char)*d))
+				return GSLB_EINVAL;
+			len = len * 10 + (unsigned long)(*d - '0');
+		}
+		if (len > max)
+			return GSLB_EINVAL;
+		rrl_net_mask(out, (unsigned)len);
+	}
+	return 0;
+}
+
+/* What a bad value is called in messages. */
+static const char *shown(const ynode_t *v)
+{
+	return v->kind == YNODE_SCALAR ? v->value : "a list or map";
+}
+
+/* A whole number in [lo, hi], with the wording of conf.c's errors. */
+static int read_uint(const conf_t *c, const ynode_t *v, const char *what,
+                     unsigned lo, unsigned hi, unsigned *out, char *err,
+                     size_t errlen)
+{
+	if (v->kind == YNODE_SCALAR && isdigit((unsigned char)v->value[0])) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(v->value, &end, 10);
+		if (!*end && !errno && n >= lo && n <= hi) {
+			*out = (unsigned)n;
+			return 0;
+		}
+	}
+	return conf_sfail(c, v, err, errlen,
+	                  "rrl.%s must be a whole number from %u to %u, "
+	                  "not '%s'", what, lo, hi, shown(v));
+}
+
+static int read_exempt(const conf_t *c, const ynode_t *v, rrl_conf_t *o,
+                       char *err, size_t errlen)
+{
+	const ynode_t *const *items = (const ynode_t *const *)&v;
+	size_t n = 1;
+	if (v->kind == YNODE_SEQ) {
+		items = (const ynode_t *const *)v->items;
+		n = v->n;
+	} else if (v->kind != YNODE_SCALAR) {
+		return conf_sfail(c, v, err, errlen,
+		                  "rrl.exempt must be a list of addresses or "
+		                  "prefixes, e.g. [ \"127.0.0.0/8\", "
+		                  "\"::1\" ]");
+	}
+	free(o->exempt);
+	o->exempt = n ? xcalloc(n, sizeof(*o->exempt)) : NULL;
+	o->nexempt = n;
+	for (size_t i = 0; i < n; i++) {
+		const ynode_t *x = items[i];
+		if (x->kind == YNODE_SCALAR &&
+		    rrl_net_parse(x->value, &o->exempt[i]) == 0)
+			continue;
+		return conf_sfail(c, x, err, errlen,
+		                  "rrl.exempt: '%s' is not an address or a "
+		                  "prefix (ADDR or ADDR/LEN, e.g. 192.0.2.0/24 "
+		                  "or 2001:db8::/32)", shown(x));
+	}
+	return 0;
+}
+
+/* The numeric keys of the section, their ranges and where they go. */
+static const struct {
+	const char *key;
+	unsigned lo, hi;
+	size_t off;
+} rrl_keys[] = {
+	{ "responses-per-second", 0, RRL_RATE_MAX, offsetof(rrl_conf_t, rate) },
+	{ "window", 1, RRL_WINDOW_MAX, offsetof(rrl_conf_t, window) },
+	{ "slip", 0, RRL_SLIP_MAX, offsetof(rrl_conf_t, slip) },
+	{ "ipv4-prefix", 0, 32, offsetof(rrl_conf_t, v4_prefix) },
+	{ "ipv6-prefix", 0, 128, offsetof(rrl_conf_t, v6_prefix) },
+	{ "table-size", RRL_TABLE_MIN, RRL_TABLE_MAX,
+	  offsetof(rrl_conf_t, table_size) },
+};
+#define RRL_NKEYS (sizeof(rrl_keys) / sizeof(rrl_keys[0]))
+
+/* Reads one key of the section into @o; 0 or -1. */
+static int read_key(const conf_t *c, const char *k, const ynode_t *v,
+                    rrl_conf_t *o, char *err, size_t errlen)
+{
+	if (strcmp(k, "exempt") == 0)
+		return read_exempt(c, v, o, err, errlen);
+	for (size_t j = 0; j < RRL_NKEYS; j++) {
+		if (strcmp(k, rrl_keys[j].key))
+			continue;
+		unsigned *dst = (unsigned *)((char *)o + rrl_keys[j].off);
+		return read_uint(c, v, k, rrl_keys[j].lo, rrl_keys[j].hi, dst,
+		                 err, errlen);
+	}
+	return 0; /* conf_skeys() refused unknown keys */
+}
+
+int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->window = 15;
+	o->slip = 2;
+	o->v4_prefix = 24;
+	o->v6_prefix = 56;
+	o->table_size = RRL_TABLE_DEFAULT;
+	const ynode_t *s = c->root ? ynode_get(c->root, "rrl") : NULL;
+	int have_exempt = 0;
+	if (s) {
+		const char *keys[RRL_NKEYS + 2];
+		for (size_t j = 0; j < RRL_NKEYS; j++)
+			keys[j] = rrl_keys[j].key;
+		keys[RRL_NKEYS] = "exempt";
+		keys[RRL_NKEYS + 1] = NULL;
+		if (conf_skeys(c, s, "rrl", keys, err, errlen))
+			return -1;
+		for (size_t i = 0; i < s->n; i++) {
+			const char *k = s->keys[i]->value;
+			if (read_key(c, k, s->items[i], o, err, errlen)) {
+				rrl_conf_clear(o);
+				return -1;
+			}
+			have_exempt |= strcmp(k, "exempt") == 0;
+		}
+	}
+	if (!have_exempt) {
+		/* The host itself: local monitoring is never limited. */
+		o->exempt = xcalloc(2, sizeof(*o->exempt));
+		o->nexempt = 2;
+		rrl_net_parse("127.0.0.0/8", &o->exempt[0]);
+		rrl_net_parse("::1", &o->exempt[1]);
+	}
+	/* Round up to a power of two: the hash picks a bucket by mask. */
+	unsigned size = RRL_TABLE_MIN;
+	while (size < o->table_size)
+		size <<= 1;
+	o->table_size = size;
+	return 0;
+}
+
+void rrl_conf_clear(rrl_conf_t *rc)
+{
+	free(rc->exempt);
+	rc->exempt = NULL;
+	rc->nexempt = 0;
+}
+
+/* The core ------------------------------------------------------------ */
+
+rrl_table_t *rrl_table_new(const rrl_conf_t *rc, unsigned share,
+                           uint64_t seed)
+{
+	rrl_table_t *t = xcalloc(1, sizeof(*t));
+	t->conf = *rc;
+	t->seed = seed;
+	uint32_t size = RRL_WAYS;
+	while (size < rc->table_size && size < RRL_TABLE_MAX)
+		size <<= 1;
+	t->mask = size - 1;
+	if (!share)
+		share = 1;
+	t->credit = (int32_t)rc->rate;
+	t->cost = (int32_t)share;
+	/* At least one response's worth, or a rate below the share would
+	 * never let a response through. */
+	t->cap = t->credit > t->cost ? t->credit : t->cost;
+	t->floor = -(int32_t)(rc->window * rc->rate);
+	/* Aligned so that a group of RRL_WAYS buckets is one cache line. */
+	size_t bytes = (size_t)size * sizeof(rrl_bucket_t);
+	t->b = aligned_alloc(64, bytes);
+	if (!t->b) {
+		log_err("rrl: cannot allocate %zu bytes for a rate-limit table",
+		        bytes);
+		abort();
+	}
+	memset(t->b, 0, bytes);
+	return t;
+}
+
+void rrl_table_free(rrl_table_t *t)
+{
+	if (!t)
+		return;
+	free(t->b);
+	free(t);
+}
+
+rrl_verdict_t rrl_decide(rrl_table_t *t, rrl_class_t cls, uint64_t key,
+                         uint32_t now)
+{
+	uint32_t group = (uint32_t)key & t->mask & ~(uint32_t)(RRL_WAYS - 1);
+	rrl_bucket_t *g = t->b + group;
+	uint32_t check = (uint32_t)(key >> 32);
+	rrl_bucket_t *b = NULL, *victim = g;
+	uint32_t victim_age = 0;
+	for (unsigned i = 0; i < RRL_WAYS; i++) {
+		rrl_bucket_t *x = &g[i];
+		if (x->time && x->check == check && x->cls == (uint8_t)cls) {
+			b = x;
+			break;
+		}
+		/* An empty bucket, else the one charged longest ago. */
+		uint32_t age = x->time ? now - x->time : UINT32_MAX;
+		if (i == 0 || age > victim_age) {
+			victim = x;
+			victim_age = age;
+		}
+	}
+	if (!b) {
+		b = victim;
+		b->check = check;
+		b->cls = (uint8_t)cls;
+		b->time = now;
+		b->balance = t->cap;
+		b->slips = 0;
+	} else if (now != b->time) {
+		/* A clock that went back earns nothing. */
+		if (now > b->time) {
+			int64_t bal = (int64_t)b->balance +
+			              (int64_t)(now - b->time) * t->credit;
+			b->balance = bal > t->cap ? t->cap : (int32_t)bal;
+		}
+		b->time = now;
+	}
+	b->balance -= t->cost;
+	if (b->balance >= 0)
+		return RRL_PASS;
+	if (b->balance < t->floor)
+		b->balance = t->floor;
+	if (!t->conf.slip)
+		return RRL_DROP;
+	if (++b->slips >= t->conf.slip) {
+		b->slips = 0;
+		return RRL_SLIP;
+	}
+	return RRL_DROP;
+}
+
+int rrl_addr(const struct sockaddr *sa, rrl_net_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (sa->sa_family == AF_INET) {
+		o->family = 4;
+		o->len = 32;
+		memcpy(o->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		static const uint8_t mapped[12] = { [10] = 0xFF, [11] = 0xFF };
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		const uint8_t *a = s6->sin6_addr.s6_addr;
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			o->family = 4;
+			o->len = 32;
+			memcpy(o->addr, a + 12, 4);
+		} else {
+			o->family = 6;
+			o->len = 128;
+			memcpy(o->addr, a, 16);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* Skips the RR at @p[*pos]; sets its TYPE and the first byte of its TTL
+ * (the extended RCODE for OPT).  Returns 0, or -1 if it overruns. */
+static int skip_rr(const uint8_t *p, size_t len, size_t *pos, uint16_t *type,
+                   uint8_t *ttl0)
+{
+	if (dname_skip(p, len, pos) || *pos + 10 > len)
+		return -1;
+	*type = rd16(p + *pos);
+	*ttl0 = p[*pos + 4];
+	size_t end = *pos + 10 + rd16(p + *pos + 8);
+	if (end > len)
+		return -1;
+	*pos = end;
+	return 0;
+}
+
+/* Unpacks the name at @p[*pos] into @name in lowercase; 0 or -1. */
+static int read_name(const uint8_t *p, size_t len, size_t *pos, uint8_t *name)
+{
+	size_t n = dname_unpack(p, len, pos, name);
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		name[i] = dname_lower[name[i]]; /* length bytes are < 'A' */
+	return 0;
+}
+
+void rrl_classify(const uint8_t *r, size_t len, rrl_class_t *cls,
+                  uint8_t *name, uint16_t *qtype)
+{
+	*cls = RRL_ERROR;
+	name[0] = 0;
+	*qtype = 0;
+	if (len < 12)
+		return;
+	unsigned rcode = r[3] & 0xF;
+	uint16_t qd = rd16(r + 4), an = rd16(r + 6), ns = rd16(r + 8),
+	         ar = rd16(r + 10);
+	if (rcode != RCODE_NOERROR && rcode != RCODE_NXDOMAIN)
+		return;
+	size_t pos = 12;
+	uint16_t qt = 0;
+	if (qd != 1 || read_name(r, len, &pos, name) || pos + 4 > len) {
+		name[0] = 0;
+		return;
+	}
+	qt = rd16(r + pos);
+	pos += 4;
+	uint16_t type;
+	uint8_t ttl0;
+	if (rcode == RCODE_NOERROR && (an || (r[2] & 0x02))) {
+		/* Answers, or a whole answer too large for UDP (TC). */
+		*cls = RRL_ANSWER;
+		*qtype = qt;
+		return;
+	}
+	for (unsigned i = 0; i < an; i++)
+		if (skip_rr(r, len, &pos, &type, &ttl0))
+			return;
+	if (rcode == RCODE_NXDOMAIN) {
+		/* Per zone: the SOA's owner.  Without one (a TC reply), the
+		 * name that does not exist stands in for it. */
+		*cls = RRL_NXDOMAIN;
+		size_t p = pos;
+		uint8_t owner[DNAME_MAXLEN + 1];
+		if (ns && read_name(r, len, &p, owner) == 0 && p + 2 <= len &&
+		    rd16(r + p) == RR_SOA)
+			memcpy(name, owner, dname_len(owner, sizeof(owner)));
+		return;
+	}
+	/* NOERROR without answers: a referral, or NODATA. */
+	if (ns) {
+		size_t p = pos;
+		uint8_t owner[DNAME_MAXLEN + 1];
+		if (!(r[2] & 0x04) && read_name(r, len, &p, owner) == 0 &&
+		    p + 2 <= len && rd16(r + p) == RR_NS) {
+			*cls = RRL_REFERRAL;
+			memcpy(name, owner, dname_len(owner, sizeof(owner)));
+			return;
+		}
+		*cls = RRL_NODATA;
+		return;
+	}
+	/* Nothing in any section: NODATA, unless the OPT record carries
+	 * an extended error (BADVERS). */
+	for (unsigned i = 0; i < ar; i++) {
+		if (skip_rr(r, len, &pos, &type, &ttl0)) {
+			name[0] = 0;
+			return;
+		}
+		if (type == RR_OPT && ttl0) {
+			name[0] = 0;
+			return;
+		}
+	}
+	*cls = RRL_NODATA;
+}
+
+uint64_t rrl_key(uint64_t seed, rrl_class_t cls, const rrl_net_t *prefix,
+                 const uint8_t *name, uint16_t qtype)
+{
+	uint64_t h = HASH_FNV64_INIT ^ seed;
+	h = hash_fnv64_step(h, (uint8_t)cls);
+	h = hash_fnv64_step(h, prefix->family);
+	unsigned bytes = prefix->family == 4 ? 4 : 16;
+	for (unsigned i = 0; i < bytes; i++)
+		h = hash_fnv64_step(h, prefix->addr[i]);
+	h = hash_fnv64_step(h, (uint8_t)(qtype >> 8));
+	h = hash_fnv64_step(h, (uint8_t)qtype);
+	size_t n = dname_len(name, DNAME_MAXLEN + 1);
+	for (size_t i = 0; i < (n ? n : 1); i++)
+		h = hash_fnv64_step(h, name[i]);
+	/* The bucket comes from the low bits: fold the high ones in, which
+	 * FNV mixes better.  The high half is left as the bucket's check. */
+	return h ^ (h >> 32 & 0xFFFFFFFFu);
+}
+
+size_t rrl_slip(uint8_t *r, size_t len)
+{
+	if (len < 12)
+		return len;
+	size_t pos = 12, qend = 12;
+	uint16_t qd = rd16(r + 4), an = rd16(r + 6), ns = rd16(r + 8),
+	         ar = rd16(r + 10);
+	size_t opt = 0, optlen = 0;
+	uint16_t type;
+	uint8_t ttl0;
+	for (unsigned i = 0; i < qd; i++) {
+		if (dname_skip(r, len, &pos) || pos + 4 > len)
+			goto cut;
+		pos += 4;
+	}
+	qend = pos;
+	for (unsigned i = 0; i < (unsigned)an + ns; i++)
+		if (skip_rr(r, len, &pos, &type, &ttl0))
+			goto cut;
+	for (unsigned i = 0; i < ar; i++) {
+		size_t start = pos;
+		if (skip_rr(r, len, &pos, &type, &ttl0))
+			goto cut;
+		if (type == RR_OPT) {
+			opt = start;
+			optlen = pos - start;
+			break;
+		}
+	}
+cut:
+	r[2] |= 0x02;
+	if (qend == 12)
+		wr16(r + 4, 0);
+	wr16(r + 6, 0);
+	wr16(r + 8, 0);
+	wr16(r + 10, optlen ? 1 : 0);
+	if (optlen)
+		memmove(r + qend, r + opt, optlen);
+	return qend + optlen;
+}
+
+size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
+                  size_t len, uint32_t now, uint64_t *stats)
+{
+	rrl_net_t pfx;
+	if (rrl_addr(sa, &pfx))
+		return len;
+	for (size_t i = 0; i < t->conf.nexempt; i++)
+		if (rrl_net_contains(&t->conf.exempt[i], &pfx))
+			return len;
+	rrl_net_mask(&pfx, pfx.family == 4 ? t->conf.v4_prefix
+	                                   : t->conf.v6_prefix);
+	rrl_class_t cls;
+	uint8_t name[DNAME_MAXLEN + 1];
+	uint16_t qtype;
+	rrl_classify(resp, len, &cls, name, &qtype);
+	uint64_t key = rrl_key(t->seed, cls, &pfx, name, qtype);
+	switch (rrl_decide(t, cls, key, now)) {
+	case RRL_PASS:
+		return len;
+	case RRL_SLIP:
+		stats[STAT_RRL_SLIPPED]++;
+		return rrl_slip(resp, len);
+	default:
+		stats[STAT_RRL_DROPPED]++;
+		return 0;
+	}
+}
+
+/* Publication --------------------------------------------------------- */
+
+static rrl_t *current;        /* RCU-protected; written by the main thread */
+static uint64_t generation;   /* main thread only */
+
+static uint64_t random_seed(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
+		return s;
+	return ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+	       (uint64_t)(uintptr_t)&s;
+}
+
+int rrl_load(const conf_t *c, unsigned share, unsigned ntables, rrl_t **out,
+             char *err, size_t errlen)
+{
+	*out = NULL;
+	rrl_conf_t rc;
+	if (rrl_conf_load(c, &rc, err, errlen))
+		return -1;
+	if (!rc.rate || !ntables) {
+		rrl_conf_clear(&rc);
+		return 0;
+	}
+	rrl_t *r = xcalloc(1, sizeof(*r));
+	r->conf = rc;
+	r->share = share ? share : 1;
+	r->ntables = ntables;
+	r->tables = xcalloc(ntables, sizeof(*r->tables));
+	uint64_t seed = random_seed();
+	for (unsigned i = 0; i < ntables; i++)
+		r->tables[i] = rrl_table_new(&r->conf, r->share, seed);
+	*out = r;
+	return 0;
+}
+
+void rrl_free(rrl_t *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->ntables; i++)
+		rrl_table_free(r->tables[i]);
+	free(r->tables);
+	rrl_conf_clear(&r->conf);
+	free(r);
+}
+
+void rrl_publish(rrl_t *r)
+{
+	if (r) {
+		r->gen = ++generation;
+		const rrl_conf_t *c = &r->conf;
+		size_t mib = (size_t)r->ntables * c->table_size *
+		             sizeof(rrl_bucket_t) >> 20;
+		log_info("rate limiting: %u responses a second per client /%u "
+		         "(IPv4) or /%u (IPv6) and response, %g on each UDP "
+		         "thread of a listen address (%u workers); window "
+		         "%u s, slip %u, %zu exempt prefixes; %u tables of %u "
+		         "buckets (%zu MiB)", c->rate, c->v4_prefix,
+		         c->v6_prefix, (double)c->rate / r->share, r->share,
+		         c->window, c->slip, c->nexempt, r->ntables,
+		         c->table_size, mib);
+	}
+	rrl_t *old = rcu_xchg_pointer(&current, r);
+	if (old) {
+		if (!r)
+			log_info("rate limiting: off");
+		synchronize_rcu();
+		rrl_free(old);
+	}
+}
+
+rrl_table_t *rrl_slot_table(rrl_slot_t *slot)
+{
+	rrl_t *r = rcu_dereference(current);
+	if (!r)
+		return NULL;
+	if (r->gen != slot->gen) {
+		unsigned i = __atomic_fetch_add(&r->claimed, 1,
+		                                __ATOMIC_RELAXED);
+		slot->gen = r->gen;
+		slot->table = i < r->ntables ? r->tables[i] : NULL;
+	}
+	return slot->table;
+}
