@@ -59,7 +59,12 @@ wait_for 3 a.gslb.test "192.0.2.1 192.0.2.4" && ok "p3 out of a too: the lower s
 out=$(CTL status)
 expect_has "$out" "^p1 +up .* probe " "p1 stays up: the probe profile ignores load metrics"
 # S2-9: the shadow profile (four) scores p1 beside the live one and says
-# that it disagrees, without moving anything.
+# that it disagrees, without moving anything (at p1's next evaluation:
+# give a loaded machine a few seconds).
+for _ in $(seq 50); do
+	grep -q "shadow profile four: node p1 degraded" "$T/gslbd.log" && break
+	sleep 0.1
+done
 expect_has "$(cat "$T/gslbd.log")" "warning: shadow profile four: node p1 degraded \(score [0-9]+\), live profile probe: good \(score [0-9]+\): the profiles disagree" \
 	"the shadow profile's disagreement is logged"
 expect_has "$(CTL --json status a.gslb.test)" '"shadow_score"' "status shows the shadow score"
