@@ -324,7 +324,10 @@ static inline int q_question(wbuf_t *w, qstate_t *s)
 {
 	const uint8_t *in = s->in;
 	if (rd16(in + 4) != 1) {
-		s->rcode = RCODE_FORMERR;
+		/* An opcode we do not implement is NOTIMP whatever its
+		 * sections hold (RFC 8906 §8.1.4): the question count is
+		 * only meaningful for a QUERY. */
+		s->rcode = ((in[2] >> 3) & 0xF) != 0 ? RCODE_NOTIMP : RCODE_FORMERR;
 		return -1;
 	}
 	s->qlen = dname_len(in + 12, s->inlen - 12); /* no pointers in a question */

@@ -50,6 +50,22 @@ EOF
 )
 expect_has "$res" "^rcode=4 opcode=15 id=777 qr=1 q=\[\('www\.r\.test\.', 1, 1\)\]$" "raw opcode 15: NOTIMP ($res)"
 
+# An unknown opcode without a question, or with two: NOTIMP, not FORMERR
+# (the opcode is judged before the question count).
+res=$(py <<'EOF'
+import dnsraw
+out = []
+for op in (15, 4, 5):
+    for qs in ([], [("www.r.test", 1, 1), ("ns1.r.test", 1, 1)]):
+        raw = dnsraw.udp(dnsraw.query(None, questions=qs, opcode=op))
+        r = dnsraw.parse(raw) if raw else None
+        out.append("op%d/qd%d:%s" % (op, len(qs), r and r["rcode"]))
+print(" ".join(out))
+EOF
+)
+[ "$res" = "op15/qd0:4 op15/qd2:4 op4/qd0:4 op4/qd2:4 op5/qd0:4 op5/qd2:4" ] &&
+	ok "unknown opcode without one question: NOTIMP" || fail "opcode before QDCOUNT: $res"
+
 # QDCOUNT != 1: FORMERR.
 res=$(py <<'EOF'
 import dnsraw
