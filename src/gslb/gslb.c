@@ -38,18 +38,27 @@ void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
 			c->from_ecs = 1;
 			return;
 		}
-		if (ecs_family == 2 && routable6(ecs_addr)) {
+		/* ::ffff:a.b.c.d is an IPv4 client written in IPv6: judged by
+		 * its IPv4 address, and located as IPv4 by geo. */
+		static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+		int mapped = ecs_family == 2 && memcmp(ecs_addr, v4mapped, 12) == 0;
+		if (ecs_family == 2 && (mapped ? routable4(ecs_addr + 12)
+		                               : routable6(ecs_addr))) {
 			struct sockaddr_in6 *s = (struct sockaddr_in6 *)&c->addr;
 			s->sin6_family = AF_INET6;
 			memcpy(&s->sin6_addr, ecs_addr, 16);
 			c->from_ecs = 1;
+			c->mapped = (uint8_t)mapped;
 			return;
 		}
 	}
-	if (src && src->sa_family == AF_INET)
+	if (src && src->sa_family == AF_INET) {
 		memcpy(&c->addr, src, sizeof(struct sockaddr_in));
-	else if (src && src->sa_family == AF_INET6)
+	} else if (src && src->sa_family == AF_INET6) {
 		memcpy(&c->addr, src, sizeof(struct sockaddr_in6));
+		c->mapped = IN6_IS_ADDR_V4MAPPED(
+			&((const struct sockaddr_in6 *)src)->sin6_addr);
+	}
 }
 
 /* The sticky key: the client's /24 or /56, hashed. */
@@ -57,7 +66,12 @@ static uint64_t sticky_key(const gslb_client_t *c, uint8_t *bits)
 {
 	const uint8_t *a;
 	unsigned n;
-	if (c->addr.ss_family == AF_INET6) {
+	if (c->addr.ss_family == AF_INET6 && c->mapped) {
+		/* The IPv4 /24 inside the mapped address: ::ffff:a.b.c.0/120. */
+		a = (const uint8_t *)&((const struct sockaddr_in6 *)&c->addr)->sin6_addr + 12;
+		n = GSLB_STICKY_V4 / 8;
+		*bits = 96 + GSLB_STICKY_V4;
+	} else if (c->addr.ss_family == AF_INET6) {
 		a = (const uint8_t *)&((const struct sockaddr_in6 *)&c->addr)->sin6_addr;
 		n = GSLB_STICKY_V6 / 8;
 		*bits = GSLB_STICKY_V6;
@@ -208,6 +222,11 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	 * 0 when the service answers everybody alike. */
 	if (out->svc.flags & SVC_CLIENT_ROWS)
 		out->scope = out->geo.prefix_len;
+	/* A mapped client's network was found as IPv4 (0..32 bits); in the
+	 * IPv6 option it came in, that network is ::ffff:0:0/96 plus those
+	 * bits, so a /16 is scope /112, not /16 of IPv6 space. */
+	if (c->mapped && c->from_ecs && (out->svc.flags & SVC_CLIENT_ROWS))
+		out->scope = (uint8_t)(out->scope + 96);
 	if (sticky && sbits > out->scope)
 		out->scope = sbits;
 	return 0;

@@ -26,6 +26,9 @@
 typedef struct gslb_client {
 	struct sockaddr_storage addr;  /* the address that locates the client */
 	uint8_t from_ecs;              /* taken from the ECS option */
+	uint8_t mapped;                /* an IPv4-mapped IPv6 address: located
+	                                  as IPv4, but its scope and sticky
+	                                  network count in IPv6 bits */
 } gslb_client_t;
 
 typedef enum {

@@ -60,6 +60,11 @@ expect_has "$out" "CLIENT-SUBNET: 10\.1\.7\.0/24/17" "ECS scope = decided networ
 expect_has "$out" "^www\.gslb\.test\.[[:space:]]+60[[:space:]]+IN[[:space:]]+A[[:space:]]+192\.0\.2\.[12]$" "answer with the service TTL"
 out=$(q www.gslb.test A +subnet=10.2.7.0/24)
 expect_has "$out" "CLIENT-SUBNET: 10\.2\.7\.0/24/16" "ECS scope = GeoIP network /16"
+# The same client written IPv4-mapped in an IPv6 option: the same row,
+# and the scope in IPv6 bits (/16 + 96 = /112).
+out=$(q www.gslb.test A +subnet=::ffff:10.2.7.0/120)
+expect_has "$out" "CLIENT-SUBNET: ::ffff:10\.2\.7\.0/120/112" "IPv4-mapped ECS: scope /112"
+expect_has "$out" "IN	A	192\.0\.2\.3$" "IPv4-mapped ECS: located as the IPv4 client"
 out=$(q www.gslb.test A +subnet=10.1.200.0/24)
 expect_has "$out" "CLIENT-SUBNET: 10\.1\.200\.0/24/24" "ECS scope = CIDR-file network /24"
 out=$(q www.gslb.test AAAA +subnet=2001:db8:a::/48)

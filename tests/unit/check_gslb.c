@@ -357,6 +357,22 @@ START_TEST(resolve_ipv6)
 	ck_assert_int_eq(resolve_client("www", 28, &c, &g), 0);
 	ck_assert_str_eq(picked(&g, 0), "bj-ct");
 	ck_assert_uint_eq(g.scope, 28);
+	/* ECS of family 2 with an IPv4-mapped address: located as the IPv4
+	 * client, with the scope counted in the option's IPv6 bits (the
+	 * IPv4 network's prefix plus the 96 mapped bits). */
+	static const uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, 36, 110, 1, 0 };
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 2, mapped, 120);
+	ck_assert_int_eq(c.from_ecs, 1);
+	ck_assert_int_eq(c.mapped, 1);
+	ck_assert_int_eq(resolve_client("www", 1, &c, &g), 0);
+	ck_assert_str_eq(picked(&g, 0), "bj-ct");
+	gslb_result_t g4;
+	ck_assert_int_eq(resolve("www", "36.110.1.1", 1, &g4), 0);
+	ck_assert_uint_eq(g.scope, g4.scope + 96);
+	/* A mapped loopback address locates nobody: the resolver decides. */
+	static const uint8_t mloop[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
+	gslb_client_from(&c, (struct sockaddr *)&resolver, 2, mloop, 128);
+	ck_assert_int_eq(c.from_ecs, 0);
 }
 END_TEST
 
@@ -368,6 +384,20 @@ START_TEST(resolve_sticky_scope)
 	ck_assert_int_eq(resolve("sticky", "36.110.1.1", 1, &g), 0);
 	ck_assert_uint_eq(g.scope, GSLB_STICKY_V4);
 	snprintf(first, sizeof(first), "%s", picked(&g, 0));
+	/* The same /24 written IPv4-mapped in an ECS option of family 2:
+	 * the same node, with the sticky network in IPv6 bits (/120), not
+	 * the /56 of IPv6 space that would hold every IPv4 client. */
+	{
+		gslb_client_t mc;
+		struct sockaddr_storage res;
+		static const uint8_t m[16] = { [10] = 0xff, [11] = 0xff, 36, 110, 1, 0 };
+		sockaddr_of("198.51.100.7", &res);
+		gslb_client_from(&mc, (struct sockaddr *)&res, 2, m, 120);
+		gslb_result_t gm;
+		ck_assert_int_eq(resolve_client("sticky", 1, &mc, &gm), 0);
+		ck_assert_uint_eq(gm.scope, 96 + GSLB_STICKY_V4);
+		ck_assert_str_eq(picked(&gm, 0), first);
+	}
 	/* Every address of the /24 gets the same node, every time. */
 	for (int i = 0; i < 256; i += 17) {
 		snprintf(ip, sizeof(ip), "36.110.1.%d", i);
