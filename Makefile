@@ -7,6 +7,7 @@
 #   make run        serve the demo zone on 127.0.0.1@5300 (UDP and TCP)
 #   make check      unit, query, fuzz-replay and integration tests
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
+#   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
 #   make install prefix=DIR
 #   make fuzz       libFuzzer binaries of the query, zone and configuration
 #                   fuzzers (clang)
@@ -54,7 +55,8 @@ datadir ?= $(prefix)/share
 B := build
 SANFLAGS :=
 ifneq ($(strip $(SAN)),)
-B := build-san
+# ThreadSanitizer cannot be mixed with the others: its own directory.
+B := build-san$(if $(findstring thread,$(SAN)),-thread)
 SANFLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
@@ -184,7 +186,7 @@ uninstall:
 	-rmdir $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd 2>/dev/null
 
 clean:
-	rm -rf build build-san $(MAN) tests/tmp
+	rm -rf build build-san build-san-thread $(MAN) tests/tmp
 distclean: clean
 	rm -rf config.mk config.status config.log configure autom4te.cache \
 	  aclocal.m4 src/config.h src/config.h.in src/config.h.in~ compile \

@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 export B TESTPORT=${TESTPORT:-15300} SAN
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# ThreadSanitizer: a report fails the test (exit code), with the
+# suppressions of tests/tsan.supp (each entry says why it is there).
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0
 fail=0
