@@ -4,7 +4,7 @@
 # daemon serves and its health thread writes, and every time the store
 # equals either the export before or the export after; then the daemon
 # itself is killed during health commits and restarts from its persisted
-# state.  Bounded: ITER kills (default 25), about a minute in all.
+# state.  Bounded: ITER kills (default 15), about a minute in all.
 . "$(dirname "$0")/lib.sh"
 # Fewer under sanitizers, where one apply takes several times longer.
 ITER=${ITER:-$([ -n "${SAN:-}" ] && echo 8 || echo 15)}
