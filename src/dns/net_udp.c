@@ -112,7 +112,7 @@ static void *udp_main(void *arg)
 		int nout = 0;
 		for (int i = 0; i < n; i++) {
 			if (u->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				q->stats[STAT_DROPPED]++;
+				STAT_INC(q->stats, STAT_DROPPED);
 				continue;
 			}
 			client_t c = { (struct sockaddr *)&u->addr[i], 0 };
@@ -137,7 +137,7 @@ static void *udp_main(void *arg)
 					continue;
 				/* A full send buffer or an unreachable client:
 				 * skip the datagram, as a lost reply would be. */
-				q->stats[STAT_DROPPED]++;
+				STAT_INC(q->stats, STAT_DROPPED);
 				sent++;
 				continue;
 			}

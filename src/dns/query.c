@@ -375,7 +375,7 @@ static inline int q_records(qctx_t *q, qstate_t *s)
 			if (edns_parse(in + start + 3, inlen - start - 3, &s->e) < 0)
 				edns_bad = 1;
 			s->e.present = 1;
-			q->stats[STAT_EDNS]++;
+			STAT_INC(q->stats, STAT_EDNS);
 		} else if (type == RR_TSIG) {
 			if (i + 1 != ar) /* TSIG must be the last record */
 				return -1;
@@ -394,7 +394,7 @@ static inline int q_records(qctx_t *q, qstate_t *s)
 		return -1;
 	}
 	if (s->e.ecs)
-		q->stats[STAT_ECS]++;
+		STAT_INC(q->stats, STAT_ECS);
 	s->rcode = RCODE_NOERROR;
 	if (((in[2] >> 3) & 0xF) != 0) {
 		s->rcode = RCODE_NOTIMP;
@@ -475,13 +475,13 @@ static inline void q_count(qctx_t *q, int rcode, const wbuf_t *w, int aa)
 {
 	switch (rcode) {
 	case RCODE_NOERROR:
-		q->stats[w->count[SEC_AN] || !aa ? STAT_NOERROR : STAT_NODATA]++;
+		STAT_INC(q->stats, w->count[SEC_AN] || !aa ? STAT_NOERROR : STAT_NODATA);
 		break;
-	case RCODE_NXDOMAIN: q->stats[STAT_NXDOMAIN]++; break;
-	case RCODE_REFUSED: q->stats[STAT_REFUSED]++; break;
-	case RCODE_FORMERR: q->stats[STAT_FORMERR]++; break;
-	case RCODE_NOTIMP: q->stats[STAT_NOTIMP]++; break;
-	default: q->stats[STAT_OTHER]++; break;
+	case RCODE_NXDOMAIN: STAT_INC(q->stats, STAT_NXDOMAIN); break;
+	case RCODE_REFUSED: STAT_INC(q->stats, STAT_REFUSED); break;
+	case RCODE_FORMERR: STAT_INC(q->stats, STAT_FORMERR); break;
+	case RCODE_NOTIMP: STAT_INC(q->stats, STAT_NOTIMP); break;
+	default: STAT_INC(q->stats, STAT_OTHER); break;
 	}
 }
 
@@ -537,11 +537,11 @@ static size_t q_finish(qctx_t *q, wbuf_t *w, qstate_t *s, size_t outcap)
 size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
                      size_t inlen, uint8_t *out, size_t outcap)
 {
-	q->stats[STAT_QUERIES]++;
+	STAT_INC(q->stats, STAT_QUERIES);
 	/* Too short to answer, or itself a response: drop (RFC 8906 §3.1.1
 	 * allows no answer to a response, which also stops reflection loops). */
 	if (inlen < 12 || (in[2] & 0x80) || outcap < 512) {
-		q->stats[STAT_DROPPED]++;
+		STAT_INC(q->stats, STAT_DROPPED);
 		return 0;
 	}
 	memset(out, 0, 12);
@@ -570,7 +570,7 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 		w.pos = 12 + s.qlen + 4;
 		w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
 		out[2] |= 0x02;
-		q->stats[STAT_TRUNCATED]++;
+		STAT_INC(q->stats, STAT_TRUNCATED);
 	}
 	return q_finish(q, &w, &s, outcap);
 }

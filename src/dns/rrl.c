@@ -573,10 +573,10 @@ size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
 	case RRL_PASS:
 		return len;
 	case RRL_SLIP:
-		stats[STAT_RRL_SLIPPED]++;
+		STAT_INC(stats, STAT_RRL_SLIPPED);
 		return rrl_slip(resp, len);
 	default:
-		stats[STAT_RRL_DROPPED]++;
+		STAT_INC(stats, STAT_RRL_DROPPED);
 		return 0;
 	}
 }
