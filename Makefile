@@ -52,6 +52,7 @@ DESTDIR ?=
 sysconfdir ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
 unitdir ?= $(prefix)/lib/systemd/system
 datadir ?= $(prefix)/share
+completionsdir ?= $(datadir)/bash-completion/completions
 B := build
 SANFLAGS :=
 ifneq ($(strip $(SAN)),)
@@ -157,7 +158,8 @@ CONF_DIR = $(DESTDIR)$(sysconfdir)/gslbd
 install: all
 	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
 	  $(DESTDIR)$(prefix)/share/man/man5 $(DESTDIR)$(prefix)/share/man/man8 \
-	  $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd
+	  $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd \
+	  $(DESTDIR)$(completionsdir)
 	install -m 755 $(B)/gslbd $(DESTDIR)$(prefix)/sbin/gslbd
 	install -m 755 $(B)/gslbctl $(DESTDIR)$(prefix)/bin/gslbctl
 	for m in $(MAN); do s=$${m##*.}; \
@@ -166,6 +168,7 @@ install: all
 	  contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
 	chmod 644 $(DESTDIR)$(unitdir)/gslbd.service
 	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
+	install -m 644 contrib/gslbctl.bash-completion $(DESTDIR)$(completionsdir)/gslbctl
 	sed -e 's|/var/lib/GeoIP/GeoIP2-City.mmdb|$(datadir)/gslbd/demo.mmdb|' \
 	  contrib/gslbd.conf.sample > $(CONF_DIR)/gslbd.conf.sample
 	chmod 644 $(CONF_DIR)/gslbd.conf.sample
@@ -177,7 +180,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(prefix)/sbin/gslbd $(DESTDIR)$(prefix)/bin/gslbctl \
 	  $(DESTDIR)$(unitdir)/gslbd.service $(DESTDIR)$(datadir)/gslbd/demo.mmdb \
-	  $(CONF_DIR)/cdn.example.com.zone
+	  $(CONF_DIR)/cdn.example.com.zone $(DESTDIR)$(completionsdir)/gslbctl
 	for m in $(MAN); do s=$${m##*.}; b=$${m##*/}; \
 	  rm -f $(DESTDIR)$(prefix)/share/man/man$$s/$$b; done
 	if cmp -s $(CONF_DIR)/gslbd.conf $(CONF_DIR)/gslbd.conf.sample; then \

@@ -19,7 +19,7 @@ libsystemd-dev libmicrohttpd-dev check libsubunit-dev"
 # promtool) for the metrics tests.
 TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
-python3 iproute2 procps bc openssl systemd prometheus"
+python3 iproute2 procps bc openssl systemd prometheus bash-completion"
 
 case "$1" in
   --build) want="$BUILD" ;;

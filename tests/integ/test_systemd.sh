@@ -11,7 +11,8 @@ make -s -C "$ROOT" install prefix="$P" B="$B" SAN="${SAN:-}" >"$T/install.log" 2
 	{ cat "$T/install.log"; fail "make install"; }
 for f in sbin/gslbd bin/gslbctl lib/systemd/system/gslbd.service etc/gslbd/gslbd.conf \
          etc/gslbd/gslbd.conf.sample etc/gslbd/cdn.example.com.zone share/gslbd/demo.mmdb \
-         share/man/man8/gslbd.8 share/man/man5/gslbd.conf.5 share/man/man8/gslbctl.8; do
+         share/man/man8/gslbd.8 share/man/man5/gslbd.conf.5 share/man/man8/gslbctl.8 \
+         share/bash-completion/completions/gslbctl; do
 	[ -e "$P/$f" ] && ok "installed $f" || fail "installed $f"
 done
 out=$("$P/sbin/gslbd" -c "$P/etc/gslbd/gslbd.conf" --check 2>&1)
