@@ -315,7 +315,7 @@ static int cmd_service(int argc, char **argv)
 	if (!add && !old)
 		die("service %s does not exist (use 'service add')", name);
 	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
-		"name", name, "ttl", 60, "short_ttl", 10, "answers", 1,
+		"name", name, "ttl", 30, "short_ttl", 10, "answers", 1,
 		"all_down", "open", "sticky", 0, "shadow", 0);
 	json_decref(old);
 	for (int i = 2; i < argc; i++) {
@@ -944,7 +944,7 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 		check_service_name(n, key, keysize);
 		json_object_set_new(o, "name", json_string(key));
 		static const char *const nums[] = { "ttl", "short_ttl", "answers" };
-		static const long defs[] = { 60, 10, 1 };
+		static const long defs[] = { 30, 10, 1 };
 		static const long maxs[] = { 604800, 604800, POLICY_MAX_ANSWERS };
 		for (int i = 0; i < 3; i++) {
 			json_t *v = json_object_get(o, nums[i]);
