@@ -6,6 +6,8 @@
 #   slow    200 after SLOW seconds   slowerr  503 after SLOW seconds
 #   hang    accept, never answer     down     listener closed (refused)
 #   err1    503 once, then ok (the server writes "ok" into MODEFILE)
+#   blink   ok, but the listener closes for 0.03 s every 0.25 s, so a probe
+#           now and then is refused and a retry 0.1 s on is not
 # Usage: python3 httpd.py PORT MODEFILE [SLOW] [LIFETIME]
 # Bounded: exits by itself after LIFETIME seconds (default 300).
 import socket
@@ -61,7 +63,16 @@ def listener():
 
 
 sock = listener()
+blink_at = 0.0
 while time.time() < deadline:
+    if mode() == "blink" and time.time() >= blink_at:
+        # Refuse for a moment: shorter than the health thread's tick, so
+        # that its immediate second probe finds the listener back.
+        blink_at = time.time() + 0.25
+        sock.close()
+        time.sleep(0.03)
+        sock = listener()
+        continue
     if mode() == "down":
         if sock:
             sock.close()

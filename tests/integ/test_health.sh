@@ -184,6 +184,30 @@ wait_for 3 "192.0.2.1 192.0.2.2" >/dev/null && ok "TCP probe: refused node out" 
 mode $HP3 ok
 wait_for 6 "$all" >/dev/null && ok "TCP probe: node back" || fail "tcp back"
 
+# A single refused connection is a single bad probe: it never moves
+# traffic; the immediate second probe, which connects, clears it.  The
+# server refuses for 0.03 s every 0.25 s until a probe lands in a gap
+# (the log says it probes again), then serves normally: exactly one
+# refusal, and the retry, 0.1 s or more later, finds the listener back.
+L=$(wc -l < "$T/gslbd.log")
+since() { tail -n +$((L + 1)) "$T/gslbd.log"; }
+mode $HP3 blink
+hit=
+for _ in $(seq 800); do
+	since | grep -q "node h3: every probe failed to connect: probing again" && { hit=1; break; }
+	sleep 0.05
+done
+mode $HP3 ok
+if [ -n "$hit" ]; then
+	moved=
+	for _ in $(seq 20); do [ "$(answers)" = "$all" ] || moved=1; sleep 0.1; done
+	[ -z "$moved" ] && ! since | grep -q "node h3: .*-> demoted" &&
+		ok "a single refused connection: confirmed by a second probe, nothing moved" ||
+		fail "a single refused connection moved traffic: $(since | grep 'node h3')"
+else
+	fail "no probe landed in a refusal gap in 40 s"
+fi
+
 # Admin overrides: down takes a healthy node out, up keeps a dead one in.
 CTL node set h1 --admin down >/dev/null
 [ "$(answers)" = "192.0.2.2 192.0.2.3" ] && ok "admin down: out at once" || fail "admin down"
