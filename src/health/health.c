@@ -149,6 +149,15 @@ static void on_tick(uv_timer_t *t)
 			n->dirty = 0;
 			health__evaluate(h, n);
 			learn_stable(n);
+			/* A node that has just become suspect does not wait
+			 * out the normal interval its probes were scheduled
+			 * with: the next run comes at the fast interval. */
+			if (suspect(h, n))
+				for (unsigned k = 0; k < n->nprobe; k++) {
+					hprobe_t *p = &n->probe[k];
+					if (!p->run && p->next_due > now + h->c.fast_interval)
+						p->next_due = now + h->c.fast_interval;
+				}
 		}
 	}
 	int status_due = now - h->last_status >= 1.0;
