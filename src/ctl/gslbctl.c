@@ -1501,8 +1501,12 @@ static int cmd_history(int argc, char **argv)
 			char buf[40];
 			gmtime_r(&tt, &tm);
 			strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-			printf("%s  %6.1f  %-8s", buf, json_real_value(json_object_get(s, "score")),
-			       json_string_value(json_object_get(s, "state")));
+			double sc = json_real_value(json_object_get(s, "score"));
+			const char *st = json_string_value(json_object_get(s, "state"));
+			if (dims)
+				printf("%s  %6.1f  %-8s", buf, sc, st);
+			else
+				printf("%s  %6.1f  %s", buf, sc, st);
 			/* S2-10: the dimensions behind the score, 0..1 each
 			 * ("-" without input, or in records written before
 			 * they were kept). */
