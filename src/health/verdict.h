@@ -105,7 +105,8 @@ typedef struct verdict_round {
 typedef enum {
 	VERDICT_KEEP = 0,            /* the state stays (counters may move) */
 	VERDICT_NO_DATA,             /* no fresh input: nothing moves (S2-7) */
-	VERDICT_HARD_FAILURE,        /* -> demoted: no probe connects (S4-4) */
+	VERDICT_HARD_FAILURE,        /* -> demoted: no probe connects, confirmed
+	                                (S4-4, S0-8) */
 	VERDICT_PASSIVE_FAULT,       /* -> demoted: failure rate (S1-2) */
 	VERDICT_FAULT,               /* -> demoted: two dimensions (S1-4) */
 	VERDICT_LOW_SCORE,           /* -> demoted: below usable (S0-8) */
