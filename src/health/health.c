@@ -109,11 +109,16 @@ static void learn_stable(hnode_t *n)
 	*st = *st > 0 ? *st + (lat - *st) * STABLE_WEIGHT : lat;
 }
 
-/* S0-7, S2-8: a node under suspicion is probed at the fast interval. */
-static int suspect(const hnode_t *n)
+/* S0-7, S2-8: a node under suspicion is probed at the fast interval:
+ * one out or derated, with a degraded round, a gray switch or an
+ * unconfirmed refused connection pending, a node whose score has fallen
+ * below good (S0-7 "a node whose score is falling"), and every node of a
+ * cutover window. */
+static int suspect(const health_t *h, const hnode_t *n)
 {
 	return n->v.state == VERDICT_DEMOTED || n->v.state == VERDICT_DERATED ||
-	       n->v.degraded || n->v.gray || n->v.metrics_suspect ||
+	       n->v.degraded || n->v.gray || n->v.metrics_suspect || n->v.refused ||
+	       (!n->last.unknown && n->nwin && n->last.score < h->c.score.good) ||
 	       cutover_fast_probe(&n->cut);
 }
 
@@ -135,7 +140,7 @@ static void on_tick(uv_timer_t *t)
 			hprobe_t *p = &n->probe[k];
 			if (p->run || p->next_due > now)
 				continue;
-			double iv = suspect(n) && h->c.fast_interval < p->spec.interval_s ?
+			double iv = suspect(h, n) && h->c.fast_interval < p->spec.interval_s ?
 			            h->c.fast_interval : p->spec.interval_s;
 			p->next_due = now + iv;
 			p->run = probe_start(h->probes, &p->spec, on_result, p);
@@ -144,6 +149,15 @@ static void on_tick(uv_timer_t *t)
 			n->dirty = 0;
 			health__evaluate(h, n);
 			learn_stable(n);
+			/* A node that has just become suspect does not wait
+			 * out the normal interval its probes were scheduled
+			 * with: the next run comes at the fast interval. */
+			if (suspect(h, n))
+				for (unsigned k = 0; k < n->nprobe; k++) {
+					hprobe_t *p = &n->probe[k];
+					if (!p->run && p->next_due > now + h->c.fast_interval)
+						p->next_due = now + h->c.fast_interval;
+				}
 		}
 	}
 	int status_due = now - h->last_status >= 1.0;

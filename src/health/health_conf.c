@@ -36,6 +36,8 @@ static void set_defaults(health_conf_t *o)
 	o->settle = 300;
 	o->gray_share = 10;
 	o->gray_watch = 120;
+	o->gray_step = 10;
+	o->hard_confirm = 1;
 	o->standby_headroom = 20;
 	o->history_keep = 86400;
 	o->tick = 0.1;
@@ -76,6 +78,8 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		dst = d; }
 	if (strcmp(k, "shadow") == 0)
 		rc = conf_sbool(c, v, k, &o->shadow, err, errlen);
+	else if (strcmp(k, "hard-failure-confirm") == 0)
+		rc = conf_sbool(c, v, k, &o->hard_confirm, err, errlen);
 	else if (strcmp(k, "weights-probe") == 0)
 		rc = read_weights(c, v, k, o->score.w_probe, err, errlen);
 	else if (strcmp(k, "weights-four") == 0)
@@ -91,6 +95,9 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 	NUM("settle", 0, 86400, o->settle)
 	NUM("gray-share", 0, 100, o->gray_share)
 	NUM("gray-watch", 0, 86400, o->gray_watch)
+	NUM("gray-step", 0, 3600, o->gray_step)
+	NUM("latency-ema-alpha", 0.01, 1, o->score.latency_alpha)
+	NUM("latency-outlier-factor", 0, 100, o->score.outlier_factor)
 	NUM("standby-headroom", 0, 90, o->standby_headroom)
 	NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
 	NUM("tick", 0.01, 1, o->tick)
@@ -122,7 +129,8 @@ static int read_section(const conf_t *c, const ynode_t *s, health_conf_t *o,
 		"flap-window", "failure-rate-window", "weights-probe",
 		"weights-four", "grade-good",
 		"grade-usable",
-		"veto-level", "veto-factor", NULL
+		"veto-level", "veto-factor", "gray-step", "hard-failure-confirm",
+		"latency-ema-alpha", "latency-outlier-factor", NULL
 	};
 	if (conf_skeys(c, s, "health", keys, err, errlen))
 		return -1;
@@ -147,8 +155,19 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	const ynode_t *s = ynode_get(c->root, "health");
 	if (s && read_section(c, s, o, err, errlen))
 		return -1;
-	if (o->fast_interval <= 0 || o->fast_interval > o->interval)
-		o->fast_interval = o->interval; /* S0-7: never slower than normal */
+	/* S0-7, S2-8: falling nodes and cutover windows are probed faster.
+	 * S0-7 gives 60 s and 10 s; with our 10 s default interval a fifth
+	 * keeps a ratio near the seed's and still confirms a degraded round
+	 * (S0-8) within seconds.  Never below 1 s, so that a large table of
+	 * suspects cannot flood the probe loop, and never slower than the
+	 * normal interval. */
+	if (o->fast_interval <= 0) {
+		o->fast_interval = o->interval / HEALTH_FAST_DIVISOR;
+		if (o->fast_interval < HEALTH_FAST_MIN)
+			o->fast_interval = HEALTH_FAST_MIN;
+	}
+	if (o->fast_interval > o->interval)
+		o->fast_interval = o->interval;
 	if (cutover_conf_load(c, &o->cut, err, errlen))
 		return -1;
 	o->cut.settle = o->settle; /* one setting for both short-TTL periods */

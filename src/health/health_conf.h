@@ -13,17 +13,29 @@
 #include "health/cutover.h"
 #include "health/score.h"
 
+/* The default fast interval (S0-7, S2-8): interval / HEALTH_FAST_DIVISOR,
+ * at least HEALTH_FAST_MIN seconds (see health_conf.c). */
+#define HEALTH_FAST_DIVISOR 5.0
+#define HEALTH_FAST_MIN 1.0
+
 /** The health section of gslbd.conf (see gslbd.conf(5)). */
 typedef struct health_conf {
 	double interval;          /* default probe interval, s (10, S1-1) */
 	double timeout;           /* default probe timeout, s (2) */
-	double fast_interval;     /* suspects and cutover windows, s (S0-7) */
+	double fast_interval;     /* suspects and cutover windows, s (S0-7,
+	                             S2-8; default interval / 5, at least 1) */
 	unsigned demote_after;    /* consecutive degraded rounds (2, S0-8) */
 	unsigned restore_after;   /* consecutive good rounds (3, S0-8, S4-7) */
 	double derate_factor;     /* weight factor for 60..80 (0.5, S2-5) */
 	double settle;            /* short-TTL period after a change (300 s) */
 	double gray_share;        /* share moved on low confidence (10 %, S1-10) */
-	double gray_watch;        /* watch time before moving fully (120 s) */
+	double gray_watch;        /* watch time before moving more (120 s) */
+	double gray_step;         /* after the watch, the moved share doubles
+	                             this often while the alternates are
+	                             healthy (10 s, S1-10) */
+	int hard_confirm;         /* a hard failure needs a second, immediate
+	                             probe or another probe path (on, S4-4
+	                             with S0-8) */
 	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
 	double history_keep;      /* seconds of score history (S2-10) */
 	double tick;              /* scheduler tick, s (0.1) */

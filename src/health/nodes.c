@@ -140,6 +140,9 @@ static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
 		snprintf(n->promoted_for, sizeof(n->promoted_for), "%s", pf ? pf : "");
 		n->v.gray = json_is_true(json_object_get(rec, "gray"));
 		n->v.gray_since = (uint32_t)json_integer_value(json_object_get(rec, "gray_since"));
+		n->v.gray_pct = (unsigned)json_integer_value(json_object_get(rec, "gray_pct"));
+		n->v.gray_step_at = (uint32_t)json_integer_value(json_object_get(rec, "gray_step_at"));
+		n->v.gray_held = json_is_true(json_object_get(rec, "gray_held"));
 		n->v.since = (uint32_t)json_integer_value(json_object_get(rec, "since"));
 		n->v.moved_at = (uint32_t)json_integer_value(json_object_get(rec, "moved_at"));
 		const char *r = json_string_value(json_object_get(rec, "reason"));

@@ -43,7 +43,8 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 	const score_config_t *sc = &h->c.score;
 	switch (d->reason) {
 	case VERDICT_HARD_FAILURE:
-		snprintf(why, len, "hard failure: every probe failed to connect (%s)",
+		snprintf(why, len, "hard failure: every probe failed to connect%s (%s)",
+		         n->nprobe < 2 && h->c.hard_confirm ? ", twice" : "",
 		         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
 		break;
 	case VERDICT_RESTORED:
@@ -67,7 +68,9 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		         d->score, sc->usable, d->rounds);
 		break;
 	case VERDICT_GRAY_PERSISTED:
-		snprintf(why, len, "low-confidence fault persisted %.0f s", h->c.gray_watch);
+		snprintf(why, len, "low-confidence fault for %.0f s, its share moved "
+		         "gradually to healthy alternates",
+		         (double)(d->next.since - n->v.gray_since));
 		break;
 	case VERDICT_FIRST_UP:
 		snprintf(why, len, "score at or above %g", sc->good);
@@ -92,18 +95,78 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 
 /* The gray switch's news, logged and audited before a change of state of
  * the same round. */
-static void apply_gray(health_t *h, hnode_t *n, verdict_gray_t g)
+static void apply_gray(health_t *h, hnode_t *n, const verdict_t *d)
 {
-	if (g == VERDICT_GRAY_ON) {
+	switch (d->gray) {
+	case VERDICT_GRAY_ON:
 		n->changed = 1;
-		log_info("node %s: gray switch, %.0f%% of its share moves away for %.0f s",
-		         n->id, h->c.gray_share, h->c.gray_watch);
-		health__note(h, "node %s gray switch (one abnormal dimension)", n->id);
-	} else if (g == VERDICT_GRAY_OFF) {
+		log_info("node %s: gray switch, %u%% of its share moves away, watched %.0f s",
+		         n->id, d->next.gray_pct, h->c.gray_watch);
+		health__note(h, "node %s gray switch %u%% (one abnormal dimension)", n->id,
+		             d->next.gray_pct);
+		break;
+	case VERDICT_GRAY_STEP:
+		n->changed = 1;
+		log_info("node %s: gray switch, not recovered and the alternates are up: "
+		         "%u%% of its share moved away", n->id, d->next.gray_pct);
+		health__note(h, "node %s gray switch %u%%", n->id, d->next.gray_pct);
+		break;
+	case VERDICT_GRAY_HELD:
+		log_info("node %s: gray switch held at %u%%: no alternate of its rows is up",
+		         n->id, d->next.gray_pct);
+		break;
+	case VERDICT_GRAY_OFF:
 		n->changed = 1;
 		log_info("node %s: gray switch cancelled, the node recovered", n->id);
 		health__note(h, "node %s gray switch cancelled", n->id);
+		break;
+	default:
+		break;
 	}
+}
+
+typedef struct {
+	health_t *h;
+	const hnode_t *n;
+	int ok;
+} alt_t;
+
+/* wdb_each() over the weight rows: whether a row naming @a->n has another
+ * node that serves and is up (S1-10: "if the alternate is fine"). */
+static int alt_row(const char *key, json_t *row, void *arg)
+{
+	alt_t *a = arg;
+	json_t *w = json_object_get(row, "weights");
+	(void)key;
+	if (!json_object_get(w, a->n->id))
+		return 0;
+	const char *id;
+	json_t *v;
+	json_object_foreach(w, id, v) {
+		const hnode_t *o = health__find_node(a->h, id, NULL);
+		if (!o || o == a->n || json_integer_value(v) <= 0 ||
+		    strcmp(o->admin, "down") == 0 || strcmp(o->admin, "drain") == 0 ||
+		    (strcmp(o->pool, "standby") == 0 && !o->promoted))
+			continue;
+		if (strcmp(o->admin, "up") == 0 || (o->v.state == VERDICT_UP && !o->v.gray)) {
+			a->ok = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether @n has a healthy alternate.  Asked only of a gray switch past
+ * its watch, so the walk over the rows is rare. */
+static int alternate_ok(health_t *h, const hnode_t *n)
+{
+	wdb_txn_t *t = wdb_begin_read(h->db);
+	if (!t)
+		return 0;
+	alt_t a = { h, n, 0 };
+	wdb_each(t, WDB_WEIGHT, NULL, alt_row, &a);
+	wdb_abort(t);
+	return a.ok;
 }
 
 /* Applies decision @d to @n; @rest is the score of the samples a restore
@@ -116,7 +179,16 @@ static void apply(health_t *h, hnode_t *n, const verdict_t *d,
 	if (verdict_changes_state(d->reason))
 		reason_text(h, n, d, why, sizeof(why));
 	n->v = d->next;
-	apply_gray(h, n, d->gray);
+	apply_gray(h, n, d);
+	if (d->retry) {
+		/* S4-4 with S0-8: confirm a refused connection at once. */
+		double now = health__loop_now(h);
+		for (unsigned i = 0; i < n->nprobe; i++)
+			if (!n->probe[i].run && n->probe[i].next_due > now)
+				n->probe[i].next_due = now;
+		log_info("node %s: every probe failed to connect: probing again to confirm",
+		         n->id);
+	}
 	if (d->keep) {
 		/* The outage is behind: score from the good rounds only. */
 		memmove(n->win, n->win + n->nwin - d->keep, d->keep * sizeof(n->win[0]));
@@ -152,6 +224,8 @@ void health__evaluate(health_t *h, hnode_t *n)
 	for (unsigned i = 0; i < n->nprobe; i++)
 		if (n->probe[i].last_time && !n->probe[i].last.connected)
 			r.refused++;
+	if (n->v.gray && r.now - n->v.gray_since >= h->c.gray_watch)
+		r.alt_ok = (uint8_t)alternate_ok(h, n);
 	r.fr_pct = n->metrics.value[METRIC_FAILURE_RATE];
 	r.fr_time = n->metrics.time[METRIC_FAILURE_RATE];
 	r.fr_high_since = n->fr_high_since;
@@ -164,7 +238,8 @@ void health__evaluate(health_t *h, hnode_t *n)
 
 static json_t *health_record(health_t *h, const hnode_t *n)
 {
-	int pct = (int)verdict_weight_pct(&h->c, n->v.state, n->v.gray);
+	int pct = (int)verdict_weight_pct(&h->c, n->v.state,
+	                                  n->v.gray ? n->v.gray_pct : 0);
 	uint32_t su = n->v.moved_at ? n->v.moved_at + (uint32_t)h->c.settle : 0;
 	if (n->cut.short_until > su)
 		su = n->cut.short_until;
@@ -181,6 +256,11 @@ static json_t *health_record(health_t *h, const hnode_t *n)
 		"gray_since", (json_int_t)n->v.gray_since,
 		"score", n->last.unknown ? -1.0 : n->last.score);
 	json_object_set_new(rec, "moved_at", json_integer(n->v.moved_at));
+	if (n->v.gray) {
+		json_object_set_new(rec, "gray_pct", json_integer(n->v.gray_pct));
+		json_object_set_new(rec, "gray_step_at", json_integer(n->v.gray_step_at));
+		json_object_set_new(rec, "gray_held", json_boolean(n->v.gray_held));
+	}
 	if (n->cut.phase != CUT_NONE) {
 		json_object_set_new(rec, "cutover_pct", json_integer(n->cut.weight_pct));
 		json_object_set_new(rec, "prewarm_pct", json_integer(n->cut.prewarm_pct));
@@ -321,9 +401,17 @@ void health__flush(health_t *h, int status_due)
 				json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
 			wdb_set(t, WDB_STATUS, n->id, st);
 			json_decref(st);
-			json_t *hs = json_pack("{s:f, s:s}", "score",
+			/* S2-10: each dimension's value goes with the score
+			 * and state, so that a post-mortem reads why a score
+			 * moved (-1: the dimension had no input). */
+			json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
 			                       n->last.unknown ? -1.0 : n->last.score,
-			                       "state", verdict_state_name(n->v.state));
+			                       "state", verdict_state_name(n->v.state),
+			                       "dims", n->last.dim[0], n->last.dim[1],
+			                       n->last.dim[2], n->last.dim[3],
+			                       "profile", health__profile_text(h, n));
+			if (n->v.gray)
+				json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
 			wdb_history_add(t, n->id, now, hs);
 			json_decref(hs);
 			n->status_dirty = 0;

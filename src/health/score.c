@@ -100,6 +100,8 @@ void score_config_default(score_config_t *c)
 	c->veto_factor = 0.5;
 	c->fresh_s = 300;                                   /* S2-7: 5 min */
 	c->good = 80, c->usable = 60;                       /* S0-6, S2-5 */
+	c->latency_alpha = 0.5;                             /* S4-7 */
+	c->outlier_factor = 3;                              /* S3-9 */
 	c->loss_forgive = 1;
 }
 
@@ -248,22 +250,55 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 	if (fresh == 0)
 		return;
 
-	/* Latency and route jitter (S0-6) describe the path now: they are
-	 * taken from the newest SCORE_RECENT successful answers, not the
-	 * whole window, which at the normal probe rate reaches back many
-	 * minutes and would hide a path that started to degrade.  Loss,
-	 * connect success and status are rates and use the whole window.
+	/* Latency and route jitter (S0-6) describe the path now.
+	 *
+	 * Outliers first (S3-9): for latency, an answer more than
+	 * outlier_factor times slower than each of its neighbours among
+	 * the successful answers (and SCORE_OUTLIER_FLOOR_MS slower at
+	 * least) is a spike, from scheduling or one retransmission, and is
+	 * dropped.  Route jitter keeps every answer: variation is what it
+	 * measures.  The newest
+	 * answer has no successor yet and is always kept: a spike counts
+	 * for the one round in which it is the newest, and a path that
+	 * really got slower gives two slow answers in a row, which are
+	 * never outliers, so a degradation is never filtered away.
+	 *
+	 * Latency is an exponential moving average of the kept answers,
+	 * oldest first, with weight latency_alpha for each newer one
+	 * (S4-7 "EMA on latency", S3-9).  With the default 0.5 an answer
+	 * four rounds old weighs 1/16: the dimension follows the path
+	 * within a few rounds, as the mean of the newest four did, but one
+	 * slow answer moves it only half way.
 	 *
 	 * Route jitter compares the current path with the stable-period
-	 * path: how far each answer strays from the node's stable latency
-	 * when that is known, so a path that moves from 30 to 120 ms counts
-	 * here as well as in latency.  Without a stable reference (a new
-	 * node), how far it strays from the previous answer: a stable path
-	 * gives near-equal times, route changes and queueing give jumps.
-	 * Failed samples are skipped, not counted as jumps. */
-	for (unsigned i = ok > SCORE_RECENT ? ok - SCORE_RECENT : 0; i < ok; i++) {
-		lat_sum += lat[i];
+	 * path: how far each of the newest SCORE_RECENT answers
+	 * strays from the node's stable latency when that is known, so a
+	 * path that moves from 30 to 120 ms counts here as well as in
+	 * latency.  Without a stable reference (a new node), how far it
+	 * strays from the previous answer: a stable path gives near-equal
+	 * times, route changes and queueing give jumps.  Failed samples
+	 * are skipped, not counted as jumps.  Loss, connect success and
+	 * status are rates and use the whole window. */
+	double kept[SCORE_WINDOW];
+	unsigned nk = 0;
+	for (unsigned i = 0; i < ok; i++) {
+		if (c->outlier_factor > 0 && i + 1 < ok) {
+			double nb = lat[i + 1];
+			if (i > 0 && lat[i - 1] > nb)
+				nb = lat[i - 1];
+			if (lat[i] > c->outlier_factor * nb + SCORE_OUTLIER_FLOOR_MS)
+				continue;
+		}
+		kept[nk++] = lat[i];
+	}
+	double alpha = c->latency_alpha > 0 && c->latency_alpha <= 1 ?
+	               c->latency_alpha : 1;
+	double ema = 0;
+	for (unsigned i = 0; i < nk; i++) {
+		ema = i ? ema + alpha * (kept[i] - ema) : kept[i];
 		lat_n++;
+	}
+	for (unsigned i = ok > SCORE_RECENT ? ok - SCORE_RECENT : 0; i < ok; i++) {
 		if (stable_ms > 0) {
 			jit_sum += fabs(lat[i] - stable_ms);
 			jn++;
@@ -274,6 +309,7 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 		prev = lat[i];
 		have_prev = 1;
 	}
+	lat_sum = ema;
 
 	/* Loss: the percentage of failed samples.  A 16-sample window
 	 * moves in 6.25 % steps, and any step is past the 0.2 veto level
@@ -295,7 +331,7 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 		p->status = score_normalize((double)status_good / answered,
 		                            STATUS_GOOD, STATUS_BAD);
 	if (lat_n)
-		p->latency = score_normalize(lat_sum / lat_n, c->latency_good_ms,
+		p->latency = score_normalize(lat_sum, c->latency_good_ms,
 		                             c->latency_bad_ms);
 	if (jn)
 		p->jitter = score_normalize(jit_sum / jn, c->jitter_good_ms,

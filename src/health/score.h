@@ -18,8 +18,12 @@
 #include <stdint.h>
 
 #define SCORE_WINDOW 16          /* probe results kept per node */
-#define SCORE_RECENT 4           /* newest good answers that give latency
-                                    and route jitter (S0-6) */
+#define SCORE_RECENT 4           /* newest good answers that give route
+                                    jitter (S0-6) */
+/* A spike must also be this many ms slower than its neighbours: on a
+ * 1 ms loopback path a 4 ms answer is three times slower and still
+ * nothing (score.c, S3-9). */
+#define SCORE_OUTLIER_FLOOR_MS 10.0
 
 typedef enum { SCORE_PROFILE_PROBE = 0, SCORE_PROFILE_FOUR = 1 } score_profile_t;
 
@@ -73,6 +77,12 @@ typedef struct score_config {
 	double veto_factor;          /* 0.5: score multiplier on veto */
 	uint32_t fresh_s;            /* 300: inputs older are stale (S2-7) */
 	double good, usable;         /* grades 80 and 60 (S0-6, S2-5) */
+	double latency_alpha;        /* 0.5: EMA weight of the newest answer in
+	                                the latency dimension (S4-7, S3-9) */
+	double outlier_factor;       /* 3: an answer slower than this times
+	                                both neighbours is a spike, dropped
+	                                from latency and jitter (S3-9);
+	                                0: keep every answer */
 	unsigned loss_forgive;       /* 1: failed samples of the window not
 	                                counted as loss while the newest
 	                                sample succeeds (S0-8; see score.c) */

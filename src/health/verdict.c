@@ -29,14 +29,22 @@ int verdict_changes_state(verdict_reason_t r)
 }
 
 unsigned verdict_weight_pct(const health_conf_t *c, verdict_state_t state,
-                            int gray)
+                            unsigned gray_pct)
 {
 	int pct = 100;
 	if (state == VERDICT_DERATED)
 		pct = (int)lround(c->derate_factor * 100);
-	if (gray)
-		pct = (int)lround(pct * (100 - c->gray_share) / 100);
+	if (gray_pct)
+		pct = (int)lround(pct * (100.0 - (gray_pct > 100 ? 100 : gray_pct)) / 100);
 	return pct > 0 ? (unsigned)pct : 0;
+}
+
+unsigned verdict_gray_next(unsigned pct)
+{
+	unsigned next = pct * 2;
+	if (next < pct + VERDICT_GRAY_MIN_STEP)
+		next = pct + VERDICT_GRAY_MIN_STEP;
+	return next > 100 ? 100 : next;
 }
 
 verdict_standby_t verdict_standby(verdict_state_t state)
@@ -86,6 +94,14 @@ static void move(const health_conf_t *c, verdict_t *out, verdict_state_t to,
 	out->standby = verdict_standby(to);
 }
 
+/* Ends a gray switch (the node recovered, or it is out). */
+static void gray_clear(verdict_node_t *n)
+{
+	n->gray = 0;
+	n->gray_held = 0;
+	n->gray_pct = 0;
+}
+
 /* A demoted node: restoration looks at the rounds themselves, since the
  * window still holds the outage.  Each good round counts; anything else
  * starts the count again (S0-8, S4-7). */
@@ -106,13 +122,14 @@ static void restore_round(const health_conf_t *c, const verdict_round_t *r,
 	out->rounds = n->good;
 	out->score = r->last.score;
 	out->keep = n->good < r->nwin ? n->good : r->nwin; /* as verdict_restore_keep */
-	n->gray = 0;
+	gray_clear(n);
 	n->lowconf = 0;
 	/* The rounds counted while it was out are spent: a restored node
 	 * needs demote-after new degraded rounds to leave again (S0-8). */
 	n->degraded = 0;
 	n->grade_rounds = 0;
 	n->restored_at = r->now;
+	n->refused = 0;
 	/* The outage is behind: the state follows the good rounds only. */
 	move(c, out, r->rest.score >= c->score.good ? VERDICT_UP : VERDICT_DERATED,
 	     VERDICT_RESTORED, r->now);
@@ -139,12 +156,19 @@ static void degraded_round(const health_conf_t *c, const verdict_round_t *r,
 		why = VERDICT_FAULT;
 		out->abnormal = r->last.abnormal;
 	}
+	gray_clear(n);
 	move(c, out, VERDICT_DEMOTED, why, r->now);
 }
 
 /* Low confidence (S1-10): one abnormal dimension alone, confirmed over
  * two rounds like every verdict (S0-8), moves gray-share of the node's
- * weight away; still there after gray-watch seconds, the node is out.
+ * weight to the other nodes of its rows (the alternates).  After
+ * gray-watch seconds, if the node has still not recovered, the moved
+ * share doubles every gray-step seconds, but only while an alternate is
+ * up (r->alt_ok): moving load onto alternates that are themselves
+ * failing would make things worse, so the step waits (held) until one
+ * is.  At 100 % the node is out.  A round without the abnormal dimension
+ * cancels the switch: the whole share goes back to the node.
  * Returns 1 if the node was demoted. */
 static int gray_round(const health_conf_t *c, const verdict_round_t *r,
                       verdict_t *out)
@@ -154,16 +178,46 @@ static int gray_round(const health_conf_t *c, const verdict_round_t *r,
 	if (n->lowconf >= 2) {
 		if (!n->gray) {
 			n->gray = 1;
-			n->gray_since = r->now;
+			n->gray_held = 0;
+			n->gray_pct = (unsigned)lround(c->gray_share);
+			if (n->gray_pct == 0)
+				n->gray_pct = 1; /* still a switch: shows and steps */
+			n->gray_since = n->gray_step_at = r->now;
 			n->moved_at = r->now;
 			out->gray = VERDICT_GRAY_ON;
-		} else if (r->now - n->gray_since >= c->gray_watch) {
-			n->gray = 0;
+			return 0;
+		}
+		if (n->gray_pct == 0) /* a switch persisted before gray_pct */
+			n->gray_pct = (unsigned)lround(c->gray_share) ?: 1;
+		if (r->now - n->gray_since < c->gray_watch)
+			return 0;
+		if (!r->alt_ok) {
+			if (!n->gray_held) {
+				n->gray_held = 1;
+				out->gray = VERDICT_GRAY_HELD;
+			}
+			return 0;
+		}
+		/* The first step comes right after the watch; a step that
+		 * was held comes as soon as an alternate is up again; the
+		 * others every gray-step seconds. */
+		int stepped = n->gray_step_at >= n->gray_since + (uint32_t)c->gray_watch &&
+		              n->gray_step_at > n->gray_since;
+		if (stepped && !n->gray_held && r->now - n->gray_step_at < c->gray_step)
+			return 0;
+		n->gray_held = 0;
+		n->gray_pct = verdict_gray_next(n->gray_pct);
+		n->gray_step_at = r->now;
+		n->moved_at = r->now;
+		out->score = r->window.score;
+		if (n->gray_pct >= 100) {
+			gray_clear(n);
 			move(c, out, VERDICT_DEMOTED, VERDICT_GRAY_PERSISTED, r->now);
 			return 1;
 		}
+		out->gray = VERDICT_GRAY_STEP;
 	} else if (n->gray) {
-		n->gray = 0;
+		gray_clear(n);
 		n->moved_at = r->now;
 		out->gray = VERDICT_GRAY_OFF;
 	}
@@ -219,11 +273,25 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 		out->reason = VERDICT_NO_DATA; /* S2-7: keep the last decision */
 	} else if (r->nprobe && r->refused == r->nprobe) {
 		/* S4-4: a hard failure, every probe of the node failing to
-		 * connect in its latest run, is out at once. */
-		n->degraded++;
+		 * connect in its latest run, is out at once.  S0-8: a single
+		 * bad probe never moves traffic, and one lost SYN or one
+		 * connect timeout is a single bad probe.  So a hard failure
+		 * is confirmed: by another probe path of the node failing too
+		 * (two probes or more), or by a second probe that the health
+		 * thread starts at once (retry).  A dead node is then out
+		 * within its interval plus one connect attempt. */
+		n->refused++;
 		n->good = 0;
-		if (n->state != VERDICT_DEMOTED)
-			move(c, out, VERDICT_DEMOTED, VERDICT_HARD_FAILURE, r->now);
+		if (c->hard_confirm && r->nprobe < 2 && n->refused < 2 &&
+		    n->state != VERDICT_DEMOTED) {
+			out->retry = 1;
+		} else {
+			n->degraded++;
+			if (n->state != VERDICT_DEMOTED) {
+				gray_clear(n);
+				move(c, out, VERDICT_DEMOTED, VERDICT_HARD_FAILURE, r->now);
+			}
+		}
 	} else {
 		/* A round is degraded when the window's score is below usable
 		 * or the round shows a fault: two abnormal dimensions (S1-4),
@@ -231,6 +299,7 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 		 * probe among good ones is forgiven by the score once a good
 		 * round follows (score.c, loss_forgive), so it makes one
 		 * degraded round at most and never moves traffic (S0-8). */
+		n->refused = 0;
 		int passive = verdict_passive_fault(c, r->fr_pct, r->fr_time,
 		                                    r->fr_high_since, r->now);
 		int fault = r->last.n_abnormal >= 2 || passive;
@@ -245,5 +314,5 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 				grade_round(c, r, out);
 		}
 	}
-	out->weight_pct = verdict_weight_pct(c, n->state, n->gray);
+	out->weight_pct = verdict_weight_pct(c, n->state, n->gray ? n->gray_pct : 0);
 }

@@ -10,12 +10,16 @@
  *     derate-factor), with a margin around the good boundary (S4-5);
  *   up or derated -> demoted after demote-after consecutive degraded
  *     rounds (score below usable, or two abnormal dimensions at once, or
- *     a passive failure-rate fault: S0-8, S1-4, S1-2), or at once when
- *     every probe fails to connect (S4-4);
+ *     a passive failure-rate fault: S0-8, S1-4, S1-2), or at once on a
+ *     confirmed hard failure: every probe fails to connect, confirmed by
+ *     another probe path or by a second, immediate probe (S4-4, S0-8);
  *   demoted -> restored after restore-after consecutive good rounds,
  *     twice that per recent flap (S0-8, S4-7);
  *   one abnormal dimension alone for two rounds is low confidence: a
- *     gray switch, demoted if it lasts gray-watch seconds (S1-10);
+ *     gray switch moves gray-share away; after gray-watch seconds the
+ *     moved share doubles every gray-step seconds while the alternates
+ *     are healthy, and at 100 % the node is demoted; a round without the
+ *     abnormal dimension cancels it (S1-10);
  *   no fresh input at all changes nothing (S2-7).
  *
  * Thread safety: none needed; everything is passed in and out. */
@@ -36,6 +40,10 @@
 /* At most this many doublings of restore-after for a node that flaps
  * (S4-7): 16 times the confirmations. */
 #define VERDICT_FLAPS_MAX 4
+
+/* A gray switch grows by at least this many points a step (S1-10), so
+ * that a small or zero gray-share still reaches 100 % in a few steps. */
+#define VERDICT_GRAY_MIN_STEP 10
 
 /** A node's state as the store and gslbctl name it. */
 typedef enum {
@@ -58,6 +66,12 @@ typedef struct verdict_node {
 	unsigned lowconf;            /* consecutive low-confidence rounds */
 	unsigned grade_rounds;       /* consecutive rounds asking up<->derated */
 	uint8_t gray;                /* a gray switch is on (S1-10) */
+	uint8_t gray_held;           /* its next step waits for a healthy
+	                                alternate */
+	unsigned gray_pct;           /* share moved away while gray, 1..100 */
+	uint32_t gray_step_at;       /* last growth of gray_pct */
+	unsigned refused;            /* consecutive rounds in which every
+	                                probe failed to connect (S4-4) */
 	uint8_t metrics_suspect;     /* pushed metrics pulled the score below
 	                                usable; a round that is not degraded
 	                                clears it */
@@ -78,6 +92,9 @@ typedef struct verdict_round {
 	unsigned refused;            /* probes whose latest result did not
 	                                connect (probes without a result yet
 	                                do not count) */
+	uint8_t alt_ok;              /* another node of the node's rows serves
+	                                and is up: a gray switch may move more
+	                                (S1-10); read only past the watch */
 	/* The latest push of the failure_rate metric (S1-2). */
 	double fr_pct;               /* percent of requests failing */
 	uint32_t fr_time;            /* 0: never pushed */
@@ -88,7 +105,8 @@ typedef struct verdict_round {
 typedef enum {
 	VERDICT_KEEP = 0,            /* the state stays (counters may move) */
 	VERDICT_NO_DATA,             /* no fresh input: nothing moves (S2-7) */
-	VERDICT_HARD_FAILURE,        /* -> demoted: no probe connects (S4-4) */
+	VERDICT_HARD_FAILURE,        /* -> demoted: no probe connects, confirmed
+	                                (S4-4, S0-8) */
 	VERDICT_PASSIVE_FAULT,       /* -> demoted: failure rate (S1-2) */
 	VERDICT_FAULT,               /* -> demoted: two dimensions (S1-4) */
 	VERDICT_LOW_SCORE,           /* -> demoted: below usable (S0-8) */
@@ -104,7 +122,9 @@ typedef enum {
 typedef enum {
 	VERDICT_GRAY_SAME = 0,
 	VERDICT_GRAY_ON,             /* gray-share of the weight moves away */
-	VERDICT_GRAY_OFF             /* cancelled: the node recovered */
+	VERDICT_GRAY_OFF,            /* cancelled: the node recovered */
+	VERDICT_GRAY_STEP,           /* the moved share grew (gray_pct) */
+	VERDICT_GRAY_HELD            /* the step waits: no healthy alternate */
 } verdict_gray_t;
 
 /** What a re-pool does with a primary's standby (S0-9, S0-10). */
@@ -129,6 +149,8 @@ typedef struct verdict {
 	unsigned rounds;             /* the rounds it counts */
 	uint8_t abnormal;            /* FAULT: SCORE_AB_* bits of the round */
 	uint32_t fault_for;          /* PASSIVE_FAULT: seconds above the limit */
+	uint8_t retry;               /* every probe failed to connect once:
+	                                probe again now to confirm (S4-4) */
 } verdict_t;
 
 /** Runs one round of node @node through the state machine under @c.
@@ -148,12 +170,16 @@ int verdict_passive_fault(const health_conf_t *c, double fr_pct,
                           uint32_t fr_time, uint32_t fr_high_since,
                           uint32_t now);
 
-/** The effective weight in percent of a node in @state with the gray
- * switch @gray on or off: 100, derate-factor when derated, less the gray
- * share (S1-9, S1-10, S2-5).  A demoted node keeps the figure of its
- * state; it is out of the answers anyway. */
+/** The effective weight in percent of a node in @state with @gray_pct
+ * percent of it moved away by a gray switch (0: none): 100, derate-factor
+ * when derated, less the moved share (S1-10, S2-5).  A demoted node keeps
+ * the figure of its state; it is out of the answers anyway. */
 unsigned verdict_weight_pct(const health_conf_t *c, verdict_state_t state,
-                            int gray);
+                            unsigned gray_pct);
+
+/** The share a gray switch moves after @pct once it grows (S1-10): twice
+ * as much, at least VERDICT_GRAY_MIN_STEP points more, at most 100. */
+unsigned verdict_gray_next(unsigned pct);
 
 /** What the re-pool does for a primary whose decision changed and is now
  * in @state: a demoted one gets a standby, any other releases its own. */

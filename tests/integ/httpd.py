@@ -6,6 +6,10 @@
 #   slow    200 after SLOW seconds   slowerr  503 after SLOW seconds
 #   hang    accept, never answer     down     listener closed (refused)
 #   err1    503 once, then ok (the server writes "ok" into MODEFILE)
+#   blink   ok, but the listener closes for 0.03 s every 0.25 s, so a probe
+#           now and then is refused and a retry 0.1 s on is not
+# Each request appends its arrival time to MODEFILE.hits, so that a test
+# can see how often a node is probed.
 # Usage: python3 httpd.py PORT MODEFILE [SLOW] [LIFETIME]
 # Bounded: exits by itself after LIFETIME seconds (default 300).
 import socket
@@ -30,6 +34,8 @@ def serve(conn):
     try:
         conn.settimeout(10)
         conn.recv(4096)
+        with open(modefile + ".hits", "a") as f:
+            f.write("%.3f\n" % time.time())
         m = mode()
         if m == "err1":
             with open(modefile, "w") as f:
@@ -61,7 +67,16 @@ def listener():
 
 
 sock = listener()
+blink_at = 0.0
 while time.time() < deadline:
+    if mode() == "blink" and time.time() >= blink_at:
+        # Refuse for a moment: shorter than the health thread's tick, so
+        # that its immediate second probe finds the listener back.
+        blink_at = time.time() + 0.25
+        sock.close()
+        time.sleep(0.03)
+        sock = listener()
+        continue
     if mode() == "down":
         if sock:
             sock.close()

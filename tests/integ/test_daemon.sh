@@ -17,6 +17,9 @@ PID=$(cat "$T/gslbd.pid" 2>/dev/null)
 # No wait: the parent returned only once the daemon answers.
 out=$(q www.gslb.test A +short)
 [ "$out" = 192.0.2.1 ] && ok "answers as soon as gslbd -d returned" || fail "first answer: '$out'"
+# S1-8: a service added without --ttl answers with a 30 s TTL.
+t=$(q www.gslb.test A +noall +answer | awk 'NR == 1 { print $2 }')
+[ "$t" = 30 ] && ok "default service TTL 30 s" || fail "default TTL: $t"
 readers() { mdb_stat -r "$T/db" 2>/dev/null | awk -v p="$PID" '$1 == p' | wc -l; }
 n0=$(readers)
 [ "$n0" -ge 1 ] && ok "mdb_stat -r lists the daemon's readers ($n0)" || fail "no reader of pid $PID before a write"

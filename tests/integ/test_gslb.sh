@@ -162,7 +162,7 @@ out=$(ans +subnet=10.2.1.0/24)
 CTL service add x.wild.gslb.test >/dev/null
 CTL weight set x.wild.gslb.test cdn=1 >/dev/null
 out=$(q x.wild.gslb.test A)
-expect_has "$out" "^x\.wild\.gslb\.test\.[[:space:]]+60[[:space:]]+IN[[:space:]]+CNAME[[:space:]]+edge\.other\.example\.$" "CNAME node"
+expect_has "$out" "^x\.wild\.gslb\.test\.[[:space:]]+30[[:space:]]+IN[[:space:]]+CNAME[[:space:]]+edge\.other\.example\.$" "CNAME node"
 expect_count "$out" ANSWER 1 "only the CNAME"
 out=$(q y.wild.gslb.test A +short)
 [ "$out" = 192.0.2.99 ] && ok "other names still match the wildcard" || fail "wildcard: '$out'"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The health thread against real HTTP and TCP servers that are broken for
-# real: refused connections leave the answers at once (S4-4), faults after
+# real: refused connections leave the answers at once once the immediate
+# second probe confirms them (S4-4, S0-8), faults after
 # two rounds (S0-8, S1-4), a single bad probe moves nothing, recovery needs
 # three good rounds, the TTL is short while things move (S0-11), standby
 # promotion (S0-9), admin overrides, shadow mode, status and history.
@@ -11,6 +12,7 @@ write_conf gslb.test z.zone "health:
   timeout: 0.9
   latency-threshold: 0.4
   gray-watch: 4
+  gray-step: 1
   settle: 30
   flap-window: 0
   failure-rate-window: 1"
@@ -95,21 +97,116 @@ ms=$(wait_for 6 "192.0.2.2 192.0.2.3") && ok "hanging server out ($ms ms)" || fa
 mode $HP1 ok
 wait_for 8 "$all" >/dev/null && ok "h1 back after hanging" || fail "h1 not back after hang"
 
-# Low confidence (one abnormal dimension: slow but 200): gray switch,
-# then demoted when it persists past gray-watch (S1-10).
+# Low confidence (one abnormal dimension: slow but 200): a gray switch
+# (S1-10).  10 % of h1's weight moves to h2 and h3 while h1 still
+# answers; after gray-watch (4 s) h1 has not recovered and h2 and h3 are
+# up, so the moved share grows every gray-step (1 s): 20, 40, 80 %, then
+# h1 is out.  A plain demotion, with no gray switch or no gradual move
+# first, fails these checks.  Weights of 100 make the steps visible in
+# the plans the server answers from (gslbctl status, the row's
+# NODE=EFFECTIVE/CONFIGURED, x = not usable); slow answers also derate h1
+# (score 60..80), which halves its weight on top.
+CTL weight set www.gslb.test h1=100 h2=100 h3=100 >/dev/null
+# h1's effective weight in the plan, or "x" while it is not usable.
+h1w() {
+	CTL status | awk '$1 == "www.gslb.test" { for (i = 4; i <= NF; i++)
+		if ($i ~ /^h1=/) { sub(/^h1=/, "", $i); sub(/\/100/, "", $i); print $i } }'
+}
+# wait_log SECONDS REGEX: the audit log matches REGEX
+wait_log() {
+	for _ in $(seq $(( $1 * 10 ))); do
+		CTL log | grep -Eq -- "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 mode $HP1 slow
-sleep 3
-out=$(CTL status)
-expect_has "$out" "h1 .*\[gray switch\]|^h1 +demoted" "slow node: gray switch first"
-ms=$(wait_for 10 "192.0.2.2 192.0.2.3") && ok "slow node out after the gray watch ($ms ms)" || fail "gray: $ms"
+if wait_log 6 "node h1 gray switch 10%"; then
+	w1=$(h1w); a=$(answers)
+	[ "$a" = "$all" ] && [ "$w1" -lt 100 ] 2>/dev/null &&
+		ok "gray switch: h1's weight down to $w1 %, h1 still answers" ||
+		fail "gray switch: h1 should still answer with less weight: $a / $w1"
+else
+	fail "no gray switch (10 %) before any demotion: $(CTL status | tail -4)"
+	w1=100
+fi
+sleep 2
+w=$(h1w)
+! CTL log | grep -q "node h1 gray switch 20%" && [ "$w" != x ] &&
+	ok "gray watch: no further move before gray-watch (weight $w)" ||
+	fail "moved on before the watch ended (weight $w)"
+got=
+for _ in $(seq 80); do
+	w=$(h1w)
+	case $w in x|"") ;; *) [ "$w" -lt "$w1" ] && { got=$w; break; } ;; esac
+	sleep 0.1
+done
+[ -n "$got" ] && ok "after the watch the share grows: weight $w1 -> $got, h1 still usable" ||
+	fail "no gradual move after the watch (weight $w)"
+ms=$(wait_for 10 "192.0.2.2 192.0.2.3") && ok "slow node out at 100 % ($ms ms)" || fail "gray: $ms"
+out=$(CTL log)
+for pct in 10 20 40 80; do
+	expect_has "$out" "node h1 gray switch $pct%" "audited step: $pct %"
+done
+expect_has "$out" "node h1 demoted: low-confidence fault for [0-9]+ s, its share moved gradually" \
+	"demotion after the gradual move audited"
 mode $HP1 ok
 wait_for 10 "$all" >/dev/null && ok "h1 back after slowness" || fail "h1 not back after slowness"
+
+# S1-10 "only if the alternate is fine": with h2 and h3 out, the gray
+# switch holds at 10 % past the watch and h1 keeps serving; once h2 is
+# back the move resumes and h1 leaves.
+mode $HP2 down; mode $HP3 down
+wait_for 4 "192.0.2.1" >/dev/null || fail "h2 and h3 not out: $(answers)"
+n0=$(CTL log | grep -c "node h1 gray switch 10%")
+mode $HP1 slow
+for _ in $(seq 60); do
+	[ "$(CTL log | grep -c "node h1 gray switch 10%")" -gt "$n0" ] && break
+	sleep 0.1
+done
+sleep 7
+[ "$(answers)" = "192.0.2.1" ] && [ "$(CTL log | grep -c "node h1 gray switch 10%")" -gt "$n0" ] &&
+	[ "$(CTL log | grep -c "node h1 gray switch 20%")" = 1 ] &&
+	ok "no healthy alternate: held at 10 % past the watch, h1 still answers" ||
+	fail "gray switch moved without a healthy alternate: $(answers)"
+grep -q "node h1: gray switch held at 10%" "$T/gslbd.log" && ok "the hold is logged" ||
+	fail "hold not logged"
+mode $HP2 ok
+ms=$(wait_for 15 "192.0.2.2") && ok "alternate back: the move resumed and h1 left ($ms ms)" ||
+	fail "held gray switch did not resume: $ms"
+mode $HP1 ok; mode $HP3 ok
+wait_for 10 "$all" >/dev/null && ok "all back after the hold" || fail "not all back: $(answers)"
+CTL weight set www.gslb.test h1=10 h2=10 h3=10 >/dev/null
 
 # TCP probe: refused -> out.
 mode $HP3 down
 wait_for 3 "192.0.2.1 192.0.2.2" >/dev/null && ok "TCP probe: refused node out" || fail "tcp probe"
 mode $HP3 ok
 wait_for 6 "$all" >/dev/null && ok "TCP probe: node back" || fail "tcp back"
+
+# A single refused connection is a single bad probe: it never moves
+# traffic; the immediate second probe, which connects, clears it.  The
+# server refuses for 0.03 s every 0.25 s until a probe lands in a gap
+# (the log says it probes again), then serves normally: exactly one
+# refusal, and the retry, 0.1 s or more later, finds the listener back.
+L=$(wc -l < "$T/gslbd.log")
+since() { tail -n +$((L + 1)) "$T/gslbd.log"; }
+mode $HP3 blink
+hit=
+for _ in $(seq 800); do
+	since | grep -q "node h3: every probe failed to connect: probing again" && { hit=1; break; }
+	sleep 0.05
+done
+mode $HP3 ok
+if [ -n "$hit" ]; then
+	moved=
+	for _ in $(seq 20); do [ "$(answers)" = "$all" ] || moved=1; sleep 0.1; done
+	[ -z "$moved" ] && ! since | grep -q "node h3: .*-> demoted" &&
+		ok "a single refused connection: confirmed by a second probe, nothing moved" ||
+		fail "a single refused connection moved traffic: $(since | grep 'node h3')"
+else
+	fail "no probe landed in a refusal gap in 40 s"
+fi
 
 # Admin overrides: down takes a healthy node out, up keeps a dead one in.
 CTL node set h1 --admin down >/dev/null
@@ -162,6 +259,12 @@ out=$(CTL history h1)
 [ "$(grep -c . <<<"$out")" -ge 3 ] && ok "history has samples" || fail "history: $out"
 out=$(CTL --json status)
 expect_has "$out" '"dims"' "status --json has dimensions"
+# S2-10: each history record keeps the dimensions behind the score.
+out=$(CTL history h1 --dimensions | tail -3)
+expect_has "$out" "Z +[0-9.]+ +[a-z]+ +[0-9]\.[0-9]{2} +[0-9]\.[0-9]{2} +[0-9]\.[0-9]{2} +[0-9]\.[0-9]{2}$" \
+	"history --dimensions: four dimensions per record"
+out=$(CTL --json history h1)
+expect_has "$out" '"dims"' "history --json has the dimensions"
 # Metrics push: unknown keys are rejected.
 out=$(CTL metrics push h1 loss=0.1 rtt_ms=40 2>&1) && ok "metrics push" || fail "metrics push: $out"
 out=$(CTL metrics push h1 colour=3 2>&1) && fail "unknown metric accepted" ||

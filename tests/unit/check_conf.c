@@ -4,6 +4,7 @@
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "health/health_conf.h"
 #include "unit.h"
 
 #include <arpa/inet.h>
@@ -306,6 +307,43 @@ START_TEST(log_section)
 }
 END_TEST
 
+/* Loads @text's health section into @hc; 0 or -1. */
+static int health_load(const char *text, health_conf_t *hc)
+{
+	char err[1024];
+	conf_t *c = load(text, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	int rc = health_conf_load(c, hc, err, sizeof(err));
+	conf_free(c);
+	return rc;
+}
+
+/* The health settings of the rules S0-7 (fast interval: a fifth of the
+ * interval, at least 1 s, never above it), S1-10 (gray-step), S4-4 with
+ * S0-8 (hard-failure-confirm) and S4-7/S3-9 (latency EMA, outliers). */
+START_TEST(health_rule_settings)
+{
+	health_conf_t hc;
+	ck_assert_int_eq(health_load(ZONES "health:\n  interval: 30\n  timeout: 2\n"
+	                             "  gray-step: 5\n  hard-failure-confirm: off\n"
+	                             "  latency-ema-alpha: 0.3\n"
+	                             "  latency-outlier-factor: 0\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.fast_interval, 6, 1e-9);
+	ck_assert_double_eq_tol(hc.gray_step, 5, 1e-9);
+	ck_assert_int_eq(hc.hard_confirm, 0);
+	ck_assert_double_eq_tol(hc.score.latency_alpha, 0.3, 1e-9);
+	ck_assert_double_eq_tol(hc.score.outlier_factor, 0, 1e-9);
+	ck_assert_int_eq(health_load(ZONES "health:\n  interval: 2\n  timeout: 1\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.fast_interval, 1, 1e-9);
+	ck_assert_int_eq(health_load(ZONES "health:\n  interval: 0.5\n  timeout: 0.2\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.fast_interval, 0.5, 1e-9);
+	ck_assert_int_eq(health_load(ZONES "health:\n  fast-interval: 30\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.fast_interval, 10, 1e-9);
+	ck_assert_int_eq(health_load(ZONES "health:\n  latency-ema-alpha: 0\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "health:\n  gray-step: -1\n", &hc), -1);
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -321,6 +359,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, parse_listen);
 	tcase_add_test(t, override_listen);
 	tcase_add_test(t, log_section);
+	tcase_add_test(t, health_rule_settings);
 	suite_add_tcase(s, t);
 	return s;
 }

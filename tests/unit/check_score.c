@@ -123,17 +123,33 @@ START_TEST(perfect_node_scores_100)
 }
 END_TEST
 
-/* S0-6 dimensions from the window: latency mean and jitter. */
+/* The EMA of latencies @lat[0..n) with weight @alpha (S4-7). */
+static double ema_of(const double *lat, unsigned n, double alpha)
+{
+	double e = lat[0];
+	for (unsigned i = 1; i < n; i++)
+		e += alpha * (lat[i] - e);
+	return e;
+}
+
+/* S0-6 dimensions from the window: latency (an EMA, S4-7) and jitter.
+ * Alternating 10 and 60 ms is jitter, not spikes: with the outlier
+ * filter off the latency is the plain EMA. */
 START_TEST(latency_and_jitter_dims)
 {
 	score_config_t c = cfg(SCORE_PROFILE_PROBE);
 	score_sample_t s[SCORE_WINDOW];
 	score_result_t r;
+	double lat[SCORE_WINDOW];
 	good_window(s, SCORE_WINDOW, 10);
 	for (unsigned i = 0; i < SCORE_WINDOW; i++)
-		s[i].latency_ms = i % 2 ? 60 : 10;  /* mean 35, jumps of 50 */
+		s[i].latency_ms = i % 2 ? 60 : 10;  /* jumps of 50 */
+	for (unsigned i = 0; i < SCORE_WINDOW; i++)
+		lat[i] = s[i].latency_ms;
+	c.outlier_factor = 0;
 	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
-	ck_assert_double_eq_tol(r.dim[1], (200.0 - 35) / 180, TOL);
+	ck_assert_double_eq_tol(r.dim[1], (200.0 - ema_of(lat, SCORE_WINDOW, 0.5)) / 180,
+	                        TOL);
 	ck_assert_double_eq_tol(r.dim[3], (100.0 - 50) / 95, TOL);
 	ck_assert_double_eq_tol(r.score, 35 + 30 * r.dim[1] + 25 +
 	                        10 * r.dim[3], TOL);
@@ -164,8 +180,10 @@ START_TEST(jitter_against_stable_path)
 }
 END_TEST
 
-/* S0-6 latency is the path now: twelve old answers at 10 ms and four new
- * ones at 150 ms give the latency of the new ones, not a mean of 45 ms. */
+/* S0-6 latency is the path now, S4-7 through an EMA: twelve old answers
+ * at 10 ms and four new ones at 150 ms give 141.25 ms (150 - 140 / 16),
+ * close to the new ones and far from the mean of 45 ms.  Four slow
+ * answers in a row are a degradation, never outliers (S3-9). */
 START_TEST(latency_from_recent_answers)
 {
 	score_config_t c = cfg(SCORE_PROFILE_PROBE);
@@ -175,8 +193,55 @@ START_TEST(latency_from_recent_answers)
 	for (unsigned i = SCORE_WINDOW - SCORE_RECENT; i < SCORE_WINDOW; i++)
 		s[i].latency_ms = 150;
 	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
-	ck_assert_double_eq_tol(r.dim[1], (200.0 - 150) / 180, TOL);
+	ck_assert_double_eq_tol(r.dim[1], (200.0 - 141.25) / 180, TOL);
 	ck_assert_double_lt(r.score, 80);
+	/* A larger alpha follows faster (configurable, S4-7). */
+	c.latency_alpha = 1;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[1], (200.0 - 150) / 180, TOL);
+}
+END_TEST
+
+/* S3-9: one spike between normal answers is dropped from the latency
+ * dimension once the next answer shows it was one; while it is the
+ * newest it counts, and two slow answers in a row both count. */
+START_TEST(s3_9_latency_outlier_dropped)
+{
+	score_config_t c = cfg(SCORE_PROFILE_PROBE);
+	score_sample_t s[SCORE_WINDOW];
+	score_result_t r;
+	good_window(s, SCORE_WINDOW, 10);
+	for (unsigned i = 0; i < SCORE_WINDOW; i++)
+		s[i].latency_ms = 20;
+	s[10].latency_ms = 900;                 /* 900 > 3 * 20 + 10 */
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[1], 1, TOL);
+	/* Without the filter the spike still weighs 0.5^5 in the EMA. */
+	c.outlier_factor = 0;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_lt(r.dim[1], 1);
+	c.outlier_factor = 3;
+	/* The newest answer: no successor yet, so it counts now. */
+	s[10].latency_ms = 20;
+	s[SCORE_WINDOW - 1].latency_ms = 900;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_eq_tol(r.dim[1], 0, TOL);   /* EMA 460 ms */
+	/* Two slow answers in a row: a slower path, not an outlier. */
+	s[SCORE_WINDOW - 2].latency_ms = 900;
+	s[SCORE_WINDOW - 1].latency_ms = 20;
+	s[SCORE_WINDOW - 3].latency_ms = 900;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	double lat[3] = { 900, 900, 20 }, e = 20;
+	for (int i = 0; i < 3; i++)
+		e += 0.5 * (lat[i] - e);
+	ck_assert_double_eq_tol(r.dim[1], score_normalize(e, 20, 200), TOL);
+	/* The floor: 4 ms among 1 ms answers is no spike. */
+	for (unsigned i = 0; i < SCORE_WINDOW; i++)
+		s[i].latency_ms = 1;
+	s[8].latency_ms = 12;                   /* < 3 * 1 + 10 is not */
+	c.latency_good_ms = 0, c.latency_bad_ms = 100;
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_double_lt(r.dim[1], (100.0 - 1) / 100 - 1e-9);
 }
 END_TEST
 
@@ -559,6 +624,7 @@ static Suite *score_suite(void)
 	tcase_add_test(t, latency_and_jitter_dims);
 	tcase_add_test(t, jitter_against_stable_path);
 	tcase_add_test(t, latency_from_recent_answers);
+	tcase_add_test(t, s3_9_latency_outlier_dropped);
 	tcase_add_test(t, veto_five_percent_loss);
 	tcase_add_test(t, loss_forgive_single_failure);
 	tcase_add_test(t, latency_over_threshold);
