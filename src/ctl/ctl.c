@@ -63,7 +63,7 @@ static void usage(FILE *f)
 "  export                         apply FILE\n"
 "  log [--since TIME|ID]          rollback [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
-"  history NODE [--since TIME]\n"
+"  history NODE [--since TIME] [--dimensions]\n"
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"

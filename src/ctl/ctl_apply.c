@@ -45,7 +45,7 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 	ctl_service_name(n, key, keysize);
 	json_object_set_new(o, "name", json_string(key));
 	static const char *const nums[] = { "ttl", "short_ttl", "answers" };
-	static const long defs[] = { 60, 10, 1 };
+	static const long defs[] = { 30, 10, 1 };
 	static const long maxs[] = { 604800, 604800, POLICY_MAX_ANSWERS };
 	for (int i = 0; i < 3; i++) {
 		json_t *v = json_object_get(o, nums[i]);

@@ -265,9 +265,15 @@ int ctl_cmd_history(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("history: give a node id");
 	uint32_t since = 0;
+	int dims = 0;
 	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--dimensions") == 0) {
+			dims = 1;
+			i--;
+			continue;
+		}
 		if (strcmp(argv[i], "--since") != 0 || i + 1 >= argc)
-			ctl_die("history: usage: history NODE [--since TIME]");
+			ctl_die("history: usage: history NODE [--since TIME] [--dimensions]");
 		struct tm tm;
 		memset(&tm, 0, sizeof(tm));
 		const char *end = strptime(argv[i + 1], "%Y-%m-%dT%H:%M:%S", &tm);
@@ -292,8 +298,24 @@ int ctl_cmd_history(int argc, char **argv)
 			char buf[40];
 			gmtime_r(&tt, &tm);
 			strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-			printf("%s  %6.1f  %s\n", buf, json_real_value(json_object_get(s, "score")),
-			       json_string_value(json_object_get(s, "state")));
+			double sc = json_real_value(json_object_get(s, "score"));
+			const char *st = json_string_value(json_object_get(s, "state"));
+			if (dims)
+				printf("%s  %6.1f  %-8s", buf, sc, st);
+			else
+				printf("%s  %6.1f  %s", buf, sc, st);
+			/* S2-10: the dimensions behind the score, 0..1 each
+			 * ("-" without input, or in records written before
+			 * they were kept). */
+			json_t *dv = json_object_get(s, "dims");
+			for (size_t k = 0; dims && k < 4; k++) {
+				double x = json_real_value(json_array_get(dv, k));
+				if (json_array_get(dv, k) && x >= 0)
+					printf("  %4.2f", x);
+				else
+					printf("  %4s", "-");
+			}
+			putchar('\n');
 		}
 	}
 	json_decref(all);

@@ -148,7 +148,7 @@ int ctl_cmd_service(int argc, char **argv)
 	if (!add && !old)
 		ctl_die("service %s does not exist (use 'service add')", name);
 	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
-		"name", name, "ttl", 60, "short_ttl", 10, "answers", 1,
+		"name", name, "ttl", 30, "short_ttl", 10, "answers", 1,
 		"all_down", "open", "sticky", 0, "shadow", 0);
 	json_decref(old);
 	service_opts(s, sub, argc - 2, argv + 2);
