@@ -11,6 +11,7 @@
 #include "dns/snapshot.h"
 #include "common/util.h"
 #include "store/weightdb.h"
+#include "dns/tally.h"
 #include "dns/worker.h"
 #include "stats/metrics.h"
 #include "stats/stats.h"
@@ -544,6 +545,26 @@ static int healthy(char *why, size_t whylen, void *arg)
 	       health_alive_why(ALIVE_MAX_AGE, why, whylen);
 }
 
+/* Sums the threads' GSLB answer tallies into @arg (a JSON object keyed
+ * by the labels): scrape time only, so allocation is fine. */
+static void sum_tally_entry(const tally_entry_t *t, uint64_t count, void *arg)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%s\n%u\n%s\n%s\n%s", t->service, t->level,
+	         t->region, t->isp, t->node);
+	json_t *o = arg, *v = json_object_get(o, key);
+	json_object_set_new(o, key, json_integer(
+		(json_int_t)(count + (uint64_t)json_integer_value(v))));
+}
+
+static void sum_tally(const struct tally *t, void *arg)
+{
+	json_t **acc = arg;
+	tally_each(t, sum_tally_entry, acc[0]);
+	json_integer_set(acc[1], json_integer_value(acc[1]) +
+	                 (json_int_t)tally_overflow(t));
+}
+
 static void metrics(expo_t *e, void *arg)
 {
 	stats_sample_t s;
@@ -569,7 +590,34 @@ static void metrics(expo_t *e, void *arg)
 	s.snapshot_generation = snap->generation;
 	char why[128];
 	s.alive = healthy(why, sizeof(why), NULL);
+	json_t *acc[2] = { json_object(), json_integer(0) };
+	workers_each_tally(g_workers, g_nworkers, sum_tally, acc);
+	size_t n = json_object_size(acc[0]), k = 0;
+	stats_answer_t *ans = xcalloc(n ? n : 1, sizeof(*ans));
+	char (*fields)[5][256] = xcalloc(n ? n : 1, sizeof(*fields));
+	const char *key;
+	json_t *v;
+	json_object_foreach(acc[0], key, v) {
+		char *f[5];
+		const char *p = key;
+		for (int i = 0; i < 5; i++) {
+			size_t l = strcspn(p, "\n");
+			snprintf(fields[k][i], sizeof(fields[k][i]), "%.*s", (int)l, p);
+			f[i] = fields[k][i];
+			p += l + (p[l] ? 1 : 0);
+		}
+		ans[k] = (stats_answer_t){ f[0], gslb_row_name((gslb_row_t)atoi(f[1])),
+		                           f[2], f[3], f[4], (uint64_t)json_integer_value(v) };
+		k++;
+	}
+	s.answers = ans;
+	s.nanswers = k;
+	s.answers_overflow = (uint64_t)json_integer_value(acc[1]);
 	stats_render(&s, e);
+	free(ans);
+	free(fields);
+	json_decref(acc[0]);
+	json_decref(acc[1]);
 }
 
 /* Starts the workers and the health thread, runs the main loop (signals,
@@ -596,6 +644,15 @@ static int run(void)
 	}
 	signal(SIGPIPE, SIG_IGN);
 
+	stats_conf_t sc;
+	if (stats_conf_load(g_conf, &sc, err, sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	/* The answer tallies cost a hash per GSLB answer: only when the
+	 * statistics endpoint will read them. */
+	if (sc.nlisten)
+		workers_enable_tally(g_workers, g_nworkers);
 	if (workers_start(g_workers, g_nworkers))
 		return 1;
 	health_conf_t hc;
@@ -605,10 +662,8 @@ static int run(void)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
-	stats_conf_t sc;
 	stats_provider_t sp = { metrics, healthy, NULL };
-	if (stats_conf_load(g_conf, &sc, err, sizeof(err)) ||
-	    !(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
+	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);
 		health_stop(g_health);
 		workers_stop(g_workers, g_nworkers);

@@ -178,8 +178,14 @@ void net_udp_close(net_udp_t *u)
 		pthread_join(u->th, NULL);
 	}
 	wdb_reader_free(u->q.wdb);
+	free(u->q.tally);
 	close(u->fd);
 	free(u);
+}
+
+qctx_t *net_udp_qctx(net_udp_t *u)
+{
+	return &u->q;
 }
 
 int64_t net_udp_beat(const net_udp_t *u)

@@ -34,6 +34,9 @@ void net_udp_close(net_udp_t *u);
  * up; it wakes at least once a second while it runs (any thread). */
 int64_t net_udp_beat(const net_udp_t *u);
 
+/** The handle's query context (set it up before net_udp_start()). */
+qctx_t *net_udp_qctx(net_udp_t *u);
+
 /** Counter @stat of the handle's query context (any thread). */
 uint64_t net_udp_stat(const net_udp_t *u, int stat);
 

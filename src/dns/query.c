@@ -10,6 +10,7 @@
 #include "dns/edns.h"
 #include "gslb/gslb.h"
 #include "common/util.h"
+#include "dns/tally.h"
 #include "dns/wire.h"
 #include "dns/zone.h"
 
@@ -129,6 +130,16 @@ static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
 	                      q->now, &q->rng, g, q->trail ? &q->trail->gslb : NULL);
 	if (rc == 0 && q->trail)
 		q->trail->res = g;
+	if (rc == 0) {
+		STAT_INC(q->stats, STAT_GSLB);
+		if (g->short_ttl)
+			STAT_INC(q->stats, STAT_GSLB_SHORT);
+		if (g->failed_open)
+			STAT_INC(q->stats, STAT_GSLB_OPEN);
+		if (!g->npicked)
+			STAT_INC(q->stats, STAT_GSLB_NONE);
+		tally_add(q->tally, key, kl, g);
+	}
 	return rc == 0 ? 1 : rc == GSLB_ENOENT ? 0 : -1;
 }
 

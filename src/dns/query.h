@@ -38,6 +38,11 @@ enum {
 	STAT_TRUNCATED, STAT_EDNS, STAT_ECS,
 	STAT_RRL_DROPPED,   /* rate limiting (dns/rrl.h): not sent */
 	STAT_RRL_SLIPPED,   /* rate limiting: sent truncated instead */
+	STAT_GSLB,          /* answers of GSLB services */
+	STAT_GSLB_SHORT,    /* ... with the short TTL */
+	STAT_GSLB_OPEN,     /* ... from a row with no usable node (fail open) */
+	STAT_GSLB_NONE,     /* ... with no node (no row, all-down empty, or no
+	                       node of the asked family) */
 	STAT_MAX
 };
 
@@ -84,6 +89,8 @@ typedef struct qctx {
 	uint8_t scope;                 /* per query: ECS scope to return */
 	gslb_result_t gslb;            /* per query scratch (large) */
 	query_trail_t *trail;          /* NULL (workers), or explain's record */
+	struct tally *tally;           /* answers by service, row and node;
+	                                  NULL when nobody reads them */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,

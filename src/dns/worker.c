@@ -5,6 +5,7 @@
 #include "dns/net_tcp.h"
 #include "dns/net_udp.h"
 #include "dns/snapshot.h"
+#include "dns/tally.h"
 #include "common/util.h"
 
 #include <stdio.h>
@@ -118,6 +119,29 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+void workers_enable_tally(worker_t *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		ws[i].q.tally = tally_new();
+		for (size_t k = 0; k < ws[i].nlisten; k++)
+			net_udp_qctx(ws[i].udp[k])->tally = tally_new();
+	}
+}
+
+void workers_each_tally(const worker_t *ws, unsigned n,
+                        void (*fn)(const struct tally *t, void *arg), void *arg)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (ws[i].q.tally)
+			fn(ws[i].q.tally, arg);
+		for (size_t k = 0; k < ws[i].nlisten; k++) {
+			const qctx_t *q = net_udp_qctx(ws[i].udp[k]);
+			if (q->tally)
+				fn(q->tally, arg);
+		}
+	}
+}
+
 int workers_start(worker_t *ws, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -161,6 +185,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		free(ws[i].udp);
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
+		free(ws[i].q.tally);
 		wdb_reader_free(ws[i].q.wdb);
 	}
 	free(ws);

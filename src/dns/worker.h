@@ -50,6 +50,15 @@ typedef struct worker {
 worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
                          char *err, size_t errlen);
 
+/** Gives every query context of the workers (their TCP loops and UDP
+ * threads) a GSLB answer tally (dns/tally.h), before they start: only
+ * when something will read them. */
+void workers_enable_tally(worker_t *w, unsigned n);
+
+/** Calls @fn with each query context's tally (NULL ones skipped). */
+void workers_each_tally(const worker_t *w, unsigned n,
+                        void (*fn)(const struct tally *t, void *arg), void *arg);
+
 /** Starts the worker threads. */
 int workers_start(worker_t *w, unsigned n);
 

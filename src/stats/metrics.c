@@ -59,6 +59,26 @@ static void zones(expo_t *e, const stats_sample_t *s)
 	}
 }
 
+/* The traffic share per node per region and ISP. */
+static void answers(expo_t *e, const stats_sample_t *s)
+{
+	const char *name = "gslbd_gslb_answers_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "GSLB answers by service, the row that answered (its level, "
+	            "region and ISP) and the node given (\"\" for none).");
+	for (size_t i = 0; i < s->nanswers; i++) {
+		const stats_answer_t *a = &s->answers[i];
+		const char *l[] = { "service", a->service, "level", a->level,
+		                    "region", a->region, "isp", a->isp, "node", a->node };
+		expo_sample_u64(e, name, l, 5, a->count);
+	}
+	expo_family(e, "gslbd_gslb_answers_overflow_total", EXPO_COUNTER,
+	            "GSLB answers not broken down by node because a thread's "
+	            "table of combinations was full.");
+	expo_sample_u64(e, "gslbd_gslb_answers_overflow_total", NULL, 0,
+	                s->answers_overflow);
+}
+
 void stats_render(const stats_sample_t *s, expo_t *e)
 {
 	const char *bl[] = { "version", s->version };
@@ -98,6 +118,20 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	per_transport(e, s, "gslbd_ecs_queries_total",
 	              "Queries with an EDNS Client Subnet option, by transport.", STAT_ECS);
 
+	per_transport(e, s, "gslbd_gslb_responses_total",
+	              "Responses for GSLB service names, by transport.", STAT_GSLB);
+	per_transport(e, s, "gslbd_gslb_short_ttl_responses_total",
+	              "GSLB responses with the short TTL (something in the row "
+	              "moved recently), by transport.", STAT_GSLB_SHORT);
+	per_transport(e, s, "gslbd_gslb_fail_open_responses_total",
+	              "GSLB responses from a row with no usable node, answered as "
+	              "if all were healthy (all-down open), by transport.",
+	              STAT_GSLB_OPEN);
+	per_transport(e, s, "gslbd_gslb_no_node_responses_total",
+	              "GSLB responses without a node: no row, all-down empty, or "
+	              "no node with the asked address family, by transport.",
+	              STAT_GSLB_NONE);
+	answers(e, s);
 	zones(e, s);
 	expo_family(e, "gslbd_snapshot_publications_total", EXPO_COUNTER,
 	            "Publications of the served zones and settings (the start and "

@@ -25,6 +25,15 @@ typedef struct stats_zone {
 	int64_t loaded;           /* unix time the served version was read */
 } stats_zone_t;
 
+/** GSLB answers of one (service, row, node), summed over the threads. */
+typedef struct stats_answer {
+	const char *service;
+	const char *level;        /* the row's kind: "region,isp" ... "*,*" */
+	const char *region, *isp; /* the row's key ("*" for any) */
+	const char *node;         /* "" when no node was picked */
+	uint64_t count;
+} stats_answer_t;
+
 /** What one scrape reports, taken by the caller. */
 typedef struct stats_sample {
 	const char *version;      /* PACKAGE_VERSION */
@@ -35,6 +44,9 @@ typedef struct stats_sample {
 	uint64_t snapshot_generation; /* publications of the snapshot */
 	unsigned workers;
 	int alive;                /* every worker and health thread runs */
+	const stats_answer_t *answers;
+	size_t nanswers;
+	uint64_t answers_overflow; /* answers no tally entry was left for */
 } stats_sample_t;
 
 /** Appends every family of @s to @e. */

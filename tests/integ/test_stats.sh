@@ -9,6 +9,10 @@ gslb_zone
 write_conf gslb.test z.zone "stats:
   listen: [ \"127.0.0.1@$SPORT\", \"::1@$SPORT\" ]
   allow: [ \"127.0.0.0/8\", \"::1\" ]"
+CTL service add www.gslb.test >/dev/null
+CTL node add n1 --addr 192.0.2.1 >/dev/null
+CTL node add n2 --addr 192.0.2.2 >/dev/null
+CTL weight set www.gslb.test n1=1 n2=1 >/dev/null
 gslbd_start
 
 http() { # url -> "STATUS\nBODY"
@@ -46,6 +50,16 @@ m=$(tail -n +3 <<<"$out")
 	fail "NODATA: $(metric "$m" 'gslbd_nodata_responses_total{transport="udp"}')"
 [ "$(metric "$m" 'gslbd_zone_serial{zone="gslb.test"}')" = 1 ] && ok "zone serial" || fail "zone serial"
 [ "$(metric "$m" 'gslbd_up')" = 1 ] && ok "gslbd_up 1" || fail "gslbd_up"
+# GSLB answers by service, row and node: 20 over UDP and TCP.
+for i in $(seq 10); do q www.gslb.test A +short >/dev/null; q www.gslb.test A +short +tcp >/dev/null; done
+m=$(http "http://127.0.0.1:$SPORT/metrics" | tail -n +3)
+a1=$(metric "$m" 'gslbd_gslb_answers_total{service="www.gslb.test",level="*,*",region="*",isp="*",node="n1"}')
+a2=$(metric "$m" 'gslbd_gslb_answers_total{service="www.gslb.test",level="*,*",region="*",isp="*",node="n2"}')
+[ $(( ${a1:-0} + ${a2:-0} )) -eq 20 ] && ok "answers per node add up to the 20 GSLB queries ($a1 + $a2)" ||
+	fail "answers per node: '$a1' + '$a2'"
+[ "${a1:-0}" -gt 0 ] && [ "${a2:-0}" -gt 0 ] && ok "both nodes have a share" || fail "shares: $a1 / $a2"
+g=$(( $(metric "$m" 'gslbd_gslb_responses_total{transport="udp"}') + $(metric "$m" 'gslbd_gslb_responses_total{transport="tcp"}') ))
+[ "$g" -eq 20 ] && ok "GSLB responses counted (20)" || fail "GSLB responses: $g"
 out=$(promtool check metrics <<<"$m" 2>&1) && ok "promtool check metrics: no problems" ||
 	fail "promtool check metrics: $out"
 out=$(http "http://[::1]:$SPORT/healthz")
