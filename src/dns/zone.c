@@ -175,7 +175,10 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 					break;
 				}
 				if (!ldns_dname_str_absolute(org)) {
-					ldns_status cs = ldns_dname_cat(tmp, origin);
+					/* A relative origin needs one to append:
+					 * an empty "$ORIGIN" leaves none. */
+					ldns_status cs = origin ? ldns_dname_cat(tmp, origin)
+					                        : LDNS_STATUS_NULL;
 					if (cs != LDNS_STATUS_OK) {
 						ldns_rdf_deep_free(tmp);
 						rc = zfail(r, fname, line_before,
