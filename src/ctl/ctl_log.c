@@ -40,7 +40,9 @@ int ctl_cmd_log(int argc, char **argv)
 	}
 	json_t *all = json_array();
 	log_filter_t lf = { since_time, all };
-	wdb_audit_each(ctl_db, since_id, log_collect, &lf);
+	int rc = wdb_audit_each(ctl_db, since_id, log_collect, &lf);
+	if (rc < 0)
+		ctl_die("log: cannot read the audit log: %s", wdb_strerror(rc));
 	if (ctl_json) {
 		ctl_print_json(all);
 	} else {

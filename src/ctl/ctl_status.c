@@ -280,7 +280,9 @@ int ctl_cmd_history(int argc, char **argv)
 			    argv[i + 1]);
 	}
 	json_t *all = json_array();
-	wdb_history_each(ctl_db, argv[0], since, history_collect, all);
+	int rc = wdb_history_each(ctl_db, argv[0], since, history_collect, all);
+	if (rc < 0)
+		ctl_die("history: cannot read the history: %s", wdb_strerror(rc));
 	if (ctl_json) {
 		ctl_print_json(all);
 	} else {

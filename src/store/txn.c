@@ -346,8 +346,9 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 		r->rc = GSLB_EINVAL;
 		return 1;
 	}
-	if (wdb__put_raw(r->t, DBI_PLANS, key, plan, len))
-		r->rc = GSLB_EIO;
+	int prc = wdb__put_raw(r->t, DBI_PLANS, key, plan, len);
+	if (prc)
+		r->rc = prc;   /* the commit reports the cause (t->rc) */
 	free(plan);
 	/* Note which kinds of rows the service has (gslb_chain()). */
 	static const int kind_flag[] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
@@ -537,12 +538,14 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 			break;
 	}
 	json_decref(cache);
+	/* A plan or service record that could not be written: its cause
+	 * (before a validation error, which may only follow from it). */
+	if (t->rc)
+		return fail_abort(t, t->rc, err, errlen);
 	if (rc) {
 		wdb_abort(t);
 		return rc;
 	}
-	if (t->rc) /* a plan or service record could not be written */
-		return fail_abort(t, t->rc, err, errlen);
 
 	/* Only data (status, metrics, history): no audit record. */
 	if (json_array_size(t->changes) == 0)
