@@ -202,8 +202,23 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		}
 		return db;
 	}
-	if (!rc)
-		rc = index_history(txn, db);
+	/* The handles first: a transaction that aborts closes the handles
+	 * opened in it. */
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc) {
+		snprintf(err, errlen, "database %s: %s", path,
+		         rc == MDB_MAP_FULL ? WDB_FULL_MSG : mdb_strerror(rc));
+		goto fail;
+	}
+	/* Then what may not fit in a full store. */
+	if ((rc = mdb_txn_begin(db->env, NULL, 0, &txn))) {
+		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+		goto fail;
+	}
+	rc = index_history(txn, db);
 	if (!rc && o->map_size)
 		rc = record_map_size(txn, db);
 	if (rc)
@@ -232,16 +247,6 @@ fail:
 weightdb_t *weightdb_open(const char *path, char *err, size_t errlen)
 {
 	return weightdb_open_opts(path, NULL, err, errlen);
-}
-
-void weightdb_usage(weightdb_t *db, size_t *map_size, size_t *used)
-{
-	MDB_envinfo info;
-	MDB_stat st;
-	mdb_env_info(db->env, &info);
-	mdb_env_stat(db->env, &st);
-	*map_size = info.me_mapsize;
-	*used = (size_t)(info.me_last_pgno + 1) * st.ms_psize;
 }
 
 void weightdb_set_nosync(weightdb_t *db)

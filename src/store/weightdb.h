@@ -109,9 +109,6 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 weightdb_t *weightdb_open(const char *path, char *err, size_t errlen);
 void weightdb_close(weightdb_t *db);
 
-/** The size of the map in bytes, and how much of it is in use. */
-void weightdb_usage(weightdb_t *db, size_t *map_size, size_t *used);
-
 /** A description of store error @rc: WDB_FULL_MSG for GSLB_ENOSPC. */
 const char *wdb_strerror(int rc);
 

@@ -642,6 +642,23 @@ START_TEST(map_full)
 	ck_assert_int_eq(wdb_set(t, WDB_NODE, id, n), 0);
 	json_decref(n);
 	ck_assert_int_eq(wdb_commit(t, "node add", err, sizeof(err)), last + 1);
+	/* Full again: the store still opens (gslbd restarting) and reads. */
+	for (rc = 0, i = 0; i < 10000 && rc >= 0; i++) {
+		t = wdb_begin(db, "test:unit", err, sizeof(err));
+		snprintf(id, sizeof(id), "m%d", i);
+		n = json_pack("{s:s, s:[s], s:s}", "id", id, "addrs", "192.0.2.1",
+		              "note", pad);
+		wdb_set(t, WDB_NODE, id, n);
+		json_decref(n);
+		rc = wdb_commit(t, "node add", err, sizeof(err));
+	}
+	ck_assert_int_eq(rc, GSLB_ENOSPC);
+	last = wdb_audit_last(db);
+	weightdb_close(db);
+	wdb_options_t quiet = { .map_size = o.map_size };
+	db = weightdb_open_opts(p, &quiet, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	ck_assert_int_eq(wdb_audit_last(db), last);
 	weightdb_close(db);
 	fflush(stderr);
 	dup2(saved, 2);
