@@ -45,6 +45,8 @@ static conf_t *g_conf;
 static worker_t *g_workers;
 static weightdb_t *g_db;
 static health_t *g_health;
+static uint32_t g_history_keep;   /* health.history-keep, seconds */
+static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
 static const opts_t *g_opts;
 static stats_t *g_stats;
@@ -179,6 +181,7 @@ static void reload_run(void)
 	rrl_publish(rl);
 	conf_free(g_conf);
 	g_conf = c;
+	g_trim_due = 1;   /* database.audit-keep may have changed */
 	log_configure(g_conf->log, g_conf->nlog);
 	if (g_opts->verbose)
 		log_set_level(GSLB_LOG_DEBUG);
@@ -212,10 +215,37 @@ static void reload(void)
 	notify_ready("serving");
 }
 
+/* Retention: audit records older than database.audit-keep (S3-7) and
+ * score history older than health.history-keep (S2-10) leave the store
+ * every TRIM_EVERY seconds and right after a reload, in a write
+ * transaction of their own (so that a full store, whose other writes
+ * fail, can still make room), at most TRIM_BATCH records at a time: a
+ * backlog (after lowering a keep setting) goes a batch a second, never
+ * in one long transaction that would hold back the health thread's
+ * writes.  With nothing to delete nothing is committed. */
+#define TRIM_EVERY 10
+#define TRIM_BATCH 20000
+static void trim_store(void)
+{
+	static uint32_t last;
+	uint32_t now = (uint32_t)time(NULL);
+	if (!g_trim_due && now - last < TRIM_EVERY)
+		return;
+	last = now;
+	uint32_t keep = g_conf->db_audit_keep;
+	int n = weightdb_trim(g_db, keep && keep < now ? now - keep : 0,
+	                      g_history_keep < now ? now - g_history_keep : 0,
+	                      TRIM_BATCH);
+	g_trim_due = n == TRIM_BATCH;
+	if (n < 0 && n != GSLB_ENOSPC)
+		log_warning("database: cannot trim: %s", wdb_strerror(n));
+}
+
 /* The health thread commits without fsync; the disk catches up here,
  * off its loop, once a second. */
 static void on_sync(uv_timer_t *t)
 {
+	trim_store();
 	if (weightdb_sync(g_db))
 		log_warning("database: cannot flush to disk");
 }
@@ -478,7 +508,8 @@ static int start_server(const opts_t *o)
 		return -1;
 	/* The weight store is created on first start (schema in
 	 * weightdb.h); gslbctl may create it too. */
-	g_db = weightdb_open(g_conf->db_path, err, sizeof(err));
+	wdb_options_t dbo = { .map_size = g_conf->db_map_size, .log_full = 1 };
+	g_db = weightdb_open_opts(g_conf->db_path, &dbo, err, sizeof(err));
 	if (!g_db) {
 		log_err("%s", err);
 		return -1;
@@ -662,6 +693,7 @@ static int run(void)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	g_history_keep = (uint32_t)hc.history_keep;
 	stats_provider_t sp = { metrics, healthy, NULL };
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);

@@ -83,6 +83,61 @@ static int get_uint(ctx_t *x, const ynode_t *n, const char *what,
 	return 0;
 }
 
+/* A whole number with an optional unit suffix: @units lists the
+ * suffixes (one letter each) and @mult their multipliers. */
+static int get_scaled(ctx_t *x, const ynode_t *n, const char *what,
+                      const char *units, const uint64_t *mult, uint64_t min,
+                      uint64_t max, const char *range, uint64_t *out)
+{
+	if (n->kind != YNODE_SCALAR)
+		return fail(x, n, "%s must be a number", what);
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(n->value, &end, 10);
+	uint64_t m = 1;
+	if (*end && end[1] == 0 && strchr(units, *end)) {
+		m = mult[strchr(units, *end) - units];
+		end++;
+	}
+	if (!isdigit((unsigned char)n->value[0]) || *end || errno ||
+	    v > max / m || v * m < min || v * m > max)
+		return fail(x, n, "%s must be %s, not '%s'", what, range, n->value);
+	*out = (uint64_t)v * m;
+	return 0;
+}
+
+/* database: path, map-size (bytes, K/M/G), audit-keep (seconds, m/h/d). */
+static int parse_database(ctx_t *x, conf_t *c, const ynode_t *s)
+{
+	static const char *const keys[] = { "path", "map-size", "audit-keep", NULL };
+	if (get_map(x, s, "database") || check_keys(x, s, "database", keys))
+		return -1;
+	const ynode_t *v;
+	if ((v = ynode_get(s, "path"))) {
+		char *p = NULL;
+		if (get_str(x, v, "database.path", &p))
+			return -1;
+		free(c->db_path);
+		c->db_path = conf_path(c, p);
+		free(p);
+	}
+	static const uint64_t bytes[] = { 1024, 1024 * 1024, 1024 * 1024 * 1024 };
+	if ((v = ynode_get(s, "map-size")) &&
+	    get_scaled(x, v, "database.map-size", "KMG", bytes, 1 << 20,
+	               (uint64_t)1 << 40, "bytes from 1M to 1024G (suffix K, M or G)",
+	               &c->db_map_size))
+		return -1;
+	static const uint64_t secs[] = { 60, 3600, 86400 };
+	uint64_t keep = c->db_audit_keep;
+	if ((v = ynode_get(s, "audit-keep")) &&
+	    get_scaled(x, v, "database.audit-keep", "mhd", secs, 0,
+	               (uint64_t)3650 * 86400,
+	               "seconds from 0 (keep all) to 3650d (suffix m, h or d)", &keep))
+		return -1;
+	c->db_audit_keep = (uint32_t)keep;
+	return 0;
+}
+
 int conf_parse_listen(const char *text, conf_listen_t *out)
 {
 	char host[64];
@@ -389,6 +444,8 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->max_cname_chain = 8;
 	c->log_level = GSLB_LOG_INFO;
 	c->db_path = xstrdup("/var/lib/gslbd");
+	c->db_map_size = (uint64_t)16 << 30;
+	c->db_audit_keep = 90 * 86400;       /* S3-7: 90 days */
 
 	ctx_t x = { c, err, errlen };
 	c->root = yaml_load_file(path, err, errlen);
@@ -415,9 +472,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	}
 	if (parse_zones(&x, c, n))
 		goto fail;
-	static const char *const dbkeys[] = { "path", NULL };
-	if ((n = ynode_get(c->root, "database")) &&
-	    parse_simple_path(&x, c, n, "database", "path", dbkeys, &c->db_path))
+	if ((n = ynode_get(c->root, "database")) && parse_database(&x, c, n))
 		goto fail;
 	/* The geoip section is validated in full by geo.c; only the
 	 * database path is needed here. */

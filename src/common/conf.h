@@ -47,6 +47,9 @@ typedef struct conf {
 	conf_zone_t *zones;
 	size_t nzones;
 	char *db_path;            /* database.path, resolved */
+	uint64_t db_map_size;     /* database.map-size, bytes, default 16G */
+	uint32_t db_audit_keep;   /* database.audit-keep, seconds (0: all),
+	                             default 90 days */
 	char *geoip_path;         /* geoip.database, resolved; may be NULL */
 	ynode_t *root;            /* the whole tree, for sections of other modules */
 } conf_t;

@@ -22,6 +22,7 @@
 #define GSLB_ERANGE   (-ERANGE)
 #define GSLB_EIO      (-EIO)
 #define GSLB_EPARSE   (-EBADMSG)
+#define GSLB_ENOSPC   (-ENOSPC)
 
 /** Returns a static description of a GSLB_E* code. */
 const char *gslb_strerror(int err);

@@ -164,6 +164,22 @@ int ctl_collect_key(const char *key, json_t *val, void *arr)
 	return 0;
 }
 
+wdb_txn_t *ctl_begin_read(void)
+{
+	wdb_txn_t *t = wdb_begin_read(ctl_db);
+	if (!t)
+		ctl_die("database: cannot begin a read transaction");
+	return t;
+}
+
+void ctl_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
+{
+	int rc = wdb_set(t, kind, key, val);
+	if (rc)
+		ctl_die("%s %s: %s; nothing was changed", val ? "writing" : "deleting",
+		    key, wdb_strerror(rc));
+}
+
 wdb_txn_t *ctl_begin(void)
 {
 	char err[512];
@@ -188,8 +204,27 @@ void ctl_commit(wdb_txn_t *t, const char *what)
 void ctl_print_json(json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!s)
+		ctl_die("cannot encode the output as JSON");
 	puts(s);
 	free(s);
+}
+
+/* Whether command @cmd with its arguments only reads the store: it then
+ * opens it read-only (no write lock, not even at open), so that it never
+ * stalls the health thread's writes and works for a user who may only
+ * read the store. */
+static int read_only_command(const char *cmd, int argc, char **argv)
+{
+	static const char *const readers[] = { "status", "export", "explain",
+	                                       "history", "log", NULL };
+	for (const char *const *r = readers; *r; r++)
+		if (strcmp(cmd, *r) == 0)
+			return 1;
+	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
+	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0)
+		return 0;
+	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
 }
 
 int main(int argc, char **argv)
@@ -248,7 +283,14 @@ int main(int argc, char **argv)
 		empty.root = &root;
 		health_conf_load(&empty, &ctl_hc, err, sizeof(err));
 	}
-	ctl_db = weightdb_open(db_path, err, sizeof(err));
+	/* The map size is the store's own (recorded by gslbd from
+	 * database.map-size): a larger one here would let this process grow
+	 * the data past what the daemon maps. */
+	const char *cmd = argv[optind];
+	int n = argc - optind - 1;
+	char **args = argv + optind + 1;
+	wdb_options_t o = { .read_only = read_only_command(cmd, n, args) };
+	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
 	if (!ctl_db)
 		ctl_die("%s", err);
 	const char *user = getenv("SUDO_USER");
@@ -258,9 +300,6 @@ int main(int argc, char **argv)
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
 
-	const char *cmd = argv[optind];
-	int n = argc - optind - 1;
-	char **args = argv + optind + 1;
 	int rc;
 	if (strcmp(cmd, "service") == 0) rc = ctl_cmd_service(n, args);
 	else if (strcmp(cmd, "node") == 0) rc = ctl_cmd_node(n, args);

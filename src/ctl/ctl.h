@@ -74,6 +74,15 @@ int ctl_collect_key(const char *key, json_t *val, void *arr);
  * unreadable.  The caller commits it with ctl_commit() or aborts it. */
 wdb_txn_t *ctl_begin(void);
 
+/** Begins a read transaction (the store is open read-only for commands
+ * that only read: see gslbctl(8)); the caller ends it with wdb_abort()
+ * soon (LMDB caveat: no long read transactions). */
+wdb_txn_t *ctl_begin_read(void);
+
+/** wdb_set() that dies with the cause (a full store, say) when the write
+ * fails; nothing is committed then. */
+void ctl_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
+
 /** Commits @t with the audit text @what and prints the change id (or
  * JSON); dies, with nothing changed, if the commit is refused. */
 void ctl_commit(wdb_txn_t *t, const char *what);

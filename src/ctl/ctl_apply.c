@@ -27,7 +27,7 @@ int ctl_cmd_export(int argc, char **argv)
 	(void)argv;
 	if (argc)
 		ctl_die("export: unexpected argument '%s'", argv[0]);
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = export_all(t);
 	wdb_abort(t);
 	ctl_print_json(all);
@@ -223,7 +223,7 @@ int ctl_cmd_apply(int argc, char **argv)
 		json_t *key;
 		json_array_foreach(have, i, key)
 			if (!json_object_get(want[k], json_string_value(key))) {
-				wdb_set(t, (wdb_kind_t)k, json_string_value(key), NULL);
+				ctl_set(t, (wdb_kind_t)k, json_string_value(key), NULL);
 				changed++;
 			}
 		json_decref(have);
@@ -234,7 +234,7 @@ int ctl_cmd_apply(int argc, char **argv)
 		json_object_foreach(want[k], key, o) {
 			json_t *old = wdb_get(t, (wdb_kind_t)k, key);
 			if (!old || !json_equal(old, o)) {
-				wdb_set(t, (wdb_kind_t)k, key, o);
+				ctl_set(t, (wdb_kind_t)k, key, o);
 				changed++;
 			}
 			json_decref(old);

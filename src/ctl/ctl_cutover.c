@@ -90,7 +90,7 @@ static int cutover_show_del(wdb_txn_t *t, const char *sub, int argc, char **argv
 		return 0;
 	}
 	json_decref(w);
-	wdb_set(t, WDB_CUTOVER, argv[1], NULL);
+	ctl_set(t, WDB_CUTOVER, argv[1], NULL);
 	char what[100];
 	snprintf(what, sizeof(what), "cutover del %s", argv[1]);
 	ctl_commit(t, what);
@@ -224,7 +224,7 @@ static int cutover_add(wdb_txn_t *t, int argc, char **argv)
 		"prewarm_pct", (int)c.prewarm,
 		"impact", c.impact ? c.impact : (c.derate >= 0 ? "custom" : "medium"),
 		"note", c.note);
-	wdb_set(t, WDB_CUTOVER, id, win);
+	ctl_set(t, WDB_CUTOVER, id, win);
 	json_decref(win);
 	char what[300];
 	snprintf(what, sizeof(what), "cutover add %s region=%s isp=%s %s..%s derate %u%%",
@@ -238,7 +238,8 @@ int ctl_cmd_cutover(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("cutover: missing subcommand (add, list, show, del)");
 	const char *sub = argv[0];
-	wdb_txn_t *t = ctl_begin();
+	int reads = strcmp(sub, "list") == 0 || strcmp(sub, "show") == 0;
+	wdb_txn_t *t = reads ? ctl_begin_read() : ctl_begin();
 	if (strcmp(sub, "list") == 0)
 		return cutover_list(t);
 	if (strcmp(sub, "show") == 0 || strcmp(sub, "del") == 0)

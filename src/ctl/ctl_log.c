@@ -40,7 +40,9 @@ int ctl_cmd_log(int argc, char **argv)
 	}
 	json_t *all = json_array();
 	log_filter_t lf = { since_time, all };
-	wdb_audit_each(ctl_db, since_id, log_collect, &lf);
+	int rc = wdb_audit_each(ctl_db, since_id, log_collect, &lf);
+	if (rc < 0)
+		ctl_die("log: cannot read the audit log: %s", wdb_strerror(rc));
 	if (ctl_json) {
 		ctl_print_json(all);
 	} else {
@@ -54,6 +56,20 @@ int ctl_cmd_log(int argc, char **argv)
 			       json_string_value(json_object_get(r, "what")));
 	}
 	json_decref(all);
+	return 0;
+}
+
+/* Whether @changes holds a change of node @id.  Deleting a node (or
+ * taking its probes) changes its health record in the same change; the
+ * undo restores the node, never the old verdict. */
+static int node_changed(json_t *changes, const char *id)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c)
+		if (strcmp(json_string_value(json_object_get(c, "kind")) ?: "", "node") == 0 &&
+		    strcmp(json_string_value(json_object_get(c, "key")) ?: "", id) == 0)
+			return 1;
 	return 0;
 }
 
@@ -87,6 +103,8 @@ int ctl_cmd_rollback(int argc, char **argv)
 			kind = WDB_WEIGHT;
 		else if (strcmp(kn, "cutover") == 0)
 			kind = WDB_CUTOVER;
+		else if (node_changed(changes, key))
+			continue;   /* went with its node: a restored node starts afresh */
 		else
 			ctl_die("rollback: change %lld is a health decision; set the node's "
 			    "admin state instead", (long long)id);
@@ -99,7 +117,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 			ctl_die("rollback: %s %s changed again after change %lld; roll back the later change first",
 			    kn, key, (long long)id);
 		json_t *before = json_object_get(c, "before");
-		wdb_set(t, kind, key, json_is_null(before) ? NULL : before);
+		ctl_set(t, kind, key, json_is_null(before) ? NULL : before);
 	}
 	json_decref(rec);
 	char what[200];

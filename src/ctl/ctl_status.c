@@ -60,7 +60,7 @@ int ctl_cmd_metrics(int argc, char **argv)
 		}
 		json_object_set_new(m, argv[i], e);
 	}
-	wdb_set(t, WDB_METRICS, id, m);
+	ctl_set(t, WDB_METRICS, id, m);
 	json_decref(m);
 	char err[512];
 	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
@@ -224,7 +224,7 @@ int ctl_cmd_status(int argc, char **argv)
 		ctl_die("status: unexpected argument '%s'", argv[1]);
 	if (argc == 1)
 		ctl_service_name(argv[0], name, sizeof(name));
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = ctl_begin_read();
 	json_t *out = json_pack("{s:[], s:[]}", "nodes", "rows");
 	json_t *nodes = json_array();
 	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, nodes);
@@ -286,7 +286,9 @@ int ctl_cmd_history(int argc, char **argv)
 			    argv[i + 1]);
 	}
 	json_t *all = json_array();
-	wdb_history_each(ctl_db, argv[0], since, history_collect, all);
+	int rc = wdb_history_each(ctl_db, argv[0], since, history_collect, all);
+	if (rc < 0)
+		ctl_die("history: cannot read the history: %s", wdb_strerror(rc));
 	if (ctl_json) {
 		ctl_print_json(all);
 	} else {

@@ -20,7 +20,7 @@ static const char *const profile_set[] = { "probe", "four", "default", NULL };
 
 static int service_list(void)
 {
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = json_array();
 	wdb_each(t, WDB_SERVICE, NULL, ctl_collect_value, all);
 	wdb_abort(t);
@@ -59,9 +59,9 @@ static int service_del(wdb_txn_t *t, const char *name, json_t *old)
 	size_t i;
 	json_t *k;
 	json_array_foreach(rows, i, k)
-		wdb_set(t, WDB_WEIGHT, json_string_value(k), NULL);
+		ctl_set(t, WDB_WEIGHT, json_string_value(k), NULL);
 	json_decref(rows);
-	wdb_set(t, WDB_SERVICE, name, NULL);
+	ctl_set(t, WDB_SERVICE, name, NULL);
 	json_decref(old);
 	char what[1200];
 	snprintf(what, sizeof(what), "service del %s", name);
@@ -125,7 +125,7 @@ int ctl_cmd_service(int argc, char **argv)
 		ctl_die("service %s: missing service name", sub);
 	char name[1100];
 	ctl_service_name(argv[1], name, sizeof(name));
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_SERVICE, name);
 	if (strcmp(sub, "show") == 0) {
 		if (!old)
@@ -157,7 +157,7 @@ int ctl_cmd_service(int argc, char **argv)
 		ctl_die("service %s: --short-ttl %lld is longer than --ttl %lld", name,
 		    json_integer_value(json_object_get(s, "short_ttl")),
 		    json_integer_value(json_object_get(s, "ttl")));
-	wdb_set(t, WDB_SERVICE, name, s);
+	ctl_set(t, WDB_SERVICE, name, s);
 	json_decref(s);
 	char what[1200];
 	snprintf(what, sizeof(what), "service %s %s", sub, name);
@@ -190,7 +190,7 @@ static void print_node_row(json_t *n)
 
 static int node_list(void)
 {
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = json_array();
 	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, all);
 	wdb_abort(t);
@@ -233,10 +233,12 @@ static int node_del(wdb_txn_t *t, const char *id, json_t *old)
 	if (json_array_size(rows)) {
 		char *list = json_dumps(rows, JSON_COMPACT);
 		ctl_die("node %s is used by weight row(s) %s; remove it there first",
-		    id, list);
+		    id, list ? list : "(cannot list them)");
 	}
 	json_decref(rows);
-	wdb_set(t, WDB_NODE, id, NULL);
+	/* Its health, status, metrics and history go with it, in the same
+	 * change: a node added again under this id starts afresh. */
+	ctl_set(t, WDB_NODE, id, NULL);
 	json_decref(old);
 	char what[300];
 	snprintf(what, sizeof(what), "node del %s", id);
@@ -372,7 +374,7 @@ int ctl_cmd_node(int argc, char **argv)
 	const char *id = argv[1];
 	if (!ctl_valid_node_id(id))
 		ctl_die("node id '%s': use 1 to 63 letters, digits, '-', '_' or '.'", id);
-	wdb_txn_t *t = ctl_begin();
+	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_NODE, id);
 	if (strcmp(sub, "show") == 0) {
 		if (!old)
@@ -396,7 +398,7 @@ int ctl_cmd_node(int argc, char **argv)
 		"pool", "primary", "admin", "auto");
 	json_decref(old);
 	node_opts(n, sub, id, argc - 2, argv + 2);
-	wdb_set(t, WDB_NODE, id, n);
+	ctl_set(t, WDB_NODE, id, n);
 	json_decref(n);
 	char what[300];
 	snprintf(what, sizeof(what), "node %s %s", sub, id);
@@ -457,7 +459,7 @@ int ctl_cmd_weight(int argc, char **argv)
 			ctl_service_name(argv[1], name, sizeof(name));
 			wdb_row_prefix(prefix, sizeof(prefix), name);
 		}
-		wdb_txn_t *t = ctl_begin();
+		wdb_txn_t *t = ctl_begin_read();
 		json_t *all = json_array();
 		wdb_each(t, WDB_WEIGHT, *prefix ? prefix : NULL, ctl_collect_value, all);
 		wdb_abort(t);
@@ -498,7 +500,7 @@ int ctl_cmd_weight(int argc, char **argv)
 		if (!old)
 			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
 		json_decref(old);
-		wdb_set(t, WDB_WEIGHT, key, NULL);
+		ctl_set(t, WDB_WEIGHT, key, NULL);
 		snprintf(what, sizeof(what), "weight del %s region=%s isp=%s", name, region, isp);
 		ctl_commit(t, what);
 		return 0;
@@ -529,7 +531,7 @@ int ctl_cmd_weight(int argc, char **argv)
 	}
 	json_t *row = json_pack("{s:s, s:s, s:s, s:o}", "service", name,
 	                        "region", region, "isp", isp, "weights", weights);
-	wdb_set(t, WDB_WEIGHT, key, row);
+	ctl_set(t, WDB_WEIGHT, key, row);
 	json_decref(row);
 	snprintf(what, sizeof(what), "weight set %s region=%s isp=%s", name, region, isp);
 	ctl_commit(t, what);

@@ -417,10 +417,6 @@ void health__flush(health_t *h, int status_due)
 			n->status_dirty = 0;
 		}
 	}
-	if (status_due && now - h->last_trim > 60) {
-		wdb_history_trim(t, now - (uint32_t)h->c.history_keep);
-		h->last_trim = now;
-	}
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
 	if (wdb_commit(t, what, err, sizeof(err)) < 0) {

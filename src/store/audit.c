@@ -36,18 +36,55 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 	json_t *rec = json_pack("{s:I, s:o, s:s, s:s, s:O}", "id", (json_int_t)seq,
 	                        "time", now_rfc3339(), "actor", t->actor,
 	                        "what", what, "changes", t->changes);
-	char *text = json_dumps(rec, JSON_COMPACT);
+	char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
 	json_decref(rec);
+	if (!text) {
+		snprintf(err, errlen, "database: cannot encode the audit record");
+		return GSLB_ENOMEM;
+	}
 	MDB_val ak = { 8, sb }, av = { strlen(text), text };
 	int rc;
 	if ((rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0)) ||
 	    (rc = mdb_put(t->txn, t->db->dbi[DBI_AUDIT], &ak, &av, MDB_APPEND))) {
-		snprintf(err, errlen, "database: %s", mdb_strerror(rc));
+		rc = wdb__code(rc);
+		snprintf(err, errlen, "%s", rc == GSLB_ENOSPC ? WDB_FULL_MSG :
+		         "database: cannot append the audit record");
 		free(text);
-		return GSLB_EIO;
+		return rc;
 	}
 	free(text);
 	return (int64_t)seq;
+}
+
+/* S3-7: records older than database.audit-keep go, oldest first.  Ids
+ * follow commit order, so the first record not older than @before ends
+ * the walk (a clock stepped back only keeps a few records longer). */
+int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget)
+{
+	char cut[40];
+	time_t b = (time_t)before;
+	struct tm tm;
+	gmtime_r(&b, &tm);
+	strftime(cut, sizeof(cut), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	MDB_cursor *c;
+	int rc = mdb_cursor_open(t->txn, t->db->dbi[DBI_AUDIT], &c);
+	if (rc)
+		return wdb__fail(t, wdb__code(rc));
+	MDB_val k, v;
+	while (*budget > 0 && (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST)) == 0) {
+		json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+		const char *tm_s = json_string_value(json_object_get(rec, "time"));
+		/* RFC 3339 UTC strings compare in time order. */
+		int old = tm_s && strcmp(tm_s, cut) < 0;
+		json_decref(rec);
+		if (!old)
+			break;
+		if ((rc = mdb_cursor_del(c, 0)))
+			break;
+		(*budget)--;
+	}
+	mdb_cursor_close(c);
+	return rc && rc != MDB_NOTFOUND ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
 typedef struct {

@@ -84,7 +84,8 @@ wdb_row_kind_t wdb_row_kind(const wdb_row_parts_t *p)
 /* Audit ids ------------------------------------------------------------ */
 
 /* Big-endian, so that LMDB's byte order is the ids' order and appending
- * (MDB_APPEND) stays valid. */
+ * (MDB_APPEND) stays valid.  Ids are given in commit order, so the audit
+ * log is in time order too and trimming deletes from its front. */
 void wdb__id_key(uint8_t kb[8], uint64_t id)
 {
 	wr32(kb, (uint32_t)(id >> 32));
@@ -96,7 +97,9 @@ uint64_t wdb__id_of(const uint8_t kb[8])
 	return (uint64_t)rd32(kb) << 32 | rd32(kb + 4);
 }
 
-/* History ------------------------------------------------------------ */
+/* History: "node|" + big-endian time (one node's samples in time order)
+ * and the time index, big-endian time + "node" (all samples in time
+ * order, for trimming from the front). ------------------------------ */
 
 size_t wdb__history_key(uint8_t k[WDB_HISTORY_KEY_MAX], const char *node,
                         uint32_t time)
@@ -108,4 +111,15 @@ size_t wdb__history_key(uint8_t k[WDB_HISTORY_KEY_MAX], const char *node,
 	k[n] = WDB_KEY_SEP;
 	wr32(k + n + 1, time);
 	return n + 5;
+}
+
+size_t wdb__histtime_key(uint8_t k[WDB_HISTORY_KEY_MAX], const char *node,
+                         uint32_t time)
+{
+	size_t n = strlen(node);
+	if (n > 200)
+		n = 200;
+	wr32(k, time);
+	memcpy(k + 4, node, n);
+	return n + 4;
 }

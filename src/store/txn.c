@@ -7,6 +7,7 @@
 #include "store/keys.h"
 #include "store/plan.h"
 #include "store/weightdb_int.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #include <stdio.h>
@@ -23,6 +24,10 @@ static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
 wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
                      size_t errlen)
 {
+	if (db->read_only) {
+		snprintf(err, errlen, "database %s: opened read-only", db->path);
+		return NULL;
+	}
 	wdb_txn_t *t = xcalloc(1, sizeof(*t));
 	int rc = mdb_txn_begin(db->env, NULL, 0, &t->txn);
 	if (rc) {
@@ -46,6 +51,7 @@ wdb_txn_t *wdb_begin_read(weightdb_t *db)
 		return NULL;
 	}
 	t->db = db;
+	t->read_only = 1;
 	t->actor = xstrdup("");
 	t->changes = json_array();
 	t->services = json_object();
@@ -79,19 +85,26 @@ json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key)
 	return get_json(t->txn, t->db->dbi[kind_dbi[kind]], key);
 }
 
+int wdb__fail(wdb_txn_t *t, int rc)
+{
+	if (rc && !t->rc)
+		t->rc = rc;
+	return rc;
+}
+
 int wdb__put_raw(wdb_txn_t *t, int dbi, const char *key, const void *data,
                    size_t len)
 {
 	MDB_val k = { strlen(key), (void *)key }, v = { len, (void *)data };
 	int rc = mdb_put(t->txn, t->db->dbi[dbi], &k, &v, 0);
-	return rc ? GSLB_EIO : 0;
+	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
 int wdb__del_raw(wdb_txn_t *t, int dbi, const char *key)
 {
 	MDB_val k = { strlen(key), (void *)key };
 	int rc = mdb_del(t->txn, t->db->dbi[dbi], &k, NULL);
-	return rc && rc != MDB_NOTFOUND ? GSLB_EIO : 0;
+	return rc && rc != MDB_NOTFOUND ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
 /* The service part of a weight row key, NUL-terminated. */
@@ -104,13 +117,102 @@ static void row_service(const char *key, char *svc, size_t size)
 	svc[n] = 0;
 }
 
+/* The fields of a health record that are a verdict about the node's
+ * own health; the others (cutover derating and pre-warm, a standby's
+ * promotion, the short-TTL deadline) come from elsewhere. */
+static const char *const verdict_fields[] = {
+	"state", "usable", "effective_weight_pct", "reason", "since", "gray",
+	"gray_since", "score", "moved_at", NULL
+};
+
+static int has_probes(json_t *node)
+{
+	return json_array_size(json_object_get(node, "probes")) > 0;
+}
+
+/* @rec (a health record) without its verdict fields: a new reference, or
+ * NULL when nothing that matters is left. */
+static json_t *without_verdict(json_t *rec)
+{
+	json_t *r = json_deep_copy(rec);
+	for (const char *const *f = verdict_fields; *f; f++)
+		json_object_del(r, *f);
+	if (!json_object_get(r, "cutover_phase") &&
+	    !json_is_true(json_object_get(r, "promoted"))) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
+
+/* Node @id was stored as @node (NULL: deleted): the records about it
+ * follow in the same transaction (weightdb.h, wdb_set()). */
+static int node_records(wdb_txn_t *t, const char *id, json_t *node)
+{
+	json_t *h = wdb_get(t, WDB_HEALTH, id);
+	int rc = 0;
+	if (!node) {
+		if (h)
+			rc = set_one(t, WDB_HEALTH, id, NULL);
+		if (!rc)
+			rc = set_one(t, WDB_STATUS, id, NULL);
+		if (!rc)
+			rc = set_one(t, WDB_METRICS, id, NULL);
+		if (!rc)
+			rc = wdb__history_drop(t, id);
+	} else if (!has_probes(node)) {
+		if (h) {
+			json_t *keep = without_verdict(h);
+			if (!keep || !json_equal(keep, h))
+				rc = set_one(t, WDB_HEALTH, id, keep);
+			json_decref(keep);
+		}
+		/* The live score and last results of probes that are gone. */
+		if (!rc)
+			rc = set_one(t, WDB_STATUS, id, NULL);
+	}
+	json_decref(h);
+	return rc;
+}
+
 int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
+{
+	if (t->read_only)
+		return GSLB_EINVAL;
+	if (kind == WDB_NODE) {
+		int rc = set_one(t, kind, key, val);
+		return rc ? rc : node_records(t, key, val);
+	}
+	if (val && (kind == WDB_HEALTH || kind == WDB_STATUS || kind == WDB_METRICS)) {
+		json_t *node = wdb_get(t, WDB_NODE, key);
+		if (!node)
+			return GSLB_ENOENT;   /* not a failed write: see weightdb.h */
+		int rc;
+		if (kind == WDB_HEALTH && !has_probes(node)) {
+			json_t *keep = without_verdict(val);
+			json_t *now = wdb_get(t, WDB_HEALTH, key);
+			rc = keep || now ? set_one(t, kind, key, keep) : 0;
+			json_decref(keep);
+			json_decref(now);
+		} else {
+			rc = set_one(t, kind, key, val);
+		}
+		json_decref(node);
+		return rc;
+	}
+	return set_one(t, kind, key, val);
+}
+
+static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 {
 	json_t *before = wdb_get(t, kind, key);
 	int rc;
 	if (val) {
 		char *s = json_dumps(val, JSON_COMPACT | JSON_SORT_KEYS);
-		rc = wdb__put_raw(t, kind_dbi[kind], key, s, strlen(s));
+		rc = s ? wdb__put_raw(t, kind_dbi[kind], key, s, strlen(s))
+		       : wdb__fail(t, GSLB_ENOMEM);
 		free(s);
 	} else {
 		rc = wdb__del_raw(t, kind_dbi[kind], key);
@@ -118,6 +220,9 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	if (rc) {
 		json_decref(before);
 		return rc;
+	}
+	if (!before && !val) {
+		return 0; /* nothing was there: no change */
 	}
 	if (kind == WDB_METRICS)
 		t->metrics_changed = 1;
@@ -241,8 +346,9 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 		r->rc = GSLB_EINVAL;
 		return 1;
 	}
-	if (wdb__put_raw(r->t, DBI_PLANS, key, plan, len))
-		r->rc = GSLB_EIO;
+	int prc = wdb__put_raw(r->t, DBI_PLANS, key, plan, len);
+	if (prc)
+		r->rc = prc;   /* the commit reports the cause (t->rc) */
 	free(plan);
 	/* Note which kinds of rows the service has (gslb_chain()). */
 	static const int kind_flag[] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
@@ -349,36 +455,77 @@ static uint64_t generation(wdb_txn_t *t, const char *name)
 	return gen;
 }
 
-static void bump(wdb_txn_t *t, const char *name)
+static int bump(wdb_txn_t *t, const char *name)
 {
 	uint64_t gen = generation(t, name) + 1;
 	MDB_val k = { strlen(name), (void *)name }, v = { 8, &gen };
-	mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+	int rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
-/* Commits @t's LMDB transaction and frees @t; 0 or -1 with @err.  A
- * change of the operator's table also bumps "tablegen", and one of the
- * pushed metrics "metricsgen", so that readers polling them (the health
- * thread) re-read only what changed. */
+/* The outcome of a write of this process: a full map is logged once
+ * (when asked to), and so is the first write that succeeds after it. */
+static void note_full(weightdb_t *db, int full)
+{
+	int was = __atomic_exchange_n(&db->full, full, __ATOMIC_RELAXED);
+	if (!db->log_full || was == full)
+		return;
+	if (full)
+		log_err("database %s: %s; answers go on from what it holds",
+		        db->path, WDB_FULL_MSG);
+	else
+		log_notice("database %s: writes succeed again", db->path);
+}
+
+/* Describes failed write @rc in @err and aborts @t.  Returns @rc. */
+static int fail_abort(wdb_txn_t *t, int rc, char *err, size_t errlen)
+{
+	if (rc == GSLB_ENOSPC)
+		snprintf(err, errlen, "%s", WDB_FULL_MSG);
+	else
+		snprintf(err, errlen, "database %s: write failed: %s", t->db->path,
+		         gslb_strerror(rc));
+	note_full(t->db, rc == GSLB_ENOSPC);
+	wdb_abort(t);
+	return rc;
+}
+
+/* Commits @t's LMDB transaction and frees @t; 0 or an error with @err.
+ * A change of the operator's table also bumps "tablegen", and one of
+ * the pushed metrics "metricsgen", so that readers polling them (the
+ * health thread) re-read only what changed. */
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
-	if (t->table_changed)
-		bump(t, "tablegen");
-	if (t->metrics_changed)
-		bump(t, "metricsgen");
+	if ((t->table_changed && bump(t, "tablegen")) ||
+	    (t->metrics_changed && bump(t, "metricsgen")))
+		return fail_abort(t, t->rc, err, errlen);
+	weightdb_t *db = t->db;
 	int rc = mdb_txn_commit(t->txn);
 	t->txn = NULL;
 	wdb_abort(t); /* frees the rest; no transaction is left to abort */
 	if (rc) {
-		snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
-		return -1;
+		rc = wdb__code(rc);
+		if (rc == GSLB_ENOSPC)
+			snprintf(err, errlen, "%s", WDB_FULL_MSG);
+		else
+			snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
 	}
-	return 0;
+	note_full(db, rc == GSLB_ENOSPC);
+	return rc;
 }
 
 int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 {
 	int rc = 0;
+	if (t->read_only) {
+		snprintf(err, errlen, "database: a read transaction cannot commit");
+		wdb_abort(t);
+		return GSLB_EINVAL;
+	}
+	/* A write that failed earlier (the caller may not have looked):
+	 * its cause, and nothing is written. */
+	if (t->rc)
+		return fail_abort(t, t->rc, err, errlen);
 	if (json_object_size(t->nodes)) {
 		refs_t r = { t->nodes, t->services, NULL, t };
 		wdb_each(t, WDB_WEIGHT, NULL, find_refs, &r);
@@ -391,6 +538,10 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 			break;
 	}
 	json_decref(cache);
+	/* A plan or service record that could not be written: its cause
+	 * (before a validation error, which may only follow from it). */
+	if (t->rc)
+		return fail_abort(t, t->rc, err, errlen);
 	if (rc) {
 		wdb_abort(t);
 		return rc;
@@ -398,13 +549,37 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 
 	/* Only data (status, metrics, history): no audit record. */
 	if (json_array_size(t->changes) == 0)
-		return commit_free(t, err, errlen) ? GSLB_EIO : 0;
+		return commit_free(t, err, errlen);
 	int64_t id = wdb__audit_append(t, what, err, errlen);
 	if (id < 0) {
+		note_full(t->db, id == GSLB_ENOSPC);
 		wdb_abort(t);
 		return id;
 	}
-	return commit_free(t, err, errlen) ? GSLB_EIO : id;
+	rc = commit_free(t, err, errlen);
+	return rc ? rc : id;
+}
+
+int weightdb_trim(weightdb_t *db, uint32_t audit_before, uint32_t history_before,
+                  unsigned max)
+{
+	char err[300];
+	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
+	if (!t)
+		return GSLB_EIO;
+	unsigned budget = max;
+	int rc = 0;
+	if (audit_before)
+		rc = wdb__audit_trim(t, audit_before, &budget);
+	if (!rc && history_before)
+		rc = wdb__history_trim_n(t, history_before, &budget);
+	if (rc || budget == max) {
+		/* Nothing to delete: no commit, so no write at all. */
+		wdb_abort(t);
+		return rc;
+	}
+	rc = commit_free(t, err, sizeof(err));
+	return rc ? rc : (int)(max - budget);
 }
 
 uint64_t wdb_table_generation(wdb_txn_t *t)

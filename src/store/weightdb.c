@@ -5,6 +5,7 @@
 #include "store/weightdb.h"
 #include "store/keys.h"
 #include "store/weightdb_int.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -15,7 +16,7 @@
 
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
-	"health", "status", "metrics", "history", "cutovers"
+	"health", "status", "metrics", "history", "cutovers", "histtime"
 };
 
 static int mkdir_p(const char *path)
@@ -31,39 +32,151 @@ static int mkdir_p(const char *path)
 	return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
-weightdb_t *weightdb_open(const char *path, char *err, size_t errlen)
+int wdb__code(int rc)
 {
+	switch (rc) {
+	case 0: return 0;
+	case MDB_MAP_FULL: return GSLB_ENOSPC;
+	case MDB_NOTFOUND: return GSLB_ENOENT;
+	default: return GSLB_EIO;
+	}
+}
+
+const char *wdb_strerror(int rc)
+{
+	return rc == GSLB_ENOSPC ? WDB_FULL_MSG : gslb_strerror(rc);
+}
+
+/* Builds the time index of a history written before it existed: once,
+ * at the first read-write open (meta "histtime" marks it done). */
+static int index_history(MDB_txn *txn, weightdb_t *db)
+{
+	MDB_val mk = { 8, "histtime" }, mv;
+	if (mdb_get(txn, db->dbi[DBI_META], &mk, &mv) == 0)
+		return 0;
+	MDB_cursor *c;
+	int rc = mdb_cursor_open(txn, db->dbi[DBI_HISTORY], &c);
+	if (rc)
+		return rc;
+	MDB_val k, v;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		if (k.mv_size < 5 || k.mv_size > WDB_HISTORY_KEY_MAX)
+			continue;
+		uint8_t ik[WDB_HISTORY_KEY_MAX];
+		const uint8_t *kd = k.mv_data;
+		/* "node|" + time  ->  time + "node" */
+		memcpy(ik, kd + k.mv_size - 4, 4);
+		memcpy(ik + 4, kd, k.mv_size - 5);
+		MDB_val ikv = { k.mv_size - 1, ik }, empty = { 0, "" };
+		if ((rc = mdb_put(txn, db->dbi[DBI_HISTTIME], &ikv, &empty, 0)))
+			break;
+	}
+	mdb_cursor_close(c);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	mv = (MDB_val){ 1, "1" };
+	return mdb_put(txn, db->dbi[DBI_META], &mk, &mv, 0);
+}
+
+/* Records the map size in meta "mapsize" when it changed, for
+ * adopt_map_size().  (LMDB's own meta page keeps the largest size any
+ * process ever used, never a smaller one, so it cannot serve.) */
+static int record_map_size(MDB_txn *txn, weightdb_t *db)
+{
+	MDB_envinfo info;
+	mdb_env_info(db->env, &info);
+	uint8_t vb[8];
+	wdb__id_key(vb, (uint64_t)info.me_mapsize);
+	MDB_val k = { 7, "mapsize" }, v;
+	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8 &&
+	    memcmp(v.mv_data, vb, 8) == 0)
+		return 0;
+	v = (MDB_val){ 8, vb };
+	return mdb_put(txn, db->dbi[DBI_META], &k, &v, 0);
+}
+
+/* A process that gives no map size of its own (gslbctl) maps what gslbd
+ * recorded: with a larger map it could grow the data past the daemon's,
+ * whose readers would then fail (MDB_MAP_RESIZED).  Called with no
+ * transaction active, as mdb_env_set_mapsize() wants. */
+static int adopt_map_size(weightdb_t *db)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	MDB_val k = { 7, "mapsize" }, v;
+	uint64_t size = 0;
+	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		size = wdb__id_of(v.mv_data);
+	mdb_txn_abort(txn);
+	/* LMDB never maps less than the data uses. */
+	return size ? mdb_env_set_mapsize(db->env, (size_t)size) : 0;
+}
+
+static int file_exists(const char *dir, const char *name)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0;
+}
+
+weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
+                               char *err, size_t errlen)
+{
+	static const wdb_options_t defaults = { 0, 0, 0 };
+	if (!o)
+		o = &defaults;
 	weightdb_t *db = xcalloc(1, sizeof(*db));
 	db->path = xstrdup(path);
-	int rc = mkdir_p(path);
+	db->read_only = o->read_only;
+	db->log_full = o->log_full;
+	int rc = o->read_only ? 0 : mkdir_p(path);
 	if (rc) {
 		snprintf(err, errlen, "database %s: %s", path, strerror(-rc));
 		goto fail;
 	}
+	if (o->read_only && !file_exists(path, "data.mdb")) {
+		snprintf(err, errlen, "database %s: no store there", path);
+		goto fail;
+	}
+	/* No size of our own: the store's recorded one, or the default
+	 * for a new store. */
+	size_t map = o->map_size ? o->map_size :
+	             file_exists(path, "data.mdb") ? 0 : WDB_MAP_SIZE_DEFAULT;
 	MDB_txn *txn = NULL;
 	if ((rc = mdb_env_create(&db->env)) ||
 	    (rc = mdb_env_set_maxdbs(db->env, 32)) ||
 	    (rc = mdb_env_set_maxreaders(db->env, 1024)) ||
-	    /* A sparse file: the map only reserves address space. */
-	    (rc = mdb_env_set_mapsize(db->env, (size_t)16 << 30)) ||
-	    (rc = mdb_env_open(db->env, path, MDB_NOTLS, 0644))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+	    (map && (rc = mdb_env_set_mapsize(db->env, map))) ||
+	    (rc = mdb_env_open(db->env, path,
+	                       MDB_NOTLS | (o->read_only ? MDB_RDONLY : 0), 0644))) {
+		if (o->read_only && (rc == EACCES || rc == EPERM))
+			snprintf(err, errlen, "database %s: %s (reading needs write "
+			         "access to %s/lock.mdb, where readers register)", path,
+			         mdb_strerror(rc), path);
+		else
+			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
-	if ((rc = mdb_txn_begin(db->env, NULL, 0, &txn))) {
+	if ((rc = mdb_txn_begin(db->env, NULL, o->read_only ? MDB_RDONLY : 0, &txn))) {
 		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
 	for (int i = 0; i < DBI_COUNT; i++)
-		if ((rc = mdb_dbi_open(txn, dbi_names[i], MDB_CREATE, &db->dbi[i]))) {
-			snprintf(err, errlen, "database %s: %s: %s", path, dbi_names[i],
-			         mdb_strerror(rc));
+		if ((rc = mdb_dbi_open(txn, dbi_names[i], o->read_only ? 0 : MDB_CREATE,
+		                       &db->dbi[i]))) {
+			snprintf(err, errlen, "database %s: %s: %s%s", path, dbi_names[i],
+			         mdb_strerror(rc), o->read_only && rc == MDB_NOTFOUND ?
+			         " (written by an older gslbd: open it read-write once)" : "");
 			mdb_txn_abort(txn);
 			goto fail;
 		}
 	MDB_val k = { 6, "schema" }, v;
 	rc = mdb_get(txn, db->dbi[DBI_META], &k, &v);
-	if (rc == MDB_NOTFOUND) {
+	if (rc == MDB_NOTFOUND && !o->read_only) {
 		uint8_t ver[4];
 		wr32(ver, WDB_SCHEMA);
 		v = (MDB_val){ 4, ver };
@@ -75,7 +188,50 @@ weightdb_t *weightdb_open(const char *path, char *err, size_t errlen)
 		mdb_txn_abort(txn);
 		goto fail;
 	}
-	if (rc || (rc = mdb_txn_commit(txn))) {
+	if (o->read_only) {
+		/* Committed, not aborted: the handles opened in it stay. */
+		if (rc)
+			mdb_txn_abort(txn);
+		else
+			rc = mdb_txn_commit(txn);
+		if (!rc)
+			rc = adopt_map_size(db);
+		if (rc) {
+			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+			goto fail;
+		}
+		return db;
+	}
+	/* The handles first: a transaction that aborts closes the handles
+	 * opened in it. */
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc) {
+		snprintf(err, errlen, "database %s: %s", path,
+		         rc == MDB_MAP_FULL ? WDB_FULL_MSG : mdb_strerror(rc));
+		goto fail;
+	}
+	/* Then what may not fit in a full store. */
+	if ((rc = mdb_txn_begin(db->env, NULL, 0, &txn))) {
+		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+		goto fail;
+	}
+	rc = index_history(txn, db);
+	if (!rc && o->map_size)
+		rc = record_map_size(txn, db);
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc == MDB_MAP_FULL) {
+		/* Full: the store still serves reads, and trimming or a larger
+		 * map makes room again. */
+		db->full = 1;
+		if (db->log_full)
+			log_err("database %s: %s", path, WDB_FULL_MSG);
+	} else if (rc || (!o->map_size && (rc = adopt_map_size(db)))) {
 		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
@@ -86,6 +242,11 @@ fail:
 	free(db->path);
 	free(db);
 	return NULL;
+}
+
+weightdb_t *weightdb_open(const char *path, char *err, size_t errlen)
+{
+	return weightdb_open_opts(path, NULL, err, errlen);
 }
 
 void weightdb_set_nosync(weightdb_t *db)

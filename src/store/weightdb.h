@@ -13,9 +13,12 @@
  *   status    node id -> JSON live score, dimensions, last probes
  *   metrics   node id -> JSON pushed passive metrics with timestamps
  *   history   "node|" + big-endian time -> JSON score sample (bounded)
+ *   histtime  big-endian time + "node" -> nothing: the history in time
+ *             order, so that trimming deletes from the front
  *   cutovers  window id -> JSON cutover window (audited; the health
  *             thread turns it into node health records)
- *   audit     big-endian id -> JSON change record (append-only)
+ *   audit     big-endian id -> JSON change record (appended in id
+ *             order, which is time order; trimmed from the front)
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -71,10 +74,51 @@ typedef struct svc_rec {
 typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
                WDB_METRICS, WDB_CUTOVER, WDB_KIND_COUNT } wdb_kind_t;
 
+/* The default map size: the most the store may ever hold.  The map is a
+ * sparse file's address space, so a large value costs nothing. */
+#define WDB_MAP_SIZE_DEFAULT ((size_t)16 << 30)
+
+/* What a write that finds the map full reports (gslbctl prints it, gslbd
+ * logs it once). */
+#define WDB_FULL_MSG "store full: raise database.map-size or lower " \
+                     "database.audit-keep / health.history-keep"
+
+/** How weightdb_open_opts() opens the store. */
+typedef struct wdb_options {
+	/* The map size in bytes (database.map-size).  0: the size the store
+	 * records (set by gslbd at its start), or WDB_MAP_SIZE_DEFAULT for a
+	 * new store.  LMDB never maps less than the data already uses. */
+	size_t map_size;
+	/* MDB_RDONLY: no write transaction, not even at open, so that
+	 * readers never take the write lock and a user without write access
+	 * to data.mdb can read.  The user still needs write access to
+	 * lock.mdb (LMDB registers its readers there). */
+	int read_only;
+	/* Log (once) when a write finds the store full, and when writes
+	 * succeed again: gslbd sets it, gslbctl reports to its caller. */
+	int log_full;
+} wdb_options_t;
+
 /** Opens (creating directory, environment and sub-databases when
- * missing) the store at @path.  Returns NULL with the reason in @err. */
+ * missing, unless read-only) the store at @path as @o says (NULL: the
+ * recorded map size, read-write, quiet).  Returns NULL with the reason
+ * in @err. */
+weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
+                               char *err, size_t errlen);
+/** weightdb_open_opts() with @o NULL. */
 weightdb_t *weightdb_open(const char *path, char *err, size_t errlen);
 void weightdb_close(weightdb_t *db);
+
+/** A description of store error @rc: WDB_FULL_MSG for GSLB_ENOSPC. */
+const char *wdb_strerror(int rc);
+
+/** Deletes audit records older than @audit_before and history samples
+ * older than @history_before (unix times; 0: none), oldest first and at
+ * most @max of them, in a write transaction of its own.  Both tables are
+ * in time order, so the work is the records deleted, never a scan.
+ * Returns the number deleted (@max: call again) or a negative error. */
+int weightdb_trim(weightdb_t *db, uint32_t audit_before,
+                  uint32_t history_before, unsigned max);
 
 /** Commits of this process no longer wait for the disk; weightdb_sync()
  * then flushes, from a thread of the caller's choosing.  gslbd uses this
@@ -110,13 +154,30 @@ int wdb_plan(wdb_reader_t *r, const char *svc, size_t svclen,
 wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
                      size_t errlen);
 /** Begins a read-only transaction usable with wdb_get() and wdb_each();
- * end it with wdb_abort().  Writers are never blocked by it. */
+ * end it with wdb_abort().  Writers are never blocked by it, and it sees
+ * the store as of its start (LMDB caveat: keep it short).  wdb_set() on
+ * it fails with GSLB_EINVAL. */
 wdb_txn_t *wdb_begin_read(weightdb_t *db);
 
 /** The JSON object of (@kind, @key), a new reference, or NULL. */
 json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key);
 /** Stores (@val non-NULL) or deletes (@val NULL) an object; records the
- * before/after pair for the audit record.  Returns 0 or an error. */
+ * before/after pair for the audit record.  Returns 0 or an error; a
+ * failed write also makes wdb_commit() refuse with its cause.
+ *
+ * The records about a node live and die with it:
+ * - deleting a node deletes its health, status, metrics and history in
+ *   the same transaction, so a node added again under the same id starts
+ *   without the old verdict;
+ * - a node without probes has no health verdict (nothing would ever
+ *   evaluate it again): storing such a node drops the verdict fields of
+ *   its health record, keeping only cutover derating and a standby's
+ *   promotion, and a health record written for it later is stripped the
+ *   same way; its status record (live score, last probe results) goes;
+ * - a health, status or metrics record of a node that does not exist is
+ *   refused with GSLB_ENOENT (a late write of the health thread about a
+ *   node just deleted); this is not a failed write: the transaction
+ *   stays good. */
 int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
 /** Calls @fn for every object of @kind whose key starts with @prefix
  * (NULL: all), in key order; stops when @fn returns non-zero. */
@@ -143,9 +204,12 @@ uint64_t wdb_table_generation(wdb_txn_t *t);
 /** A counter bumped by every commit that changes pushed metrics. */
 uint64_t wdb_metrics_generation(wdb_txn_t *t);
 
-/** Appends a score sample of @node at @time to the history. */
+/** Appends a score sample of @node at @time to the history.  Returns 0,
+ * GSLB_ENOENT (no such node: nothing written, the transaction stays
+ * good) or a write error. */
 int wdb_history_add(wdb_txn_t *t, const char *node, uint32_t time, json_t *sample);
-/** Deletes history samples older than @before (all nodes). */
+/** Deletes history samples older than @before (all nodes), oldest first,
+ * stopping at the first sample to keep.  Returns 0 or an error. */
 int wdb_history_trim(wdb_txn_t *t, uint32_t before);
 /** Calls @fn for the samples of @node at or after @since, oldest first. */
 int wdb_history_each(weightdb_t *db, const char *node, uint32_t since,

@@ -13,15 +13,22 @@
 
 #include "store/weightdb.h"
 
+/* A history key: the node id (at most 200 bytes), the separator and a
+ * big-endian time. */
+#define WDB_HISTORY_KEY_MAX 256
+
 /* The named sub-databases (weightdb.h lists what each holds). */
 enum { DBI_META, DBI_SERVICES, DBI_SVCREC, DBI_NODES, DBI_WEIGHTS, DBI_PLANS,
        DBI_AUDIT, DBI_HEALTH, DBI_STATUS, DBI_METRICS, DBI_HISTORY,
-       DBI_CUTOVERS, DBI_COUNT };
+       DBI_CUTOVERS, DBI_HISTTIME, DBI_COUNT };
 
 struct weightdb {
 	MDB_env *env;
 	MDB_dbi dbi[DBI_COUNT];
 	char *path;
+	int read_only;        /* opened with MDB_RDONLY: no write transaction */
+	int log_full;         /* log when the store fills up and recovers */
+	int full;             /* the last write of this process hit the map size */
 };
 
 struct wdb_reader {
@@ -39,7 +46,34 @@ struct wdb_txn {
 	json_t *nodes;        /* set of nodes that changed */
 	int table_changed;    /* the operator's table changed */
 	int metrics_changed;  /* pushed metrics changed */
+	int rc;               /* the first failed write (sticky): commit refuses */
+	int read_only;        /* from wdb_begin_read(): wdb_set() refuses */
 };
+
+/** The GSLB_E* code of LMDB result @rc: GSLB_ENOSPC for a full map,
+ * GSLB_ENOENT for a missing key, GSLB_EIO for anything else. */
+int wdb__code(int rc);
+
+/** Notes the failed write @rc in @t (the first one sticks, so that the
+ * commit refuses with the real cause).  Returns @rc. */
+int wdb__fail(wdb_txn_t *t, int rc);
+
+/** Deletes every history sample of @node in @t, with its time index
+ * entries.  Returns 0 or an error. */
+int wdb__history_drop(wdb_txn_t *t, const char *node);
+
+/** Deletes, oldest first, the history samples older than @before and
+ * the audit records older than @before (unix times), at most *@budget of
+ * them, which they decrease.  Both stop at the first record to keep.
+ * Return 0 or an error. */
+int wdb__history_trim_n(wdb_txn_t *t, uint32_t before, unsigned *budget);
+int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget);
+
+/** Writes the time index key of history sample (@node, @time) into @k:
+ * the big-endian time first, so that the index sorts by time.  Returns
+ * its length. */
+size_t wdb__histtime_key(uint8_t k[WDB_HISTORY_KEY_MAX], const char *node,
+                         uint32_t time);
 
 /** Stores @len bytes of @data under NUL-terminated @key in sub-database
  * @dbi of @t.  Returns 0 or GSLB_EIO. */
@@ -69,9 +103,6 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 void wdb__id_key(uint8_t kb[8], uint64_t id);
 uint64_t wdb__id_of(const uint8_t kb[8]);
 
-/* A history key: the node id (at most 200 bytes), the separator and a
- * big-endian time. */
-#define WDB_HISTORY_KEY_MAX 256
 
 /** Writes the history key of (@node, @time) into @k.  Returns its
  * length. */

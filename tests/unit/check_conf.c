@@ -73,6 +73,8 @@ START_TEST(defaults)
 	ck_assert_uint_eq(c->max_cname_chain, 8);
 	ck_assert_int_eq(c->log_level, GSLB_LOG_INFO);
 	ck_assert_str_eq(c->db_path, "/var/lib/gslbd");
+	ck_assert_uint_eq(c->db_map_size, (uint64_t)16 << 30);
+	ck_assert_uint_eq(c->db_audit_keep, 90 * 86400);   /* S3-7 */
 	ck_assert_ptr_null(c->geoip_path);
 	ck_assert_uint_eq(c->nzones, 1);
 	ck_assert_str_eq(c->zones[0].name, "example.test");
@@ -142,6 +144,36 @@ START_TEST(unknown_keys)
 	             "unknown key 'ttl' in zone");
 	expect_error(ZONES "database:\n  path: x\n  size: 1\n", 6,
 	             "unknown key 'size' in database");
+}
+END_TEST
+
+START_TEST(database_section)
+{
+	char err[1024];
+	conf_t *c = load(ZONES "database:\n  path: db\n  map-size: 1M\n"
+	                 "  audit-keep: 30d\n", err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->db_map_size, 1 << 20);
+	ck_assert_uint_eq(c->db_audit_keep, 30 * 86400);
+	conf_free(c);
+	c = load(ZONES "database:\n  map-size: 2147483648\n  audit-keep: 0\n",
+	         err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->db_map_size, (uint64_t)2 << 30);
+	ck_assert_uint_eq(c->db_audit_keep, 0);
+	conf_free(c);
+	static const char *const bad[] = {
+		"  map-size: 512K\n", "  map-size: 2T\n", "  map-size: 1025G\n",
+		"  map-size: -1M\n", "  map-size: 1MB\n", "  audit-keep: 3651d\n",
+		"  audit-keep: 1w\n", "  audit-keep: [ 1 ]\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), ZONES "database:\n%s", bad[i]);
+		c = load(text, err, sizeof(err));
+		ck_assert_msg(c == NULL, "accepted %s", bad[i]);
+		ck_assert_ptr_nonnull(strstr(err, "database."));
+	}
 }
 END_TEST
 
@@ -353,6 +385,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, full_server_section);
 	tcase_add_test(t, unknown_keys);
 	tcase_add_test(t, bad_listen);
+	tcase_add_test(t, database_section);
 	tcase_add_test(t, bad_numbers);
 	tcase_add_test(t, zone_errors);
 	tcase_add_test(t, yaml_errors);

@@ -10,7 +10,11 @@
 #include "store_fixture.h"
 #include "unit.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <time.h>
 #include <string.h>
 
 /* Key codecs ----------------------------------------------------------- */
@@ -350,6 +354,10 @@ static int collect_sample(uint32_t time, json_t *sample, void *arg)
 START_TEST(history_samples)
 {
 	char err[512];
+	/* History is kept only for nodes that exist. */
+	ck_assert_int_eq(apply("nodes", "{\"nodes\": [{\"id\": \"n1\","
+	                       " \"addrs\": [\"192.0.2.1\"]}, {\"id\": \"n10\","
+	                       " \"addrs\": [\"192.0.2.10\"]}]}", err, sizeof(err)), 1);
 	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
 	for (uint32_t tm = 100; tm < 110; tm++) {
 		json_t *s = json_pack("{s:i}", "score", (int)tm);
@@ -373,6 +381,343 @@ START_TEST(history_samples)
 }
 END_TEST
 
+
+/* Store hardening --------------------------------------------------- */
+
+/* A probed n1 with a verdict, its status, metrics and history. */
+static void n1_demoted(void)
+{
+	char err[512];
+	ck_assert_int_gt(apply("base", base_json, err, sizeof(err)), 0);
+	ck_assert_int_gt(apply("probe n1", "{\"nodes\": [{\"id\": \"n1\","
+	                       " \"addrs\": [\"192.0.2.1\"], \"admin\": \"auto\","
+	                       " \"probes\": [\"http://192.0.2.1/\"]}],"
+	                       " \"health\": {\"n1\": {\"state\": \"demoted\","
+	                       " \"usable\": false, \"reason\": \"probe failed\"}}}",
+	                       err, sizeof(err)), 0);
+	wdb_txn_t *t = wdb_begin(g_db, "health", err, sizeof(err));
+	json_t *st = json_pack("{s:f}", "score", 10.0);
+	ck_assert_int_eq(wdb_set(t, WDB_STATUS, "n1", st), 0);
+	ck_assert_int_eq(wdb_set(t, WDB_METRICS, "n1", st), 0);
+	ck_assert_int_eq(wdb_history_add(t, "n1", 1000, st), 0);
+	ck_assert_int_eq(wdb_history_add(t, "n2", 1000, st), 0);
+	json_decref(st);
+	ck_assert_int_ge(wdb_commit(t, "health", err, sizeof(err)), 0);
+	plan_t p;
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_eq(p.node[0].flags & PLAN_USABLE, 0);
+}
+
+static int count_sample(uint32_t time, json_t *sample, void *arg)
+{
+	(void)time;
+	(void)sample;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Deleting a node deletes every record about it in the same change, so
+ * the node added again under its id starts without the old verdict. */
+START_TEST(node_delete_takes_its_records)
+{
+	char err[512];
+	n1_demoted();
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	json_t *row = json_pack("{s:s, s:s, s:s, s:{s:i}}", "service", "www.s.test",
+	                        "region", "*", "isp", "*", "weights", "n2", 7);
+	ck_assert_int_eq(wdb_set(t, WDB_WEIGHT, "www.s.test|cn-bj|*", NULL), 0);
+	ck_assert_int_eq(wdb_set(t, WDB_WEIGHT, "www.s.test|*|*", row), 0);
+	ck_assert_int_eq(wdb_set(t, WDB_NODE, "n1", NULL), 0);
+	json_decref(row);
+	ck_assert_int_gt(wdb_commit(t, "node del n1", err, sizeof(err)), 0);
+
+	t = wdb_begin_read(g_db);
+	ck_assert_ptr_null(wdb_get(t, WDB_HEALTH, "n1"));
+	ck_assert_ptr_null(wdb_get(t, WDB_STATUS, "n1"));
+	ck_assert_ptr_null(wdb_get(t, WDB_METRICS, "n1"));
+	wdb_abort(t);
+	int n = 0;
+	wdb_history_each(g_db, "n1", 0, count_sample, &n);
+	ck_assert_int_eq(n, 0);
+	wdb_history_each(g_db, "n2", 0, count_sample, &n);
+	ck_assert_int_eq(n, 1);                 /* n2's history stays */
+
+	/* A late write about the deleted node is refused, harmlessly. */
+	t = wdb_begin(g_db, "health", err, sizeof(err));
+	json_t *h = json_pack("{s:s, s:b}", "state", "demoted", "usable", 0);
+	ck_assert_int_eq(wdb_set(t, WDB_HEALTH, "n1", h), GSLB_ENOENT);
+	ck_assert_int_eq(wdb_history_add(t, "n1", 2000, h), GSLB_ENOENT);
+	json_decref(h);
+	ck_assert_int_ge(wdb_commit(t, "health", err, sizeof(err)), 0);
+
+	/* Added again: no verdict, in the answers. */
+	ck_assert_int_gt(apply("n1 again", "{\"nodes\": [{\"id\": \"n1\","
+	                       " \"addrs\": [\"192.0.2.1\"], \"admin\": \"auto\"}],"
+	                       " \"weights\": [{\"service\": \"www.s.test\","
+	                       " \"region\": \"cn-bj\", \"isp\": \"*\","
+	                       " \"weights\": {\"n1\": 10}}]}", err, sizeof(err)), 0);
+	t = wdb_begin_read(g_db);
+	ck_assert_ptr_null(wdb_get(t, WDB_HEALTH, "n1"));
+	wdb_abort(t);
+	plan_t p;
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_ne(p.node[0].flags & PLAN_USABLE, 0);
+}
+END_TEST
+
+/* A node whose probes are removed loses its verdict (nothing would ever
+ * evaluate it again) but keeps its cutover derating. */
+START_TEST(no_probes_clears_verdict)
+{
+	char err[512];
+	n1_demoted();
+	ck_assert_int_gt(apply("cutover", "{\"health\": {\"n1\": {\"state\": \"demoted\","
+	                       " \"usable\": false, \"cutover_phase\": \"notice\","
+	                       " \"cutover_pct\": 60}}}", err, sizeof(err)), 0);
+	ck_assert_int_gt(apply("no probes", "{\"nodes\": [{\"id\": \"n1\","
+	                       " \"addrs\": [\"192.0.2.1\"], \"admin\": \"auto\","
+	                       " \"probes\": []}]}", err, sizeof(err)), 0);
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	json_t *h = wdb_get(t, WDB_HEALTH, "n1");
+	wdb_abort(t);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_ptr_null(json_object_get(h, "state"));
+	ck_assert_ptr_null(json_object_get(h, "usable"));
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "cutover_pct")), 60);
+	json_decref(h);
+	plan_t p;
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_ne(p.node[0].flags & PLAN_USABLE, 0);
+	ck_assert_uint_eq(p.node[0].weight, 6);       /* 10 x 60% */
+
+	/* A stale verdict written later (the health thread's memory) is
+	 * stripped the same way. */
+	ck_assert_int_gt(apply("stale", "{\"health\": {\"n1\": {\"state\": \"demoted\","
+	                       " \"usable\": false}}}", err, sizeof(err)), -1);
+	t = wdb_begin_read(g_db);
+	ck_assert_ptr_null(wdb_get(t, WDB_HEALTH, "n1"));
+	wdb_abort(t);
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	ck_assert_uint_ne(p.node[0].flags & PLAN_USABLE, 0);
+	ck_assert_uint_eq(p.node[0].weight, 10);
+}
+END_TEST
+
+typedef struct {
+	weightdb_t *db;
+	int rc;
+} writer_arg_t;
+
+static void *writer(void *arg)
+{
+	writer_arg_t *w = arg;
+	char err[512];
+	wdb_txn_t *t = wdb_begin(w->db, "test:writer", err, sizeof(err));
+	if (!t) {
+		w->rc = -1;
+		return NULL;
+	}
+	json_t *s = json_pack("{s:s, s:i, s:i, s:i, s:s}", "name", "w.s.test",
+	                      "ttl", 60, "short_ttl", 10, "answers", 1, "all_down", "open");
+	wdb_set(t, WDB_SERVICE, "w.s.test", s);
+	json_decref(s);
+	w->rc = (int)wdb_commit(t, "writer", err, sizeof(err));
+	return NULL;
+}
+
+/* A read transaction never holds back a writer of another thread, and
+ * keeps seeing the store as of its start. */
+START_TEST(read_txn_does_not_block_writers)
+{
+	char err[512];
+	ck_assert_int_gt(apply("base", base_json, err, sizeof(err)), 0);
+	wdb_txn_t *r = wdb_begin_read(g_db);
+	ck_assert_ptr_nonnull(r);
+	json_t *s = wdb_get(r, WDB_SERVICE, "www.s.test");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(wdb_set(r, WDB_SERVICE, "x.s.test", s), GSLB_EINVAL);
+	json_decref(s);
+
+	writer_arg_t w = { g_db, 0 };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, writer, &w), 0);
+	/* Were the writer waiting for the reader, this would hang (and the
+	 * test time out): the reader is still open. */
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_gt(w.rc, 0);
+	ck_assert_ptr_null(wdb_get(r, WDB_SERVICE, "w.s.test"));
+	wdb_abort(r);
+	r = wdb_begin_read(g_db);
+	s = wdb_get(r, WDB_SERVICE, "w.s.test");
+	ck_assert_ptr_nonnull(s);
+	json_decref(s);
+	wdb_abort(r);
+}
+END_TEST
+
+/* A store opened read-only reads without a write transaction, even at
+ * open, and refuses to write. */
+START_TEST(read_only_open)
+{
+	char err[512], p[PATH_MAX + 8];
+	ck_assert_int_gt(apply("base", base_json, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/db", g_dir);
+	wdb_options_t o = { .read_only = 1 };
+	/* LMDB: one environment per file and process. */
+	weightdb_close(g_db);
+	g_db = NULL;
+	weightdb_t *ro = weightdb_open_opts(p, &o, err, sizeof(err));
+	ck_assert_msg(ro != NULL, "%s", err);
+	wdb_txn_t *t = wdb_begin_read(ro);
+	json_t *n = wdb_get(t, WDB_NODE, "n1");
+	ck_assert_ptr_nonnull(n);
+	json_decref(n);
+	wdb_abort(t);
+	ck_assert_ptr_null(wdb_begin(ro, "test:unit", err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "read-only"));
+	weightdb_close(ro);
+	g_db = weightdb_open(p, err, sizeof(err));  /* for teardown */
+	/* No store there: an error, not a new store. */
+	snprintf(p, sizeof(p), "%s/none", g_dir);
+	ck_assert_ptr_null(weightdb_open_opts(p, &o, err, sizeof(err)));
+}
+END_TEST
+
+/* A full map refuses the write with the remedy and changes nothing;
+ * trimming makes room again. */
+START_TEST(map_full)
+{
+	char err[512], p[PATH_MAX + 8];
+	snprintf(p, sizeof(p), "%s/small", g_dir);
+	/* gslbd's view: the log (stderr, here a file) says it once. */
+	wdb_options_t o = { .map_size = 256 * 1024, .log_full = 1 };
+	char logp[PATH_MAX + 8];
+	snprintf(logp, sizeof(logp), "%s/log", g_dir);
+	fflush(stderr);
+	int saved = dup(2), lfd = open(logp, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	ck_assert_int_ge(lfd, 0);
+	dup2(lfd, 2);
+	weightdb_t *db = weightdb_open_opts(p, &o, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	int64_t rc = 0;
+	int i;
+	char pad[2000];
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = 0;
+	for (i = 0; i < 10000 && rc >= 0; i++) {
+		wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
+		ck_assert_ptr_nonnull(t);
+		char id[32];
+		snprintf(id, sizeof(id), "n%d", i);
+		json_t *n = json_pack("{s:s, s:[s], s:s}", "id", id, "addrs", "192.0.2.1",
+		                      "note", pad);
+		wdb_set(t, WDB_NODE, id, n);   /* the commit reports the cause */
+		json_decref(n);
+		rc = wdb_commit(t, "node add", err, sizeof(err));
+	}
+	ck_assert_int_eq(rc, GSLB_ENOSPC);
+	ck_assert_str_eq(err, WDB_FULL_MSG);
+	for (int k = 0; k < 3; k++) {             /* refused again and again */
+		wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
+		json_t *n = json_pack("{s:s, s:[s], s:s}", "id", "x", "addrs",
+		                      "192.0.2.1", "note", pad);
+		wdb_set(t, WDB_NODE, "x", n);
+		json_decref(n);
+		ck_assert_int_eq(wdb_commit(t, "node add", err, sizeof(err)), GSLB_ENOSPC);
+	}
+	ck_assert_str_eq(wdb_strerror(GSLB_ENOSPC), WDB_FULL_MSG);
+	int64_t last = wdb_audit_last(db);
+	ck_assert_int_eq(last, i - 1);       /* the failed one left nothing */
+	wdb_txn_t *t = wdb_begin_read(db);
+	char id[32];
+	snprintf(id, sizeof(id), "n%d", i - 1);
+	ck_assert_ptr_null(wdb_get(t, WDB_NODE, id));
+	wdb_abort(t);
+	/* Trimming the audit log (everything is older than tomorrow) makes
+	 * room for a write again. */
+	ck_assert_int_gt(weightdb_trim(db, (uint32_t)time(NULL) + 86400, 0, 100000), 0);
+	ck_assert_ptr_null(wdb_audit_get(db, 1));
+	t = wdb_begin(db, "test:unit", err, sizeof(err));
+	json_t *n = json_pack("{s:s, s:[s]}", "id", id, "addrs", "192.0.2.1");
+	ck_assert_int_eq(wdb_set(t, WDB_NODE, id, n), 0);
+	json_decref(n);
+	ck_assert_int_eq(wdb_commit(t, "node add", err, sizeof(err)), last + 1);
+	/* Full again: the store still opens (gslbd restarting) and reads. */
+	for (rc = 0, i = 0; i < 10000 && rc >= 0; i++) {
+		t = wdb_begin(db, "test:unit", err, sizeof(err));
+		snprintf(id, sizeof(id), "m%d", i);
+		n = json_pack("{s:s, s:[s], s:s}", "id", id, "addrs", "192.0.2.1",
+		              "note", pad);
+		wdb_set(t, WDB_NODE, id, n);
+		json_decref(n);
+		rc = wdb_commit(t, "node add", err, sizeof(err));
+	}
+	ck_assert_int_eq(rc, GSLB_ENOSPC);
+	last = wdb_audit_last(db);
+	weightdb_close(db);
+	wdb_options_t quiet = { .map_size = o.map_size };
+	db = weightdb_open_opts(p, &quiet, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	ck_assert_int_eq(wdb_audit_last(db), last);
+	weightdb_close(db);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(lfd);
+	char logbuf[4096] = "";
+	FILE *lf = fopen(logp, "r");
+	ck_assert_ptr_nonnull(lf);
+	size_t ln = fread(logbuf, 1, sizeof(logbuf) - 1, lf);
+	logbuf[ln] = 0;
+	fclose(lf);
+	const char *first = strstr(logbuf, WDB_FULL_MSG);
+	ck_assert_msg(first != NULL, "log: %s", logbuf);
+	/* Once per episode: the refusals after the first say nothing more
+	 * until writes succeed again; the second episode says it again. */
+	const char *again = strstr(first, "writes succeed again");
+	ck_assert_msg(again != NULL, "log: %s", logbuf);
+	const char *second = strstr(first + 1, WDB_FULL_MSG);
+	ck_assert_msg(second > again, "logged twice: %s", logbuf);
+	ck_assert_ptr_null(strstr(second + 1, WDB_FULL_MSG));
+}
+END_TEST
+
+/* Trimming deletes from the front in time order and stops at the first
+ * record to keep. */
+START_TEST(trim_by_time)
+{
+	char err[512];
+	ck_assert_int_eq(apply("nodes", "{\"nodes\": [{\"id\": \"a\","
+	                       " \"addrs\": [\"192.0.2.1\"]}, {\"id\": \"b\","
+	                       " \"addrs\": [\"192.0.2.2\"]}]}", err, sizeof(err)), 1);
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	json_t *s = json_pack("{s:i}", "score", 1);
+	for (uint32_t tm = 100; tm < 110; tm++) {
+		/* b before a in key order, interleaved in time. */
+		ck_assert_int_eq(wdb_history_add(t, "b", tm, s), 0);
+		ck_assert_int_eq(wdb_history_add(t, "a", tm + 5, s), 0);
+	}
+	json_decref(s);
+	ck_assert_int_eq(wdb_commit(t, "history", err, sizeof(err)), 0);
+	/* At most 3 per call: b@100..102. */
+	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 3), 3);
+	int na = 0, nb = 0;
+	wdb_history_each(g_db, "b", 0, count_sample, &nb);
+	ck_assert_int_eq(nb, 7);
+	/* Then the rest before 108: b@103..107 and a@105..107. */
+	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 100), 8);
+	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 100), 0);
+	nb = 0;
+	wdb_history_each(g_db, "b", 0, count_sample, &nb);
+	wdb_history_each(g_db, "a", 0, count_sample, &na);
+	ck_assert_int_eq(nb, 2);    /* 108, 109 */
+	ck_assert_int_eq(na, 7);    /* 108..114 */
+	/* The audit record is newer than an hour ago: kept. */
+	ck_assert_int_eq(weightdb_trim(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
+	ck_assert_ptr_nonnull(wdb_audit_get(g_db, 1));
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -387,6 +732,12 @@ static Suite *store_suite(void)
 	tcase_add_test(t, audit_record);
 	tcase_add_test(t, rejected_change_leaves_nothing);
 	tcase_add_test(t, history_samples);
+	tcase_add_test(t, node_delete_takes_its_records);
+	tcase_add_test(t, no_probes_clears_verdict);
+	tcase_add_test(t, read_txn_does_not_block_writers);
+	tcase_add_test(t, read_only_open);
+	tcase_add_test(t, map_full);
+	tcase_add_test(t, trim_by_time);
 	suite_add_tcase(s, t);
 	return s;
 }
