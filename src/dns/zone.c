@@ -188,6 +188,12 @@ static int read_file(reader_t *r, const char *file, ldns_rdf *origin_in,
 				}
 				o = tmp;
 			}
+			if (!o) {
+				/* A bad "$ORIGIN" left none to hand down. */
+				rc = zfail(r, fname, line_before,
+				           "$INCLUDE without a valid $ORIGIN before it");
+				break;
+			}
 			rc = read_file(r, path, o, depth + 1, fname, line_before);
 			ldns_rdf_deep_free(tmp);
 			if (rc)
