@@ -38,6 +38,8 @@ enum {
 	STAT_TRUNCATED, STAT_EDNS, STAT_ECS,
 	STAT_RRL_DROPPED,   /* rate limiting (dns/rrl.h): not sent */
 	STAT_RRL_SLIPPED,   /* rate limiting: sent truncated instead */
+	STAT_DNSTAP_MESSAGES, /* dnstap (dns/dnstap.h): handed to its queue */
+	STAT_DNSTAP_DROPPED,  /* dnstap: dropped, the queue being full */
 	STAT_MAX
 };
 
@@ -74,6 +76,9 @@ typedef struct qctx {
 	gslb_client_t client;          /* per query: who to locate */
 	uint8_t scope;                 /* per query: ECS scope to return */
 	gslb_result_t gslb;            /* per query scratch (large) */
+	uint16_t gslb_hops;            /* per query: 0, or 1 + the CNAMEs
+	                                  followed before the GSLB service in
+	                                  `gslb` answered (dnstap reads it) */
 	query_trail_t *trail;          /* NULL (workers), or explain's record */
 } qctx_t;
 
