@@ -189,7 +189,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		client_t cl = { (struct sockaddr *)&c->peer, 1 };
 		size_t rlen = query_process(&w->q, &cl, c->buf + off + 2, mlen,
 		                            w->tcp_out + 2, 65535);
-		if (w->dnstap)
+		if (rlen && w->dnstap)
 			dnstap_log(w->dnstap, &w->q, &cl, (struct sockaddr *)&c->local,
 			           &now, c->buf + off + 2, mlen, w->tcp_out + 2, rlen);
 		off += 2 + mlen;
