@@ -2,8 +2,8 @@
 # dnstap: queries and responses over UDP and TCP reach a Frame Streams
 # collector (fstrm_capture) as AUTH_QUERY and AUTH_RESPONSE messages that
 # dnstap-read decodes, a GSLB response carries its decision in extra,
-# `queries: no` leaves the queries out, and an absent or stalled
-# collector costs no answer.
+# `queries: no` leaves the queries out (a reload does not change that),
+# and an absent or stalled collector costs no answer.
 . "$(dirname "$0")/lib.sh"
 
 command -v fstrm_capture >/dev/null || { echo "fstrm_capture is missing (fstrm-bin)"; exit 1; }
@@ -125,6 +125,14 @@ conf "dnstap:
 gslbd_start
 q www.gslb.test A >/dev/null
 q www.gslb.test A +tcp >/dev/null
+# A reload checks the section and says a change waits for a restart.
+conf "dnstap:
+  socket: dnstap.sock"
+kill -HUP "$PID"
+for _ in $(seq 50); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
+expect_has "$(cat "$T/gslbd.log")" "changed dnstap section takes effect at the next restart" \
+	"reload: a changed section is reported, not applied"
+q www.gslb.test A >/dev/null
 gslbd_stop || fail "gslbd exit status (queries: no)"
 stop_capture
 frames=$(python3 "$ROOT/tests/integ/dnstap_frames.py" "$T/capture2.fstrm")
