@@ -27,8 +27,10 @@
 
 /* Frames a query thread may have waiting for the I/O thread.  A response
  * and its query take two; at 8192 a thread rides out about 4000 queries
- * of a collector's stall before it drops, for at most a few MiB of
- * buffers a thread (fstrm allows 2..16384, a power of two). */
+ * of a collector's stall before it drops.  The queue itself is 256 KiB a
+ * thread (32-byte entries), allocated at start; the waiting messages,
+ * a few hundred bytes each, only while the collector lags (fstrm allows
+ * 2..16384, a power of two). */
 #define DNSTAP_QUEUE_SIZE 8192
 
 /* Seconds between the I/O thread's attempts to reach an absent
