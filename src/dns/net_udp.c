@@ -129,15 +129,18 @@ static void *udp_main(void *arg)
 			                           u->outbuf[i], UDP_OUTBUF);
 			if (!len)
 				continue;
-			if (rl)
-				len = rrl_filter(rl, c.addr, u->outbuf[i], len, q->now,
-				                 q->stats);
-			if (dt) /* the query, and the response unless withheld */
+			if (rl && !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
+			                             q->now, q->stats))) {
+				if (dt) /* withheld: the query only */
+					dnstap_log(dt, q, &c, (struct sockaddr *)&u->local,
+					           &now, u->inbuf[i], u->in[i].msg_len,
+					           NULL, 0);
+				continue;
+			}
+			if (dt)
 				dnstap_log(dt, q, &c, (struct sockaddr *)&u->local, &now,
 				           u->inbuf[i], u->in[i].msg_len, u->outbuf[i],
 				           len);
-			if (!len)
-				continue;
 			struct mmsghdr *m = &u->out[nout++];
 			m->msg_hdr.msg_name = &u->addr[i];
 			m->msg_hdr.msg_namelen = u->in[i].msg_hdr.msg_namelen;

@@ -140,6 +140,38 @@ nq=$(grep -c "^1 " <<<"$frames"); nr=$(grep -c "^2 " <<<"$frames")
 [ "$nq" = 0 ] && [ "$nr" -ge 2 ] && ok "queries: no: $nr responses, no query" ||
 	fail "queries: no: $nq queries, $nr responses"
 
+# --- Rate limiting withholds a response: its query alone is logged ------
+start_capture "$T/capture4.fstrm"
+conf "dnstap:
+  socket: dnstap.sock
+rrl:
+  responses-per-second: 1
+  slip: 0
+  exempt: []"
+gslbd_start
+got=$(py <<'EOP'
+import dnsraw, socket, os
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+q = dnsraw.query("www.gslb.test", 1)
+got = 0
+for i in range(30):
+    s.sendto(q, ("127.0.0.1", int(os.environ["PORT"])))
+    try:
+        s.recv(4096); got += 1
+    except socket.timeout:
+        pass
+print(got)
+EOP
+)
+gslbd_stop || fail "gslbd exit status (rrl)"
+stop_capture
+frames=$(python3 "$ROOT/tests/integ/dnstap_frames.py" "$T/capture4.fstrm")
+nq=$(grep -c "^1 1 " <<<"$frames"); nr=$(grep -c "^2 1 " <<<"$frames")
+if [ "$got" -lt 30 ] && [ $((nq - nr)) = $((30 - got)) ]; then
+	ok "rate limiting: $((30 - got)) withheld responses absent, their queries logged"
+else fail "rate limiting: $got of 30 answered, $nq queries and $nr responses logged"; fi
+
 # --- No collector: answers as usual, then the collector appears ---------
 rm -f "$T/dnstap.sock"
 conf "dnstap:
