@@ -13,11 +13,13 @@ set -e
 # Build: compiler, autoconf and the libraries gslbd links against.
 BUILD="gcc make autoconf automake pkg-config libldns-dev libuv1-dev
 libmaxminddb-dev liblmdb-dev liburcu-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
-libsystemd-dev libmicrohttpd-dev check libsubunit-dev"
+libsystemd-dev libmicrohttpd-dev check libsubunit-dev libfstrm-dev
+libprotobuf-c-dev protobuf-c-compiler"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # the reference servers for the benchmark, and Prometheus (server and
-# promtool) for the metrics tests.
-TEST="bind9-dnsutils knot-dnsutils ldnsutils libmaxmind-db-writer-perl
+# promtool) for the metrics tests; a Frame Streams collector
+# (fstrm_capture) for the dnstap test.
+TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 iproute2 procps bc openssl systemd prometheus bash-completion"
 

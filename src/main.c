@@ -7,6 +7,7 @@
 #include "gslb/geo.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "dns/dnstap.h"
 #include "dns/rrl.h"
 #include "dns/snapshot.h"
 #include "common/util.h"
@@ -50,6 +51,8 @@ static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
 static const opts_t *g_opts;
 static stats_t *g_stats;
+static dnstap_t *g_dnstap;          /* NULL: dnstap off */
+static dnstap_conf_t g_dnstap_conf; /* as applied at start */
 static int64_t g_started;
 
 static void usage(FILE *f)
@@ -137,6 +140,13 @@ static int do_check(const opts_t *o)
 		fprintf(stderr, "gslbd: %s\n", err);
 		bad = 1;
 	}
+	dnstap_conf_t dc;
+	if (dnstap_conf_load(c, &dc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	} else {
+		dnstap_conf_clear(&dc);
+	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
 	conf_free(c);
@@ -168,6 +178,19 @@ static void reload_run(void)
 		conf_free(c);
 		return;
 	}
+	/* dnstap's socket and queues belong to the running threads: a
+	 * changed section is checked now and applied at the next start. */
+	dnstap_conf_t dc;
+	if (dnstap_conf_load(c, &dc, err, sizeof(err))) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		rrl_free(rl);
+		conf_free(c);
+		return;
+	}
+	if (!dnstap_conf_equal(&dc, &g_dnstap_conf))
+		log_warning("reload: the changed dnstap section takes effect at "
+		            "the next restart");
+	dnstap_conf_clear(&dc);
 	unsigned failed = 0;
 	const snapshot_t *old = snapshot_get();
 	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
@@ -541,6 +564,28 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	rrl_publish(rl);
+	/* After the fork of -d (the I/O thread must be the child's) and
+	 * before the workers start (each takes its queue). */
+	if (dnstap_conf_load(g_conf, &g_dnstap_conf, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	if (g_dnstap_conf.socket) {
+		g_dnstap = dnstap_new(&g_dnstap_conf,
+		                      workers_dnstap_queues(g_nworkers,
+		                                            g_workers[0].nlisten),
+		                      err, sizeof(err));
+		if (!g_dnstap) {
+			log_err("%s", err);
+			return -1;
+		}
+		workers_set_dnstap(g_workers, g_nworkers, g_dnstap);
+		log_info("dnstap: logging %s%s%s to %s",
+		         g_dnstap_conf.queries ? "queries" : "",
+		         g_dnstap_conf.queries && g_dnstap_conf.responses ? " and " : "",
+		         g_dnstap_conf.responses ? "responses" : "",
+		         g_dnstap_conf.socket);
+	}
 	if (drop_privileges(g_conf->user))
 		return -1;
 	if (o->pidfile && write_pidfile(o->pidfile))
@@ -553,7 +598,8 @@ static void log_counters(void)
 {
 	log_info("answered %llu queries (%llu NXDOMAIN, %llu REFUSED, "
 	         "%llu FORMERR, %llu truncated, %llu dropped; rate limiting "
-	         "dropped %llu and slipped %llu)",
+	         "dropped %llu and slipped %llu; dnstap wrote %llu messages "
+	         "and dropped %llu)",
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_QUERIES),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_NXDOMAIN),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_REFUSED),
@@ -561,7 +607,9 @@ static void log_counters(void)
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_TRUNCATED),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DROPPED),
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_RRL_DROPPED),
-	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_RRL_SLIPPED));
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_RRL_SLIPPED),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DNSTAP_MESSAGES),
+	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DNSTAP_DROPPED));
 }
 
 /* The statistics endpoint's view of the daemon ------------------------- */
@@ -716,6 +764,10 @@ static int run(void)
 	stats_stop(g_stats);
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
+	/* After the workers: what they queued is flushed to the collector. */
+	dnstap_free(g_dnstap);
+	g_dnstap = NULL;
+	dnstap_conf_clear(&g_dnstap_conf);
 	rrl_publish(NULL);
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);

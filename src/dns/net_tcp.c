@@ -3,6 +3,7 @@
 #include "dns/net_tcp.h"
 #include "common/net.h"
 #include "common/log.h"
+#include "dns/dnstap.h"
 #include "dns/query.h"
 #include "common/util.h"
 
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Stop reading from a client while this much of its output is still
@@ -32,6 +34,7 @@ typedef struct conn {
 	uv_timer_t idle;
 	worker_t *w;
 	struct sockaddr_storage peer;
+	struct sockaddr_storage local; /* our address: only with dnstap */
 	uint8_t *buf;            /* unprocessed bytes of the stream */
 	size_t len, cap;
 	int closing, eof, paused;
@@ -175,6 +178,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	worker_t *w = c->w;
 	size_t off = 0;
 	int answered = 0;
+	struct timespec now; /* dnstap: when the bytes arrived */
+	if (w->dnstap)
+		clock_gettime(CLOCK_REALTIME, &now);
 	worker__online(&w->q);
 	while (c->len - off >= 2 && !c->closing) {
 		size_t mlen = rd16(c->buf + off);
@@ -183,6 +189,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		client_t cl = { (struct sockaddr *)&c->peer, 1 };
 		size_t rlen = query_process(&w->q, &cl, c->buf + off + 2, mlen,
 		                            w->tcp_out + 2, 65535);
+		if (rlen && w->dnstap)
+			dnstap_log(w->dnstap, &w->q, &cl, (struct sockaddr *)&c->local,
+			           &now, c->buf + off + 2, mlen, w->tcp_out + 2, rlen);
 		off += 2 + mlen;
 		answered = 1;
 		if (!rlen)
@@ -240,6 +249,10 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	int len = sizeof(c->peer);
 	uv_tcp_getpeername(&c->h, (struct sockaddr *)&c->peer, &len);
+	if (w->dnstap) {
+		len = sizeof(c->local);
+		uv_tcp_getsockname(&c->h, (struct sockaddr *)&c->local, &len);
+	}
 	uv_tcp_nodelay(&c->h, 1);
 	c->cap = TCP_BUF_INIT;
 	c->buf = xmalloc(c->cap);

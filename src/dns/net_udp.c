@@ -17,6 +17,7 @@
 #include "dns/net_udp.h"
 #include "common/net.h"
 #include "common/log.h"
+#include "dns/dnstap.h"
 #include "dns/query.h"
 #include "dns/rrl.h"
 #include "common/util.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
@@ -46,6 +48,9 @@ struct net_udp {
 	                                wake-up (a batch or the 1 s timeout) */
 	qctx_t q;                    /* this thread's own query context */
 	rrl_slot_t rrl;              /* its rate-limit table (S1-12) */
+	dnstap_queue_t *dnstap;      /* its dnstap queue; NULL: off.  Set
+	                                before the thread starts. */
+	struct sockaddr_storage local; /* the bound address, for dnstap */
 	struct mmsghdr in[UDP_BATCH], out[UDP_BATCH];
 	struct iovec iov_in[UDP_BATCH], iov_out[UDP_BATCH];
 	struct sockaddr_storage addr[UDP_BATCH];
@@ -109,6 +114,10 @@ static void *udp_main(void *arg)
 			continue;
 		worker__online(q);
 		rrl_table_t *rl = rrl_slot_table(&u->rrl); /* NULL: off */
+		dnstap_queue_t *dt = u->dnstap;
+		struct timespec now;  /* dnstap: when the batch arrived */
+		if (dt)
+			clock_gettime(CLOCK_REALTIME, &now);
 		int nout = 0;
 		for (int i = 0; i < n; i++) {
 			if (u->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
@@ -121,8 +130,17 @@ static void *udp_main(void *arg)
 			if (!len)
 				continue;
 			if (rl && !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
-			                             q->now, q->stats)))
+			                             q->now, q->stats))) {
+				if (dt) /* withheld: the query only */
+					dnstap_log(dt, q, &c, (struct sockaddr *)&u->local,
+					           &now, u->inbuf[i], u->in[i].msg_len,
+					           NULL, 0);
 				continue;
+			}
+			if (dt)
+				dnstap_log(dt, q, &c, (struct sockaddr *)&u->local, &now,
+				           u->inbuf[i], u->in[i].msg_len, u->outbuf[i],
+				           len);
 			struct mmsghdr *m = &u->out[nout++];
 			m->msg_hdr.msg_name = &u->addr[i];
 			m->msg_hdr.msg_namelen = u->in[i].msg_hdr.msg_namelen;
@@ -146,6 +164,14 @@ static void *udp_main(void *arg)
 	}
 	rcu_unregister_thread();
 	return NULL;
+}
+
+void net_udp_set_dnstap(net_udp_t *u, dnstap_queue_t *dq)
+{
+	socklen_t sl = sizeof(u->local);
+	if (getsockname(u->fd, (struct sockaddr *)&u->local, &sl) < 0)
+		memset(&u->local, 0, sizeof(u->local));
+	u->dnstap = dq;
 }
 
 int net_udp_start(net_udp_t *u)

@@ -21,6 +21,12 @@ int net_udp_bind(const conf_listen_t *l);
  * reader; NULL when the reader cannot be made. */
 net_udp_t *net_udp_new(worker_t *w, int fd);
 
+typedef struct dnstap_queue dnstap_queue_t;
+
+/** Makes the handle's thread log to dnstap queue @dq (owned by the
+ * dnstap_t, which must outlive the thread).  Before net_udp_start(). */
+void net_udp_set_dnstap(net_udp_t *u, dnstap_queue_t *dq);
+
 /** Starts the handle's thread; 0 or -errno. */
 int net_udp_start(net_udp_t *u);
 

@@ -170,8 +170,10 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 		if (lk == LK_NXDOMAIN || lk == LK_WILDCARD || !n->nrrsets) {
 			gslb_result_t *g = &w->q->gslb;
 			int found = find_service(w, name, qtype, g);
-			if (found > 0)
+			if (found > 0) {
+				w->q->gslb_hops = (uint16_t)(chain + 1);
 				return answer_gslb(w, z, owner, g, qtype);
+			}
 			if (found < 0) {
 				*rcode = RCODE_SERVFAIL;
 				return 0;
@@ -573,6 +575,7 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 	s.qlen = 0;
 	q->ncomp = 0;
 	q->scope = 0;
+	q->gslb_hops = 0;
 	q->edns = &s.e;
 	q->src = c->addr;
 	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0 &&

@@ -43,6 +43,8 @@ enum {
 	STAT_GSLB_OPEN,     /* ... from a row with no usable node (fail open) */
 	STAT_GSLB_NONE,     /* ... with no node (no row, all-down empty, or no
 	                       node of the asked family) */
+	STAT_DNSTAP_MESSAGES, /* dnstap (dns/dnstap.h): handed to its queue */
+	STAT_DNSTAP_DROPPED,  /* dnstap: dropped, the queue being full */
 	STAT_MAX
 };
 
@@ -88,6 +90,9 @@ typedef struct qctx {
 	gslb_client_t client;          /* per query: who to locate */
 	uint8_t scope;                 /* per query: ECS scope to return */
 	gslb_result_t gslb;            /* per query scratch (large) */
+	uint16_t gslb_hops;            /* per query: 0, or 1 + the CNAMEs
+	                                  followed before the GSLB service in
+	                                  `gslb` answered (dnstap reads it) */
 	query_trail_t *trail;          /* NULL (workers), or explain's record */
 	struct tally *tally;           /* answers by service, row and node;
 	                                  NULL when nobody reads them */

@@ -2,6 +2,7 @@
 /* Worker threads: one libuv loop each, RCU-QSBR readers of the snapshot. */
 #include "dns/worker.h"
 #include "common/log.h"
+#include "dns/dnstap.h"
 #include "dns/net_tcp.h"
 #include "dns/net_udp.h"
 #include "dns/snapshot.h"
@@ -87,6 +88,21 @@ fail:
 	}
 	free(ws);
 	return NULL;
+}
+
+unsigned workers_dnstap_queues(unsigned n, size_t nlisten)
+{
+	return n * (unsigned)(1 + nlisten);
+}
+
+void workers_set_dnstap(worker_t *ws, unsigned n, dnstap_t *d)
+{
+	unsigned idx = 0;
+	for (unsigned i = 0; i < n; i++) {
+		ws[i].dnstap = dnstap_queue(d, idx++);
+		for (size_t k = 0; k < ws[i].nlisten; k++)
+			net_udp_set_dnstap(ws[i].udp[k], dnstap_queue(d, idx++));
+	}
 }
 
 static void on_beat(uv_timer_t *t)

@@ -22,6 +22,8 @@
 
 typedef struct net_udp net_udp_t;
 typedef struct net_tcp net_tcp_t;
+typedef struct dnstap dnstap_t;
+typedef struct dnstap_queue dnstap_queue_t;
 
 typedef struct worker {
 	unsigned id;
@@ -38,6 +40,7 @@ typedef struct worker {
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
 	uint8_t *tcp_out;        /* 2 + 65535 bytes: framed response scratch */
+	dnstap_queue_t *dnstap;  /* the TCP side's dnstap queue; NULL: off */
 	uv_timer_t beat_timer;   /* proves the loop runs, once a second */
 	int64_t beat;            /* atomic: util_mono_sec() of its last run */
 	int ready;
@@ -58,6 +61,14 @@ void workers_enable_tally(worker_t *w, unsigned n);
 /** Calls @fn with each query context's tally (NULL ones skipped). */
 void workers_each_tally(const worker_t *w, unsigned n,
                         void (*fn)(const struct tally *t, void *arg), void *arg);
+
+/** The dnstap queues @d needs: one per query thread of @n workers of
+ * @nlisten listen addresses (each worker's loop and UDP threads). */
+unsigned workers_dnstap_queues(unsigned n, size_t nlisten);
+
+/** Gives every query thread of the @n workers its own queue of @d
+ * (which must outlive them).  Before workers_start(). */
+void workers_set_dnstap(worker_t *w, unsigned n, dnstap_t *d);
 
 /** Starts the worker threads. */
 int workers_start(worker_t *w, unsigned n);

@@ -113,6 +113,13 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	per_transport(e, s, "gslbd_rrl_slipped_total",
 	              "Responses rate limiting sent truncated instead of dropping "
 	              "them, by transport.", STAT_RRL_SLIPPED);
+	per_transport(e, s, "gslbd_dnstap_messages_total",
+	              "dnstap messages handed to the I/O thread for the collector, "
+	              "by transport.", STAT_DNSTAP_MESSAGES);
+	per_transport(e, s, "gslbd_dnstap_dropped_total",
+	              "dnstap messages dropped because the queue to the I/O thread "
+	              "was full (a slow collector), by transport.",
+	              STAT_DNSTAP_DROPPED);
 	per_transport(e, s, "gslbd_edns_queries_total",
 	              "Queries with an EDNS OPT record, by transport.", STAT_EDNS);
 	per_transport(e, s, "gslbd_ecs_queries_total",

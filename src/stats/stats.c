@@ -160,6 +160,7 @@ struct stats {
 	stats_provider_t p;
 	endpoint_t ep[STATS_MAX_LISTEN];
 	size_t nep;
+	unsigned closing;           /* handles whose close is still pending */
 	uv_loop_t *loop;
 };
 
@@ -293,16 +294,16 @@ static void on_closed(uv_handle_t *h)
 {
 	endpoint_t *ep = h->data;
 	stats_t *s = ep->owner;
-	/* The timer closes last: then the daemon and, with the last
-	 * endpoint, the whole stats_t can go. */
-	if (h != (uv_handle_t *)&ep->timer)
-		return;
-	MHD_stop_daemon(ep->d);
-	ep->d = NULL;
-	for (size_t i = 0; i < s->nep; i++)
-		if (s->ep[i].d)
-			return;
-	free(s);
+	/* The daemon goes with its endpoint's timer; the whole stats_t only
+	 * with the last handle, whichever it is: libuv does not run close
+	 * callbacks in the order of uv_close(), and every handle lives in
+	 * the stats_t. */
+	if (h == (uv_handle_t *)&ep->timer) {
+		MHD_stop_daemon(ep->d);
+		ep->d = NULL;
+	}
+	if (--s->closing == 0)
+		free(s);
 }
 
 void stats_stop(stats_t *s)
@@ -313,6 +314,7 @@ void stats_stop(stats_t *s)
 		free(s);
 		return;
 	}
+	s->closing = 2 * (unsigned)s->nep;
 	for (size_t i = 0; i < s->nep; i++) {
 		uv_close((uv_handle_t *)&s->ep[i].poll, on_closed);
 		uv_close((uv_handle_t *)&s->ep[i].timer, on_closed);

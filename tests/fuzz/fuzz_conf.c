@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: any bytes as gslbd.conf, read as `gslbd --check`
- * reads it: conf_load(), then the health and cutover sections and the
- * geoip section (maps, paths, the nets file, the MaxMind DB).  Built by
+ * reads it: conf_load(), then the health, cutover and dnstap sections and
+ * the geoip section (maps, paths, the nets file, the MaxMind DB).  Built by
  * `make fuzz`; the corpus (tests/fuzz/corpus-conf) is replayed by
  * `make check` through replay.c.
  *
@@ -13,6 +13,7 @@
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/ytree.h"
+#include "dns/dnstap.h"
 #include "gslb/geo.h"
 #include "health/health.h"
 #include "../unit/store_fixture.h"
@@ -92,6 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	health_conf_t hc;
 	health_conf_load(c, &hc, err, sizeof(err));
+	dnstap_conf_t dc;
+	if (dnstap_conf_load(c, &dc, err, sizeof(err)) == 0)
+		dnstap_conf_clear(&dc);
 	if (!outside(c, "nets") && !outside(c, "database")) {
 		geo_t *g = geo_open(c, err, sizeof(err));
 		geo_close(g);

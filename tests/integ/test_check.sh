@@ -86,6 +86,19 @@ hc cbad 'cutover:
   impact-low: 0'
 check_bad cbad "cbad\.conf:7: impact-low must be a number from 1 to 100" "cutover: impact out of range"
 
+hc tgood 'dnstap:
+  socket: /run/gslbd/dnstap.sock
+  queries: no'
+out=$(cd / && timeout 10 "$GSLBD" -c "$T/tgood.conf" --check 2>&1) && ok "--check: dnstap section accepted" ||
+	fail "--check: good dnstap section: $out"
+hc tnosock 'dnstap:
+  responses: yes'
+check_bad tnosock "tnosock\.conf:7: dnstap\.socket is required" "dnstap: no socket rejected"
+hc tbool 'dnstap:
+  socket: t.sock
+  queries: sometimes'
+check_bad tbool "tbool\.conf:8: dnstap\.queries must be on or off" "dnstap: bad queries value"
+
 # Configuration errors.
 printf 'server:\n  listen: [ "127.0.0.1@%s"\nzones:\n  - name: c.test\n' "$PORT" > "$T/yaml.conf"
 check_bad yaml "yaml\.conf:3:" "YAML syntax error: file:line"
