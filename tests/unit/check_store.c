@@ -714,7 +714,9 @@ START_TEST(trim_by_time)
 	ck_assert_int_eq(na, 7);    /* 108..114 */
 	/* The audit record is newer than an hour ago: kept. */
 	ck_assert_int_eq(weightdb_trim(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
-	ck_assert_ptr_nonnull(wdb_audit_get(g_db, 1));
+	json_t *a = wdb_audit_get(g_db, 1);
+	ck_assert_ptr_nonnull(a);
+	json_decref(a);
 }
 END_TEST
 
