@@ -308,6 +308,13 @@ static void status_detail(wdb_txn_t *t, const char *id, char *buf, size_t size)
 	if (hs && strcmp(buf, "unhealthy") == 0)
 		snprintf(buf, size, "health %s: %s", hs,
 		         json_string_value(json_object_get(hh, "reason")));
+	/* S2-7: a verdict resting on no input, or on stale ones, says so. */
+	size_t hl = strlen(buf);
+	if (json_is_true(json_object_get(hh, "unmonitored")))
+		snprintf(buf + hl, size - hl, "; health unmonitored: no probe, no metrics");
+	else if (json_is_true(json_object_get(hh, "stale")) && !strstr(buf, "stale"))
+		snprintf(buf + hl, size - hl, "; health stale: %s",
+		         json_string_value(json_object_get(hh, "reason")));
 	const char *ph = json_string_value(json_object_get(hh, "cutover_phase"));
 	if (ph) {
 		size_t l = strlen(buf);

@@ -65,7 +65,13 @@ struct hnode {
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
-	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	uint32_t fr_high_since;      /* pushed failure rate above fr_limit
+	                                since (S1-2), from the pushes seen */
+	double fr_limit;             /* the lowest max-failure-rate of the
+	                                services naming it (S3-5); 0: the
+	                                health.failure-rate default */
+	int unmonitored;             /* no probe and no pushed metric: health
+	                                has no say (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */

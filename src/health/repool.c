@@ -48,12 +48,30 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
 		break;
 	case VERDICT_RESTORED:
-		snprintf(why, len, "restored: %u consecutive good rounds (score %.0f)",
-		         d->rounds, d->score);
+		if (!n->nprobe && n->last.unknown)
+			snprintf(why, len, "restored: %u consecutive pushes with the failure "
+			         "rate at or below %g%% (now %.1f%%)", d->rounds,
+			         n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate, d->score);
+		else
+			snprintf(why, len, "restored: %u consecutive good rounds (score %.0f)",
+			         d->rounds, d->score);
+		break;
+	case VERDICT_STALE: {
+		static const char *const what[] = {
+			"the last verdict is kept", "weight x derate-factor",
+			"out until fresh inputs restore it" };
+		snprintf(why, len, "stale: no input fresher than %us (%s was %s)",
+		         (unsigned)sc->fresh_s, what[h->c.stale],
+		         verdict_state_name(n->v.state));
+		break;
+	}
+	case VERDICT_FRESH:
+		snprintf(why, len, "fresh inputs again%s",
+		         d->next.state == VERDICT_DEMOTED ? ": out until restored" : "");
 		break;
 	case VERDICT_PASSIVE_FAULT:
-		snprintf(why, len, "fault: request failure rate %.1f%% above %g%% for %us "
-		         "(S1-2), %u rounds", d->score, SCORE_FAILURE_RATE_FAULT_PCT,
+		snprintf(why, len, "fault: request failure rate %.1f%% above %g%% for %us, "
+		         "%u rounds", d->score, n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate,
 		         d->fault_for, d->rounds);
 		break;
 	case VERDICT_FAULT:
@@ -73,7 +91,12 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		         (double)(d->next.since - n->v.gray_since));
 		break;
 	case VERDICT_FIRST_UP:
-		snprintf(why, len, "score at or above %g", sc->good);
+		if (!n->nprobe && n->last.unknown)
+			snprintf(why, len, "failure rate %.1f%% at or below %g%%",
+			         n->metrics.value[METRIC_FAILURE_RATE],
+			         n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate);
+		else
+			snprintf(why, len, "score at or above %g", sc->good);
 		break;
 	case VERDICT_FIRST_DERATED:
 		snprintf(why, len, "score %.0f in %g..%g: weight x %.2f", d->score,
@@ -174,7 +197,7 @@ static int alternate_ok(health_t *h, const hnode_t *n)
 static void apply(health_t *h, hnode_t *n, const verdict_t *d,
                   const score_result_t *rest)
 {
-	verdict_state_t was = n->v.state;
+	const char *was = verdict_shown_state(&n->v);
 	char why[200];
 	if (verdict_changes_state(d->reason))
 		reason_text(h, n, d, why, sizeof(why));
@@ -200,8 +223,8 @@ static void apply(health_t *h, hnode_t *n, const verdict_t *d,
 	snprintf(n->reason, sizeof(n->reason), "%s", why);
 	n->changed = 1;
 	log_info("%snode %s: %s -> %s (%s)", h->c.shadow ? "shadow: " : "", n->id,
-	         verdict_state_name(was), verdict_state_name(n->v.state), why);
-	health__note(h, "node %s %s: %s", n->id, verdict_state_name(n->v.state), why);
+	         was, verdict_shown_state(&n->v), why);
+	health__note(h, "node %s %s: %s", n->id, verdict_shown_state(&n->v), why);
 }
 
 void health__evaluate(health_t *h, hnode_t *n)
@@ -216,7 +239,11 @@ void health__evaluate(health_t *h, hnode_t *n)
 	r.nwin = n->nwin;
 	if (n->nwin)
 		health__node_score(h, n, n->win + n->nwin - 1, 1, r.now, &r.last);
-	if (n->v.state == VERDICT_DEMOTED) {
+	else
+		r.last = r.window; /* metrics only: the round is the push */
+	if (!n->nwin) {
+		r.rest = r.window;
+	} else if (n->v.state == VERDICT_DEMOTED) {
 		unsigned keep = verdict_restore_keep(&n->v, n->nwin);
 		health__node_score(h, n, n->win + n->nwin - keep, keep, r.now, &r.rest);
 	}
@@ -229,6 +256,7 @@ void health__evaluate(health_t *h, hnode_t *n)
 	r.fr_pct = n->metrics.value[METRIC_FAILURE_RATE];
 	r.fr_time = n->metrics.time[METRIC_FAILURE_RATE];
 	r.fr_high_since = n->fr_high_since;
+	r.fr_limit = n->fr_limit;
 	verdict_t d;
 	verdict_round(&h->c, &n->v, &r, &d);
 	apply(h, n, &d, &r.rest);
@@ -238,8 +266,7 @@ void health__evaluate(health_t *h, hnode_t *n)
 
 static json_t *health_record(health_t *h, const hnode_t *n)
 {
-	int pct = (int)verdict_weight_pct(&h->c, n->v.state,
-	                                  n->v.gray ? n->v.gray_pct : 0);
+	int pct = (int)verdict_node_weight_pct(&h->c, &n->v);
 	uint32_t su = n->v.moved_at ? n->v.moved_at + (uint32_t)h->c.settle : 0;
 	if (n->cut.short_until > su)
 		su = n->cut.short_until;
@@ -256,6 +283,11 @@ static json_t *health_record(health_t *h, const hnode_t *n)
 		"gray_since", (json_int_t)n->v.gray_since,
 		"score", n->last.unknown ? -1.0 : n->last.score);
 	json_object_set_new(rec, "moved_at", json_integer(n->v.moved_at));
+	/* S2-7: what the state rests on, for status and explain. */
+	if (n->v.stale)
+		json_object_set_new(rec, "stale", json_true());
+	if (n->unmonitored)
+		json_object_set_new(rec, "unmonitored", json_true());
 	if (n->v.gray) {
 		json_object_set_new(rec, "gray_pct", json_integer(n->v.gray_pct));
 		json_object_set_new(rec, "gray_step_at", json_integer(n->v.gray_step_at));
@@ -393,7 +425,7 @@ void health__flush(health_t *h, int status_due)
 			json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:s, s:I, s:i, s:i, s:o, s:b}",
 				"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
 				"unknown", n->last.unknown, "vetoed", n->last.vetoed,
-				"abnormal", n->last.abnormal, "state", verdict_state_name(n->v.state),
+				"abnormal", n->last.abnormal, "state", verdict_shown_state(&n->v),
 				"updated", (json_int_t)now, "degraded_rounds", n->v.degraded,
 				"good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
 			json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
@@ -406,7 +438,7 @@ void health__flush(health_t *h, int status_due)
 			 * moved (-1: the dimension had no input). */
 			json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
 			                       n->last.unknown ? -1.0 : n->last.score,
-			                       "state", verdict_state_name(n->v.state),
+			                       "state", verdict_shown_state(&n->v),
 			                       "dims", n->last.dim[0], n->last.dim[1],
 			                       n->last.dim[2], n->last.dim[3],
 			                       "profile", health__profile_text(h, n));
