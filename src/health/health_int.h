@@ -97,6 +97,8 @@ struct health {
 	uint64_t table_gen;          /* wdb_table_generation() last read */
 	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
 	int have_changes;
+	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
+	                                (repool.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
 };
 

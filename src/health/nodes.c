@@ -227,6 +227,10 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	const char *pool = json_string_value(json_object_get(node, "pool"));
 	const char *admin = json_string_value(json_object_get(node, "admin"));
 	snprintf(n->pool, sizeof(n->pool), "%s", pool ? pool : "primary");
+	/* S0-9, S0-11: an operator taking a primary out (or putting it
+	 * back) re-pools its standby like a verdict does (repool.c). */
+	if (n->admin[0] && strcmp(n->admin, admin ? admin : "auto") != 0)
+		n->changed = 1;
 	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
 	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
 	const char *reg = json_string_value(json_object_get(node, "region"));

@@ -339,39 +339,120 @@ static int find_standby(const char *key, json_t *row, void *arg)
 	return 0;
 }
 
-static void repool(health_t *h, wdb_txn_t *t)
+/* Whether primary @n is out of the answers: demoted by health, or taken
+ * out by its operator (admin down or drain).  Either way its row loses
+ * it, and a standby takes its place (S0-9, S0-11). */
+static int primary_out(const hnode_t *n)
+{
+	return n->v.state == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
+	       strcmp(n->admin, "drain") == 0;
+}
+
+/* The standby fields of a node as they were before a re-pool, to undo
+ * them if the commit fails (S0-10: never a half-applied pool). */
+typedef struct {
+	hnode_t *n;
+	int promoted, changed;
+	char promoted_for[64];
+	uint32_t since, moved_at;
+} undo_t;
+
+typedef struct {
+	undo_t *u;
+	size_t n, cap;
+} undo_log_t;
+
+static void undo_save(undo_log_t *l, hnode_t *n)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->u = xrealloc(l->u, l->cap * sizeof(*l->u));
+	}
+	undo_t *u = &l->u[l->n++];
+	u->n = n;
+	u->promoted = n->promoted;
+	u->changed = n->changed;
+	memcpy(u->promoted_for, n->promoted_for, sizeof(u->promoted_for));
+	u->since = n->v.since;
+	u->moved_at = n->v.moved_at;
+}
+
+/* Undoes the log newest first, so a node saved twice ends as it was. */
+static void undo_apply(undo_log_t *l)
+{
+	for (size_t i = l->n; i-- > 0;) {
+		undo_t *u = &l->u[i];
+		u->n->promoted = u->promoted;
+		u->n->changed = u->changed;
+		memcpy(u->n->promoted_for, u->promoted_for, sizeof(u->promoted_for));
+		u->n->v.since = u->since;
+		u->n->v.moved_at = u->moved_at;
+	}
+}
+
+static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
-		if (!n->changed)
+		if (!n->changed || strcmp(n->pool, "primary") != 0)
 			continue;
-		verdict_standby_t want = verdict_standby(n->v.state);
-		if (want == VERDICT_STANDBY_PROMOTE && strcmp(n->pool, "primary") == 0) {
+		int has = 0;
+		for (size_t k = 0; k < h->n && !has; k++)
+			has = h->node[k]->promoted && strcmp(h->node[k]->promoted_for, n->id) == 0;
+		if (primary_out(n)) {
+			if (has)
+				continue; /* one standby per primary, retries included */
 			standby_t s = { h, n, NULL };
 			wdb_each(t, WDB_WEIGHT, NULL, find_standby, &s);
 			if (s.pick) {
+				undo_save(undo, s.pick);
 				s.pick->promoted = 1;
 				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
 				s.pick->v.since = s.pick->v.moved_at = health__wall();
 				s.pick->changed = 1;
-				log_info("node %s: standby promoted in place of %s", s.pick->id, n->id);
+				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
+				         n->id, n->v.state == VERDICT_DEMOTED ? "demoted" : n->admin);
 				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
 			}
-		} else if (want == VERDICT_STANDBY_RELEASE) {
+		} else if (has) {
 			/* The primary is back: its standby returns to the pool. */
 			for (size_t k = 0; k < h->n; k++) {
 				hnode_t *sb = h->node[k];
 				if (sb->promoted && strcmp(sb->promoted_for, n->id) == 0) {
+					undo_save(undo, sb);
 					sb->promoted = 0;
 					sb->promoted_for[0] = 0;
 					sb->v.since = sb->v.moved_at = health__wall();
 					sb->changed = 1;
-					log_info("node %s: back to standby, %s is restored", sb->id, n->id);
-					health__note(h, "standby %s released (%s restored)", sb->id, n->id);
+					log_info("node %s: back to standby, %s serves again", sb->id, n->id);
+					health__note(h, "standby %s released (%s serves again)", sb->id, n->id);
 				}
 			}
 		}
 	}
+}
+
+/* Test hook: when the environment names a file with
+ * GSLBD_TEST_HEALTH_FAIL_FILE and that file holds a count above 0, the
+ * next health commit fails as if the store had refused it, and the count
+ * goes down by one.  Lets the tests prove that a failed commit leaves
+ * nothing applied (S0-10).  Unset in production: one getenv() at start. */
+static int test_commit_fails(health_t *h)
+{
+	if (!h->fail_file)
+		return 0;
+	FILE *f = fopen(h->fail_file, "r+");
+	if (!f)
+		return 0;
+	int left = 0;
+	if (fscanf(f, "%d", &left) != 1 || left <= 0) {
+		fclose(f);
+		return 0;
+	}
+	rewind(f);
+	fprintf(f, "%d\n", left - 1);
+	fclose(f);
+	return 1;
 }
 
 /* Live status and history of a node are written when its decision
@@ -397,8 +478,13 @@ void health__flush(health_t *h, int status_due)
 		log_warning("health: %s", err);
 		return;
 	}
+	undo_log_t undo = { NULL, 0, 0 };
 	if (!h->c.shadow)
-		repool(h, t);
+		repool(h, t, &undo);
+	/* Status written in this transaction; marked done after the
+	 * commit only. */
+	size_t nst = 0;
+	hnode_t **st_done = NULL;
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
 		if (n->changed && !h->c.shadow) {
@@ -407,7 +493,8 @@ void health__flush(health_t *h, int status_due)
 			json_decref(rec);
 		}
 		if (status_due && status_wanted(n, now)) {
-			n->status_at = now;
+			st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
+			st_done[nst++] = n;
 			json_t *probes = json_array();
 			for (unsigned k = 0; k < n->nprobe; k++) {
 				const hprobe_t *p = &n->probe[k];
@@ -446,19 +533,39 @@ void health__flush(health_t *h, int status_due)
 				json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
 			wdb_history_add(t, n->id, now, hs);
 			json_decref(hs);
-			n->status_dirty = 0;
 		}
 	}
-	if (status_due && now - h->last_trim > 60) {
+	int trim = status_due && now - h->last_trim > 60;
+	if (trim)
 		wdb_history_trim(t, now - (uint32_t)h->c.history_keep);
-		h->last_trim = now;
-	}
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
-	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
+	int rc;
+	if (test_commit_fails(h)) {
+		wdb_abort(t);
+		snprintf(err, sizeof(err), "test hook: commit refused");
+		rc = -1;
+	} else {
+		rc = wdb_commit(t, what, err, sizeof(err));
+	}
+	if (rc < 0) {
+		/* S0-10: nothing of the re-pool stays applied; the decisions
+		 * stay marked changed and the next tick retries them whole,
+		 * so a retry picks the same standby, never a second one. */
+		undo_apply(&undo);
+		free(undo.u);
+		free(st_done);
 		log_warning("health: cannot commit (%s); will retry", err);
 		return;
 	}
+	free(undo.u);
+	for (size_t i = 0; i < nst; i++) {
+		st_done[i]->status_at = now;
+		st_done[i]->status_dirty = 0;
+	}
+	free(st_done);
+	if (trim)
+		h->last_trim = now;
 	for (size_t i = 0; i < h->n; i++)
 		h->node[i]->changed = 0;
 	h->what[0] = 0;
