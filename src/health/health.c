@@ -124,8 +124,9 @@ static int suspect(const health_t *h, const hnode_t *n)
 
 /* S2-7: nothing but a new input makes a round, so a node whose inputs
  * stop (a metrics feed that went quiet) would keep its verdict without a
- * word.  Once a second, a node with a verdict whose newest input is older
- * than health.freshness gets a round: the verdict marks it stale. */
+ * word.  Once a second, a node with a verdict whose newest input (probe
+ * result, or pushed metric as stored) is older than health.freshness
+ * gets a round: the verdict marks it stale. */
 static void stale_check(health_t *h)
 {
 	uint32_t now = health__wall(), fresh = h->c.score.fresh_s;
@@ -137,7 +138,9 @@ static void stale_check(health_t *h)
 		for (int k = 0; k < METRIC_COUNT; k++)
 			if (n->metrics.time[k] > newest)
 				newest = n->metrics.time[k];
-		if (now > fresh && newest < now - fresh)
+		/* newest 0: no input since the thread started (probes of a
+		 * restarted daemon not back yet): nothing went stale. */
+		if (newest && now > fresh && newest < now - fresh)
 			health__evaluate(h, n);
 	}
 }

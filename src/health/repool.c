@@ -58,11 +58,11 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		break;
 	case VERDICT_STALE: {
 		static const char *const what[] = {
-			"the last verdict is kept", "weight x derate-factor",
+			"its last verdict is kept", "weight x derate-factor",
 			"out until fresh inputs restore it" };
-		snprintf(why, len, "stale: no input fresher than %us (%s was %s)",
-		         (unsigned)sc->fresh_s, what[h->c.stale],
-		         verdict_state_name(n->v.state));
+		snprintf(why, len, "stale: no input fresher than %us; was %s, %s",
+		         (unsigned)sc->fresh_s, verdict_state_name(n->v.state),
+		         what[h->c.stale]);
 		break;
 	}
 	case VERDICT_FRESH:
