@@ -50,6 +50,7 @@ static void usage(FILE *f)
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
+"                       [--max-failure-rate PCT|default]\n"
 "  service del|show NAME          service list\n"
 "  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"
 "                  [--isp I] [--capacity N] [--pool primary|standby]\n"

@@ -308,6 +308,13 @@ static void status_detail(wdb_txn_t *t, const char *id, char *buf, size_t size)
 	if (hs && strcmp(buf, "unhealthy") == 0)
 		snprintf(buf, size, "health %s: %s", hs,
 		         json_string_value(json_object_get(hh, "reason")));
+	/* S2-7: a verdict resting on no input, or on stale ones, says so. */
+	size_t hl = strlen(buf);
+	if (json_is_true(json_object_get(hh, "unmonitored")))
+		snprintf(buf + hl, size - hl, "; health unmonitored: no probe, no metrics");
+	else if (json_is_true(json_object_get(hh, "stale")) && !strstr(buf, "stale"))
+		snprintf(buf + hl, size - hl, "; health stale: %s",
+		         json_string_value(json_object_get(hh, "reason")));
 	const char *ph = json_string_value(json_object_get(hh, "cutover_phase"));
 	if (ph) {
 		size_t l = strlen(buf);
@@ -361,15 +368,55 @@ static json_t *candidates_json(const gslb_result_t *g, uint16_t qtype)
 	return cands;
 }
 
-/* The levels of the row chain and what each gave. */
-static json_t *chain_json(const gslb_trail_t *t)
+/* Why row @row of service @svc for a client at @g->geo has no usable
+ * node: each of its nodes with its plan's reason (admin drain, health
+ * demoted, standby not promoted ...). */
+static json_t *empty_row_json(const char *svc, const gslb_result_t *g,
+                              gslb_row_t row, uint16_t qtype)
+{
+	json_t *arr = json_array();
+	int by_reg = row == GSLB_ROW_REGION_ISP || row == GSLB_ROW_REGION;
+	int by_isp = row == GSLB_ROW_REGION_ISP || row == GSLB_ROW_ISP;
+	wdb_reader_t *rd = wdb_reader_new(ctl_db);
+	wdb_txn_t *t = wdb_begin_read(ctl_db);
+	const uint8_t *d;
+	size_t dl;
+	static plan_t p;
+	if (rd && wdb_plan(rd, svc, strlen(svc), by_reg ? g->geo.region : "*",
+	                   by_isp ? g->geo.isp : "*", &d, &dl) == 0 &&
+	    plan_decode(d, dl, &p) == 0)
+		for (unsigned i = 0; i < p.n; i++) {
+			char id[80], status[400];
+			snprintf(id, sizeof(id), "%.*s", p.node[i].id_len, p.node[i].id);
+			plan_status(&p.node[i], qtype, status, sizeof(status));
+			if (t)
+				status_detail(t, id, status, sizeof(status));
+			json_array_append_new(arr, json_pack("{s:s, s:s}", "node", id,
+			                                     "status", status));
+		}
+	wdb_abort(t);
+	if (rd)
+		wdb_reader_release(rd);
+	wdb_reader_free(rd);
+	return arr;
+}
+
+/* The levels of the row chain and what each gave; a level skipped for
+ * having no usable node says why (its nodes and their reasons). */
+static json_t *chain_json(const ask_t *a, const gslb_result_t *g,
+                          const gslb_trail_t *t)
 {
 	static const char *const what[] = { "not tried", "no row",
 	                                    "no usable node", "answered" };
 	json_t *arr = json_array();
-	for (unsigned i = 0; i < t->nchain; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s}",
-			"level", gslb_row_name(t->chain[i]), "result", what[t->level[i]]));
+	for (unsigned i = 0; i < t->nchain; i++) {
+		json_t *e = json_pack("{s:s, s:s}", "level", gslb_row_name(t->chain[i]),
+		                      "result", what[t->level[i]]);
+		if (t->level[i] == GSLB_LEVEL_NO_USABLE)
+			json_object_set_new(e, "nodes", empty_row_json(a->name, g,
+			                    t->chain[i], a->qtype));
+		json_array_append_new(arr, e);
+	}
 	return arr;
 }
 
@@ -401,13 +448,15 @@ static json_t *service_json(const ask_t *a, const run_t *r)
 		"region", g->geo.region, "isp", g->geo.isp, "network",
 		g->geo.network[0] ? g->geo.network : "-", "source", srcs[g->geo.source],
 		"prefix_len", g->geo.prefix_len));
-	json_object_set_new(out, "chain", chain_json(&r->trail.gslb));
+	json_object_set_new(out, "chain", chain_json(a, g, &r->trail.gslb));
 	json_object_set_new(out, "row", json_string(gslb_row_name(g->row)));
 	json_object_set_new(out, "candidates", candidates_json(g, a->qtype));
 	json_object_set_new(out, "failed_open", json_boolean(g->failed_open));
 	json_object_set_new(out, "ttl", json_integer(g->ttl));
-	json_object_set_new(out, "ttl_reason", json_string(g->short_ttl ?
-		"short TTL: a node of the row changed state recently" : "the service's TTL"));
+	json_object_set_new(out, "ttl_reason", json_string(
+		g->from_fallback ? "short TTL: answered by a fallback row, a preferred row is empty" :
+		g->short_ttl ? "short TTL: a node of the row changed state recently" :
+		"the service's TTL"));
 	/* The nodes whose change the short TTL waits for (their plan's
 	 * deadline is still ahead). */
 	json_t *moving = json_array();
@@ -493,6 +542,20 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		any = 1;
 	}
 	printf("%s\n", any ? "" : " no level can match");
+	/* S0-11: the preferred rows that were empty, and why. */
+	json_array_foreach(json_object_get(out, "chain"), i, e) {
+		json_t *nodes = json_object_get(e, "nodes");
+		if (!nodes)
+			continue;
+		printf("empty     %s:", json_string_value(json_object_get(e, "level")));
+		size_t k;
+		json_t *nd;
+		json_array_foreach(nodes, k, nd)
+			printf("%s %s %s", k ? ";" : "",
+			       json_string_value(json_object_get(nd, "node")),
+			       json_string_value(json_object_get(nd, "status")));
+		printf("%s\n", json_array_size(nodes) ? "" : " no node");
+	}
 	printf("row       %s%s\n", gslb_row_name(g->row),
 	       g->row == GSLB_ROW_NONE ? " (no weight row: NODATA)" : "");
 	json_array_foreach(json_object_get(out, "candidates"), i, e)
@@ -505,8 +568,10 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		printf("no usable node: answering as if all were healthy (all-down open)\n");
 	if (g->row != GSLB_ROW_NONE && !g->npicked)
 		printf("no usable node: NODATA (all-down empty)\n");
-	printf("ttl       %u (%s", g->ttl, g->short_ttl ?
-	       "short: a node of the row changed state recently" : "the service's TTL");
+	printf("ttl       %u (%s", g->ttl,
+	       g->from_fallback ? "short: answered by a fallback row, a preferred row is empty" :
+	       g->short_ttl ? "short: a node of the row changed state recently" :
+	       "the service's TTL");
 	json_array_foreach(json_object_get(out, "short_ttl_nodes"), i, e)
 		printf("%s%s", i ? ", " : ": ", json_string_value(e));
 	printf(")\n");

@@ -165,10 +165,16 @@ static void print_status_node(json_t *n)
 	if (st && sc >= 0)
 		snprintf(scs, sizeof(scs), "%.0f", sc);
 	const char *state = h ? json_string_value(json_object_get(h, "state")) : NULL;
+	/* What the state rests on (S2-7): no input at all, or only stale
+	 * ones (the reason says what was kept). */
+	if (json_is_true(json_object_get(h, "unmonitored")))
+		state = "unmonitored";
+	else if (json_is_true(json_object_get(h, "stale")))
+		state = "stale";
 	const char *pf = json_string_value(json_object_get(st, "profile"));
 	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
 	       json_string_value(json_object_get(n, "node")),
-	       state ? state : (st ? "unknown" : "no probe"),
+	       state ? state : (st ? "unknown" : "no record"),
 	       json_string_value(json_object_get(n, "admin")),
 	       json_string_value(json_object_get(n, "pool")), scs, pf ? pf : "-",
 	       ago((uint32_t)json_integer_value(json_object_get(h, "since")), buf, sizeof(buf)),

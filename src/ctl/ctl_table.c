@@ -107,7 +107,20 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 		else if (strcmp(o, "--answers") == 0)
 			json_object_set_new(s, "answers",
 			                    json_integer(ctl_parse_num(o, v, 1, POLICY_MAX_ANSWERS)));
-		else if (strcmp(o, "--all-down") == 0)
+		else if (strcmp(o, "--max-failure-rate") == 0) {
+			/* The service's SLA on the pushed failure rate, in
+			 * percent (S3-5); "default" follows
+			 * health.failure-rate. */
+			char *end;
+			double fr = strtod(v, &end);
+			if (strcmp(v, "default") == 0)
+				json_object_del(s, "max_failure_rate");
+			else if (!*v || *end || !(fr >= 0 && fr <= 100))
+				ctl_die("service %s: --max-failure-rate %s: give a percentage "
+				        "from 0 to 100, or default", sub, v);
+			else
+				json_object_set_new(s, "max_failure_rate", json_real(fr));
+		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
 		else
 			ctl_die("service %s: unknown option '%s'", sub, o);

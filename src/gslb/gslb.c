@@ -154,6 +154,7 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	out->failed_open = 0;
 	out->scope = 0;
 	out->ttl = out->svc.ttl;
+	out->from_fallback = 0;
 	for (unsigned i = 0; i < nchain && chosen == GSLB_ROW_NONE; i++) {
 		int by_reg = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_REGION;
 		int by_isp = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_ISP;
@@ -175,6 +176,7 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 			chosen = chain[i];
 			if (p != &out->plan)
 				out->plan = *p;
+			out->from_fallback = first != chosen;
 		}
 		if (trail)
 			trail->level[i] = chosen == GSLB_ROW_NONE ? GSLB_LEVEL_NO_USABLE
@@ -217,6 +219,13 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	for (unsigned i = 0; i < out->plan.n; i++)
 		if (out->plan.node[i].short_until > now)
 			out->short_ttl = 1;
+	/* An answer from a fallback row because the client's own rows are
+	 * empty is a stopgap (S0-9, S0-11): the nodes it names may be far
+	 * away, and the client's row may serve again soon (a restored or
+	 * re-enabled node, a promoted standby).  Resolvers must not keep it
+	 * for the long TTL. */
+	if (out->from_fallback)
+		out->short_ttl = 1;
 	out->ttl = out->short_ttl ? out->svc.short_ttl : out->svc.ttl;
 	/* ECS scope (RFC 7871 §7.2.1): the prefix that decided the answer;
 	 * 0 when the service answers everybody alike. */

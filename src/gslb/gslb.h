@@ -48,6 +48,8 @@ typedef struct gslb_result {
 	uint32_t ttl;
 	uint8_t scope;                 /* ECS scope prefix length */
 	uint8_t short_ttl;             /* the short TTL was chosen */
+	uint8_t from_fallback;         /* all-down fallback: an earlier row
+	                                  of the chain had no usable node */
 } gslb_result_t;
 
 /* What one level of the row chain gave (gslb_trail_t.level). */

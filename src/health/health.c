@@ -122,6 +122,29 @@ static int suspect(const health_t *h, const hnode_t *n)
 	       cutover_fast_probe(&n->cut);
 }
 
+/* S2-7: nothing but a new input makes a round, so a node whose inputs
+ * stop (a metrics feed that went quiet) would keep its verdict without a
+ * word.  Once a second, a node with a verdict whose newest input (probe
+ * result, or pushed metric as stored) is older than health.freshness
+ * gets a round: the verdict marks it stale. */
+static void stale_check(health_t *h)
+{
+	uint32_t now = health__wall(), fresh = h->c.score.fresh_s;
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		if (n->v.stale || n->v.state == VERDICT_UNKNOWN || n->dirty)
+			continue;
+		uint32_t newest = n->nwin ? n->win[n->nwin - 1].time : 0;
+		for (int k = 0; k < METRIC_COUNT; k++)
+			if (n->metrics.time[k] > newest)
+				newest = n->metrics.time[k];
+		/* newest 0: no input since the thread started (probes of a
+		 * restarted daemon not back yet): nothing went stale. */
+		if (newest && now > fresh && newest < now - fresh)
+			health__evaluate(h, n);
+	}
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	health_t *h = t->data;
@@ -161,8 +184,10 @@ static void on_tick(uv_timer_t *t)
 		}
 	}
 	int status_due = now - h->last_status >= 1.0;
-	if (status_due)
+	if (status_due) {
 		health__region_load(h);
+		stale_check(h);
+	}
 	health__flush(h, status_due);
 	if (status_due)
 		h->last_status = now;
@@ -206,6 +231,7 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 		return NULL;
 	}
 	h->probes = probe_engine_new(&h->loop, "gslbd-health/" PACKAGE_VERSION);
+	h->fail_file = getenv("GSLBD_TEST_HEALTH_FAIL_FILE"); /* repool.c */
 	h->beat = util_mono_sec();
 	uv_timer_init(&h->loop, &h->tick);
 	uv_async_init(&h->loop, &h->stop, on_stop);

@@ -43,6 +43,8 @@ static void set_defaults(health_conf_t *o)
 	o->tick = 0.1;
 	o->flap_window = 300;
 	o->failure_rate_window = SCORE_FAILURE_RATE_FAULT_S;
+	o->failure_rate = SCORE_FAILURE_RATE_FAULT_PCT;
+	o->stale = HEALTH_STALE_KEEP;
 	o->shadow_profile = -1;
 	score_config_default(&o->score);
 }
@@ -66,6 +68,19 @@ static int read_profile(const conf_t *c, const char *k, const ynode_t *v,
 	return 0;
 }
 
+/* stale: keep, derate or down (S2-7). */
+static int read_stale(const conf_t *c, const ynode_t *v, health_conf_t *o,
+                      char *err, size_t errlen)
+{
+	static const char *const names[] = { "keep", "derate", "down" };
+	for (int i = 0; i < 3; i++)
+		if (v->kind == YNODE_SCALAR && strcmp(v->value, names[i]) == 0) {
+			o->stale = (health_stale_t)i;
+			return 0;
+		}
+	return conf_sfail(c, v, err, errlen, "stale must be keep, derate or down");
+}
+
 /* One key of the health section; 0 or -1. */
 static int read_key(const conf_t *c, const char *k, const ynode_t *v,
                     health_conf_t *o, char *err, size_t errlen)
@@ -86,6 +101,8 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		rc = read_weights(c, v, k, o->score.w_four, err, errlen);
 	else if (strcmp(k, "profile") == 0 || strcmp(k, "shadow-profile") == 0)
 		rc = read_profile(c, k, v, o, err, errlen);
+	else if (strcmp(k, "stale") == 0)
+		rc = read_stale(c, v, o, err, errlen);
 	NUM("interval", 0.2, 3600, o->interval)
 	NUM("timeout", 0.1, 60, o->timeout)
 	NUM("fast-interval", 0.2, 3600, o->fast_interval)
@@ -103,6 +120,7 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 	NUM("tick", 0.01, 1, o->tick)
 	NUM("flap-window", 0, 86400, o->flap_window)
 	NUM("failure-rate-window", 1, 3600, o->failure_rate_window)
+	NUM("failure-rate", 0, 100, o->failure_rate)
 	NUM("grade-good", 1, 100, o->score.good)
 	NUM("grade-usable", 0, 99, o->score.usable)
 	NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
@@ -130,7 +148,8 @@ static int read_section(const conf_t *c, const ynode_t *s, health_conf_t *o,
 		"weights-four", "grade-good",
 		"grade-usable",
 		"veto-level", "veto-factor", "gray-step", "hard-failure-confirm",
-		"latency-ema-alpha", "latency-outlier-factor", NULL
+		"latency-ema-alpha", "latency-outlier-factor", "failure-rate",
+		"stale", NULL
 	};
 	if (conf_skeys(c, s, "health", keys, err, errlen))
 		return -1;

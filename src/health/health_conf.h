@@ -18,6 +18,13 @@
 #define HEALTH_FAST_DIVISOR 5.0
 #define HEALTH_FAST_MIN 1.0
 
+/** What a node whose inputs all went stale gets (S2-7; health.stale). */
+typedef enum {
+	HEALTH_STALE_KEEP = 0,    /* the last verdict stays, shown as stale */
+	HEALTH_STALE_DERATE,      /* at most derate-factor of its weight */
+	HEALTH_STALE_DOWN         /* demoted until fresh inputs restore it */
+} health_stale_t;
+
 /** The health section of gslbd.conf (see gslbd.conf(5)). */
 typedef struct health_conf {
 	double interval;          /* default probe interval, s (10, S1-1) */
@@ -39,8 +46,12 @@ typedef struct health_conf {
 	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
 	double history_keep;      /* seconds of score history (S2-10) */
 	double tick;              /* scheduler tick, s (0.1) */
-	double failure_rate_window; /* pushed failure_rate above 5 % this
-	                             long is a fault (60 s, S1-2) */
+	double failure_rate_window; /* pushed failure_rate above
+	                             failure_rate this long is a fault (60 s,
+	                             S1-2) */
+	double failure_rate;      /* the S1-2 limit in percent (5); a service
+	                             may set a lower one (S3-5) */
+	health_stale_t stale;     /* nodes without fresh inputs (keep, S2-7) */
 	double flap_window;       /* a demotion this soon after a restore
 	                             doubles the confirmations (300 s, S4-7;
 	                             0 disables) */

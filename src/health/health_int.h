@@ -65,7 +65,13 @@ struct hnode {
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
 	uint32_t status_at;          /* last status/history write */
-	uint32_t fr_high_since;      /* pushed failure rate high since (S1-2) */
+	uint32_t fr_high_since;      /* pushed failure rate above fr_limit
+	                                since (S1-2), from the pushes seen */
+	double fr_limit;             /* the lowest max-failure-rate of the
+	                                services naming it (S3-5); 0: the
+	                                health.failure-rate default */
+	int unmonitored;             /* no probe and no pushed metric: health
+	                                has no say (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
@@ -83,7 +89,7 @@ struct health {
 	probe_engine_t *probes;
 	hnode_t **node;              /* sorted by id */
 	size_t n, cap;
-	double last_sync, last_cutover, last_status, last_trim;
+	double last_sync, last_cutover, last_status;
 	char what[1024];             /* audit text of the pending decisions */
 	json_t *windows;             /* cutover windows, refreshed by sync */
 	json_t *loaded;              /* S2-6: regions in regional load */
@@ -91,6 +97,8 @@ struct health {
 	uint64_t table_gen;          /* wdb_table_generation() last read */
 	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
 	int have_changes;
+	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
+	                                (repool.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
 };
 

@@ -72,7 +72,6 @@ static void load_metrics(hnode_t *n, json_t *m)
 	double stable = n->metrics.stable_ms;  /* learnt here, not pushed */
 	memset(&n->metrics, 0, sizeof(n->metrics));
 	n->metrics.stable_ms = stable;
-	n->fr_high_since = 0;
 	const char *k;
 	json_t *v;
 	json_object_foreach(m, k, v) {
@@ -82,9 +81,6 @@ static void load_metrics(hnode_t *n, json_t *m)
 		n->metrics.value[id] = json_real_value(json_object_get(v, "value")) +
 		                       (double)json_integer_value(json_object_get(v, "value"));
 		n->metrics.time[id] = (uint32_t)json_integer_value(json_object_get(v, "time"));
-		if (id == METRIC_FAILURE_RATE)
-			n->fr_high_since = (uint32_t)json_integer_value(
-				json_object_get(v, "high_since"));
 	}
 }
 
@@ -97,12 +93,41 @@ static uint32_t newest_metric(const score_metrics_t *m)
 	return t;
 }
 
+/* S1-2, S3-5: since when the pushed failure rate has been above the
+ * node's limit, from the pushes the thread sees (every push reaches it
+ * within SYNC_EVERY; the limit may differ per node, so the thread keeps
+ * this itself).  After a restart the first push seen starts the count. */
+static void track_failure_rate(health_t *h, hnode_t *n, uint32_t was)
+{
+	uint32_t t = n->metrics.time[METRIC_FAILURE_RATE];
+	if (!t || t == was)
+		return;
+	double limit = n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate;
+	if (n->metrics.value[METRIC_FAILURE_RATE] > limit)
+		n->fr_high_since = n->fr_high_since ? n->fr_high_since : t;
+	else
+		n->fr_high_since = 0;
+}
+
 static void node_metrics(health_t *h, hnode_t *n, json_t *m)
 {
 	uint32_t pushed = newest_metric(&n->metrics);
+	uint32_t fr_was = n->metrics.time[METRIC_FAILURE_RATE];
 	load_metrics(n, m);
-	if (newest_metric(&n->metrics) > pushed)
-		health__metrics_arrived(h, n);
+	track_failure_rate(h, n, fr_was);
+	if (n->unmonitored && newest_metric(&n->metrics)) {
+		n->unmonitored = 0; /* a first push: health has a say again */
+		n->changed = 1;
+		n->reason[0] = 0;
+	}
+	if (newest_metric(&n->metrics) > pushed) {
+		/* A node without probes is judged on its pushes: each one is
+		 * a round (S1-2). */
+		if (!n->nprobe)
+			n->dirty = 1;
+		else
+			health__metrics_arrived(h, n);
+	}
 }
 
 /* wdb_each() over the metrics: a push changed only metrics, so only they
@@ -145,6 +170,8 @@ static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
 		n->v.gray_held = json_is_true(json_object_get(rec, "gray_held"));
 		n->v.since = (uint32_t)json_integer_value(json_object_get(rec, "since"));
 		n->v.moved_at = (uint32_t)json_integer_value(json_object_get(rec, "moved_at"));
+		n->v.stale = json_is_true(json_object_get(rec, "stale"));
+		n->unmonitored = json_is_true(json_object_get(rec, "unmonitored"));
 		const char *r = json_string_value(json_object_get(rec, "reason"));
 		snprintf(n->reason, sizeof(n->reason), "%s", r ? r : "");
 		json_decref(rec);
@@ -200,6 +227,10 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	const char *pool = json_string_value(json_object_get(node, "pool"));
 	const char *admin = json_string_value(json_object_get(node, "admin"));
 	snprintf(n->pool, sizeof(n->pool), "%s", pool ? pool : "primary");
+	/* S0-9, S0-11: an operator taking a primary out (or putting it
+	 * back) re-pools its standby like a verdict does (repool.c). */
+	if (n->admin[0] && strcmp(n->admin, admin ? admin : "auto") != 0)
+		n->changed = 1;
 	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
 	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
 	const char *reg = json_string_value(json_object_get(node, "region"));
@@ -211,6 +242,22 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	json_decref(m);
 
 	sync_probes(h, n, json_object_get(node, "probes"));
+	/* S2-7: no probe and no pushed metric: health has no input and no
+	 * say.  The node serves as configured, and says so; a verdict it
+	 * had (its probes were removed) goes with its inputs. */
+	int unmon = !n->nprobe && !newest_metric(&n->metrics);
+	if (unmon != n->unmonitored) {
+		n->unmonitored = unmon;
+		n->changed = n->status_dirty = 1;
+		if (unmon) {
+			verdict_node_t clean;
+			memset(&clean, 0, sizeof(clean));
+			n->v = clean;
+			snprintf(n->reason, sizeof(n->reason), "unmonitored: no probe, no metrics");
+			log_info("node %s: unmonitored (no probe, no metrics): served as configured",
+			         n->id);
+		}
+	}
 	return 0;
 }
 
@@ -291,6 +338,7 @@ static void apply_cutovers(health_t *h, json_t *rows)
 typedef struct {
 	health_t *h;
 	json_t *svc;                 /* service name -> profile bit */
+	json_t *fr;                  /* service name -> max failure rate */
 } profiles_t;
 
 static int collect_profile(const char *key, json_t *svc, void *arg)
@@ -301,6 +349,11 @@ static int collect_profile(const char *key, json_t *svc, void *arg)
 	                      pf && strcmp(pf, "probe") == 0 ? SCORE_PROFILE_PROBE :
 	                      p->h->c.score.profile);
 	json_object_set_new(p->svc, key, json_integer(bit));
+	/* S3-5: a service's own failure-rate SLA (service set
+	 * --max-failure-rate). */
+	json_t *fr = json_object_get(svc, "max_failure_rate");
+	if (json_is_number(fr))
+		json_object_set_new(p->fr, key, json_real(json_number_value(fr)));
 	return 0;
 }
 
@@ -313,32 +366,41 @@ static int row_profiles(const char *key, json_t *row, void *arg)
 	char svc[1100];
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
+	json_t *frj = json_object_get(p->fr, svc);
 	const char *id;
 	json_t *v;
 	json_object_foreach(json_object_get(row, "weights"), id, v) {
 		hnode_t *n = health__find_node(p->h, id, NULL);
-		if (n)
-			n->profiles |= bit;
+		if (!n)
+			continue;
+		n->profiles |= bit;
+		/* A node shared by services answers to the strictest. */
+		double fr = json_real_value(frj);
+		if (frj && (n->fr_limit <= 0 || fr < n->fr_limit))
+			n->fr_limit = fr;
 	}
 	return 0;
 }
 
 static void sync_profiles(health_t *h, wdb_txn_t *t)
 {
-	profiles_t p = { h, json_object() };
+	profiles_t p = { h, json_object(), json_object() };
 	unsigned global = 1u << h->c.score.profile, any_other = 0;
 	wdb_each(t, WDB_SERVICE, NULL, collect_profile, &p);
 	const char *k;
 	json_t *v;
 	json_object_foreach(p.svc, k, v)
 		any_other |= (unsigned)json_integer_value(v) & ~global;
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		h->node[i]->profiles = 0;
-	/* With every service on the global profile there is nothing to
-	 * map, and a large table is not walked. */
-	if (any_other)
+		h->node[i]->fr_limit = 0;
+	}
+	/* With every service on the global profile and failure-rate limit
+	 * there is nothing to map, and a large table is not walked. */
+	if (any_other || json_object_size(p.fr))
 		wdb_each(t, WDB_WEIGHT, NULL, row_profiles, &p);
 	json_decref(p.svc);
+	json_decref(p.fr);
 }
 
 /* S2-6 dynamic weights: "during a regional degradation every node's load

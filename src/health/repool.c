@@ -48,12 +48,30 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		         n->probe[0].last.error[0] ? n->probe[0].last.error : "no connection");
 		break;
 	case VERDICT_RESTORED:
-		snprintf(why, len, "restored: %u consecutive good rounds (score %.0f)",
-		         d->rounds, d->score);
+		if (!n->nprobe && n->last.unknown)
+			snprintf(why, len, "restored: %u consecutive pushes with the failure "
+			         "rate at or below %g%% (now %.1f%%)", d->rounds,
+			         n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate, d->score);
+		else
+			snprintf(why, len, "restored: %u consecutive good rounds (score %.0f)",
+			         d->rounds, d->score);
+		break;
+	case VERDICT_STALE: {
+		static const char *const what[] = {
+			"its last verdict is kept", "weight x derate-factor",
+			"out until fresh inputs restore it" };
+		snprintf(why, len, "stale: no input fresher than %us; was %s, %s",
+		         (unsigned)sc->fresh_s, verdict_state_name(n->v.state),
+		         what[h->c.stale]);
+		break;
+	}
+	case VERDICT_FRESH:
+		snprintf(why, len, "fresh inputs again%s",
+		         d->next.state == VERDICT_DEMOTED ? ": out until restored" : "");
 		break;
 	case VERDICT_PASSIVE_FAULT:
-		snprintf(why, len, "fault: request failure rate %.1f%% above %g%% for %us "
-		         "(S1-2), %u rounds", d->score, SCORE_FAILURE_RATE_FAULT_PCT,
+		snprintf(why, len, "fault: request failure rate %.1f%% above %g%% for %us, "
+		         "%u rounds", d->score, n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate,
 		         d->fault_for, d->rounds);
 		break;
 	case VERDICT_FAULT:
@@ -73,7 +91,12 @@ static void reason_text(const health_t *h, const hnode_t *n, const verdict_t *d,
 		         (double)(d->next.since - n->v.gray_since));
 		break;
 	case VERDICT_FIRST_UP:
-		snprintf(why, len, "score at or above %g", sc->good);
+		if (!n->nprobe && n->last.unknown)
+			snprintf(why, len, "failure rate %.1f%% at or below %g%%",
+			         n->metrics.value[METRIC_FAILURE_RATE],
+			         n->fr_limit > 0 ? n->fr_limit : h->c.failure_rate);
+		else
+			snprintf(why, len, "score at or above %g", sc->good);
 		break;
 	case VERDICT_FIRST_DERATED:
 		snprintf(why, len, "score %.0f in %g..%g: weight x %.2f", d->score,
@@ -174,7 +197,7 @@ static int alternate_ok(health_t *h, const hnode_t *n)
 static void apply(health_t *h, hnode_t *n, const verdict_t *d,
                   const score_result_t *rest)
 {
-	verdict_state_t was = n->v.state;
+	const char *was = verdict_shown_state(&n->v);
 	char why[200];
 	if (verdict_changes_state(d->reason))
 		reason_text(h, n, d, why, sizeof(why));
@@ -200,8 +223,8 @@ static void apply(health_t *h, hnode_t *n, const verdict_t *d,
 	snprintf(n->reason, sizeof(n->reason), "%s", why);
 	n->changed = 1;
 	log_info("%snode %s: %s -> %s (%s)", h->c.shadow ? "shadow: " : "", n->id,
-	         verdict_state_name(was), verdict_state_name(n->v.state), why);
-	health__note(h, "node %s %s: %s", n->id, verdict_state_name(n->v.state), why);
+	         was, verdict_shown_state(&n->v), why);
+	health__note(h, "node %s %s: %s", n->id, verdict_shown_state(&n->v), why);
 }
 
 void health__evaluate(health_t *h, hnode_t *n)
@@ -216,7 +239,11 @@ void health__evaluate(health_t *h, hnode_t *n)
 	r.nwin = n->nwin;
 	if (n->nwin)
 		health__node_score(h, n, n->win + n->nwin - 1, 1, r.now, &r.last);
-	if (n->v.state == VERDICT_DEMOTED) {
+	else
+		r.last = r.window; /* metrics only: the round is the push */
+	if (!n->nwin) {
+		r.rest = r.window;
+	} else if (n->v.state == VERDICT_DEMOTED) {
 		unsigned keep = verdict_restore_keep(&n->v, n->nwin);
 		health__node_score(h, n, n->win + n->nwin - keep, keep, r.now, &r.rest);
 	}
@@ -229,6 +256,7 @@ void health__evaluate(health_t *h, hnode_t *n)
 	r.fr_pct = n->metrics.value[METRIC_FAILURE_RATE];
 	r.fr_time = n->metrics.time[METRIC_FAILURE_RATE];
 	r.fr_high_since = n->fr_high_since;
+	r.fr_limit = n->fr_limit;
 	verdict_t d;
 	verdict_round(&h->c, &n->v, &r, &d);
 	apply(h, n, &d, &r.rest);
@@ -238,8 +266,7 @@ void health__evaluate(health_t *h, hnode_t *n)
 
 static json_t *health_record(health_t *h, const hnode_t *n)
 {
-	int pct = (int)verdict_weight_pct(&h->c, n->v.state,
-	                                  n->v.gray ? n->v.gray_pct : 0);
+	int pct = (int)verdict_node_weight_pct(&h->c, &n->v);
 	uint32_t su = n->v.moved_at ? n->v.moved_at + (uint32_t)h->c.settle : 0;
 	if (n->cut.short_until > su)
 		su = n->cut.short_until;
@@ -256,6 +283,11 @@ static json_t *health_record(health_t *h, const hnode_t *n)
 		"gray_since", (json_int_t)n->v.gray_since,
 		"score", n->last.unknown ? -1.0 : n->last.score);
 	json_object_set_new(rec, "moved_at", json_integer(n->v.moved_at));
+	/* S2-7: what the state rests on, for status and explain. */
+	if (n->v.stale)
+		json_object_set_new(rec, "stale", json_true());
+	if (n->unmonitored)
+		json_object_set_new(rec, "unmonitored", json_true());
 	if (n->v.gray) {
 		json_object_set_new(rec, "gray_pct", json_integer(n->v.gray_pct));
 		json_object_set_new(rec, "gray_step_at", json_integer(n->v.gray_step_at));
@@ -307,39 +339,120 @@ static int find_standby(const char *key, json_t *row, void *arg)
 	return 0;
 }
 
-static void repool(health_t *h, wdb_txn_t *t)
+/* Whether primary @n is out of the answers: demoted by health, or taken
+ * out by its operator (admin down or drain).  Either way its row loses
+ * it, and a standby takes its place (S0-9, S0-11). */
+static int primary_out(const hnode_t *n)
+{
+	return n->v.state == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
+	       strcmp(n->admin, "drain") == 0;
+}
+
+/* The standby fields of a node as they were before a re-pool, to undo
+ * them if the commit fails (S0-10: never a half-applied pool). */
+typedef struct {
+	hnode_t *n;
+	int promoted, changed;
+	char promoted_for[64];
+	uint32_t since, moved_at;
+} undo_t;
+
+typedef struct {
+	undo_t *u;
+	size_t n, cap;
+} undo_log_t;
+
+static void undo_save(undo_log_t *l, hnode_t *n)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->u = xrealloc(l->u, l->cap * sizeof(*l->u));
+	}
+	undo_t *u = &l->u[l->n++];
+	u->n = n;
+	u->promoted = n->promoted;
+	u->changed = n->changed;
+	memcpy(u->promoted_for, n->promoted_for, sizeof(u->promoted_for));
+	u->since = n->v.since;
+	u->moved_at = n->v.moved_at;
+}
+
+/* Undoes the log newest first, so a node saved twice ends as it was. */
+static void undo_apply(undo_log_t *l)
+{
+	for (size_t i = l->n; i-- > 0;) {
+		undo_t *u = &l->u[i];
+		u->n->promoted = u->promoted;
+		u->n->changed = u->changed;
+		memcpy(u->n->promoted_for, u->promoted_for, sizeof(u->promoted_for));
+		u->n->v.since = u->since;
+		u->n->v.moved_at = u->moved_at;
+	}
+}
+
+static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
-		if (!n->changed)
+		if (!n->changed || strcmp(n->pool, "primary") != 0)
 			continue;
-		verdict_standby_t want = verdict_standby(n->v.state);
-		if (want == VERDICT_STANDBY_PROMOTE && strcmp(n->pool, "primary") == 0) {
+		int has = 0;
+		for (size_t k = 0; k < h->n && !has; k++)
+			has = h->node[k]->promoted && strcmp(h->node[k]->promoted_for, n->id) == 0;
+		if (primary_out(n)) {
+			if (has)
+				continue; /* one standby per primary, retries included */
 			standby_t s = { h, n, NULL };
 			wdb_each(t, WDB_WEIGHT, NULL, find_standby, &s);
 			if (s.pick) {
+				undo_save(undo, s.pick);
 				s.pick->promoted = 1;
 				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
 				s.pick->v.since = s.pick->v.moved_at = health__wall();
 				s.pick->changed = 1;
-				log_info("node %s: standby promoted in place of %s", s.pick->id, n->id);
+				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
+				         n->id, n->v.state == VERDICT_DEMOTED ? "demoted" : n->admin);
 				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
 			}
-		} else if (want == VERDICT_STANDBY_RELEASE) {
+		} else if (has) {
 			/* The primary is back: its standby returns to the pool. */
 			for (size_t k = 0; k < h->n; k++) {
 				hnode_t *sb = h->node[k];
 				if (sb->promoted && strcmp(sb->promoted_for, n->id) == 0) {
+					undo_save(undo, sb);
 					sb->promoted = 0;
 					sb->promoted_for[0] = 0;
 					sb->v.since = sb->v.moved_at = health__wall();
 					sb->changed = 1;
-					log_info("node %s: back to standby, %s is restored", sb->id, n->id);
-					health__note(h, "standby %s released (%s restored)", sb->id, n->id);
+					log_info("node %s: back to standby, %s serves again", sb->id, n->id);
+					health__note(h, "standby %s released (%s serves again)", sb->id, n->id);
 				}
 			}
 		}
 	}
+}
+
+/* Test hook: when the environment names a file with
+ * GSLBD_TEST_HEALTH_FAIL_FILE and that file holds a count above 0, the
+ * next health commit fails as if the store had refused it, and the count
+ * goes down by one.  Lets the tests prove that a failed commit leaves
+ * nothing applied (S0-10).  Unset in production: one getenv() at start. */
+static int test_commit_fails(health_t *h)
+{
+	if (!h->fail_file)
+		return 0;
+	FILE *f = fopen(h->fail_file, "r+");
+	if (!f)
+		return 0;
+	int left = 0;
+	if (fscanf(f, "%d", &left) != 1 || left <= 0) {
+		fclose(f);
+		return 0;
+	}
+	rewind(f);
+	fprintf(f, "%d\n", left - 1);
+	fclose(f);
+	return 1;
 }
 
 /* Live status and history of a node are written when its decision
@@ -365,8 +478,13 @@ void health__flush(health_t *h, int status_due)
 		log_warning("health: %s", err);
 		return;
 	}
+	undo_log_t undo = { NULL, 0, 0 };
 	if (!h->c.shadow)
-		repool(h, t);
+		repool(h, t, &undo);
+	/* Status written in this transaction; marked done after the
+	 * commit only. */
+	size_t nst = 0;
+	hnode_t **st_done = NULL;
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
 		if (n->changed && !h->c.shadow) {
@@ -375,7 +493,8 @@ void health__flush(health_t *h, int status_due)
 			json_decref(rec);
 		}
 		if (status_due && status_wanted(n, now)) {
-			n->status_at = now;
+			st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
+			st_done[nst++] = n;
 			json_t *probes = json_array();
 			for (unsigned k = 0; k < n->nprobe; k++) {
 				const hprobe_t *p = &n->probe[k];
@@ -393,7 +512,7 @@ void health__flush(health_t *h, int status_due)
 			json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:s, s:I, s:i, s:i, s:o, s:b}",
 				"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
 				"unknown", n->last.unknown, "vetoed", n->last.vetoed,
-				"abnormal", n->last.abnormal, "state", verdict_state_name(n->v.state),
+				"abnormal", n->last.abnormal, "state", verdict_shown_state(&n->v),
 				"updated", (json_int_t)now, "degraded_rounds", n->v.degraded,
 				"good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
 			json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
@@ -406,7 +525,7 @@ void health__flush(health_t *h, int status_due)
 			 * moved (-1: the dimension had no input). */
 			json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
 			                       n->last.unknown ? -1.0 : n->last.score,
-			                       "state", verdict_state_name(n->v.state),
+			                       "state", verdict_shown_state(&n->v),
 			                       "dims", n->last.dim[0], n->last.dim[1],
 			                       n->last.dim[2], n->last.dim[3],
 			                       "profile", health__profile_text(h, n));
@@ -414,15 +533,34 @@ void health__flush(health_t *h, int status_due)
 				json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
 			wdb_history_add(t, n->id, now, hs);
 			json_decref(hs);
-			n->status_dirty = 0;
 		}
 	}
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
-	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
+	int rc;
+	if (test_commit_fails(h)) {
+		wdb_abort(t);
+		snprintf(err, sizeof(err), "test hook: commit refused");
+		rc = -1;
+	} else {
+		rc = wdb_commit(t, what, err, sizeof(err));
+	}
+	if (rc < 0) {
+		/* S0-10: nothing of the re-pool stays applied; the decisions
+		 * stay marked changed and the next tick retries them whole,
+		 * so a retry picks the same standby, never a second one. */
+		undo_apply(&undo);
+		free(undo.u);
+		free(st_done);
 		log_warning("health: cannot commit (%s); will retry", err);
 		return;
 	}
+	free(undo.u);
+	for (size_t i = 0; i < nst; i++) {
+		st_done[i]->status_at = now;
+		st_done[i]->status_dirty = 0;
+	}
+	free(st_done);
 	for (size_t i = 0; i < h->n; i++)
 		h->node[i]->changed = 0;
 	h->what[0] = 0;

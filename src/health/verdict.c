@@ -23,6 +23,11 @@ verdict_state_t verdict_state_parse(const char *name)
 	return VERDICT_UNKNOWN;
 }
 
+const char *verdict_shown_state(const verdict_node_t *n)
+{
+	return n->stale ? "stale" : verdict_state_name(n->state);
+}
+
 int verdict_changes_state(verdict_reason_t r)
 {
 	return r != VERDICT_KEEP && r != VERDICT_NO_DATA;
@@ -59,13 +64,33 @@ unsigned verdict_restore_keep(const verdict_node_t *node, unsigned nwin)
 	return good < nwin ? good : nwin;
 }
 
+int verdict_passive_fault_at(const health_conf_t *c, double limit_pct,
+                             double fr_pct, uint32_t fr_time,
+                             uint32_t fr_high_since, uint32_t now)
+{
+	return fr_high_since && fr_time + c->score.fresh_s >= now &&
+	       fr_time - fr_high_since >= c->failure_rate_window &&
+	       fr_pct > limit_pct;
+}
+
 int verdict_passive_fault(const health_conf_t *c, double fr_pct,
                           uint32_t fr_time, uint32_t fr_high_since,
                           uint32_t now)
 {
-	return fr_high_since && fr_time + c->score.fresh_s >= now &&
-	       fr_time - fr_high_since >= c->failure_rate_window &&
-	       fr_pct > SCORE_FAILURE_RATE_FAULT_PCT;
+	return verdict_passive_fault_at(c, c->failure_rate, fr_pct, fr_time,
+	                                fr_high_since, now);
+}
+
+unsigned verdict_node_weight_pct(const health_conf_t *c,
+                                 const verdict_node_t *n)
+{
+	unsigned pct = verdict_weight_pct(c, n->state, n->gray ? n->gray_pct : 0);
+	if (n->stale && c->stale == HEALTH_STALE_DERATE) {
+		unsigned d = verdict_weight_pct(c, VERDICT_DERATED, 0);
+		if (d < pct)
+			pct = d;
+	}
+	return pct;
 }
 
 /* A change of state at @now, with the bookkeeping that goes with it. */
@@ -263,14 +288,87 @@ static void grade_round(const health_conf_t *c, const verdict_round_t *r,
 	}
 }
 
+/* The failure-rate limit of the round: the node's own (S3-5) or
+ * health.failure-rate. */
+static double fr_limit(const health_conf_t *c, const verdict_round_t *r)
+{
+	return r->fr_limit > 0 ? r->fr_limit : c->failure_rate;
+}
+
+/* A round of a node without probes whose only fresh input is the pushed
+ * failure rate (S1-2, S3-5): the rate above the limit for the window is
+ * a fault, confirmed like any other (demote-after rounds, S0-8); pushes
+ * below the limit are good rounds, restore-after of them restore it.
+ * There is no score: the node is up or out. */
+static void passive_round(const health_conf_t *c, const verdict_round_t *r,
+                          verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	int passive = verdict_passive_fault_at(c, fr_limit(c, r), r->fr_pct,
+	                                       r->fr_time, r->fr_high_since, r->now);
+	n->refused = 0;
+	if (n->state == VERDICT_DEMOTED) {
+		if (passive || r->fr_pct > fr_limit(c, r)) {
+			n->good = 0;
+			return;
+		}
+		n->good++;
+		if (n->good < (c->restore_after << n->flaps))
+			return;
+		out->rounds = n->good;
+		out->score = r->fr_pct;
+		n->degraded = 0;
+		n->grade_rounds = 0;
+		n->restored_at = r->now;
+		move(c, out, VERDICT_UP, VERDICT_RESTORED, r->now);
+	} else if (passive) {
+		degraded_round(c, r, 1, 1, out);
+	} else {
+		n->degraded = 0;
+		n->good = 0;
+		if (n->state == VERDICT_UNKNOWN)
+			move(c, out, VERDICT_UP, VERDICT_FIRST_UP, r->now);
+		else if (n->state == VERDICT_DERATED)
+			move(c, out, VERDICT_UP, VERDICT_UNDERATE, r->now);
+	}
+}
+
+/* S2-7: every input of a node that had a verdict went stale.  It is
+ * marked stale once, and health.stale says what that does: keep the
+ * verdict (the default: a broken metrics feed must not move traffic on
+ * its own), derate the node, or take it out until fresh inputs restore
+ * it with the usual confirmations.  A node that never had a verdict has
+ * nothing to keep: it stays as it is (unmonitored or waiting). */
+static void stale_round(const health_conf_t *c, const verdict_round_t *r,
+                        verdict_t *out)
+{
+	verdict_node_t *n = &out->next;
+	out->reason = VERDICT_NO_DATA;
+	if (n->state == VERDICT_UNKNOWN || n->stale)
+		return;
+	n->stale = 1;
+	n->good = n->degraded = n->lowconf = n->grade_rounds = 0;
+	if (c->stale == HEALTH_STALE_DOWN && n->state != VERDICT_DEMOTED) {
+		gray_clear(n);
+		move(c, out, VERDICT_DEMOTED, VERDICT_STALE, r->now);
+		return;
+	}
+	if (c->stale == HEALTH_STALE_DERATE && n->state != VERDICT_DEMOTED)
+		n->moved_at = r->now;
+	out->reason = VERDICT_STALE;
+}
+
 void verdict_round(const health_conf_t *c, const verdict_node_t *node,
                    const verdict_round_t *r, verdict_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->next = *node;
 	verdict_node_t *n = &out->next;
-	if (r->window.unknown) {
-		out->reason = VERDICT_NO_DATA; /* S2-7: keep the last decision */
+	int fr_fresh = r->fr_time && r->fr_time + c->score.fresh_s >= r->now;
+	if (r->window.unknown && !r->nprobe && fr_fresh) {
+		passive_round(c, r, out);
+	} else if (r->window.unknown) {
+		stale_round(c, r, out);
 	} else if (r->nprobe && r->refused == r->nprobe) {
 		/* S4-4: a hard failure, every probe of the node failing to
 		 * connect in its latest run, is out at once.  S0-8: a single
@@ -300,8 +398,9 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 		 * round follows (score.c, loss_forgive), so it makes one
 		 * degraded round at most and never moves traffic (S0-8). */
 		n->refused = 0;
-		int passive = verdict_passive_fault(c, r->fr_pct, r->fr_time,
-		                                    r->fr_high_since, r->now);
+		int passive = verdict_passive_fault_at(c, fr_limit(c, r), r->fr_pct,
+		                                       r->fr_time, r->fr_high_since,
+		                                       r->now);
 		int fault = r->last.n_abnormal >= 2 || passive;
 		if (n->state == VERDICT_DEMOTED) {
 			restore_round(c, r, fault, out);
@@ -314,5 +413,16 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 				grade_round(c, r, out);
 		}
 	}
-	out->weight_pct = verdict_weight_pct(c, n->state, n->gray ? n->gray_pct : 0);
+	int fresh = !r->window.unknown || (!r->nprobe && fr_fresh);
+	if (node->stale && fresh) {
+		/* Fresh inputs again (S2-7): the stale mark goes; a node that
+		 * stale took out comes back only through restore-after good
+		 * rounds, like any demoted node. */
+		n->stale = 0;
+		if (c->stale == HEALTH_STALE_DERATE && n->state != VERDICT_DEMOTED)
+			n->moved_at = r->now;
+		if (!verdict_changes_state(out->reason))
+			out->reason = VERDICT_FRESH;
+	}
+	out->weight_pct = verdict_node_weight_pct(c, n);
 }

@@ -20,7 +20,13 @@
  *     moved share doubles every gray-step seconds while the alternates
  *     are healthy, and at 100 % the node is demoted; a round without the
  *     abnormal dimension cancels it (S1-10);
- *   no fresh input at all changes nothing (S2-7).
+ *   a node without probes is judged on its pushed metrics alone: each
+ *   push is a round, the failure rate above its limit for the window
+ *   demotes it after demote-after rounds and restore-after rounds below
+ *   the limit restore it (S1-2, S3-5, S0-8);
+ *   a node whose inputs all went stale is marked stale and handled by
+ *   health.stale: keep the last verdict, derate it, or demote it; a node
+ *   that never had an input changes nothing (S2-7).
  *
  * Thread safety: none needed; everything is passed in and out. */
 #ifndef GSLB_VERDICT_H
@@ -76,6 +82,7 @@ typedef struct verdict_node {
 	                                usable; a round that is not degraded
 	                                clears it */
 	uint32_t gray_since;
+	uint8_t stale;               /* every input went stale (S2-7) */
 } verdict_node_t;
 
 /** What one round tells about a node. */
@@ -99,6 +106,8 @@ typedef struct verdict_round {
 	double fr_pct;               /* percent of requests failing */
 	uint32_t fr_time;            /* 0: never pushed */
 	uint32_t fr_high_since;      /* above the limit since; 0: not above */
+	double fr_limit;             /* the node's limit in percent (S3-5);
+	                                0: health.failure-rate */
 } verdict_round_t;
 
 /** Why the state changed, or that it did not. */
@@ -115,7 +124,10 @@ typedef enum {
 	VERDICT_FIRST_UP,            /* unknown -> up */
 	VERDICT_FIRST_DERATED,       /* unknown -> derated */
 	VERDICT_DERATE,              /* up -> derated (S4-5) */
-	VERDICT_UNDERATE             /* derated -> up (S4-5) */
+	VERDICT_UNDERATE,            /* derated -> up (S4-5) */
+	VERDICT_STALE,               /* every input went stale: health.stale
+	                                applies (S2-7) */
+	VERDICT_FRESH                /* fresh inputs again after stale */
 } verdict_reason_t;
 
 /** A change of the gray switch that comes with a round (S1-10). */
@@ -163,12 +175,24 @@ void verdict_round(const health_conf_t *c, const verdict_node_t *node,
 unsigned verdict_restore_keep(const verdict_node_t *node, unsigned nwin);
 
 /** Whether a passive failure-rate fault holds at @now (S1-2): the rate
- * @fr_pct, pushed at @fr_time, has been above SCORE_FAILURE_RATE_FAULT_PCT
- * since @fr_high_since for failure-rate-window seconds, and the push is
+ * @fr_pct, pushed at @fr_time, has been above c->failure_rate since
+ * @fr_high_since for failure-rate-window seconds, and the push is
  * fresh. */
 int verdict_passive_fault(const health_conf_t *c, double fr_pct,
                           uint32_t fr_time, uint32_t fr_high_since,
                           uint32_t now);
+
+/** verdict_passive_fault() with the limit @limit_pct instead of
+ * c->failure_rate (a service's stricter SLA, S3-5). */
+int verdict_passive_fault_at(const health_conf_t *c, double limit_pct,
+                             double fr_pct, uint32_t fr_time,
+                             uint32_t fr_high_since, uint32_t now);
+
+/** The effective weight in percent of a node in decision state @n: as
+ * verdict_weight_pct(), and at most derate-factor while stale under
+ * health.stale: derate (S2-7). */
+unsigned verdict_node_weight_pct(const health_conf_t *c,
+                                 const verdict_node_t *n);
 
 /** The effective weight in percent of a node in @state with @gray_pct
  * percent of it moved away by a gray switch (0: none): 100, derate-factor
@@ -184,6 +208,10 @@ unsigned verdict_gray_next(unsigned pct);
 /** What the re-pool does for a primary whose decision changed and is now
  * in @state: a demoted one gets a standby, any other releases its own. */
 verdict_standby_t verdict_standby(verdict_state_t state);
+
+/** The state an operator is shown for @n (static): "stale" while every
+ * input is stale (S2-7), else verdict_state_name(). */
+const char *verdict_shown_state(const verdict_node_t *n);
 
 /** The name of @s ("unknown", "up", "derated", "demoted"; static). */
 const char *verdict_state_name(verdict_state_t s);

@@ -147,9 +147,12 @@ static json_t *without_verdict(json_t *rec)
 
 static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
 
-/* Node @id was stored as @node (NULL: deleted): the records about it
- * follow in the same transaction (weightdb.h, wdb_set()). */
-static int node_records(wdb_txn_t *t, const char *id, json_t *node)
+/* Node @id was stored as @node (NULL: deleted) over @before (NULL: new):
+ * the records about it follow in the same transaction (weightdb.h,
+ * wdb_set()). A node that loses its last probe loses the verdict the
+ * probes gave it; its pushed metrics, if any, judge it from then on. */
+static int node_records(wdb_txn_t *t, const char *id, json_t *node,
+                        json_t *before)
 {
 	json_t *h = wdb_get(t, WDB_HEALTH, id);
 	int rc = 0;
@@ -162,7 +165,7 @@ static int node_records(wdb_txn_t *t, const char *id, json_t *node)
 			rc = set_one(t, WDB_METRICS, id, NULL);
 		if (!rc)
 			rc = wdb__history_drop(t, id);
-	} else if (!has_probes(node)) {
+	} else if (before && has_probes(before) && !has_probes(node)) {
 		if (h) {
 			json_t *keep = without_verdict(h);
 			if (!keep || !json_equal(keep, h))
@@ -182,25 +185,19 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	if (t->read_only)
 		return GSLB_EINVAL;
 	if (kind == WDB_NODE) {
+		json_t *before = wdb_get(t, WDB_NODE, key);
 		int rc = set_one(t, kind, key, val);
-		return rc ? rc : node_records(t, key, val);
+		if (!rc)
+			rc = node_records(t, key, val, before);
+		json_decref(before);
+		return rc;
 	}
 	if (val && (kind == WDB_HEALTH || kind == WDB_STATUS || kind == WDB_METRICS)) {
 		json_t *node = wdb_get(t, WDB_NODE, key);
 		if (!node)
 			return GSLB_ENOENT;   /* not a failed write: see weightdb.h */
-		int rc;
-		if (kind == WDB_HEALTH && !has_probes(node)) {
-			json_t *keep = without_verdict(val);
-			json_t *now = wdb_get(t, WDB_HEALTH, key);
-			rc = keep || now ? set_one(t, kind, key, keep) : 0;
-			json_decref(keep);
-			json_decref(now);
-		} else {
-			rc = set_one(t, kind, key, val);
-		}
 		json_decref(node);
-		return rc;
+		return set_one(t, kind, key, val);
 	}
 	return set_one(t, kind, key, val);
 }
@@ -463,18 +460,28 @@ static int bump(wdb_txn_t *t, const char *name)
 	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
-/* The outcome of a write of this process: a full map is logged once
- * (when asked to), and so is the first write that succeeds after it. */
+/* The outcome of a write of this process: a full map is logged (when
+ * asked to), at most once every FULL_LOG_EVERY seconds -- small writes
+ * that fit between large ones that do not must not turn it into a
+ * stream -- and the first success after a logged failure is logged. */
+#define FULL_LOG_EVERY 600
 static void note_full(weightdb_t *db, int full)
 {
 	int was = __atomic_exchange_n(&db->full, full, __ATOMIC_RELAXED);
 	if (!db->log_full || was == full)
 		return;
-	if (full)
+	int64_t now = util_mono_sec();
+	if (full) {
+		int64_t last = __atomic_load_n(&db->full_logged, __ATOMIC_RELAXED);
+		if (last && now - last < FULL_LOG_EVERY)
+			return;
+		__atomic_store_n(&db->full_logged, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&db->full_said, 1, __ATOMIC_RELAXED);
 		log_err("database %s: %s; answers go on from what it holds",
 		        db->path, WDB_FULL_MSG);
-	else
+	} else if (__atomic_exchange_n(&db->full_said, 0, __ATOMIC_RELAXED)) {
 		log_notice("database %s: writes succeed again", db->path);
+	}
 }
 
 /* Describes failed write @rc in @err and aborts @t.  Returns @rc. */

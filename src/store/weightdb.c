@@ -229,8 +229,11 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		/* Full: the store still serves reads, and trimming or a larger
 		 * map makes room again. */
 		db->full = 1;
-		if (db->log_full)
+		if (db->log_full) {
+			db->full_logged = util_mono_sec();
+			db->full_said = 1;
 			log_err("database %s: %s", path, WDB_FULL_MSG);
+		}
 	} else if (rc || (!o->map_size && (rc = adopt_map_size(db)))) {
 		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;

@@ -29,6 +29,8 @@ struct weightdb {
 	int read_only;        /* opened with MDB_RDONLY: no write transaction */
 	int log_full;         /* log when the store fills up and recovers */
 	int full;             /* the last write of this process hit the map size */
+	int64_t full_logged;  /* util_mono_sec() of the last "store full" log */
+	int full_said;        /* that log is not yet followed by a success */
 };
 
 struct wdb_reader {

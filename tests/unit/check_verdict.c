@@ -612,8 +612,9 @@ static void same_node(const verdict_node_t *a, const verdict_node_t *b)
 	ck_assert_uint_eq(a->refused, b->refused);
 }
 
-/* S2-7: no fresh input at all changes nothing, neither towards full
- * weight nor towards removal. */
+/* S2-7: no fresh input at all moves no traffic under the default
+ * health.stale (keep): a node with a verdict keeps its state and weight
+ * and is marked stale, once; a node that never had one is left alone. */
 START_TEST(s2_7_unknown_keeps_the_decision)
 {
 	health_conf_t c = conf();
@@ -629,10 +630,177 @@ START_TEST(s2_7_unknown_keeps_the_decision)
 		r.refused = 1;                 /* not even a hard failure */
 		verdict_t d;
 		verdict_round(&c, &n, &r, &d);
-		ck_assert_int_eq(d.reason, VERDICT_NO_DATA);
 		ck_assert_int_eq(d.gray, VERDICT_GRAY_SAME);
-		same_node(&d.next, &n);
+		ck_assert_int_eq(d.standby, VERDICT_STANDBY_NONE);
+		ck_assert_int_eq(d.next.state, n.state);
+		ck_assert_uint_eq(d.weight_pct, verdict_weight_pct(&c, n.state, 0));
+		if (states[i] == VERDICT_UNKNOWN) {
+			/* unmonitored, or no result yet: nothing to keep */
+			ck_assert_int_eq(d.reason, VERDICT_NO_DATA);
+			same_node(&d.next, &n);
+			ck_assert_int_eq(d.next.stale, 0);
+			continue;
+		}
+		ck_assert_int_eq(d.reason, VERDICT_STALE);
+		ck_assert_int_eq(d.next.stale, 1);
+		ck_assert_str_eq(verdict_shown_state(&d.next), "stale");
+		/* the confirmations counted before the gap are spent */
+		ck_assert_uint_eq(d.next.degraded + d.next.good, 0);
+		/* marked once: the next stale round changes nothing */
+		verdict_node_t m = d.next;
+		verdict_round(&c, &m, &r, &d);
+		ck_assert_int_eq(d.reason, VERDICT_NO_DATA);
+		same_node(&d.next, &m);
 	}
+}
+END_TEST
+
+/* S2-7: fresh inputs take the stale mark away (one audited change). */
+START_TEST(s2_7_fresh_again)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UP);
+	n.stale = 1;
+	verdict_round_t r = rnd(T0, 95, 95, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FRESH);
+	ck_assert(verdict_changes_state(d.reason));
+	ck_assert_int_eq(n.stale, 0);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_str_eq(verdict_shown_state(&n), "up");
+}
+END_TEST
+
+/* S2-7 with health.stale: derate: neither full weight nor removal while
+ * stale; the full weight comes back with fresh inputs. */
+START_TEST(s2_7_stale_derate)
+{
+	health_conf_t c = conf();
+	c.stale = HEALTH_STALE_DERATE;
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, -1, -1, 0);
+	r.window.unknown = 1;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_STALE);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_uint_eq(d.weight_pct, 50);
+	ck_assert_uint_eq(verdict_node_weight_pct(&c, &n), 50);
+	ck_assert_uint_eq(n.moved_at, T0);  /* traffic moved: short TTL */
+	r = rnd(T0 + 10, 95, 95, 0);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FRESH);
+	ck_assert_uint_eq(d.weight_pct, 100);
+	ck_assert_uint_eq(n.moved_at, T0 + 10);
+}
+END_TEST
+
+/* S2-7 with health.stale: down: the node is out (its standby comes in)
+ * and needs restore-after good rounds to come back (S0-8). */
+START_TEST(s2_7_stale_down)
+{
+	health_conf_t c = conf();
+	c.stale = HEALTH_STALE_DOWN;
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, -1, -1, 0);
+	r.window.unknown = 1;
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_STALE);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_PROMOTE);
+	r = rnd(T0 + 10, 95, 95, 0);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FRESH);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_int_eq(n.stale, 0);
+	r.now += 10;
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	r.now += 10;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_RESTORED);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+}
+END_TEST
+
+/* A round of a node without probes whose only input is the pushed
+ * failure rate: no score (window unknown), the push is the round. */
+static verdict_round_t push(uint32_t now, double pct, uint32_t high_since)
+{
+	verdict_round_t r;
+	memset(&r, 0, sizeof(r));
+	r.now = now;
+	r.window.unknown = 1;
+	r.window.score = r.last.score = r.rest.score = -1;
+	r.last.unknown = r.rest.unknown = 1;
+	r.fr_pct = pct;
+	r.fr_time = now;
+	r.fr_high_since = high_since;
+	return r;
+}
+
+/* S1-2: a node with pushed metrics only is judged on them: up while the
+ * failure rate is low, demoted after the rate stayed above the limit for
+ * the window and demote-after rounds (S0-8), restored after
+ * restore-after pushes below it. */
+START_TEST(s1_2_passive_only_node)
+{
+	health_conf_t c = conf();
+	verdict_node_t n = node_in(VERDICT_UNKNOWN);
+	verdict_round_t r = push(T0, 1, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_FIRST_UP);
+	ck_assert_uint_eq(d.weight_pct, 100);
+	/* above the limit, but not for the window yet */
+	uint32_t since = T0 + 10;
+	for (uint32_t t = since; t < since + 60; t += 10) {
+		r = push(t, 12, since);
+		ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+		ck_assert_uint_eq(n.degraded, 0);
+	}
+	r = push(since + 60, 12, since);
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_KEEP);
+	ck_assert_uint_eq(n.degraded, 1);
+	r = push(since + 70, 12, since);
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_PASSIVE_FAULT);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_PROMOTE);
+	/* still high: no good round */
+	r = push(since + 80, 12, since);
+	step(&c, &n, &r);
+	ck_assert_uint_eq(n.good, 0);
+	/* three pushes below the limit restore it (S0-8) */
+	for (unsigned i = 1; i <= 3; i++) {
+		r = push(since + 80 + 10 * i, 1, 0);
+		d = step(&c, &n, &r);
+		ck_assert_int_eq(d.reason, i < 3 ? VERDICT_KEEP : VERDICT_RESTORED);
+	}
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert_int_eq(d.standby, VERDICT_STANDBY_RELEASE);
+	/* a stale failure rate is no round: the node goes stale */
+	r = push(since + 500, 1, 0);
+	r.fr_time = since + 110;
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_STALE);
+}
+END_TEST
+
+/* S3-5, S1-2: the limit is health.failure-rate, or the node's own
+ * (a service's SLA: success < 98 % is a failure rate above 2 %). */
+START_TEST(s3_5_failure_rate_limit)
+{
+	health_conf_t c = conf();
+	ck_assert_double_eq(c.failure_rate, 5);
+	ck_assert(!verdict_passive_fault(&c, 3, T0, T0 - 60, T0));
+	ck_assert(verdict_passive_fault_at(&c, 2, 3, T0, T0 - 60, T0));
+	c.failure_rate = 2;
+	ck_assert(verdict_passive_fault(&c, 3, T0, T0 - 60, T0));
+	c.failure_rate = 5;
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = push(T0, 3, T0 - 60);
+	ck_assert_uint_eq(step(&c, &n, &r).next.degraded, 0);
+	r.fr_limit = 2;
+	step(&c, &n, &r);
+	r.now += 10, r.fr_time += 10;
+	ck_assert_int_eq(step(&c, &n, &r).reason, VERDICT_PASSIVE_FAULT);
 }
 END_TEST
 
@@ -738,6 +906,11 @@ static Suite *verdict_suite(void)
 	tcase_add_test(t, s1_9_no_twenty_percent_tier);
 	tcase_add_test(t, s0_7_fast_interval_default);
 	tcase_add_test(t, s2_7_unknown_keeps_the_decision);
+	tcase_add_test(t, s2_7_fresh_again);
+	tcase_add_test(t, s2_7_stale_derate);
+	tcase_add_test(t, s2_7_stale_down);
+	tcase_add_test(t, s1_2_passive_only_node);
+	tcase_add_test(t, s3_5_failure_rate_limit);
 	tcase_add_test(t, s2_7_stale_failure_rate_is_no_fault);
 	tcase_add_test(t, s1_2_passive_failure_rate_fault);
 	tcase_add_test(t, weights_and_names);
