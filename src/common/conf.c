@@ -478,7 +478,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	/* The geoip section is validated in full by geo.c; only the
 	 * database path is needed here. */
 	static const char *const geokeys[] = { "database", "region", "isp",
-		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
+		"region-map", "isp-map", "nets", "edns-client-subnet", "compile", NULL };
 	if ((n = ynode_get(c->root, "geoip")) &&
 	    parse_simple_path(&x, c, n, "geoip", "database", geokeys,
 	                      &c->geoip_path))
