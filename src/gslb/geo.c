@@ -175,6 +175,14 @@ static int parse_onoff(geo_ctx_t *x, const char *key, const ynode_t *v,
 	return geo__fail(x, v->line, "geoip.%s must be on or off", key);
 }
 
+/* geo_allow_compile(): set once, before any geo_open(). */
+static int allow_compile = 1;
+
+void geo_allow_compile(int on)
+{
+	allow_compile = on;
+}
+
 /* Fills a default path of one key ("region" or "isp"). */
 static void default_path(geo_field_t *f, const char *key)
 {
@@ -238,7 +246,7 @@ geo_t *geo_open(const conf_t *c, char *err, size_t errlen)
 done:
 	default_path(&g->field[GEO_F_REGION], "region");
 	default_path(&g->field[GEO_F_ISP], "isp");
-	if (g->compile && (g->have_mmdb || g->nnets))
+	if (allow_compile && g->compile && (g->have_mmdb || g->nnets))
 		geo__compile(g, GEO_COMPILE_MAX);
 	return g;
 fail:
