@@ -194,9 +194,9 @@ int cluster_conf_load(const conf_t *c, cluster_conf_t *o, char *err,
 			return -1;
 		}
 	if (!o->nendpoints || !o->name[0]) {
+		const char *what = !o->nendpoints ? "etcd" : "name";
 		cluster_conf_free(o);
-		return conf_sfail(c, s, err, errlen,
-		                  "cluster: %s is required", !o->nendpoints ? "etcd" : "name");
+		return conf_sfail(c, s, err, errlen, "cluster: %s is required", what);
 	}
 	if (!o->user != !o->password) {
 		cluster_conf_free(o);

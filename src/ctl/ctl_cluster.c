@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static cluster_conf_t ccf;
 static etcd_t *ce;             /* NULL: standalone */
@@ -106,6 +107,11 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 		return 0;
 	}
 	wdb_abort(t);
+	/* The tests widen the window between reading and writing to make
+	 * two writers race for certain. */
+	const char *delay = getenv("GSLBCTL_TEST_CLUSTER_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000);
 	char mk[512];
 	snprintf(mk, sizeof(mk), "%schange", ccf.prefix);
 	json_t *ops = json_array();

@@ -136,6 +136,8 @@ cluster_cleanup() {
 	cleanup
 }
 trap cluster_cleanup EXIT
+# A test stopped by its time limit still stops what it started.
+trap 'exit 1' TERM INT
 
 CTLN() { local i=$1; shift; "$ROOT/$B/gslbctl" -c "$T/ns$i/gslbd.conf" "$@"; }
 qn() { # i name [type]
