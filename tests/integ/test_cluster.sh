@@ -11,8 +11,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 gslb_zone
-etcd_cluster_start || exit 1
 for i in 1 2 3; do ns_conf "$i"; done
+# gslbd --check reads the section and names file and line of an error.
+out=$("$GSLBD" -c "$T/ns1/gslbd.conf" --check 2>&1) && ok "--check accepts the cluster section" ||
+	fail "--check: $out"
+sed 's/^  lease-ttl: .*/  lease-ttl: 1/' "$T/ns1/gslbd.conf" > "$T/bad.conf"
+out=$("$GSLBD" -c "$T/bad.conf" --check 2>&1)
+expect_has "$out" "bad.conf:[0-9]+: cluster.lease-ttl must be a number from 2 to 600" "--check names a bad cluster value"
+etcd_cluster_start || exit 1
 CTLN 1 service add www.gslb.test --ttl 60 --answers 2 >/dev/null
 CTLN 2 node add a --addr 192.0.2.1 >/dev/null
 CTLN 3 node add b --addr 192.0.2.2 >/dev/null
@@ -27,8 +33,7 @@ else fail "start: $(qn 1 www.gslb.test) / $(qn 2 www.gslb.test) / $(qn 3 www.gsl
 # instance answering it, over 100 changes.
 # Measured in one python process (raw UDP queries): dig's own start-up
 # would dominate the figure on a loaded machine.
-out=$(GSLBCTL="$ROOT/$B/gslbctl" T="$T" P1=${NSPORT[1]} P2=${NSPORT[2]} P3=${NSPORT[3]} \
-	PYTHONPATH="$ROOT/tests/integ" timeout 300 python3 - <<'PY'
+cat > "$T/lag.py" <<'PY'
 import os, socket, subprocess, time, dnsraw
 ports = [int(os.environ[p]) for p in ("P1", "P2", "P3")]
 def answers(port):
@@ -61,7 +66,8 @@ med = lags[(n - 1) // 2] if n else -1
 p99 = lags[min(n - 1, int(n * 0.99 + 0.999) - 1)] if n else -1
 print("%d %d %d %.0f %.0f %.0f" % (n, late, refused, med, p99, lags[-1] if n else -1))
 PY
-)
+out=$(GSLBCTL="$ROOT/$B/gslbctl" T="$T" P1=${NSPORT[1]} P2=${NSPORT[2]} P3=${NSPORT[3]} \
+	PYTHONPATH="$ROOT/tests/integ" timeout 300 python3 "$T/lag.py")
 read -r n late refused median p99 max <<<"$out"
 echo "    change to answers on all three: median ${median} ms, p99 ${p99} ms, max ${max} ms over $n changes (load average $(cut -d' ' -f1 /proc/loadavg))"
 # The median must be within 1 s; the tail is recorded (docs/CLUSTER.md)
@@ -196,5 +202,4 @@ done
 [ "$(export_of 2)" = "$(export_of 1)" ] && ok "ns2 equal to ns1" || fail "ns2 differs from ns1"
 grep -q "compacted past revision" "$T/ns3.log" && ok "compaction: ns3 logged its full resync" ||
 	fail "compaction: no resync in ns3's log"
-wait_all 20 www.gslb.test "$(qn 1 www.gslb.test)" && ok "compaction: the three answer alike" || fail "compaction: answers differ"
 finish
