@@ -19,6 +19,8 @@
 #
 #   bench/instr.sh [BUILD ...]     default: build/gslbd
 #   WORKLOADS="static mixed geo-set geo-pick"  N=10000 (queries a workload)
+#   CONF_EXTRA="rrl: ..."   appended to gslbd's configuration (to count
+#                           what a feature costs: run with and without)
 #
 # Output: bench/out/instr-DATE/ (summary.md, callgrind files).  Port
 # 15480.  Every process started here is stopped by PID.
@@ -84,6 +86,7 @@ geoip:
   database: $OUT/geo.mmdb
   region: [ region ]
   isp: [ isp ]
+${CONF_EXTRA:-}
 EOC
   "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
   for w in $WORKLOADS; do

@@ -281,6 +281,34 @@ static void expect_class(const char *name, uint16_t qtype, uint16_t payload,
 	ck_assert_uint_eq(qt, want_qtype);
 }
 
+/* The account name is the QNAME lowercased as DNS does (ASCII A-Z
+ * only), whatever the bytes of its labels: every byte value at every
+ * position of a word. */
+START_TEST(classify_lowercases_every_byte)
+{
+	for (unsigned b = 0; b < 256; b++) {
+		uint8_t r[64] = { 0x12, 0x34, 0x84, 0x00, 0, 1, 0, 1, 0, 0, 0, 0 };
+		size_t p = 12;
+		r[p++] = 19;                 /* one label of 19 bytes */
+		for (unsigned i = 0; i < 19; i++)
+			r[p++] = (uint8_t)(b + i * 7);
+		r[p++] = 0;
+		r[p++] = 0; r[p++] = 1;      /* A */
+		r[p++] = 0; r[p++] = 1;      /* IN */
+		rrl_class_t cls;
+		uint8_t name[DNAME_MAXLEN + 1];
+		uint16_t qt;
+		rrl_classify(r, p, &cls, name, &qt);
+		ck_assert_int_eq(cls, RRL_ANSWER);
+		ck_assert_uint_eq(name[0], 19);
+		for (unsigned i = 0; i < 19; i++)
+			ck_assert_msg(name[1 + i] == dname_lower[(uint8_t)(b + i * 7)],
+			              "byte %u: 0x%02x, want 0x%02x", i, name[1 + i],
+			              dname_lower[(uint8_t)(b + i * 7)]);
+	}
+}
+END_TEST
+
 START_TEST(classes)
 {
 	/* Positive answers: per (name, type), in lowercase. */
@@ -764,6 +792,7 @@ static Suite *rrl_suite(void)
 	tcase_add_test(t, conf_section_allowed);
 	tcase_add_test(t, classes);
 	tcase_add_test(t, classes_of_odd_responses);
+	tcase_add_test(t, classify_lowercases_every_byte);
 	tcase_add_test(t, accounting);
 	tcase_add_test(t, window_bounds_debt);
 	tcase_add_test(t, rate_shared_by_threads);
