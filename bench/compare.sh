@@ -19,6 +19,8 @@
 #              geo.mmdb, onto weighted and multifo resources
 #   reflector  bench/reflector.c: recvmmsg, set QR, sendmmsg; it answers
 #              every UDP workload by echoing the query
+#   gslbd_base (only when named in SERVERS) the gslbd build GSLBD_BASE on
+#              the same inputs: two builds compared in one run
 #   gslbd_rrl  (only when named in SERVERS) gslbd as above with response
 #              rate limiting on, loopback not exempt, at RRL_RATE
 #              (1000000) responses a second: every response is charged to
@@ -91,7 +93,7 @@ WL = {"static": "static A, no EDNS",
       "geo-set": "ECS → GeoIP → address set (288 subnets)",
       "geo-pick": "ECS → GeoIP → weighted pick of one node (288 subnets)"}
 order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
-servers = order([r["server"] for r in rows], ["gslbd", "gslbd_rrl", "knotd", "gdnsd", "reflector"])
+servers = order([r["server"] for r in rows], ["gslbd", "gslbd_base", "gslbd_rrl", "knotd", "gdnsd", "reflector"])
 wls = order([r["workload"] for r in rows], list(WL))
 places = order([r["placement"] for r in rows], ["0:1", "1:0"])
 runs = {}
@@ -189,7 +191,7 @@ done
 has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
 has knotd && { command -v knotd >/dev/null || die "knotd not found"; }
 has gdnsd && { command -v gdnsd >/dev/null || die "gdnsd not found"; }
-{ has gslbd || has gslbd_rrl; } && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
+{ has gslbd || has gslbd_rrl || has gslbd_base; } && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on one, dnsperf on the other)"
 cg_check || exit 1
 [ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15594 ] ||
@@ -286,6 +288,9 @@ EOC
   declare -g -a "CMD_$n=(\"\$GSLBD\" -c \"\$d/gslbd.conf\" -w 1)"
 }
 has gslbd && gslbd_setup gslbd
+# gslbd_base: another build of gslbd (GSLBD_BASE) on the same inputs, to
+# compare two builds in one run.
+has gslbd_base && GSLBD=$GSLBD_BASE GSLBCTL=$(dirname "$GSLBD_BASE")/gslbctl gslbd_setup gslbd_base
 has gslbd_rrl && gslbd_setup gslbd_rrl "rrl:
   responses-per-second: $RRL_RATE
   window: 2000
@@ -411,7 +416,7 @@ for s in $SERVERS; do
   [ "$(ask "$s" "a.edge.$ZONE")" = "192.0.2.99 " ] || die "$s: wildcard"
   [ "$(status "$s" "mail.$ZONE" AAAA +notcp)" = NOERROR ] || die "$s: NODATA"
   case $s:$KNOT_GEO in
-    gslbd:*|gslbd_rrl:*|gdnsd:*|knotd:1)
+    gslbd:*|gslbd_rrl:*|gslbd_base:*|gdnsd:*|knotd:1)
       a=$(ask "$s" set.bench.test 11.0.1.0/24)
       [ "$a" = "192.0.2.1 192.0.2.2 192.0.2.3 " ] || die "$s: set.bench.test for 11.0.1.0/24: '$a'"
       a=$(ask "$s" set.bench.test 12.18.3.0/24)
@@ -427,7 +432,7 @@ for s in $SERVERS; do
 done
 # Every one of the 288 ECS subnets gets an answer of the right size (set:
 # 3 addresses, www: 1).
-for s in gslbd gslbd_rrl gdnsd knotd; do
+for s in gslbd gslbd_base gslbd_rrl gdnsd knotd; do
   has "$s" || continue
   qs="set:3 www:1"
   case $s:$KNOT_GEO in knotd:1) qs=set:3 ;; knotd:) continue ;; esac
