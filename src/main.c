@@ -168,8 +168,56 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
 	                out, err, errlen);
 }
 
-/* SIGHUP: re-read the zone files (and the settings a reload applies);
- * zones that fail keep their previous version. */
+/* The keys a reload cannot apply, because what they configure is made
+ * once at start: the sockets and the threads serving them, the user, the
+ * open store, the statistics endpoint and dnstap's connection.  A section
+ * name covers all its keys.  Everything else applies on SIGHUP: server
+ * identity, version, udp-max-payload, max-cname-chain and log-level,
+ * zones, geoip, log, rrl, database.audit-keep, and the health and cutover
+ * sections (handed to the health thread). */
+static const char *const restart_keys[] = {
+	"server.listen", "server.workers", "server.user",
+	"server.tcp-idle-timeout", "server.tcp-max-clients",
+	"database.path", "database.map-size", "stats", "dnstap", NULL
+};
+
+static int needs_restart(const char *path)
+{
+	for (int i = 0; restart_keys[i]; i++) {
+		size_t n = strlen(restart_keys[i]);
+		if (strncmp(path, restart_keys[i], n) == 0 &&
+		    (path[n] == 0 || path[n] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+typedef struct {
+	unsigned restart;   /* changed keys that wait for a restart */
+	int dnstap;         /* one of them in the dnstap section */
+} reload_count_t;
+
+/* Names one changed key of a reload, and counts it in @arg (a
+ * reload_count_t) when it waits for a restart. */
+static void reload_key(const char *path, const char *old, const char *new,
+                       void *arg)
+{
+	reload_count_t *rc = arg;
+	if (!needs_restart(path)) {
+		log_info("reload: %s: %s -> %s", path, old ? old : "(default)",
+		         new ? new : "(default)");
+		return;
+	}
+	rc->restart++;
+	rc->dnstap |= strncmp(path, "dnstap", 6) == 0;
+	log_warning("reload: %s changed (%s -> %s): needs a restart; keeping "
+	            "the old value", path, old ? old : "(default)",
+	            new ? new : "(default)");
+}
+
+/* SIGHUP: re-read the zone files and the configuration; every changed
+ * key is applied or named as needing a restart.  Zones that fail keep
+ * their previous version. */
 static void reload_run(void)
 {
 	char err[1024];
@@ -185,38 +233,66 @@ static void reload_run(void)
 		conf_free(c);
 		return;
 	}
-	/* dnstap's socket and queues belong to the running threads: a
-	 * changed section is checked now and applied at the next start. */
+	/* Sections only a restart applies are checked all the same, so that
+	 * the next start does not fail on what this reload accepted. */
 	dnstap_conf_t dc;
+	stats_conf_t sc;
+	health_conf_t hc;
 	if (dnstap_conf_load(c, &dc, err, sizeof(err))) {
 		log_err("reload failed, keeping the running configuration: %s", err);
 		rrl_free(rl);
 		conf_free(c);
 		return;
 	}
-	if (!dnstap_conf_equal(&dc, &g_dnstap_conf))
-		log_warning("reload: the changed dnstap section takes effect at "
-		            "the next restart");
-	dnstap_conf_clear(&dc);
+	if (stats_conf_load(c, &sc, err, sizeof(err)) ||
+	    health_conf_load(c, &hc, err, sizeof(err))) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		dnstap_conf_clear(&dc);
+		rrl_free(rl);
+		conf_free(c);
+		return;
+	}
 	unsigned failed = 0;
 	const snapshot_t *old = snapshot_get();
 	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
 	if (!s) {
 		log_err("reload failed: %s", err);
+		dnstap_conf_clear(&dc);
 		rrl_free(rl);
 		conf_free(c);
 		return;
 	}
 	snapshot_publish(s);
 	rrl_publish(rl);
+	/* The log level first, so that the lines naming the changes follow
+	 * the new one. */
+	log_configure(c->log, c->nlog);
+	if (g_opts->verbose)
+		log_set_level(GSLB_LOG_DEBUG);
+	reload_count_t cnt = { 0, 0 };
+	conf_diff(g_conf, c, reload_key, &cnt);
+	/* dnstap's identity and version default to server.identity and
+	 * server.version, which apply to queries at once but reach the
+	 * dnstap writer only at a restart. */
+	if (!cnt.dnstap && !dnstap_conf_equal(&dc, &g_dnstap_conf)) {
+		cnt.restart++;
+		log_warning("reload: the dnstap identity or version (from "
+		            "server.identity or server.version) needs a restart; "
+		            "keeping the old value");
+	}
+	dnstap_conf_clear(&dc);
+	conf_keep_restart(c, g_conf);
 	conf_free(g_conf);
 	g_conf = c;
 	g_trim_due = 1;   /* database.audit-keep may have changed */
-	log_configure(g_conf->log, g_conf->nlog);
-	if (g_opts->verbose)
-		log_set_level(GSLB_LOG_DEBUG);
+	if (g_health)
+		health_reconfigure(g_health, &hc);
+	g_history_keep = (uint32_t)hc.history_keep;
 	if (failed)
 		log_warning("reload: %u zone(s) kept their previous version", failed);
+	else if (cnt.restart)
+		log_info("reload: done; %u change(s) named above need a restart",
+		         cnt.restart);
 	else
 		log_info("reload: done");
 }
