@@ -391,8 +391,14 @@ static void on_watchdog(uv_timer_t *t)
 	sd_notify(0, "WATCHDOG=1");
 }
 
+static void replace_self(uv_loop_t *loop);
+
 static void on_signal(uv_signal_t *h, int signum)
 {
+	if (signum == SIGUSR2) {
+		replace_self(h->loop);
+		return;
+	}
 	if (signum == SIGHUP) {
 		if (g_draining)
 			log_info("reload: ignored, this process has handed over");
@@ -651,6 +657,9 @@ static void replace_finish(void)
 	if (g_ho_conn < 0)
 		return;
 	char msg[HANDOVER_MSG_MAX] = "";
+	/* Under systemd (a replacement started by SIGUSR2 from inside the
+	 * unit) the service's main process is this one from now on. */
+	sd_notifyf(0, "MAINPID=%d", (int)getpid());
 	int rc = handover_send(g_ho_conn, "serving");
 	if (!rc)
 		rc = handover_recv(g_ho_conn, msg, sizeof(msg), HANDOVER_TIMEOUT_MS);
@@ -788,6 +797,81 @@ static void on_ctl(uv_poll_t *p, int status, int events)
 	uv_poll_start(g_hand_poll, UV_READABLE | UV_DISCONNECT, on_hand);
 	log_info("hand-over: gslbd pid %d took %zu socket(s); serving until it does",
 	         g_new_pid, n - 1);
+}
+
+/* SIGUSR2: the daemon starts its own replacement, the binary now at
+ * the path it was started from with the same command line and
+ * --replace.  As its child the new process stays in the systemd unit,
+ * inherits NOTIFY_SOCKET and tells systemd its pid (MAINPID, with
+ * NotifyAccess=all); the watchdog variable is made its own. */
+static char **g_argv;
+static int g_argc;
+static char g_exe[4096];            /* readlink /proc/self/exe at start */
+static uv_process_t *g_child;
+
+static void child_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void on_child_exit(uv_process_t *p, int64_t status, int sig)
+{
+	if (status || sig)
+		log_warning("replace: the new gslbd pid %d exited with status %lld%s%s; "
+		            "serving on", p->pid, (long long)status,
+		            sig ? ", signal " : "", sig ? strsignal(sig) : "");
+	uv_close((uv_handle_t *)p, child_closed);
+	if (g_child == p)
+		g_child = NULL;
+}
+
+static void replace_self(uv_loop_t *loop)
+{
+	if (g_draining || g_child || g_hand_fd >= 0) {
+		log_warning("replace: a hand-over is already in progress");
+		return;
+	}
+	char **args = xcalloc((size_t)g_argc + 4, sizeof(*args));
+	int n = 0, have = 0;
+	for (int i = 0; i < g_argc; i++) {
+		have |= strcmp(g_argv[i], "--replace") == 0;
+		args[n++] = g_argv[i];
+	}
+	if (!have)
+		args[n++] = "--replace";
+	/* The configuration by its absolute path: -d changed directory. */
+	args[n++] = "-c";
+	args[n++] = (char *)g_opts->conf_path;
+	/* The environment, with WATCHDOG_PID naming the child (sd_watchdog_
+	 * enabled() ignores a watchdog meant for another pid). */
+	extern char **environ;
+	size_t ne = 0;
+	while (environ[ne])
+		ne++;
+	char **env = xcalloc(ne + 1, sizeof(*env));
+	char wpid[64] = "";
+	for (size_t i = 0; i < ne; i++)
+		env[i] = strncmp(environ[i], "WATCHDOG_PID=", 13) == 0 ? wpid : environ[i];
+	uv_stdio_container_t io[3];
+	for (int i = 0; i < 3; i++)
+		io[i] = (uv_stdio_container_t){ .flags = UV_INHERIT_FD, .data.fd = i };
+	uv_process_options_t po = { .exit_cb = on_child_exit, .file = g_exe,
+	                            .args = args, .env = env, .stdio_count = 3,
+	                            .stdio = io };
+	/* The child's pid is only known after the fork: it sets
+	 * WATCHDOG_PID itself (see main()) when told so by this variable. */
+	snprintf(wpid, sizeof(wpid), "WATCHDOG_PID=self");
+	g_child = xcalloc(1, sizeof(*g_child));
+	int rc = uv_spawn(loop, g_child, &po);
+	if (rc) {
+		log_err("replace: cannot start %s: %s", g_exe, uv_strerror(rc));
+		free(g_child);
+		g_child = NULL;
+	} else {
+		log_info("replace: started gslbd pid %d to take over", g_child->pid);
+	}
+	free(args);
+	free(env);
 }
 
 /* Listens on DB/gslbd.ctl for a replacing process. */
@@ -1103,7 +1187,9 @@ static int run(void)
 {
 	char err[1024];
 	uv_loop_t *loop = uv_default_loop();
-	uv_signal_t sig_hup, sig_term, sig_int;
+	uv_signal_t sig_hup, sig_term, sig_int, sig_usr2;
+	uv_signal_init(loop, &sig_usr2);
+	uv_signal_start(&sig_usr2, on_signal, SIGUSR2);
 	uv_signal_init(loop, &sig_hup);
 	uv_signal_init(loop, &sig_term);
 	uv_signal_init(loop, &sig_int);
@@ -1173,6 +1259,11 @@ static int run(void)
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);
 	uv_close((uv_handle_t *)&sig_int, NULL);
+	uv_close((uv_handle_t *)&sig_usr2, NULL);
+	if (g_child) {   /* the new daemon runs on without us */
+		uv_close((uv_handle_t *)g_child, child_closed);
+		g_child = NULL;
+	}
 	uv_close((uv_handle_t *)&sync_timer, NULL);
 	uv_close((uv_handle_t *)&watchdog_timer, NULL);
 	ctl_stop();
@@ -1193,6 +1284,18 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	g_argc = argc;
+	g_argv = argv;
+	ssize_t el = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+	g_exe[el > 0 ? el : 0] = 0;
+	/* A replacement started by SIGUSR2 is told to take the watchdog
+	 * over (its pid was not known before the fork). */
+	const char *wp = getenv("WATCHDOG_PID");
+	if (wp && strcmp(wp, "self") == 0) {
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("WATCHDOG_PID", pid, 1);
+	}
 	/* An absolute path: -d changes directory to /, and SIGHUP reads
 	 * the file again. */
 	char *abs_conf = realpath(o.conf_path, NULL);

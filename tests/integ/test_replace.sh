@@ -5,6 +5,7 @@
 # over UDP and TCP) the daemon is replaced twice: no query goes
 # unanswered, every answer is right, each old process exits, the new one
 # serves and holds the lock, and a plain second start is still refused.
+# SIGUSR2 makes the daemon start its own replacement, as under systemd.
 . "$(dirname "$0")/lib.sh"
 gslb_zone 'www A 192.0.2.80'
 write_conf gslb.test z.zone
@@ -186,4 +187,33 @@ out=$(q www.gslb.test A +short)
 
 if gslbd_stop; then ok "clean exit of the last daemon"; else fail "exit status of the last daemon"; fi
 [ -e "$T/db/gslbd.ctl" ] && fail "control socket left behind" || ok "the control socket is removed at exit"
+
+# SIGUSR2, as under systemd (a stand-in notification socket and a 2 s
+# watchdog): the daemon starts its own replacement, which tells systemd
+# its pid (MAINPID), says READY and keeps the watchdog fed.
+PYTHONPATH="$ROOT/tests/integ" timeout 40 python3 "$ROOT/tests/integ/notify.py" \
+	"$T/notify.sock" "$T/notify.txt" "$PORT" 30 &
+OTHERS="$OTHERS $!"
+for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=2000000 gslbd_start
+OLD=$PID
+kill -USR2 "$OLD"
+if gone "$OLD"; then ok "SIGUSR2: the old daemon exited"; else fail "SIGUSR2: the old daemon still runs"; fi
+NEW=$(cat "$T/db/gslbd.lock")
+OTHERS="$OTHERS $NEW"
+[ "$NEW" != "$OLD" ] && kill -0 "$NEW" 2>/dev/null && ok "SIGUSR2: gslbd pid $NEW took over" ||
+	fail "SIGUSR2: lock names '$NEW'"
+expect_has "$(cat "$T/gslbd.log")" "replace: started gslbd pid $NEW to take over" "the old daemon names its replacement"
+out=$(q www.gslb.test A +short)
+[ "$out" = 192.0.2.80 ] && ok "the replacement answers" || fail "replacement: '$out'"
+before=$(wc -l < "$T/notify.txt")
+sleep 2.5
+n=$(cat "$T/notify.txt")
+expect_has "$n" "^[0-9]+ MAINPID=$NEW$" "the replacement tells systemd its pid"
+expect_has "$(sed -n '/MAINPID='"$NEW"'/,$p' <<<"$n")" "READY=1" "and READY after it"
+w=$(tail -n +$((before + 1)) "$T/notify.txt" | grep -c 'WATCHDOG=1$')
+[ "$w" -ge 2 ] && ok "the replacement feeds the watchdog ($w in 2.5 s)" || fail "watchdog after SIGUSR2: $w"
+kill "$NEW"
+gone "$NEW" && ok "the replacement stops on SIGTERM" || fail "the replacement does not stop"
+PID=
 finish
