@@ -535,7 +535,9 @@ static int lock_store(const char *dir)
 static unsigned count_adopted(const int *fds, size_t n, const conf_listen_t *l,
                               int type)
 {
-	int tmp[n ? n : 1];
+	if (!n)
+		return 0;
+	int tmp[n];
 	memcpy(tmp, fds, n * sizeof(*fds));
 	unsigned k = 0;
 	while (net_adopt(tmp, n, l, type) >= 0)
@@ -709,9 +711,10 @@ static void ctl_stop(void)
 static void on_drain(uv_timer_t *t)
 {
 	if (g_hand_fd >= 0) {
-		if (handover_send(g_hand_fd, "released"))
+		int rc = handover_send(g_hand_fd, "released");
+		if (rc)
 			log_warning("hand-over: cannot tell gslbd pid %d: %s", g_new_pid,
-			            strerror(errno));
+			            strerror(-rc));
 		hand_drop();
 	}
 	int done = workers_drained(g_workers, g_nworkers);
