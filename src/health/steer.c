@@ -331,6 +331,7 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	for (unsigned i = 0; i < n; i++) {
 		steer_out_t *o = &out[i];
 		int k = in[i].has_success || in[i].has_latency;
+		o->has_ema = 1;
 		if (!k) {
 			o->raw = sumraw / known;
 			o->limits |= STEER_LIM_UNKNOWN;

@@ -97,6 +97,7 @@ typedef struct steer_out {
 	double ns, nl, nc;        /* normalised inputs, -1: not used */
 	double raw;               /* score of this step, 0..1 */
 	double ema;               /* smoothed score */
+	int has_ema;              /* 0: the smoothing starts afresh */
 	unsigned sla_low, sla_good;
 	int sla_out;
 	uint32_t target;          /* where the score wants it, bp */

@@ -45,7 +45,7 @@ static void carry(unsigned n, steer_in_t *in, const steer_out_t *out)
 {
 	for (unsigned i = 0; i < n; i++) {
 		in[i].prev = (int32_t)out[i].share;
-		in[i].has_ema = 1;
+		in[i].has_ema = out[i].has_ema;
 		in[i].ema = out[i].ema;
 		in[i].sla_low = out[i].sla_low;
 		in[i].sla_good = out[i].sla_good;
@@ -319,6 +319,7 @@ START_TEST(stale)
 	in[1].prev = 3000;
 	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_REVERT);
 	ck_assert_uint_eq(out[0].share, 5000);
+	ck_assert(!out[0].has_ema && !out[1].has_ema);  /* smoothing afresh */
 	/* Never steered and nothing fresh: nothing to do. */
 	in[0].prev = in[1].prev = -1;
 	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_KEEP);
