@@ -52,7 +52,7 @@ static void usage(FILE *f)
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
 "                       [--max-failure-rate PCT|default]\n"
-"                       [--steering static|dynamic] [--policy live|vod|custom]\n"
+"                       [--steering static|dynamic|shadow] [--policy live|vod|custom]\n"
 "                       [--weights success=A,latency=B,cost=C] [--sla PCT|default]\n"
 "  service del|show NAME          service list\n"
 "  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"

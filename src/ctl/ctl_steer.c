@@ -50,6 +50,24 @@ static double sample_keep(void)
 
 /* Metrics ---------------------------------------------------------- */
 
+/* The steering input record @key in @t, or a new empty one. */
+static json_t *input_record(wdb_txn_t *t, const char *key)
+{
+	json_t *rec = wdb_get(t, WDB_STEERIN, key);
+	return rec ? rec : json_object();
+}
+
+/* Stores @rec (which it takes) under @key and commits @t: data, no
+ * audit record. */
+static void input_commit(wdb_txn_t *t, const char *key, json_t *rec)
+{
+	ctl_set(t, WDB_STEERIN, key, rec);
+	json_decref(rec);
+	char err[512];
+	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
+		ctl_die("%s", err);
+}
+
 static int is_steer_key(const char *a)
 {
 	static const char *const keys[] = { "success=", "latency=", "bytes=", "spent=" };
@@ -83,16 +101,10 @@ static int push_spend(int argc, char **argv)
 	wdb_txn_t *t = ctl_begin();
 	char key[200];
 	steer_spend_key(key, sizeof(key), name, at);
-	json_t *rec = wdb_get(t, WDB_STEERIN, key);
-	if (!rec)
-		rec = json_object();
+	json_t *rec = input_record(t, key);
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
-	ctl_set(t, WDB_STEERIN, key, rec);
-	json_decref(rec);
-	char err[512];
-	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-		ctl_die("%s", err);
+	input_commit(t, key, rec);
 	if (!ctl_json)
 		printf("spend of %s for %.7s stored\n", name, key + strlen(name) + 3);
 	return 0;
@@ -158,9 +170,7 @@ int ctl_steer_metrics(int argc, char **argv)
 			        id, id);
 		char key[200];
 		steer_spend_key(key, sizeof(key), prov, at);
-		json_t *rec = wdb_get(t, WDB_STEERIN, key);
-		if (!rec)
-			rec = json_object();
+		json_t *rec = input_record(t, key);
 		double was = json_number_value(json_object_get(rec, "derived"));
 		json_object_set_new(rec, "derived",
 		                    json_real(was + bytes / 1e9 * json_number_value(cost)));
@@ -171,16 +181,14 @@ int ctl_steer_metrics(int argc, char **argv)
 	if (!isnan(success) || !isnan(latency)) {
 		char key[300];
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
-		json_t *rec = wdb_get(t, WDB_STEERIN, key);
-		if (!rec)
-			rec = json_object();
+		json_t *rec = input_record(t, key);
 		steer_sample_add(rec, at, success, latency, sample_keep());
-		ctl_set(t, WDB_STEERIN, key, rec);
-		json_decref(rec);
+		input_commit(t, key, rec);
+	} else {
+		char err[512];
+		if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
+			ctl_die("%s", err);
 	}
-	char err[512];
-	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-		ctl_die("%s", err);
 	if (!ctl_json)
 		printf("metrics of %s for region %s, ISP %s stored\n", id, region, isp);
 	return 0;
@@ -236,13 +244,13 @@ static json_t *parse_weights(const char *sub, const char *v)
 
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
-	static const char *const steering_set[] = { "static", "dynamic", NULL };
+	static const char *const steering_set[] = { "static", "dynamic", "shadow", NULL };
 	static const char *const policy_set[] = { "live", "vod", "custom", NULL };
 	if (strcmp(o, "--steering") == 0) {
 		if (strcmp(ctl_one_of(o, v, steering_set), "static") == 0)
 			json_object_del(s, "steering");
 		else
-			json_object_set_new(s, "steering", json_string("dynamic"));
+			json_object_set_new(s, "steering", json_string(v));
 	} else if (strcmp(o, "--policy") == 0) {
 		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, policy_set)));
 		if (strcmp(v, "custom") != 0)
@@ -366,11 +374,11 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)p.svc_len, p.svc);
 	json_t *s = wdb_get(t, WDB_SERVICE, svc);
-	const char *st = json_string_value(json_object_get(s, "steering"));
-	if (!st || strcmp(st, "dynamic") != 0) {
+	if (!steer_service_on(s)) {
 		json_decref(s);
 		return NULL;
 	}
+	int shadow = strcmp(json_string_value(json_object_get(s, "steering")), "shadow") == 0;
 	steer_policy_t pol;
 	steer_service_policy(s, &pol);
 	json_t *out = json_pack("{s:s, s:s, s:{s:f, s:f, s:f}}", "row", key, "policy",
@@ -386,6 +394,7 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 	json_t *applied = plan_row_weights(row, 1);
 	int steered = applied != json_object_get(row, "weights");
 	json_object_set_new(out, "steered", json_boolean(steered));
+	json_object_set_new(out, "shadow", json_boolean(shadow));
 	json_object_set_new(out, "applied_at", json_integer(steered ?
 		json_integer_value(json_object_get(json_object_get(row, "steer"), "at")) : 0));
 	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
@@ -446,13 +455,15 @@ static void opt_num(json_t *n, const char *k, const char *fmt)
 void ctl_steer_print(json_t *st)
 {
 	json_t *w = json_object_get(st, "weights");
-	printf("steering  dynamic, policy %s (success %.2f, latency %.2f, cost %.2f), SLA %.1f%%\n",
-	       json_string_value(json_object_get(st, "policy")),
+	int shadow = json_is_true(json_object_get(st, "shadow"));
+	printf("steering  %s, policy %s (success %.2f, latency %.2f, cost %.2f), SLA %.1f%%\n",
+	       shadow ? "shadow" : "dynamic", json_string_value(json_object_get(st, "policy")),
 	       json_number_value(json_object_get(w, "success")),
 	       json_number_value(json_object_get(w, "latency")),
 	       json_number_value(json_object_get(w, "cost")),
 	       json_number_value(json_object_get(st, "sla")));
 	printf("          row %s: %s; last evaluation: %s\n", json_string_value(json_object_get(st, "row")),
+	       shadow ? "shadow, the operator's weights answer; SHARE% is what the engine would apply" :
 	       json_is_true(json_object_get(st, "steered")) ? "engine's shares in force" :
 	       "operator's weights in force",
 	       json_string_value(json_object_get(st, "verdict")));
@@ -507,7 +518,7 @@ static int steer_show(const char *svc)
 		json_t *st = ctl_steer_row(t, json_string_value(k));
 		if (!st) {
 			wdb_abort(t);
-			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic)",
+			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow)",
 			        svc, svc);
 		}
 		json_array_append_new(out, st);

@@ -15,6 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+int steer_service_on(json_t *svc)
+{
+	const char *st = json_string_value(json_object_get(svc, "steering"));
+	return st && (strcmp(st, "dynamic") == 0 || strcmp(st, "shadow") == 0);
+}
+
 void steer_service_policy(json_t *svc, steer_policy_t *p)
 {
 	const char *name = json_string_value(json_object_get(svc, "policy"));
@@ -453,8 +459,7 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	json_t *s = json_object_get(r->services, svc);
-	const char *st = json_string_value(json_object_get(s, "steering"));
-	if (st && strcmp(st, "dynamic") == 0) {
+	if (steer_service_on(s)) {
 		r->rc = eval_row(r, key, row, s);
 		return r->rc != 0;
 	}
@@ -479,11 +484,9 @@ static int any_dynamic(json_t *services)
 {
 	const char *k;
 	json_t *s;
-	json_object_foreach(services, k, s) {
-		const char *st = json_string_value(json_object_get(s, "steering"));
-		if (st && strcmp(st, "dynamic") == 0)
+	json_object_foreach(services, k, s)
+		if (steer_service_on(s))
 			return 1;
-	}
 	return 0;
 }
 

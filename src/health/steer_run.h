@@ -35,6 +35,11 @@
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
               char *err, size_t errlen);
 
+/** Whether service object @svc is steered: "steering" is "dynamic" or
+ * "shadow" (S2-9: computed, recorded and explained, but its plans keep
+ * the operator's weights). */
+int steer_service_on(json_t *svc);
+
 /** The policy of service object @svc: its "steer_weights" when set, else
  * its named "policy", else "custom" (steer.h). */
 void steer_service_policy(json_t *svc, steer_policy_t *p);

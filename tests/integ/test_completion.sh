@@ -40,5 +40,5 @@ c "$C service add www.gslb.test --all-down " "empty fallback open" "--all-down v
 c "$C metrics push " "bj-1 gd-1" "metrics push: node ids"
 c "$C steer " "replay show" "steer: subcommands"
 c "$C steer replay " "img.gslb.test www.gslb.test" "steer replay: service names"
-c "$C service set www.gslb.test --steering " "dynamic static" "--steering values"
+c "$C service set www.gslb.test --steering " "dynamic shadow static" "--steering values"
 finish

@@ -127,6 +127,21 @@ expect_has "$out" "^([1-9][0-9]*) decision\(s\) replayed, \1 identical, 0 differ
 out=$(CTL steer replay www.gslb.test --from 2000-01-01T00:00:00Z --to 2000-01-02T00:00:00Z)
 expect_has "$out" "^0 decision" "replay: a window without decisions is empty"
 
+# 3b. Shadow: the engine goes on computing and recording, the answers
+# are the operator's again at once.
+CTL service set www.gslb.test --steering shadow >/dev/null
+s=$(share gz 192.0.2.2)
+within "$s" 440 560 && ok "shadow: dig gives b the operator's half again ($s per mille)" ||
+	fail "shadow: b answers $s per mille"
+w=$(weight gz b)
+[ -n "$w" ] && [ "$w" -le 2000 ] && ok "shadow: steer show keeps the engine's share ($w bp)" ||
+	fail "shadow: engine share of b is '$w'"
+expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "^steering +shadow" "explain: shadow"
+CTL service set www.gslb.test --steering dynamic >/dev/null
+s=$(share gz 192.0.2.2)
+[ "$s" -le 200 ] && ok "dynamic again: the engine's share answers ($s per mille)" ||
+	fail "dynamic again: b answers $s per mille"
+
 # 4. Budget: equal quality, then cdn-a spends its month at once: a's
 # share falls in both rows.
 set_m b:gz "success=99.9 latency=20"

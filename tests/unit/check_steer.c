@@ -3,6 +3,7 @@
  * outliers (S3-9), smoothing (S3-3), step limits (S3-3, S3-8), floor,
  * SLA (S3-5), budget (S3-6) and stale inputs (S2-7). */
 #include "health/steer.h"
+#include "health/steer_run.h"
 #include "unit.h"
 
 #include <math.h>
@@ -343,6 +344,43 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* S3-7: a decision as the engine records it reads back into the same
+ * step, and a changed input gives other shares (what replay reports). */
+START_TEST(decision_replay)
+{
+	json_t *d = json_loads(
+		"{\"at\": 1700000000, \"policy\": [0.5, 0.5, 0],"
+		" \"conf\": {\"interval\": 60, \"tau\": 300, \"min_step\": 2,"
+		"  \"max_step\": 10, \"max_hour\": 30, \"floor\": 5, \"sla\": 98,"
+		"  \"sla_after\": 2, \"restore_after\": 3, \"success_good\": 99.9,"
+		"  \"success_bad\": 95, \"latency_good\": 20, \"latency_bad\": 200,"
+		"  \"budget_boost\": 3},"
+		" \"in\": [{\"id\": \"a\", \"base\": 50, \"prev\": -1, \"s\": 99.9,"
+		"   \"s1\": 99.9, \"l\": 20},"
+		"  {\"id\": \"b\", \"base\": 50, \"prev\": -1, \"s\": 98.5,"
+		"   \"s1\": 98.5, \"l\": 200}]}", 0, NULL);
+	ck_assert_ptr_nonnull(d);
+	steer_conf_t c;
+	steer_policy_t p;
+	uint32_t now;
+	unsigned n;
+	steer_in_t in[STEER_MAX_NODES];
+	steer_out_t out[STEER_MAX_NODES];
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(now, 1700000000u);
+	ck_assert_int_eq(in[1].prev, -1);
+	ck_assert_int_eq(steer_step(&c, &p, now, n, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 6000);     /* max-step 10 */
+	in[1].latency = 20;                        /* another input */
+	steer_step(&c, &p, now, n, in, out);
+	ck_assert_uint_ne(out[0].share, 6000);
+	json_object_del(d, "conf");
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), -1);
+	json_decref(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("steer");
@@ -359,6 +397,7 @@ static Suite *suite(void)
 	tcase_add_test(t, budget);
 	tcase_add_test(t, stale);
 	tcase_add_test(t, deterministic);
+	tcase_add_test(t, decision_replay);
 	suite_add_tcase(s, t);
 	return s;
 }
