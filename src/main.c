@@ -180,15 +180,16 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
 
 /* The keys a reload cannot apply, because what they configure is made
  * once at start: the sockets and the threads serving them, the user, the
- * open store, the statistics endpoint and dnstap's connection.  A section
- * name covers all its keys.  Everything else applies on SIGHUP: server
- * identity, version, udp-max-payload, max-cname-chain and log-level,
- * zones, geoip, log, rrl, database.audit-keep, and the health and cutover
- * sections (handed to the health thread). */
+ * open store, the statistics endpoint, dnstap's connection and the
+ * cluster's etcd client.  A section name covers all its keys.  Everything
+ * else applies on SIGHUP: server identity, version, udp-max-payload,
+ * max-cname-chain and log-level, zones, geoip, log, rrl,
+ * database.audit-keep, and the health, cutover and steer sections
+ * (handed to the health thread). */
 static const char *const restart_keys[] = {
 	"server.listen", "server.workers", "server.user",
 	"server.tcp-idle-timeout", "server.tcp-max-clients",
-	"database.path", "database.map-size", "stats", "dnstap", NULL
+	"database.path", "database.map-size", "stats", "dnstap", "cluster", NULL
 };
 
 static int needs_restart(const char *path)

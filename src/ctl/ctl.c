@@ -8,6 +8,7 @@
  * packets: no reload, no signal. */
 #include "config.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "gslb/geo.h"
@@ -51,11 +52,13 @@ static void usage(FILE *f)
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
 "                       [--max-failure-rate PCT|default]\n"
+"                       [--steering static|dynamic|shadow] [--policy live|vod|custom]\n"
+"                       [--weights success=A,latency=B,cost=C] [--sla PCT|default]\n"
 "  service del|show NAME          service list\n"
 "  node add|set ID (--addr IP [--addr IP]... | --cname TARGET) [--region R]\n"
 "                  [--isp I] [--capacity N] [--pool primary|standby]\n"
 "                  [--admin up|down|drain|auto] [--probe \"URL [OPTS]\"]...\n"
-"                  [--no-probes]\n"
+"                  [--no-probes] [--provider NAME] [--cost-per-gb PRICE]\n"
 "  node del|show ID               node list\n"
 "  weight set SERVICE [--region R] [--isp I] NODE=W [NODE=W]...\n"
 "  weight del SERVICE [--region R] [--isp I]\n"
@@ -64,6 +67,12 @@ static void usage(FILE *f)
 "  export                         apply FILE\n"
 "  log [--since TIME|ID]          rollback [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
+"  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
+"               [latency=MS] [bytes=N]\n"
+"  metrics push --provider NAME [--at TIME] spent=AMOUNT\n"
+"  budget set NAME --limit AMOUNT [--period month] [--alert PCT]\n"
+"  budget del NAME                budget list\n"
+"  steer show SERVICE             steer replay SERVICE [--from TIME] [--to TIME]\n"
 "  history NODE [--since TIME] [--dimensions]\n"
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
@@ -222,12 +231,13 @@ void ctl_print_json(json_t *j)
 static int read_only_command(const char *cmd, int argc, char **argv)
 {
 	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", "cluster", NULL };
+	                                       "history", "log", "cluster", "steer", NULL };
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
 	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
-	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0)
+	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0 &&
+	    strcmp(cmd, "budget") != 0)
 		return 0;
 	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
 }
@@ -316,6 +326,8 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "log") == 0) rc = ctl_cmd_log(n, args);
 	else if (strcmp(cmd, "rollback") == 0) rc = ctl_cmd_rollback(n, args);
 	else if (strcmp(cmd, "metrics") == 0) rc = ctl_cmd_metrics(n, args);
+	else if (strcmp(cmd, "budget") == 0) rc = ctl_cmd_budget(n, args);
+	else if (strcmp(cmd, "steer") == 0) rc = ctl_cmd_steer(n, args);
 	else if (strcmp(cmd, "status") == 0) rc = ctl_cmd_status(n, args);
 	else if (strcmp(cmd, "history") == 0) rc = ctl_cmd_history(n, args);
 	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);

@@ -19,6 +19,12 @@ static json_t *export_all(wdb_txn_t *t)
 	for (int k = 0; k < 3; k++) {
 		wdb_each(t, (wdb_kind_t)k, NULL, ctl_collect_value, json_object_get(out, keys[k]));
 	}
+	/* The steering engine's shares are derived, not the operator's
+	 * table: they stay out of the export. */
+	size_t i;
+	json_t *row;
+	json_array_foreach(json_object_get(out, "weights"), i, row)
+		json_object_del(row, "steer");
 	return out;
 }
 
@@ -153,6 +159,8 @@ static void apply_check_weight(json_t *o, size_t idx, char *key, size_t keysize)
 	json_object_set_new(o, "service", json_string(name));
 	json_object_set_new(o, "region", json_string(reg));
 	json_object_set_new(o, "isp", json_string(isp));
+	/* The steering engine's shares are its own to write. */
+	json_object_del(o, "steer");
 	json_t *ws = json_object_get(o, "weights");
 	if (!json_is_object(ws) || !json_object_size(ws))
 		ctl_die("apply: weight row %s %s %s: weights must map node ids to numbers",

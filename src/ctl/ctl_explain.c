@@ -11,6 +11,7 @@
  * why, is what its plan says (store/plan.h).  The health and cutover
  * records are read only to add detail to those decisions. */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "dns/edns.h"
 #include "dns/query.h"
@@ -474,6 +475,19 @@ static json_t *service_json(const ask_t *a, const run_t *r)
 	json_object_set_new(out, "shadow",
 	                    json_boolean(json_is_true(json_object_get(svcj, "shadow"))));
 	json_decref(svcj);
+	/* Why the row's weights are what they are when the service steers
+	 * (S3-7): the engine's inputs, scores, limits and budgets. */
+	if (g->row != GSLB_ROW_NONE && (t = wdb_begin_read(ctl_db))) {
+		int reg = g->row == GSLB_ROW_REGION_ISP || g->row == GSLB_ROW_REGION;
+		int isp = g->row == GSLB_ROW_REGION_ISP || g->row == GSLB_ROW_ISP;
+		char key[1200];
+		wdb_row_key(key, sizeof(key), a->name, reg ? g->geo.region : "*",
+		            isp ? g->geo.isp : "*");
+		json_t *st = ctl_steer_row(t, key);
+		wdb_abort(t);
+		if (st)
+			json_object_set_new(out, "steering", st);
+	}
 	response_json(r, out);
 	return out;
 }
@@ -586,6 +600,8 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		printf("sticky    the same client network keeps its node\n");
 	else
 		printf("pick      weighted random: another query may get another node\n");
+	if (json_object_get(out, "steering"))
+		ctl_steer_print(json_object_get(out, "steering"));
 	print_response(out);
 }
 

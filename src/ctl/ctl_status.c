@@ -3,6 +3,7 @@
  * S2-2), the health decision and effective weight of every node, and a
  * node's score history (S2-10). */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "health/cutover.h"
 #include "health/score.h"
 #include "store/plan.h"
@@ -21,6 +22,9 @@ int ctl_cmd_metrics(int argc, char **argv)
 		ctl_die("metrics: usage: metrics push NODE KEY=VALUE...");
 	if (argc < 3)
 		ctl_die("metrics push: give a node and at least one KEY=VALUE");
+	int src = ctl_steer_metrics(argc, argv);
+	if (src >= 0)
+		return src;
 	const char *id = argv[1];
 	wdb_txn_t *t = ctl_begin();
 	json_t *node = wdb_get(t, WDB_NODE, id);

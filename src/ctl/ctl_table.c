@@ -3,6 +3,7 @@
  * from.  Each change is one audited transaction; the store rebuilds the
  * plans it touches in the same transaction (store/weightdb.h). */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/policy.h"
 #include "health/probe.h"
@@ -122,7 +123,7 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 				json_object_set_new(s, "max_failure_rate", json_real(fr));
 		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
-		else
+		else if (!ctl_steer_service_opt(s, sub, o, v))
 			ctl_die("service %s: unknown option '%s'", sub, o);
 	}
 }
@@ -331,7 +332,7 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 		json_object_set_new(n, "admin", json_string(a));
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
-	} else {
+	} else if (!ctl_steer_node_opt(n, id, o, v)) {
 		ctl_die("node %s: unknown option '%s'", sub, o);
 	}
 }

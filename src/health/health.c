@@ -15,6 +15,7 @@
  * writes what changed (repool.c). */
 #include "config.h"
 #include "health/health_int.h"
+#include "health/steer_run.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -191,6 +192,15 @@ static void on_tick(uv_timer_t *t)
 	health__flush(h, status_due);
 	if (status_due)
 		h->last_status = now;
+	/* S3-1, S3-3: the steering engine runs here, off the query path,
+	 * every steer.interval; its shares reach the workers through the
+	 * plans it rebuilds. */
+	if (now - h->last_steer >= h->c.steer.interval) {
+		char err[512];
+		if (steer_run(h->db, &h->c.steer, health__wall(), err, sizeof(err)) < 0)
+			log_warning("%s", err);
+		h->last_steer = now;
+	}
 }
 
 /* The default interval and timeout of the probes that do not set their

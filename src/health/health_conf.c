@@ -2,6 +2,7 @@
 /* Reads the health section of gslbd.conf (and, through cutover.c, the
  * cutover section) into a health_conf_t.  No state: safe on any thread. */
 #include "health/health_conf.h"
+#include "health/steer_conf.h"
 
 #include <string.h>
 
@@ -190,5 +191,5 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	if (cutover_conf_load(c, &o->cut, err, errlen))
 		return -1;
 	o->cut.settle = o->settle; /* one setting for both short-TTL periods */
-	return 0;
+	return steer_conf_load(c, &o->steer, err, errlen);
 }

@@ -12,6 +12,7 @@
 #include "common/conf.h"
 #include "health/cutover.h"
 #include "health/score.h"
+#include "health/steer.h"
 
 /* The default fast interval (S0-7, S2-8): interval / HEALTH_FAST_DIVISOR,
  * at least HEALTH_FAST_MIN seconds (see health_conf.c). */
@@ -60,9 +61,10 @@ typedef struct health_conf {
 	                             the live one and only logged (S2-9) */
 	score_config_t score;
 	cutover_conf_t cut;       /* the cutover section */
+	steer_conf_t steer;       /* the steer section (S3-3..S3-9) */
 } health_conf_t;
 
-/** Reads the health and cutover sections of @c into @out, with the
+/** Reads the health, cutover and steer sections of @c into @out, with the
  * defaults of gslbd.conf(5) for what they do not say (all of them when
  * the sections are absent).  Returns 0, or -1 with "FILE:LINE: reason" in
  * @err; @out holds nothing of value then. */

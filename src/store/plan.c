@@ -70,6 +70,24 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 
 static void put32(uint8_t *p, uint32_t v) { wr32(p, v); }
 
+json_t *plan_row_weights(json_t *row, int dynamic)
+{
+	json_t *w = json_object_get(row, "weights");
+	json_t *s = json_object_get(json_object_get(row, "steer"), "weights");
+	if (!dynamic || !json_is_object(s) || json_object_size(s) != json_object_size(w))
+		return w;
+	const char *id;
+	json_t *v;
+	/* Shares for other nodes (the operator changed the row since):
+	 * the operator's weights until the engine runs again. */
+	json_object_foreach(w, id, v) {
+		json_t *sv = json_object_get(s, id);
+		if (!json_is_integer(sv) || json_integer_value(sv) < 0)
+			return w;
+	}
+	return s;
+}
+
 /* Scales *@w by the percentage @pct when it is an integer; returns
  * whether that lowered it. */
 static int scale(uint32_t *w, json_t *pct)

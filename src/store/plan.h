@@ -89,6 +89,13 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
                 void *arg, int shadow, uint8_t **out, size_t *outlen,
                 char *err, size_t errlen);
 
+/** The weights the plan of weight row @row uses (a borrowed reference):
+ * when its service steers dynamically (@dynamic) and the row holds the
+ * steering engine's shares ("steer": {"weights": {id: bp}}) for exactly
+ * the nodes of the operator's "weights", those shares (S3-3); otherwise
+ * the operator's weights, as a static service always has them. */
+json_t *plan_row_weights(json_t *row, int dynamic);
+
 /** 32-bit hash of a node id, as stored in plans. */
 uint32_t plan_id_hash(const char *id, size_t len);
 

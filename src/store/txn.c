@@ -15,11 +15,20 @@
 #include <string.h>
 
 static const char *const kind_names[] = {
-	"service", "node", "weight", "health", "status", "metrics", "cutover"
+	"service", "node", "weight", "health", "status", "metrics", "cutover",
+	"budget", "steerin", "steer"
 };
 static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
                                 DBI_HEALTH, DBI_STATUS, DBI_METRICS,
-                                DBI_CUTOVERS };
+                                DBI_CUTOVERS, DBI_BUDGETS, DBI_STEERIN,
+                                DBI_STEER };
+
+/* Data, not decisions: neither audited nor part of any plan. */
+static int is_data(wdb_kind_t kind)
+{
+	return kind == WDB_STATUS || kind == WDB_METRICS ||
+	       kind == WDB_STEERIN || kind == WDB_STEER;
+}
 
 wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
                      size_t errlen)
@@ -147,6 +156,25 @@ static json_t *without_verdict(json_t *rec)
 
 static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
 
+static int collect_key(const MDB_val *k, const MDB_val *v, void *arg);
+
+/* Deletes the pushed steering inputs of node @id ("n|ID|..."). */
+static int drop_steer_inputs(wdb_txn_t *t, const char *id)
+{
+	char prefix[300];
+	snprintf(prefix, sizeof(prefix), "n|%s|", id);
+	json_t *keys = json_array();
+	wdb__each_raw(t->txn, t->db->dbi[DBI_STEERIN], prefix, collect_key, keys);
+	size_t i;
+	json_t *k;
+	int rc = 0;
+	json_array_foreach(keys, i, k)
+		if (!rc)
+			rc = wdb__del_raw(t, DBI_STEERIN, json_string_value(k));
+	json_decref(keys);
+	return rc;
+}
+
 /* Node @id was stored as @node (NULL: deleted) over @before (NULL: new):
  * the records about it follow in the same transaction (weightdb.h,
  * wdb_set()). A node that loses its last probe loses the verdict the
@@ -165,6 +193,8 @@ static int node_records(wdb_txn_t *t, const char *id, json_t *node,
 			rc = set_one(t, WDB_METRICS, id, NULL);
 		if (!rc)
 			rc = wdb__history_drop(t, id);
+		if (!rc)
+			rc = drop_steer_inputs(t, id);
 	} else if (before && has_probes(before) && !has_probes(node)) {
 		if (h) {
 			json_t *keep = without_verdict(h);
@@ -223,9 +253,9 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	}
 	if (kind == WDB_METRICS)
 		t->metrics_changed = 1;
-	else if (kind != WDB_HEALTH && kind != WDB_STATUS)
+	else if (kind != WDB_HEALTH && !is_data(kind))
 		t->table_changed = 1;
-	if (kind == WDB_STATUS || kind == WDB_METRICS) {
+	if (is_data(kind)) {
 		json_decref(before);
 		return 0; /* data, not decisions: no audit, no plan */
 	}
@@ -311,6 +341,7 @@ typedef struct {
 	int client_rows;
 	int kinds;            /* SVC_ROW_* seen */
 	int shadow;           /* the service ignores health (S2-9) */
+	int dynamic;          /* the service steers dynamically (S3-3) */
 	const char *svc;
 } rebuild_t;
 
@@ -337,8 +368,15 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	uint8_t *plan;
 	size_t len;
 	char msg[300];
-	if (plan_encode(row, node_of, r, r->shadow, &plan, &len,
-	                       msg, sizeof(msg))) {
+	/* The steering engine's shares replace the operator's weights
+	 * (plan.c decides when); health scales them like any weight. */
+	json_t *w = plan_row_weights(row, r->dynamic);
+	json_t *use = w == json_object_get(row, "weights") ? json_incref(row) :
+	              json_pack("{s:O}", "weights", w);
+	int erc = plan_encode(use, node_of, r, r->shadow, &plan, &len, msg,
+	                      sizeof(msg));
+	json_decref(use);
+	if (erc) {
 		snprintf(r->err, r->errlen, "weight row %s: %s", key, msg);
 		r->rc = GSLB_EINVAL;
 		return 1;
@@ -397,8 +435,10 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 		}
 		return 0;
 	}
+	const char *steering = json_string_value(json_object_get(s, "steering"));
 	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
-	                json_is_true(json_object_get(s, "shadow")), svc };
+	                json_is_true(json_object_get(s, "shadow")),
+	                steering && strcmp(steering, "dynamic") == 0, svc };
 	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
 	if (r.rc) {
 		json_decref(s);

@@ -17,7 +17,8 @@
 
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
-	"health", "status", "metrics", "history", "cutovers", "histtime"
+	"health", "status", "metrics", "history", "cutovers", "histtime",
+	"budgets", "steerin", "steer"
 };
 
 static int mkdir_p(const char *path)

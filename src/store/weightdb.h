@@ -20,6 +20,14 @@
  *             thread turns it into node health records)
  *   audit     big-endian id -> JSON change record (appended in id
  *             order, which is time order; trimmed from the front)
+ *   budgets   provider name -> JSON budget (limit, period, alert; S3-6)
+ *   steerin   "n|node|region|isp" -> JSON recent pushed samples of the
+ *             steering inputs (success, latency); "p|provider|YYYY-MM"
+ *             -> JSON spend of a provider in a month (S3-6)
+ *   steer     "service|region|isp" -> JSON state of the steering engine
+ *             for the row (smoothed scores, SLA counters, the last
+ *             evaluation): data, not audited; the shares it decides go
+ *             into the weight row's "steer" object, audited (S3-7)
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -71,9 +79,12 @@ typedef struct svc_rec {
  * effective weight, short-TTL deadline): like the table, a change of it is
  * audited and rebuilds the plans that name the node.  STATUS (live scores
  * and probe results) and METRICS (pushed passive metrics) are data, not
- * decisions: neither audited nor part of any plan. */
+ * decisions: neither audited nor part of any plan.  BUDGET is the
+ * operator's (audited); STEERIN (pushed steering inputs) and STEER (the
+ * engine's state) are data like METRICS. */
 typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
-               WDB_METRICS, WDB_CUTOVER, WDB_KIND_COUNT } wdb_kind_t;
+               WDB_METRICS, WDB_CUTOVER, WDB_BUDGET, WDB_STEERIN, WDB_STEER,
+               WDB_KIND_COUNT } wdb_kind_t;
 
 /* The default map size: the most the store may ever hold.  The map is a
  * sparse file's address space, so a large value costs nothing. */

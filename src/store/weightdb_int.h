@@ -20,7 +20,8 @@
 /* The named sub-databases (weightdb.h lists what each holds). */
 enum { DBI_META, DBI_SERVICES, DBI_SVCREC, DBI_NODES, DBI_WEIGHTS, DBI_PLANS,
        DBI_AUDIT, DBI_HEALTH, DBI_STATUS, DBI_METRICS, DBI_HISTORY,
-       DBI_CUTOVERS, DBI_HISTTIME, DBI_COUNT };
+       DBI_CUTOVERS, DBI_HISTTIME, DBI_BUDGETS, DBI_STEERIN, DBI_STEER,
+       DBI_COUNT };
 
 struct weightdb {
 	MDB_env *env;

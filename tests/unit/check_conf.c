@@ -419,6 +419,34 @@ START_TEST(diff_keys)
 }
 END_TEST
 
+/* The steer section: the seed's figures by default (S3-3 every minute,
+ * tau 5 min; S3-9 1/5/15-minute windows; S3-5 SLA 98 %), compressed
+ * values for drills, and each kind of bad value refused. */
+START_TEST(steer_section)
+{
+	health_conf_t hc;
+	ck_assert_int_eq(health_load(ZONES, &hc), 0);
+	ck_assert_double_eq(hc.steer.interval, 60);
+	ck_assert_double_eq(hc.steer.tau, 300);
+	ck_assert_uint_eq(hc.steer.nwindows, 3);
+	ck_assert_uint_eq(hc.steer.windows[1], 300);
+	ck_assert_double_eq(hc.steer.sla, 98);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  interval: 1\n  tau: 5\n"
+	                             "  windows: [5, 10]\n  max-step: 20\n", &hc), 0);
+	ck_assert_double_eq(hc.steer.interval, 1);
+	ck_assert_double_eq(hc.steer.tau, 5);
+	ck_assert_uint_eq(hc.steer.nwindows, 2);
+	ck_assert_uint_eq(hc.steer.windows[1], 10);
+	ck_assert_double_eq(hc.steer.max_step, 20);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  interval: 0\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  windows: [10, 5]\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  windows: [1, 2, 3, 4]\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  latency-good: 300\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  min-step: 20\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  speed: 1\n", &hc), -1);
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -437,6 +465,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, log_section);
 	tcase_add_test(t, health_rule_settings);
 	tcase_add_test(t, diff_keys);
+	tcase_add_test(t, steer_section);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl's steering commands: the inputs of the steering engine
+ * (`metrics push` per region and ISP, provider spend, node price), the
+ * service options that turn it on, budgets, `steer show` and `steer
+ * replay`, and the steering part of `explain` (S3-1..S3-9). */
+#include "ctl/ctl_steer.h"
+#include "health/cutover.h"
+#include "health/steer_run.h"
+#include "store/plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A number of option or key @what in [@lo, @hi]; dies otherwise. */
+static double parse_real(const char *cmd, const char *what, const char *v,
+                         double lo, double hi)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v || *end || errno || !(d >= lo && d <= hi))
+		ctl_die("%s: %s %s: give a number from %g to %g", cmd, what, v, lo, hi);
+	return d;
+}
+
+/* A time: RFC 3339 (with Z or an offset) or unix seconds. */
+static uint32_t parse_when(const char *cmd, const char *opt, const char *v)
+{
+	time_t t;
+	if (cutover_parse_time(v, &t) == 0 && t >= 0)
+		return (uint32_t)t;
+	if (isdigit((unsigned char)v[0]))
+		return (uint32_t)ctl_parse_num(opt, v, 0, INT32_MAX);
+	ctl_die("%s: %s %s: use RFC 3339 (2026-12-01T02:00:00Z) or unix time", cmd, opt, v);
+}
+
+/* How long pushed samples are kept: the longest window, or the
+ * staleness limit if that is longer. */
+static double sample_keep(void)
+{
+	const steer_conf_t *c = &ctl_hc.steer;
+	double keep = c->nwindows ? c->windows[c->nwindows - 1] : 0;
+	return keep > c->stale ? keep : c->stale;
+}
+
+/* Metrics ---------------------------------------------------------- */
+
+/* The steering input record @key in @t, or a new empty one. */
+static json_t *input_record(wdb_txn_t *t, const char *key)
+{
+	json_t *rec = wdb_get(t, WDB_STEERIN, key);
+	return rec ? rec : json_object();
+}
+
+/* Stores @rec (which it takes) under @key and commits @t: data, no
+ * audit record. */
+static void input_commit(wdb_txn_t *t, const char *key, json_t *rec)
+{
+	ctl_set(t, WDB_STEERIN, key, rec);
+	json_decref(rec);
+	char err[512];
+	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
+		ctl_die("%s", err);
+}
+
+static int is_steer_key(const char *a)
+{
+	static const char *const keys[] = { "success=", "latency=", "bytes=", "spent=" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strncmp(a, keys[i], strlen(keys[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* metrics push --provider NAME [--at TIME] spent=X */
+static int push_spend(int argc, char **argv)
+{
+	const char *name = NULL;
+	uint32_t at = (uint32_t)time(NULL);
+	double spent = NAN;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+			at = parse_when("metrics push", "--at", argv[++i]);
+		else if (strncmp(argv[i], "spent=", 6) == 0)
+			spent = parse_real("metrics push", "spent", argv[i] + 6, 0, 1e15);
+		else
+			ctl_die("metrics push --provider: unexpected '%s' (usage: metrics push "
+			        "--provider NAME [--at TIME] spent=AMOUNT)", argv[i]);
+	}
+	if (!name || !ctl_valid_word(name, 0))
+		ctl_die("metrics push: --provider needs a provider name like cdn-a");
+	if (isnan(spent))
+		ctl_die("metrics push --provider %s: give spent=AMOUNT", name);
+	wdb_txn_t *t = ctl_begin();
+	char key[200];
+	steer_spend_key(key, sizeof(key), name, at);
+	json_t *rec = input_record(t, key);
+	json_object_set_new(rec, "pushed", json_real(spent));
+	json_object_set_new(rec, "pushed_at", json_integer(at));
+	input_commit(t, key, rec);
+	if (!ctl_json)
+		printf("spend of %s for %.7s stored\n", name, key + strlen(name) + 3);
+	return 0;
+}
+
+int ctl_steer_metrics(int argc, char **argv)
+{
+	int steer = argc > 1 && strcmp(argv[1], "--provider") == 0;
+	for (int i = 2; i < argc && !steer; i++)
+		steer = strncmp(argv[i], "--", 2) == 0 || is_steer_key(argv[i]);
+	if (!steer)
+		return -1;
+	if (strcmp(argv[1], "--provider") == 0)
+		return push_spend(argc, argv);
+	const char *id = argv[1], *region = "*", *isp = "*";
+	uint32_t at = (uint32_t)time(NULL);
+	double success = NAN, latency = NAN, bytes = NAN;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strncmp(a, "--", 2) == 0 && !v)
+			ctl_die("metrics push: %s needs a value", a);
+		if (strcmp(a, "--region") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("metrics push: --region %s: use a short lowercase name like cn-bj", v);
+			region = v;
+			i++;
+		} else if (strcmp(a, "--isp") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("metrics push: --isp %s: use a short lowercase name like ctcc", v);
+			isp = v;
+			i++;
+		} else if (strcmp(a, "--at") == 0) {
+			at = parse_when("metrics push", "--at", v);
+			i++;
+		} else if (strncmp(a, "success=", 8) == 0) {
+			success = parse_real("metrics push", "success", a + 8, 0, 100);
+		} else if (strncmp(a, "latency=", 8) == 0) {
+			latency = parse_real("metrics push", "latency", a + 8, 0, 600000);
+		} else if (strncmp(a, "bytes=", 6) == 0) {
+			bytes = parse_real("metrics push", "bytes", a + 6, 0, 1e18);
+		} else if (strncmp(a, "spent=", 6) == 0) {
+			ctl_die("metrics push: spent= belongs to a provider: metrics push "
+			        "--provider NAME spent=AMOUNT");
+		} else {
+			ctl_die("metrics push: '%s' cannot go with success=, latency=, bytes=, "
+			        "--region, --isp or --at (push health metrics on their own)", a);
+		}
+	}
+	if (isnan(success) && isnan(latency) && isnan(bytes))
+		ctl_die("metrics push: give success=, latency= or bytes=");
+	wdb_txn_t *t = ctl_begin();
+	json_t *node = wdb_get(t, WDB_NODE, id);
+	if (!node)
+		ctl_die("metrics push: node %s does not exist", id);
+	if (!isnan(bytes)) {
+		/* S3-6: spend derived from the bytes served times the price. */
+		const char *prov = json_string_value(json_object_get(node, "provider"));
+		json_t *cost = json_object_get(node, "cost_per_gb");
+		if (!prov || !json_is_number(cost))
+			ctl_die("metrics push: bytes= needs node %s to have --provider and "
+			        "--cost-per-gb (node set %s --provider NAME --cost-per-gb PRICE)",
+			        id, id);
+		char key[200];
+		steer_spend_key(key, sizeof(key), prov, at);
+		json_t *rec = input_record(t, key);
+		double was = json_number_value(json_object_get(rec, "derived"));
+		json_object_set_new(rec, "derived",
+		                    json_real(was + bytes / 1e9 * json_number_value(cost)));
+		ctl_set(t, WDB_STEERIN, key, rec);
+		json_decref(rec);
+	}
+	json_decref(node);
+	if (!isnan(success) || !isnan(latency)) {
+		char key[300];
+		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
+		json_t *rec = input_record(t, key);
+		steer_sample_add(rec, at, success, latency, sample_keep());
+		input_commit(t, key, rec);
+	} else {
+		char err[512];
+		if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
+			ctl_die("%s", err);
+	}
+	if (!ctl_json)
+		printf("metrics of %s for region %s, ISP %s stored\n", id, region, isp);
+	return 0;
+}
+
+/* Node and service options ----------------------------------------- */
+
+int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v)
+{
+	if (strcmp(o, "--provider") == 0) {
+		if (strcmp(v, "none") == 0) {
+			json_object_del(n, "provider");
+			return 1;
+		}
+		if (!ctl_valid_word(v, 0))
+			ctl_die("node %s: --provider %s: use a short lowercase name like cdn-a", id, v);
+		json_object_set_new(n, "provider", json_string(v));
+		return 1;
+	}
+	if (strcmp(o, "--cost-per-gb") == 0) {
+		if (strcmp(v, "none") == 0)
+			json_object_del(n, "cost_per_gb");
+		else
+			json_object_set_new(n, "cost_per_gb",
+			                    json_real(parse_real("node", "--cost-per-gb", v, 0, 1e6)));
+		return 1;
+	}
+	return 0;
+}
+
+/* --weights success=A,latency=B,cost=C (missing terms weigh 0). */
+static json_t *parse_weights(const char *sub, const char *v)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", v);
+	json_t *w = json_pack("{s:f, s:f, s:f}", "success", 0.0, "latency", 0.0, "cost", 0.0);
+	double sum = 0;
+	char *save = NULL;
+	for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(p, '=');
+		if (eq)
+			*eq = 0;
+		if (!eq || !json_object_get(w, p))
+			ctl_die("service %s: --weights %s: give success=A,latency=B,cost=C", sub, v);
+		double d = parse_real("service", "--weights", eq + 1, 0, 100);
+		json_object_set_new(w, p, json_real(d));
+		sum += d;
+	}
+	if (sum <= 0)
+		ctl_die("service %s: --weights %s: the weights add up to 0", sub, v);
+	return w;
+}
+
+int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v)
+{
+	static const char *const steering_set[] = { "static", "dynamic", "shadow", NULL };
+	static const char *const policy_set[] = { "live", "vod", "custom", NULL };
+	if (strcmp(o, "--steering") == 0) {
+		if (strcmp(ctl_one_of(o, v, steering_set), "static") == 0)
+			json_object_del(s, "steering");
+		else
+			json_object_set_new(s, "steering", json_string(v));
+	} else if (strcmp(o, "--policy") == 0) {
+		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, policy_set)));
+		if (strcmp(v, "custom") != 0)
+			json_object_del(s, "steer_weights");
+	} else if (strcmp(o, "--weights") == 0) {
+		json_object_set_new(s, "steer_weights", parse_weights(sub, v));
+		json_object_set_new(s, "policy", json_string("custom"));
+	} else if (strcmp(o, "--sla") == 0) {
+		if (strcmp(v, "default") == 0)
+			json_object_del(s, "sla");
+		else
+			json_object_set_new(s, "sla", json_real(parse_real("service", "--sla", v, 0, 100)));
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Budgets ---------------------------------------------------------- */
+
+static int collect_obj(const char *key, json_t *val, void *obj)
+{
+	json_object_set(obj, key, val);
+	return 0;
+}
+
+static int budget_list(void)
+{
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *all = json_object();
+	wdb_each(t, WDB_BUDGET, NULL, collect_obj, all);
+	uint32_t now = (uint32_t)time(NULL);
+	const char *name;
+	json_t *b;
+	json_object_foreach(all, name, b) {
+		char key[200];
+		json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(key, sizeof(key), name, now));
+		double spent = steer_spend_of(rec);
+		json_decref(rec);
+		int st = steer_budget_state(json_number_value(json_object_get(b, "limit")),
+		                            json_number_value(json_object_get(b, "alert")), spent, now);
+		static const char *const states[] = { "within", "over alert", "exhausted" };
+		json_object_set_new(b, "spent", json_real(spent));
+		json_object_set_new(b, "state", json_string(states[st]));
+	}
+	wdb_abort(t);
+	if (ctl_json) {
+		ctl_print_json(all);
+	} else {
+		printf("%-16s %12s %7s %6s %12s %s\n", "PROVIDER", "LIMIT", "PERIOD", "ALERT",
+		       "SPENT", "STATE");
+		json_object_foreach(all, name, b)
+			printf("%-16s %12.2f %7s %5.0f%% %12.2f %s\n", name,
+			       json_number_value(json_object_get(b, "limit")), "month",
+			       json_number_value(json_object_get(b, "alert")),
+			       json_number_value(json_object_get(b, "spent")),
+			       json_string_value(json_object_get(b, "state")));
+	}
+	json_decref(all);
+	return 0;
+}
+
+int ctl_cmd_budget(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("budget: missing subcommand (set, del, list)");
+	if (strcmp(argv[0], "list") == 0)
+		return budget_list();
+	if (strcmp(argv[0], "set") != 0 && strcmp(argv[0], "del") != 0)
+		ctl_die("budget: unknown subcommand '%s' (set, del, list)", argv[0]);
+	if (argc < 2 || !ctl_valid_word(argv[1], 0))
+		ctl_die("budget %s: give a provider name like cdn-a", argv[0]);
+	const char *name = argv[1];
+	char what[300];
+	wdb_txn_t *t = ctl_begin();
+	json_t *old = wdb_get(t, WDB_BUDGET, name);
+	if (strcmp(argv[0], "del") == 0) {
+		if (!old)
+			ctl_die("budget del: provider %s has no budget", name);
+		json_decref(old);
+		ctl_set(t, WDB_BUDGET, name, NULL);
+		snprintf(what, sizeof(what), "budget del %s", name);
+		ctl_commit(t, what);
+		return 0;
+	}
+	json_t *b = old ? old : json_pack("{s:s, s:f}", "period", "month", "alert", 80.0);
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			ctl_die("budget set: %s needs a value", o);
+		i++;
+		if (strcmp(o, "--limit") == 0)
+			json_object_set_new(b, "limit", json_real(parse_real("budget set", o, v, 0, 1e15)));
+		else if (strcmp(o, "--alert") == 0)
+			json_object_set_new(b, "alert", json_real(parse_real("budget set", o, v, 1, 100)));
+		else if (strcmp(o, "--period") == 0) {
+			if (strcmp(v, "month") != 0)
+				ctl_die("budget set: --period %s: only month is supported", v);
+		} else
+			ctl_die("budget set: unknown option '%s'", o);
+	}
+	if (!json_is_number(json_object_get(b, "limit")))
+		ctl_die("budget set: --limit is required");
+	ctl_set(t, WDB_BUDGET, name, b);
+	json_decref(b);
+	snprintf(what, sizeof(what), "budget set %s", name);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* steer show ------------------------------------------------------- */
+
+/* The steering view of row @key: the engine's last evaluation and the
+ * shares in force; NULL when the service does not steer. */
+json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
+{
+	wdb_row_parts_t p;
+	if (wdb_row_split(key, strlen(key), &p))
+		return NULL;
+	char svc[300];
+	snprintf(svc, sizeof(svc), "%.*s", (int)p.svc_len, p.svc);
+	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (!steer_service_on(s)) {
+		json_decref(s);
+		return NULL;
+	}
+	int shadow = strcmp(json_string_value(json_object_get(s, "steering")), "shadow") == 0;
+	steer_policy_t pol;
+	steer_service_policy(s, &pol);
+	json_t *out = json_pack("{s:s, s:s, s:{s:f, s:f, s:f}}", "row", key, "policy",
+		json_string_value(json_object_get(s, "policy")) ?
+		json_string_value(json_object_get(s, "policy")) : "custom",
+		"weights", "success", pol.success, "latency", pol.latency, "cost", pol.cost);
+	json_t *sla = json_object_get(s, "sla");
+	json_object_set_new(out, "sla", json_real(json_is_number(sla) ? json_number_value(sla)
+	                                                                : ctl_hc.steer.sla));
+	json_decref(s);
+	json_t *row = wdb_get(t, WDB_WEIGHT, key);
+	json_t *state = wdb_get(t, WDB_STEER, key);
+	json_t *applied = plan_row_weights(row, 1);
+	int steered = applied != json_object_get(row, "weights");
+	json_object_set_new(out, "steered", json_boolean(steered));
+	json_object_set_new(out, "shadow", json_boolean(shadow));
+	json_object_set_new(out, "applied_at", json_integer(steered ?
+		json_integer_value(json_object_get(json_object_get(row, "steer"), "at")) : 0));
+	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
+		json_object_get(state, "at"))));
+	json_object_set(out, "verdict", json_object_get(state, "verdict") ?
+	                json_object_get(state, "verdict") : json_string("not evaluated yet"));
+	json_t *nodes = json_object();
+	const char *id;
+	json_t *w;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
+		json_t *j = n ? json_deep_copy(n) : json_object();
+		json_object_set(j, "base", w);
+		json_object_set_new(j, "weight", json_integer(
+			json_integer_value(json_object_get(applied, id))));
+		char lim[200];
+		json_object_set_new(j, "limits_text", json_string(steer_limits_text(
+			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
+		json_t *node = wdb_get(t, WDB_NODE, id);
+		json_t *prov = json_object_get(node, "provider");
+		if (prov) {
+			json_object_set(j, "provider", prov);
+			json_t *b = wdb_get(t, WDB_BUDGET, json_string_value(prov));
+			if (b) {
+				char k[200];
+				uint32_t now = (uint32_t)time(NULL);
+				json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(k, sizeof(k),
+				                      json_string_value(prov), now));
+				double spent = steer_spend_of(rec);
+				static const char *const states[] = { "within", "over alert", "exhausted" };
+				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s}",
+					"spent", spent, "limit", json_number_value(json_object_get(b, "limit")),
+					"state", states[steer_budget_state(
+						json_number_value(json_object_get(b, "limit")),
+						json_number_value(json_object_get(b, "alert")), spent, now)]));
+				json_decref(rec);
+				json_decref(b);
+			}
+		}
+		json_decref(node);
+		json_object_set_new(nodes, id, j);
+	}
+	json_object_set_new(out, "nodes", nodes);
+	json_decref(row);
+	json_decref(state);
+	return out;
+}
+
+static void opt_num(json_t *n, const char *k, const char *fmt)
+{
+	json_t *v = json_object_get(n, k);
+	if (json_is_number(v))
+		printf(fmt, json_number_value(v));
+	else
+		printf("%*s", (int)strlen(k) < 7 ? 7 : (int)strlen(k), "-");
+}
+
+void ctl_steer_print(json_t *st)
+{
+	json_t *w = json_object_get(st, "weights");
+	int shadow = json_is_true(json_object_get(st, "shadow"));
+	printf("steering  %s, policy %s (success %.2f, latency %.2f, cost %.2f), SLA %.1f%%\n",
+	       shadow ? "shadow" : "dynamic", json_string_value(json_object_get(st, "policy")),
+	       json_number_value(json_object_get(w, "success")),
+	       json_number_value(json_object_get(w, "latency")),
+	       json_number_value(json_object_get(w, "cost")),
+	       json_number_value(json_object_get(st, "sla")));
+	printf("          row %s: %s; last evaluation: %s\n", json_string_value(json_object_get(st, "row")),
+	       shadow ? "shadow, the operator's weights answer; SHARE% is what the engine would apply" :
+	       json_is_true(json_object_get(st, "steered")) ? "engine's shares in force" :
+	       "operator's weights in force",
+	       json_string_value(json_object_get(st, "verdict")));
+	printf("  %-14s %5s %7s %7s %7s %6s %6s %7s %7s  %s\n", "NODE", "BASE", "SUCCESS",
+	       "LATENCY", "COST", "SCORE", "SMOOTH", "TARGET%", "SHARE%", "LIMITS");
+	const char *id;
+	json_t *n;
+	json_object_foreach(json_object_get(st, "nodes"), id, n) {
+		printf("  %-14s %5lld ", id, json_integer_value(json_object_get(n, "base")));
+		opt_num(n, "success", "%7.2f");
+		printf(" ");
+		opt_num(n, "latency", "%7.1f");
+		printf(" ");
+		opt_num(n, "cost", "%7.3f");
+		printf(" ");
+		if (json_object_get(n, "raw"))
+			printf("%6.3f %6.3f %7.2f", json_number_value(json_object_get(n, "raw")),
+			       json_number_value(json_object_get(n, "ema")),
+			       json_integer_value(json_object_get(n, "target")) / 100.0);
+		else
+			printf("%6s %6s %7s", "-", "-", "-");
+		if (json_is_true(json_object_get(st, "steered")))
+			printf(" %7.2f", json_integer_value(json_object_get(n, "weight")) / 100.0);
+		else
+			printf(" %7s", "-");
+		printf("  %s", json_string_value(json_object_get(n, "limits_text")));
+		json_t *b = json_object_get(n, "budget");
+		if (b)
+			printf("; %s budget %s (%.2f of %.2f)",
+			       json_string_value(json_object_get(n, "provider")),
+			       json_string_value(json_object_get(b, "state")),
+			       json_number_value(json_object_get(b, "spent")),
+			       json_number_value(json_object_get(b, "limit")));
+		printf("\n");
+	}
+}
+
+static int steer_show(const char *svc)
+{
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *svcj = wdb_get(t, WDB_SERVICE, svc);
+	if (!svcj)
+		ctl_die("steer show: service %s does not exist", svc);
+	json_decref(svcj);
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), svc);
+	json_t *keys = json_array(), *out = json_array();
+	wdb_each(t, WDB_WEIGHT, prefix, ctl_collect_key, keys);
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k) {
+		json_t *st = ctl_steer_row(t, json_string_value(k));
+		if (!st) {
+			wdb_abort(t);
+			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow)",
+			        svc, svc);
+		}
+		json_array_append_new(out, st);
+	}
+	wdb_abort(t);
+	if (ctl_json)
+		ctl_print_json(out);
+	else
+		json_array_foreach(out, i, k)
+			ctl_steer_print(k);
+	json_decref(keys);
+	json_decref(out);
+	return 0;
+}
+
+/* steer replay ----------------------------------------------------- */
+
+typedef struct {
+	const char *prefix;
+	uint32_t from, to;
+	unsigned seen, differ;
+	json_t *out;
+} replay_t;
+
+static int replay_one(int64_t aid, json_t *rec, void *arg)
+{
+	replay_t *r = arg;
+	size_t i;
+	json_t *ch;
+	json_array_foreach(json_object_get(rec, "changes"), i, ch) {
+		const char *kind = json_string_value(json_object_get(ch, "kind"));
+		const char *key = json_string_value(json_object_get(ch, "key"));
+		if (!kind || strcmp(kind, "weight") != 0 || !key ||
+		    strncmp(key, r->prefix, strlen(r->prefix)) != 0)
+			continue;
+		json_t *after = json_object_get(json_object_get(ch, "after"), "steer");
+		json_t *before = json_object_get(json_object_get(ch, "before"), "steer");
+		json_t *d = json_object_get(after, "decision");
+		if (!d) {
+			/* Back to the operator's weights (stale inputs, or
+			 * steering turned off). */
+			if (before && json_object_get(ch, "after") != json_null()) {
+				json_array_append_new(r->out, json_pack("{s:I, s:s, s:s, s:s}",
+					"change", (json_int_t)aid, "time",
+					json_string_value(json_object_get(rec, "time")), "row", key,
+					"result", "operator's weights"));
+			}
+			continue;
+		}
+		steer_conf_t c;
+		steer_policy_t p;
+		uint32_t now;
+		unsigned n;
+		static steer_in_t in[STEER_MAX_NODES];
+		static steer_out_t out[STEER_MAX_NODES];
+		if (steer_decision_read(d, &c, &p, &now, &n, in))
+			continue;
+		if ((r->from && now < r->from) || (r->to && now > r->to))
+			continue;
+		steer_step(&c, &p, now, n, in, out);
+		json_t *rec_out = json_object_get(d, "out");
+		json_t *shares = json_object();
+		int same = json_object_size(rec_out) == n;
+		for (unsigned k = 0; k < n; k++) {
+			json_t *was = json_object_get(rec_out, in[k].id);
+			same &= json_is_integer(was) && json_integer_value(was) == out[k].share;
+			json_object_set_new(shares, in[k].id, json_pack("{s:I, s:I}", "recorded",
+				json_integer_value(was), "replayed", (json_int_t)out[k].share));
+		}
+		r->seen++;
+		r->differ += !same;
+		json_array_append_new(r->out, json_pack("{s:I, s:I, s:s, s:s, s:o}",
+			"change", (json_int_t)aid, "at", (json_int_t)now, "row", key,
+			"result", same ? "identical" : "different", "shares", shares));
+	}
+	return 0;
+}
+
+static int steer_replay(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("steer replay: usage: steer replay SERVICE [--from TIME] [--to TIME]");
+	char svc[1100];
+	ctl_service_name(argv[0], svc, sizeof(svc));
+	replay_t r = { NULL, 0, 0, 0, 0, json_array() };
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			ctl_die("steer replay: %s needs a value", argv[i]);
+		if (strcmp(argv[i], "--from") == 0)
+			r.from = parse_when("steer replay", "--from", argv[++i]);
+		else if (strcmp(argv[i], "--to") == 0)
+			r.to = parse_when("steer replay", "--to", argv[++i]);
+		else
+			ctl_die("steer replay: unknown option '%s'", argv[i]);
+	}
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), svc);
+	r.prefix = prefix;
+	int rc = wdb_audit_each(ctl_db, 0, replay_one, &r);
+	if (rc < 0)
+		ctl_die("steer replay: cannot read the audit log: %s", wdb_strerror(rc));
+	if (ctl_json) {
+		ctl_print_json(r.out);
+	} else {
+		size_t i;
+		json_t *e;
+		json_array_foreach(r.out, i, e) {
+			printf("change %lld  %s  %s", json_integer_value(json_object_get(e, "change")),
+			       json_string_value(json_object_get(e, "row")),
+			       json_string_value(json_object_get(e, "result")));
+			const char *id;
+			json_t *s;
+			json_object_foreach(json_object_get(e, "shares"), id, s)
+				printf("  %s %.2f%%", id,
+				       json_integer_value(json_object_get(s, "replayed")) / 100.0);
+			printf("\n");
+		}
+		printf("%u decision(s) replayed, %u identical, %u different\n", r.seen,
+		       r.seen - r.differ, r.differ);
+	}
+	json_decref(r.out);
+	return r.differ ? 1 : 0;
+}
+
+int ctl_cmd_steer(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_die("steer: missing subcommand (show, replay)");
+	if (strcmp(argv[0], "replay") == 0)
+		return steer_replay(argc - 1, argv + 1);
+	if (strcmp(argv[0], "show") == 0) {
+		if (argc != 2)
+			ctl_die("steer show: usage: steer show SERVICE");
+		char svc[1100];
+		ctl_service_name(argv[1], svc, sizeof(svc));
+		return steer_show(svc);
+	}
+	ctl_die("steer: unknown subcommand '%s' (show, replay)", argv[0]);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl's steering commands and the hooks through which the metrics,
+ * node, service and explain commands reach them (ctl_steer.c). */
+#ifndef GSLB_CTL_STEER_H
+#define GSLB_CTL_STEER_H
+
+#include "ctl/ctl.h"
+
+/** `metrics push` with steering inputs (--region, --isp, --at,
+ * success=, latency=, bytes=, or --provider NAME spent=): @argc, @argv
+ * start at "push".  Returns -1 when the arguments are not a steering
+ * push (the caller handles them), else the exit status; dies on an
+ * error. */
+int ctl_steer_metrics(int argc, char **argv);
+
+/** Applies node option @o (value @v) to node @n if it is a steering
+ * option (--provider, --cost-per-gb).  Returns 1 if it was, 0 if not;
+ * dies on a bad value. */
+int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v);
+
+/** Applies service option @o (value @v) to service @s if it is a
+ * steering option (--steering, --policy, --weights, --sla).  Returns 1
+ * if it was, 0 if not; dies on a bad value. */
+int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v);
+
+/** budget set|del|list. */
+int ctl_cmd_budget(int argc, char **argv);
+
+/** steer show SERVICE | steer replay SERVICE [--from T] [--to T]. */
+int ctl_cmd_steer(int argc, char **argv);
+
+/** The steering view of weight row @key in @t (the engine's last
+ * evaluation, the shares in force, budgets): a new object, or NULL when
+ * the row's service does not steer. */
+json_t *ctl_steer_row(wdb_txn_t *t, const char *key);
+
+/** Prints a view of ctl_steer_row() as text. */
+void ctl_steer_print(json_t *st);
+
+#endif

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/* The steering engine's arithmetic (steer.h): normalisation, windows,
+ * smoothing, SLA, floor and step limits.  Pure: no I/O, no allocation. */
+#include "health/steer.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+void steer_conf_default(steer_conf_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->interval = 60;          /* S3-3: every minute */
+	c->tau = 300;              /* S3-3: EMA with tau = 5 min */
+	c->windows[0] = 60;        /* S3-9: 1, 5 and 15 minute windows */
+	c->windows[1] = 300;
+	c->windows[2] = 900;
+	c->nwindows = 3;
+	c->stale = 300;            /* S2-7: 5 minutes */
+	c->min_step = 2;           /* S3-3: minimum change step */
+	c->max_step = 10;          /* S3-8: rate limit per evaluation */
+	c->max_hour = 30;          /* S3-8: rate limit per hour */
+	c->floor = 5;              /* every candidate keeps being measured */
+	c->sla = 98;               /* S3-5: success < 98 % */
+	c->sla_after = 2;          /* S3-9: two consecutive abnormal windows */
+	c->restore_after = 3;      /* S0-8: three good rounds restore */
+	c->success_good = 99.9;
+	c->success_bad = 95;
+	c->latency_good = 20;      /* S2-3: RTT 20-200 ms */
+	c->latency_bad = 200;
+	c->budget_boost = 3;
+}
+
+int steer_policy_named(const char *name, steer_policy_t *out)
+{
+	/* S3-6: live prefers quality, VOD prefers cost; custom starts from
+	 * the seed's example weights (S3-3). */
+	static const struct { const char *name; steer_policy_t p; } set[] = {
+		{ "live", { 0.5, 0.45, 0.05 } },
+		{ "vod", { 0.4, 0.2, 0.4 } },
+		{ "custom", { 0.5, 0.3, 0.2 } },
+	};
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (strcmp(name, set[i].name) == 0) {
+			*out = set[i].p;
+			return 0;
+		}
+	return -1;
+}
+
+double steer_normalize(double v, double good, double bad)
+{
+	if (good == bad)
+		return v == good ? 1 : 0;
+	double x = (v - bad) / (good - bad);
+	return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+static double field(const steer_sample_t *s, int which)
+{
+	return which ? s->latency : s->success;
+}
+
+/* The median of @v[0..@n) (@n > 0), which it sorts. */
+static double median(double *v, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++) {
+		double x = v[i];
+		unsigned j = i;
+		while (j > 0 && v[j - 1] > x) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
+                    unsigned n, uint32_t now, int which, double *out,
+                    double *now_out)
+{
+	uint32_t newest = 0;
+	int any = 0;
+	if (n > STEER_MAX_SAMPLES)
+		n = STEER_MAX_SAMPLES;
+	for (unsigned i = 0; i < n; i++)
+		if (!isnan(field(&s[i], which)) && (!any || s[i].time > newest)) {
+			newest = s[i].time;
+			any = 1;
+		}
+	/* S2-7: an input not refreshed within steer.stale is stale. */
+	if (!any || (newest < now && now - newest > c->stale))
+		return 0;
+	double sum = 0, first = NAN;
+	unsigned used = 0;
+	for (unsigned w = 0; w < c->nwindows && w < STEER_MAX_WINDOWS; w++) {
+		double v[STEER_MAX_SAMPLES];
+		unsigned k = 0;
+		for (unsigned i = 0; i < n; i++) {
+			double x = field(&s[i], which);
+			/* Samples stamped ahead of the clock count as now. */
+			if (!isnan(x) && (s[i].time >= now || now - s[i].time < c->windows[w]))
+				v[k++] = x;
+		}
+		if (!k)
+			continue;
+		double m = median(v, k);
+		if (isnan(first))
+			first = m;
+		sum += m;
+		used++;
+	}
+	if (!used)
+		return 0;
+	*out = sum / used;
+	if (now_out)
+		*now_out = first;
+	return 1;
+}
+
+int steer_budget_state(double limit, double alert_pct, double spent,
+                       uint32_t now)
+{
+	if (limit <= 0)
+		return 0;
+	if (spent >= limit)
+		return 2;
+	time_t t = (time_t)now;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	struct tm a = tm, b = tm;
+	a.tm_mday = 1;
+	a.tm_hour = a.tm_min = a.tm_sec = 0;
+	b = a;
+	b.tm_mon++;
+	double start = (double)timegm(&a), end = (double)timegm(&b);
+	double frac = ((double)now - start) / (end - start);
+	/* At least one day's worth, so that the first hours of a month do
+	 * not turn any spend into an alert. */
+	double day = 86400 / (end - start);
+	if (frac < day)
+		frac = day;
+	return spent >= limit * frac * alert_pct / 100 ? 1 : 0;
+}
+
+/* Rounds shares @x[0..@n) (adding up to about 1) to basis points adding
+ * up to STEER_TOTAL exactly: floors, then the largest remainders (ties to
+ * the lower index) get the points left, so the result is deterministic. */
+static void round_shares(const double *x, unsigned n, uint32_t *out)
+{
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		sum += x[i] > 0 ? x[i] : 0;
+	if (sum <= 0) {
+		for (unsigned i = 0; i < n; i++)
+			out[i] = 0;
+		return;
+	}
+	double frac[STEER_MAX_NODES];
+	uint32_t total = 0;
+	for (unsigned i = 0; i < n; i++) {
+		double v = x[i] > 0 ? x[i] / sum * STEER_TOTAL : 0;
+		out[i] = (uint32_t)floor(v);
+		frac[i] = x[i] > 0 ? v - out[i] : -1;
+		total += out[i];
+	}
+	while (total < STEER_TOTAL) {
+		unsigned best = n;
+		for (unsigned i = 0; i < n; i++)
+			if (frac[i] >= 0 && (best == n || frac[i] > frac[best]))
+				best = i;
+		if (best == n) {
+			/* More points left than nodes with a remainder (only
+			 * through rounding of the sum): another round. */
+			for (unsigned i = 0; i < n; i++)
+				frac[i] = x[i] > 0 ? 0 : -1;
+			continue;
+		}
+		out[best]++;
+		frac[best] = -1;
+		total++;
+	}
+}
+
+/* The score of one known node (S3-3): a.success + b.latency - c.cost
+ * over the terms it has, the weight of a missing one handed over to the
+ * others (S2-7), brought into 0..1.  Cost is relative to the row's
+ * dearest node, and weighs budget_boost times more past a budget's alert
+ * level (S3-6). */
+static double score(const steer_conf_t *c, const steer_policy_t *p,
+                    const steer_in_t *in, double max_cost, steer_out_t *o)
+{
+	double num = 0, den = 0;
+	if (in->has_success) {
+		o->ns = steer_normalize(in->success, c->success_good, c->success_bad);
+		num += p->success * o->ns;
+		den += p->success;
+	}
+	if (in->has_latency) {
+		o->nl = steer_normalize(in->latency, c->latency_good, c->latency_bad);
+		num += p->latency * o->nl;
+		den += p->latency;
+	}
+	if (in->has_cost && max_cost > 0 && p->cost > 0) {
+		o->nc = in->cost / max_cost;
+		double pen = o->nc * (in->over_budget ? c->budget_boost : 1);
+		num += p->cost * (1 - pen);
+		den += p->cost;
+	}
+	double r = den > 0 ? num / den : 0.5;
+	return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
+/* The shares that the smoothed scores ask for: the operator's weight
+ * times the square of the score (so that a clearly worse node loses
+ * clearly more than a slightly worse one), normalised, then every
+ * candidate raised to the floor, the others scaled to make room. */
+static void targets(const steer_conf_t *c, unsigned n, const steer_in_t *in,
+                    steer_out_t *out, const int *cand, double *T)
+{
+	double t[STEER_MAX_NODES], total = 0;
+	unsigned m = 0;
+	for (unsigned i = 0; i < n; i++) {
+		t[i] = cand[i] ? (double)in[i].base * out[i].ema * out[i].ema : 0;
+		total += t[i];
+		m += cand[i] != 0;
+	}
+	if (total <= 0)
+		for (unsigned i = 0; i < n; i++)
+			total += t[i] = cand[i] ? (double)in[i].base : 0;
+	double f = c->floor / 100;
+	int fixed[STEER_MAX_NODES] = { 0 };
+	unsigned nfixed = 0;
+	double rest = total, avail = 1;
+	if (f > 0 && m * f <= 1) {
+		for (int changed = 1; changed && nfixed < m;) {
+			changed = 0;
+			rest = 0;
+			for (unsigned i = 0; i < n; i++)
+				if (cand[i] && !fixed[i])
+					rest += t[i];
+			avail = 1 - f * nfixed;
+			for (unsigned i = 0; i < n; i++)
+				if (cand[i] && !fixed[i] && (rest <= 0 || t[i] / rest * avail < f)) {
+					fixed[i] = 1;
+					nfixed++;
+					changed = 1;
+				}
+		}
+		rest = 0;
+		for (unsigned i = 0; i < n; i++)
+			if (cand[i] && !fixed[i])
+				rest += t[i];
+		avail = 1 - f * nfixed;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!cand[i])
+			T[i] = 0;
+		else if (fixed[i]) {
+			T[i] = f;
+			out[i].limits |= STEER_LIM_FLOOR;
+		} else
+			T[i] = rest > 0 ? t[i] / rest * avail : 0;
+	}
+}
+
+steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
+                           uint32_t now, unsigned n, const steer_in_t *in,
+                           steer_out_t *out)
+{
+	if (n > STEER_MAX_NODES)
+		n = STEER_MAX_NODES;
+	double max_cost = 0, sumraw = 0, base_sum = 0;
+	unsigned known = 0;
+	for (unsigned i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].ns = out[i].nl = out[i].nc = -1;
+		if (in[i].has_cost && in[i].cost > max_cost)
+			max_cost = in[i].cost;
+		base_sum += in[i].base;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (in[i].over_budget)
+			out[i].limits |= STEER_LIM_BUDGET;
+		if (!in[i].has_success && !in[i].has_latency)
+			continue;
+		out[i].raw = score(c, p, &in[i], max_cost, &out[i]);
+		sumraw += out[i].raw;
+		known++;
+	}
+	double P[STEER_MAX_NODES], T[STEER_MAX_NODES], N[STEER_MAX_NODES];
+	uint32_t prev_bp[STEER_MAX_NODES];
+	int operator = 0;
+	for (unsigned i = 0; i < n; i++)
+		operator |= in[i].prev < 0;
+	for (unsigned i = 0; i < n; i++)
+		P[i] = operator ? (base_sum > 0 ? in[i].base / base_sum : 0)
+		                : (double)in[i].prev / STEER_TOTAL;
+	if (operator)
+		round_shares(P, n, prev_bp);
+	else
+		for (unsigned i = 0; i < n; i++)
+			prev_bp[i] = (uint32_t)in[i].prev;
+
+	/* S2-7: no fresh input for any node of the row: the row goes back
+	 * to the operator's weights and the smoothing starts afresh. */
+	if (!known) {
+		double B[STEER_MAX_NODES] = { 0 };
+		for (unsigned i = 0; i < n; i++) {
+			B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
+			out[i].limits |= STEER_LIM_UNKNOWN;
+		}
+		round_shares(B, n, prev_bp);
+		for (unsigned i = 0; i < n; i++) {
+			out[i].share = out[i].target = prev_bp[i];
+			out[i].hour_start = in[i].hour_start;
+			out[i].hour_moved = in[i].hour_moved;
+		}
+		return operator ? STEER_KEEP : STEER_REVERT;
+	}
+
+	/* S3-3: EMA with time constant tau, sampled every interval.  A node
+	 * without fresh input keeps its smoothed score, or starts at the
+	 * row's mean: neither full weight nor removal (S2-7). */
+	double alpha = c->tau > 0 ? 1 - exp(-c->interval / c->tau) : 1;
+	int cand[STEER_MAX_NODES];
+	unsigned ncand = 0, nout = 0;
+	for (unsigned i = 0; i < n; i++) {
+		steer_out_t *o = &out[i];
+		int k = in[i].has_success || in[i].has_latency;
+		o->has_ema = 1;
+		if (!k) {
+			o->raw = sumraw / known;
+			o->limits |= STEER_LIM_UNKNOWN;
+			o->ema = in[i].has_ema ? in[i].ema : o->raw;
+		} else {
+			o->ema = in[i].has_ema ? in[i].ema + alpha * (o->raw - in[i].ema)
+			                       : o->raw;
+		}
+		/* S3-5 with S3-9: success below the SLA in sla_after
+		 * consecutive evaluations takes the node out at once;
+		 * restore_after evaluations at or above it bring it back. */
+		o->sla_low = in[i].sla_low;
+		o->sla_good = in[i].sla_good;
+		o->sla_out = in[i].sla_out;
+		if (in[i].has_success) {
+			if (in[i].success_now < c->sla) {
+				o->sla_low++;
+				o->sla_good = 0;
+			} else {
+				o->sla_good++;
+				o->sla_low = 0;
+			}
+			if (!o->sla_out && o->sla_low >= c->sla_after)
+				o->sla_out = 1;
+			else if (o->sla_out && o->sla_good >= c->restore_after)
+				o->sla_out = 0;
+		}
+		cand[i] = in[i].base > 0;
+		ncand += cand[i] != 0;
+		nout += cand[i] && o->sla_out;
+	}
+	/* Every candidate below the SLA: taking them all out would answer
+	 * nothing, so the scores alone decide. */
+	int allsla = ncand && nout == ncand;
+	int forced = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!cand[i] || !out[i].sla_out)
+			continue;
+		if (allsla) {
+			out[i].limits |= STEER_LIM_ALLSLA;
+			continue;
+		}
+		cand[i] = 0;
+		out[i].limits |= STEER_LIM_SLA;
+		forced |= P[i] > 0;
+	}
+	targets(c, n, in, out, cand, T);
+	uint32_t tbp[STEER_MAX_NODES];
+	round_shares(T, n, tbp);
+	for (unsigned i = 0; i < n; i++)
+		out[i].target = tbp[i];
+
+	double m = 0, k = 1;
+	for (unsigned i = 0; i < n; i++)
+		if (fabs(T[i] - P[i]) > m)
+			m = fabs(T[i] - P[i]);
+	unsigned why = 0;
+	if (!forced && m > 0) {
+		/* S3-8: at most max_step per node per evaluation, and at most
+		 * max_hour per node per hour; the whole move is scaled, so the
+		 * shares still add up. */
+		if (m > c->max_step / 100) {
+			k = c->max_step / 100 / m;
+			why = STEER_LIM_STEP;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			double d = fabs(T[i] - P[i]);
+			if (d <= 0)
+				continue;
+			uint32_t moved = now - in[i].hour_start >= 3600 ? 0 : in[i].hour_moved;
+			double allowed = c->max_hour / 100 - (double)moved / STEER_TOTAL;
+			if (allowed < 0)
+				allowed = 0;
+			if (allowed / d < k) {
+				k = allowed / d;
+				why = STEER_LIM_HOUR;
+			}
+		}
+		/* S3-3: a move smaller than min_step is not made. */
+		if (k * m * 100 < c->min_step - 1e-9) {
+			k = 0;
+			if (why != STEER_LIM_HOUR)
+				why = STEER_LIM_MIN;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		N[i] = forced ? T[i] : P[i] + k * (T[i] - P[i]);
+		if (why && fabs(T[i] - P[i]) > 0)
+			out[i].limits |= why;
+	}
+	uint32_t nbp[STEER_MAX_NODES];
+	if (k == 0 && !forced)
+		memcpy(nbp, prev_bp, sizeof(uint32_t) * n);
+	else
+		round_shares(N, n, nbp);
+	int changed = 0;
+	for (unsigned i = 0; i < n; i++) {
+		out[i].share = nbp[i];
+		uint32_t d = nbp[i] > prev_bp[i] ? nbp[i] - prev_bp[i] : prev_bp[i] - nbp[i];
+		changed |= d != 0;
+		/* An SLA failover is not a rate-limited move: it does not
+		 * use up the hour's allowance. */
+		if (forced)
+			d = 0;
+		int fresh_hour = now - in[i].hour_start >= 3600;
+		out[i].hour_start = fresh_hour && d ? now : in[i].hour_start;
+		out[i].hour_moved = (fresh_hour ? 0 : in[i].hour_moved) + d;
+	}
+	return changed ? STEER_CHANGE : STEER_KEEP;
+}

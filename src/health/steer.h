@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* The steering engine's arithmetic: from measured success, latency and
+ * cost per node of one weight row to the row's next shares (S3-3, S3-5,
+ * S3-6, S3-8, S3-9, S2-3, S2-7).
+ *
+ * Everything here is pure: no I/O, no allocation, no clock of its own
+ * (the caller passes the time), no state between calls.  Any thread may
+ * call it.  The same inputs always give the same shares, which is what
+ * `gslbctl steer replay` relies on (S3-7).
+ *
+ * Shares are integers in basis points of a row (STEER_TOTAL = 100 %), so
+ * that a decision stored as JSON and read back is bit for bit the one
+ * that was made. */
+#ifndef GSLB_STEER_H
+#define GSLB_STEER_H
+
+#include <stdint.h>
+
+#define STEER_TOTAL 10000u        /* a row's shares add up to this */
+#define STEER_MAX_NODES 64        /* nodes per row (PLAN_MAX_NODES) */
+#define STEER_MAX_WINDOWS 3       /* aggregation windows (S3-9) */
+#define STEER_MAX_SAMPLES 64      /* samples kept per input */
+#define STEER_ID_MAX 64
+
+/** The steer section of gslbd.conf (see gslbd.conf(5)). */
+typedef struct steer_conf {
+	double interval;          /* s between evaluations (60, S3-3) */
+	double tau;               /* EMA time constant, s (300, S3-3) */
+	unsigned windows[STEER_MAX_WINDOWS]; /* s (60, 300, 900; S3-9) */
+	unsigned nwindows;
+	double stale;             /* an input older than this is stale (300,
+	                             S2-7) */
+	double min_step;          /* share points: smaller moves are not made
+	                             (2, S3-3) */
+	double max_step;          /* share points per node per evaluation
+	                             (10, S3-8) */
+	double max_hour;          /* share points per node per hour (30,
+	                             S3-8) */
+	double floor;             /* share points every candidate keeps (5) */
+	double sla;               /* success below this, twice, takes a node
+	                             out (98 %, S3-5) */
+	unsigned sla_after;       /* consecutive evaluations below (2, S3-9) */
+	unsigned restore_after;   /* consecutive evaluations at or above the
+	                             SLA to come back (3, S0-8) */
+	double success_good, success_bad;  /* % (99.9, 95; S2-3) */
+	double latency_good, latency_bad;  /* ms (20, 200; S2-3) */
+	double budget_boost;      /* cost weight factor past a budget's alert
+	                             level (3, S3-6) */
+} steer_conf_t;
+
+/** The weights of a service's score terms (S3-3; --policy, --weights). */
+typedef struct steer_policy {
+	double success, latency, cost;
+} steer_policy_t;
+
+/** One timestamped measurement; a NaN field was not measured. */
+typedef struct steer_sample {
+	uint32_t time;
+	double success;           /* % of requests that succeeded */
+	double latency;           /* ms */
+} steer_sample_t;
+
+/** One candidate node of a row, as the engine sees it. */
+typedef struct steer_in {
+	char id[STEER_ID_MAX];
+	uint32_t base;            /* the operator's weight */
+	int has_success, has_latency, has_cost;
+	double success;           /* aggregated (steer_aggregate()) */
+	double success_now;       /* the shortest window's median: the SLA
+	                             assertion's input */
+	double latency;
+	double cost;              /* price per GB */
+	int over_budget;          /* its provider passed the alert level */
+	int32_t prev;             /* applied share, -1: the operator's */
+	int has_ema;
+	double ema;               /* smoothed score before this step */
+	unsigned sla_low, sla_good; /* consecutive evaluations */
+	int sla_out;              /* out for the SLA (S3-5) */
+	uint32_t hour_start;      /* the per-hour limit's window (S3-8) */
+	uint32_t hour_moved;      /* share moved in it, basis points */
+} steer_in_t;
+
+/* What limited or shaped a node's share (steer_out_t.limits). */
+enum {
+	STEER_LIM_FLOOR = 1,      /* raised to the floor */
+	STEER_LIM_STEP = 2,       /* the move was cut to max-step */
+	STEER_LIM_HOUR = 4,       /* the move was cut by max-change-per-hour */
+	STEER_LIM_MIN = 8,        /* the move was below min-step: not made */
+	STEER_LIM_SLA = 16,       /* out for the SLA */
+	STEER_LIM_BUDGET = 32,    /* its provider is over the budget alert */
+	STEER_LIM_UNKNOWN = 64,   /* no fresh input: scored conservatively */
+	STEER_LIM_ALLSLA = 128,   /* every node is below the SLA: none out */
+};
+
+/** The engine's view of one node after a step. */
+typedef struct steer_out {
+	double ns, nl, nc;        /* normalised inputs, -1: not used */
+	double raw;               /* score of this step, 0..1 */
+	double ema;               /* smoothed score */
+	int has_ema;              /* 0: the smoothing starts afresh */
+	unsigned sla_low, sla_good;
+	int sla_out;
+	uint32_t target;          /* where the score wants it, bp */
+	uint32_t share;           /* the share applied from now, bp */
+	unsigned limits;          /* STEER_LIM_* */
+	uint32_t hour_start, hour_moved;
+} steer_out_t;
+
+/** What a step decided for the row. */
+typedef enum {
+	STEER_KEEP = 0,           /* shares unchanged */
+	STEER_CHANGE,             /* new shares */
+	STEER_REVERT,             /* no fresh input at all: back to the
+	                             operator's weights (S2-7) */
+} steer_verdict_t;
+
+/** Fills @c with the defaults of gslbd.conf(5). */
+void steer_conf_default(steer_conf_t *c);
+
+/** The policy named @name ("live", "vod" or "custom", whose weights are
+ * the defaults 0.5, 0.3, 0.2).  Returns 0, or -1 for an unknown name. */
+int steer_policy_named(const char *name, steer_policy_t *out);
+
+/** Linear normalisation (S2-3): 1 at or better than @good, 0 at or worse
+ * than @bad, linear between; works both ways (@good above or below
+ * @bad). */
+double steer_normalize(double v, double good, double bad);
+
+/** Aggregates field @which (0 success, 1 latency) of samples @s[0..@n)
+ * at @now (S3-9): the median of each window (which drops outliers), then
+ * the mean of the windows that hold a sample.  *@now_out (may be NULL)
+ * gets the shortest non-empty window's median.  Returns 1 with the value
+ * in *@out when the newest sample of that field is fresh (S2-7), else 0. */
+int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
+                    unsigned n, uint32_t now, int which, double *out,
+                    double *now_out);
+
+/** Whether spend @spent of a budget of @limit per calendar month (UTC)
+ * passes @alert_pct of the budget pro-rated to @now (S3-6).  Returns 0
+ * (within), 1 (past the alert level) or 2 (past the whole limit). */
+int steer_budget_state(double limit, double alert_pct, double spent,
+                       uint32_t now);
+
+/** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
+ * scores, smooths, applies the SLA, floor, step and hourly limits and
+ * fills @out[0..@n).  Returns what it decided. */
+steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
+                           uint32_t now, unsigned n, const steer_in_t *in,
+                           steer_out_t *out);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads the steer section of gslbd.conf (the steering engine's timing,
+ * limits and reference thresholds) into a steer_conf_t.  No state: safe
+ * on any thread. */
+#include "health/steer_conf.h"
+
+#include <string.h>
+
+/* windows: a list of 1 to STEER_MAX_WINDOWS durations in seconds, in
+ * increasing order (S3-9). */
+static int read_windows(const conf_t *c, const ynode_t *v, steer_conf_t *o,
+                        char *err, size_t errlen)
+{
+	if (v->kind != YNODE_SEQ || v->n < 1 || v->n > STEER_MAX_WINDOWS)
+		return conf_sfail(c, v, err, errlen,
+		                  "windows must be a list of 1 to %d durations in seconds",
+		                  STEER_MAX_WINDOWS);
+	for (size_t i = 0; i < v->n; i++) {
+		double d;
+		if (conf_snumber(c, v->items[i], "windows", 1, 86400, &d, err, errlen))
+			return -1;
+		o->windows[i] = (unsigned)d;
+		if (i && o->windows[i] <= o->windows[i - 1])
+			return conf_sfail(c, v->items[i], err, errlen,
+			                  "windows must be in increasing order");
+	}
+	o->nwindows = (unsigned)v->n;
+	return 0;
+}
+
+int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
+{
+	steer_conf_default(o);
+	const ynode_t *s = ynode_get(c->root, "steer");
+	if (!s)
+		return 0;
+	static const char *const keys[] = {
+		"interval", "tau", "windows", "stale", "min-step", "max-step",
+		"max-change-per-hour", "floor", "sla", "sla-after",
+		"restore-after", "success-good", "success-bad", "latency-good",
+		"latency-bad", "budget-boost", NULL
+	};
+	if (conf_skeys(c, s, "steer", keys, err, errlen))
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *k = s->keys[i]->value;
+		const ynode_t *v = s->items[i];
+		double d;
+		int rc = 0;
+#define NUM(name, lo, hi, dst) \
+		else if (strcmp(k, name) == 0) { \
+			rc = conf_snumber(c, v, name, lo, hi, &d, err, errlen); \
+			dst = d; }
+		if (strcmp(k, "windows") == 0)
+			rc = read_windows(c, v, o, err, errlen);
+		NUM("interval", 1, 3600, o->interval)
+		NUM("tau", 0, 86400, o->tau)
+		NUM("stale", 1, 86400, o->stale)
+		NUM("min-step", 0, 100, o->min_step)
+		NUM("max-step", 0.1, 100, o->max_step)
+		NUM("max-change-per-hour", 0.1, 100, o->max_hour)
+		NUM("floor", 0, 50, o->floor)
+		NUM("sla", 0, 100, o->sla)
+		NUM("sla-after", 1, 100, o->sla_after)
+		NUM("restore-after", 1, 100, o->restore_after)
+		NUM("success-good", 0, 100, o->success_good)
+		NUM("success-bad", 0, 100, o->success_bad)
+		NUM("latency-good", 0, 60000, o->latency_good)
+		NUM("latency-bad", 0, 60000, o->latency_bad)
+		NUM("budget-boost", 1, 100, o->budget_boost)
+#undef NUM
+		if (rc)
+			return -1;
+	}
+	if (o->success_good <= o->success_bad)
+		return conf_sfail(c, s, err, errlen,
+		                  "steer success-good (%g) must be above success-bad (%g)",
+		                  o->success_good, o->success_bad);
+	if (o->latency_good >= o->latency_bad)
+		return conf_sfail(c, s, err, errlen,
+		                  "steer latency-good (%g) must be below latency-bad (%g)",
+		                  o->latency_good, o->latency_bad);
+	if (o->min_step > o->max_step)
+		return conf_sfail(c, s, err, errlen,
+		                  "steer min-step (%g) must not exceed max-step (%g)",
+		                  o->min_step, o->max_step);
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* The steering engine against the store: one evaluation of every weight
+ * row of every dynamically steered service (S3-1, S3-3), the records it
+ * keeps, and the codec of its decisions for explain and replay (S3-7).
+ *
+ * steer_run() runs on the health thread (its own timer, every
+ * steer.interval), never on a worker: the shares it decides go into the
+ * weight rows in one audited write transaction that also rebuilds their
+ * plans, so a query reads them through the plan like any weight.
+ *
+ * The records (weightdb.h): pushed inputs in "steerin", the engine's
+ * state per row in "steer" (data), and in the weight row the applied
+ * shares with the decision that made them:
+ *   "steer": {"weights": {id: bp}, "at": T, "verdict": "change",
+ *             "decision": {"at": T, "conf": {...}, "policy": [s, l, c],
+ *                          "in": [{id, base, ...}], "out": {id: bp}}}
+ * A decision holds everything steer_step() read, so that replaying it
+ * gives the same shares. */
+#ifndef GSLB_STEER_RUN_H
+#define GSLB_STEER_RUN_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "health/steer.h"
+#include "store/weightdb.h"
+
+/** Evaluates every row of every service with "steering": "dynamic" at
+ * @now under @c, and drops the engine's shares from the rows of services
+ * that no longer steer.  One write transaction; the changed rows carry
+ * their decision and the audit record says what moved and why.  Returns
+ * the number of rows whose shares changed, or a negative error with the
+ * reason in @err. */
+int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+              char *err, size_t errlen);
+
+/** Whether service object @svc is steered: "steering" is "dynamic" or
+ * "shadow" (S2-9: computed, recorded and explained, but its plans keep
+ * the operator's weights). */
+int steer_service_on(json_t *svc);
+
+/** The policy of service object @svc: its "steer_weights" when set, else
+ * its named "policy", else "custom" (steer.h). */
+void steer_service_policy(json_t *svc, steer_policy_t *p);
+
+/** Reads decision @d (as steer_run() stores it) into @c, @p, @now and
+ * @in[0..*@n) for steer_step().  Returns 0 or -1 if it is malformed. */
+int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
+                        uint32_t *now, unsigned *n, steer_in_t *in);
+
+/** The text of limits @lim (STEER_LIM_*), comma-separated, into @buf;
+ * "-" for none.  Returns @buf. */
+const char *steer_limits_text(unsigned lim, char *buf, size_t size);
+
+/** The key of provider @name's spend record for the month of @t
+ * ("p|NAME|YYYY-MM") into @buf.  Returns @buf. */
+const char *steer_spend_key(char *buf, size_t size, const char *name,
+                            uint32_t t);
+
+/** A provider's spend in the record @rec: the pushed figure when there
+ * is one, else bytes times price. */
+double steer_spend_of(json_t *rec);
+
+/** Appends sample (@t, @success, @latency; NaN: not measured) to the
+ * inputs record @rec (a "steerin" object, modified), keeping the newest
+ * STEER_MAX_SAMPLES within @keep seconds of @t. */
+void steer_sample_add(json_t *rec, uint32_t t, double success,
+                      double latency, double keep);
+
+#endif

@@ -1,0 +1,200 @@
+#!/bin/bash
+# The steering engine under the real daemon, time compressed (interval
+# 1 s, tau 2 s): pushed success and latency per (region, ISP) move the
+# shares of each row on its own, seen in dig's answers and in explain;
+# every automatic change is audited and replays identically; a provider
+# past its budget loses share; a node below the SLA leaves at once;
+# stale inputs hand the row back to the operator's weights; a static
+# service ignores all of it.
+. "$(dirname "$0")/lib.sh"
+
+cat > "$T/geo.txt" <<'EOG'
+101.6.0.0/16     cn-gz  ctcc  4134
+101.7.0.0/16     cn-bj  cucc  4837
+EOG
+perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
+gslb_zone
+write_conf gslb.test z.zone "geoip:
+  database: geo.mmdb
+steer:
+  interval: 1
+  tau: 2
+  windows: [4, 8]
+  stale: 8
+  min-step: 1
+  max-step: 20
+  max-change-per-hour: 100
+  floor: 5"
+
+CTL service add www.gslb.test --ttl 30 --answers 1 >/dev/null
+CTL node add a --addr 192.0.2.1 --provider cdn-a --cost-per-gb 0.02 >/dev/null
+CTL node add b --addr 192.0.2.2 --provider cdn-b --cost-per-gb 0.02 >/dev/null
+for r in "--region cn-gz --isp ctcc" "--region cn-bj --isp cucc"; do
+	# shellcheck disable=SC2086
+	CTL weight set www.gslb.test $r a=50 b=50 >/dev/null
+done
+gslbd_start
+
+# The current measurements of each node in each row, one file per (node,
+# row) under $T/m, pushed over and over by a feeder in the background
+# (as a RUM pipeline would) while $T/feeding exists, for at most 5 minutes.
+mkdir -p "$T/m"
+set_m() { echo "$2" > "$T/m/$1"; }
+for k in a:gz b:gz a:bj b:bj; do set_m $k "success=99.9 latency=20"; done
+touch "$T/feeding"
+(
+	end=$((SECONDS + 300))
+	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
+		for f in "$T"/m/*; do
+			k=${f##*/} n=${k%:*} r=${k#*:}
+			[ "$r" = gz ] && reg="--region cn-gz --isp ctcc" || reg="--region cn-bj --isp cucc"
+			# shellcheck disable=SC2046,SC2086
+			CTL metrics push "$n" $reg $(cat "$f") >/dev/null ||
+				echo "FAIL - metrics push $n $r"
+		done
+		sleep 0.2
+	done
+) &
+FEEDER=$!
+trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cleanup' EXIT
+# weight SUBNET NODE: the engine's share of NODE in basis points in the
+# row of clients of SUBNET, from steer show (empty: operator's weights).
+weight() {
+	local key
+	[ "$1" = gz ] && key="www.gslb.test|cn-gz|ctcc" || key="www.gslb.test|cn-bj|cucc"
+	CTL --json steer show www.gslb.test | python3 -c "
+import json, sys
+for r in json.load(sys.stdin):
+    if r['row'] == '$key':
+        print(r['nodes']['$2']['weight'] if r['steered'] else '')"
+}
+# wait_for SECONDS CONDITION...: polls until CONDITION holds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.3
+	done
+	return 1
+}
+# share SUBNET NODE-ADDR: per mille of 1000 answers to SUBNET's clients.
+share() {
+	local sub
+	[ "$1" = gz ] && sub=101.6.1.0/24 || sub=101.7.1.0/24
+	for _ in $(seq 1000); do echo "www.gslb.test A +subnet=$sub"; done > "$T/batch"
+	dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=2 -f "$T/batch" > "$T/picks"
+	echo $(( $(grep -c "^$2\$" "$T/picks") * 1000 / $(grep -c . "$T/picks") ))
+}
+within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# 1. Static (the default): measurements change nothing.
+set_m b:gz "success=98.5 latency=200"
+sleep 3
+[ -z "$(weight gz b 2>/dev/null)" ] && ok "static service: no engine shares" ||
+	fail "static service got engine shares: $(weight gz b)"
+out=$(CTL steer show www.gslb.test 2>&1) && fail "steer show on a static service" ||
+	expect_has "$out" "does not steer" "steer show: a static service does not steer"
+s=$(share gz 192.0.2.2)
+within "$s" 440 560 && ok "static: b keeps its half in cn-gz ($s per mille)" ||
+	fail "static: b got $s per mille"
+
+# 2. Dynamic: b is slow in cn-gz only; its share there falls step by step
+# and dig follows; cn-bj stays even.
+CTL service set www.gslb.test --steering dynamic --weights success=0.5,latency=0.5,cost=0 >/dev/null
+low_b_gz() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 2000 ]; }
+if wait_for 20 low_b_gz; then ok "slow b loses share in cn-gz (now $(weight gz b) bp)"
+else fail "b's share in cn-gz did not fall: $(CTL steer show www.gslb.test)"; fi
+wbj=$(weight bj b)
+[ -z "$wbj" ] || within "$wbj" 4900 5100 && ok "cn-bj unchanged (b: ${wbj:-operator weight})" ||
+	fail "cn-bj moved: b has $wbj bp"
+w=$(weight gz b)
+want=$(( ${w:-5000} / 10 ))
+s=$(share gz 192.0.2.2)
+within "$s" $((want - 50)) $((want + 50)) &&
+	ok "dig: b answers $s per mille in cn-gz, the engine says $want" ||
+	fail "dig: b answers $s per mille in cn-gz, the engine says $want"
+out=$(CTL explain www.gslb.test --client 101.6.1.1)
+expect_has "$out" "steering +dynamic" "explain: the row is steered"
+expect_has "$out" "^  b +50 +98\.50 +200\.0 " "explain: b's inputs (success, latency)"
+expect_has "$(CTL log)" "steer www\.gslb\.test\|cn-gz\|ctcc: .*b .*success 98\.50, latency 200 ms" \
+	"log: the automatic change with its reason and inputs"
+
+# 3. Replay: the recorded decisions come out identical.
+out=$(CTL steer replay www.gslb.test 2>&1) && ok "steer replay exits 0" || fail "steer replay: $out"
+expect_has "$out" "^([1-9][0-9]*) decision\(s\) replayed, \1 identical, 0 different" \
+	"replay: every decision identical"
+out=$(CTL steer replay www.gslb.test --from 2000-01-01T00:00:00Z --to 2000-01-02T00:00:00Z)
+expect_has "$out" "^0 decision" "replay: a window without decisions is empty"
+
+# 3b. Shadow: the engine goes on computing and recording, the answers
+# are the operator's again at once.
+CTL service set www.gslb.test --steering shadow >/dev/null
+s=$(share gz 192.0.2.2)
+within "$s" 440 560 && ok "shadow: dig gives b the operator's half again ($s per mille)" ||
+	fail "shadow: b answers $s per mille"
+w=$(weight gz b)
+[ -n "$w" ] && [ "$w" -le 2000 ] && ok "shadow: steer show keeps the engine's share ($w bp)" ||
+	fail "shadow: engine share of b is '$w'"
+expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "^steering +shadow" "explain: shadow"
+CTL service set www.gslb.test --steering dynamic >/dev/null
+s=$(share gz 192.0.2.2)
+[ "$s" -le 200 ] && ok "dynamic again: the engine's share answers ($s per mille)" ||
+	fail "dynamic again: b answers $s per mille"
+
+# 4. Budget: equal quality, then cdn-a spends its month at once: a's
+# share falls in both rows.
+set_m b:gz "success=99.9 latency=20"
+CTL service set www.gslb.test --weights success=0.4,latency=0.3,cost=0.3 >/dev/null
+even() { w=$(weight gz a); [ -n "$w" ] && within "$w" 4800 5200; }
+wait_for 20 even && ok "equal quality and price: even again" || fail "not even: $(weight gz a)"
+CTL budget set cdn-a --limit 100 --period month --alert 80 >/dev/null
+CTL metrics push --provider cdn-a spent=150 >/dev/null
+expect_has "$(CTL budget list)" "^cdn-a .* exhausted" "budget list: cdn-a exhausted"
+low_a() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -le 3000 ]; }
+if wait_for 20 low_a; then ok "cdn-a over budget: a down to $(weight gz a) bp in cn-gz"
+else fail "a did not lose share over budget: $(CTL steer show www.gslb.test)"; fi
+s=$(share gz 192.0.2.1)
+[ "$s" -le 350 ] && ok "dig: a answers $s per mille in cn-gz" || fail "dig: a still answers $s per mille"
+expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "cdn-a budget exhausted" \
+	"explain: the budget state"
+CTL budget del cdn-a >/dev/null
+
+# 5. SLA: b's success falls below 98 % in cn-bj: out at once.
+set_m b:bj "success=90 latency=20"
+zero_b() { [ "$(weight bj b)" = 0 ]; }
+if wait_for 20 zero_b; then ok "b below the SLA in cn-bj: weight 0"
+else fail "b not out for the SLA: $(CTL steer show www.gslb.test)"; fi
+s=$(share bj 192.0.2.2)
+[ "$s" = 0 ] && ok "dig: b no longer answers in cn-bj" || fail "dig: b still answers $s per mille in cn-bj"
+expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "^  b .*SLA" "explain: b out for the SLA"
+
+# 6. Stale: the feed stops; the rows go back to the operator's weights.
+rm -f "$T/feeding"
+wait $FEEDER
+stale() { [ -z "$(weight gz a)" ] && [ -z "$(weight bj b)" ]; }
+end=$((SECONDS + 20))
+while [ $SECONDS -lt $end ] && ! stale; do sleep 0.5; done
+stale && ok "no fresh input: the operator's weights again" ||
+	fail "still steered without fresh input: $(CTL steer show www.gslb.test)"
+s=$(share bj 192.0.2.2)
+within "$s" 440 560 && ok "dig: b back to half in cn-bj ($s per mille)" || fail "dig: b at $s per mille"
+expect_has "$(CTL log)" "no fresh input, back to the operator's weights" "log: the revert"
+
+# 7. Bad input changes nothing.
+out=$(CTL metrics push a --region cn-gz success=120 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "success 120: give a number from 0 to 100" "success out of range refused" ||
+	fail "success=120: rc $rc: $out"
+out=$(CTL service set www.gslb.test --weights speed=1 2>&1)
+expect_has "$out" "give success=A,latency=B,cost=C" "bad --weights refused"
+out=$(CTL metrics push a --region CN-GZ success=99 2>&1)
+expect_has "$out" "--region CN-GZ: use a short lowercase name" "bad region refused"
+# Spend derived from bytes times price: 5 GB at 0.02.
+CTL budget set cdn-b --limit 1000 >/dev/null
+CTL metrics push b bytes=5000000000 >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "bytes x price counted as spend"
+CTL node set b --provider none --cost-per-gb none >/dev/null
+out=$(CTL metrics push b bytes=1000 2>&1)
+expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"
+
+finish

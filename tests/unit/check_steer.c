@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* The steering engine's arithmetic: normalisation (S2-3), windows and
+ * outliers (S3-9), smoothing (S3-3), step limits (S3-3, S3-8), floor,
+ * SLA (S3-5), budget (S3-6) and stale inputs (S2-7). */
+#include "health/steer.h"
+#include "health/steer_run.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NOW 1700000000u
+
+static steer_conf_t conf(void)
+{
+	steer_conf_t c;
+	steer_conf_default(&c);
+	return c;
+}
+
+static steer_policy_t pol(void)
+{
+	steer_policy_t p;
+	steer_policy_named("custom", &p);
+	return p;
+}
+
+/* A node with weight @base measured at @success % and @lat ms, first
+ * seen (operator's shares, no smoothing yet). */
+static steer_in_t node(const char *id, uint32_t base, double success, double lat)
+{
+	steer_in_t n;
+	memset(&n, 0, sizeof(n));
+	snprintf(n.id, sizeof(n.id), "%s", id);
+	n.base = base;
+	n.has_success = n.has_latency = 1;
+	n.success = n.success_now = success;
+	n.latency = lat;
+	n.prev = -1;
+	return n;
+}
+
+/* Carries the state of @out into @in for the next step. */
+static void carry(unsigned n, steer_in_t *in, const steer_out_t *out)
+{
+	for (unsigned i = 0; i < n; i++) {
+		in[i].prev = (int32_t)out[i].share;
+		in[i].has_ema = out[i].has_ema;
+		in[i].ema = out[i].ema;
+		in[i].sla_low = out[i].sla_low;
+		in[i].sla_good = out[i].sla_good;
+		in[i].sla_out = out[i].sla_out;
+		in[i].hour_start = out[i].hour_start;
+		in[i].hour_moved = out[i].hour_moved;
+	}
+}
+
+static uint32_t sum(unsigned n, const steer_out_t *o)
+{
+	uint32_t s = 0;
+	for (unsigned i = 0; i < n; i++)
+		s += o[i].share;
+	return s;
+}
+
+START_TEST(defaults)
+{
+	steer_conf_t c = conf();
+	ck_assert_double_eq(c.interval, 60);     /* S3-3 */
+	ck_assert_double_eq(c.tau, 300);         /* S3-3 */
+	ck_assert_uint_eq(c.windows[2], 900);    /* S3-9 */
+	ck_assert_double_eq(c.sla, 98);          /* S3-5 */
+	ck_assert_double_eq(c.stale, 300);       /* S2-7 */
+	steer_policy_t live, vod;
+	ck_assert_int_eq(steer_policy_named("live", &live), 0);
+	ck_assert_int_eq(steer_policy_named("vod", &vod), 0);
+	ck_assert(live.cost < vod.cost);         /* S3-6 */
+	ck_assert_int_eq(steer_policy_named("cheap", &vod), -1);
+}
+END_TEST
+
+/* S2-3: 1 at or better than good, 0 at or worse than bad, both ways. */
+START_TEST(normalize)
+{
+	ck_assert_double_eq(steer_normalize(10, 20, 200), 1);
+	ck_assert_double_eq(steer_normalize(200, 20, 200), 0);
+	ck_assert_double_eq_tol(steer_normalize(110, 20, 200), 0.5, 1e-9);
+	ck_assert_double_eq(steer_normalize(100, 99.9, 95), 1);
+	ck_assert_double_eq(steer_normalize(90, 99.9, 95), 0);
+	ck_assert_double_eq_tol(steer_normalize(97.45, 99.9, 95), 0.5, 1e-9);
+}
+END_TEST
+
+/* S3-9: medians per window drop an outlier; S2-7: old samples are
+ * stale. */
+START_TEST(aggregate)
+{
+	steer_conf_t c = conf();
+	steer_sample_t s[5];
+	for (int i = 0; i < 5; i++)
+		s[i] = (steer_sample_t){ NOW - 40 + i * 10, 99, 30 };
+	s[2].latency = 5000;                     /* one outlier */
+	double v, first;
+	ck_assert_int_eq(steer_aggregate(&c, s, 5, NOW, 1, &v, &first), 1);
+	ck_assert_double_eq(v, 30);
+	ck_assert_double_eq(first, 30);
+	/* Only the newest sample is in the 1-minute window: it leads the
+	 * SLA input, the longer windows temper the value. */
+	s[4].success = 90;
+	ck_assert_int_eq(steer_aggregate(&c, s, 5, NOW + 55, 0, &v, &first), 1);
+	ck_assert_double_eq(first, 90);
+	ck_assert(v > 90 && v < 99);
+	/* S2-7: nothing newer than stale. */
+	ck_assert_int_eq(steer_aggregate(&c, s, 5, NOW + 301, 0, &v, NULL), 0);
+	/* A field never measured is not fresh. */
+	for (int i = 0; i < 5; i++)
+		s[i].latency = NAN;
+	ck_assert_int_eq(steer_aggregate(&c, s, 5, NOW, 1, &v, NULL), 0);
+}
+END_TEST
+
+/* Equal quality keeps the operator's shares (S3-2: default weights
+ * corrected by live performance). */
+START_TEST(equal_keeps_base)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_in_t in[3] = { node("a", 60, 99.9, 20), node("b", 30, 99.9, 20),
+	                     node("c", 10, 99.9, 20) };
+	steer_out_t out[3];
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 3, in, out), STEER_KEEP);
+	ck_assert_uint_eq(out[0].share, 6000);
+	ck_assert_uint_eq(out[1].share, 3000);
+	ck_assert_uint_eq(out[2].share, 1000);
+}
+END_TEST
+
+/* S3-3: the smoothed score follows a change with time constant tau. */
+START_TEST(smoothing)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	steer_out_t out[2];
+	steer_step(&c, &p, NOW, 2, in, out);
+	carry(2, in, out);
+	ck_assert_double_eq(out[1].ema, 1);
+	in[1].latency = 200;                     /* latency score 1 -> 0 */
+	steer_step(&c, &p, NOW + 60, 2, in, out);
+	double alpha = 1 - exp(-60.0 / 300);
+	/* No cost known: success and latency share its weight (S2-7). */
+	ck_assert_double_eq_tol(out[1].raw, 0.625, 1e-9);
+	ck_assert_double_eq_tol(out[1].ema, 1 - alpha * 0.375, 1e-9);
+	/* After 5 tau the EMA is within 1 % of the new score. */
+	for (int i = 0; i < 25; i++) {
+		carry(2, in, out);
+		steer_step(&c, &p, NOW + 120 + 60 * i, 2, in, out);
+	}
+	ck_assert_double_eq_tol(out[1].ema, 0.625, 0.01);
+}
+END_TEST
+
+/* S3-8: one evaluation moves at most max_step; S3-3: moves below
+ * min_step are not made; the shares always add up. */
+START_TEST(step_limits)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;                               /* no smoothing */
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 95, 200) };
+	steer_out_t out[2];
+	c.sla = 0;                               /* no SLA here */
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 6000);   /* 50 % + 10 points */
+	ck_assert_uint_eq(out[1].share, 4000);
+	ck_assert(out[1].limits & STEER_LIM_STEP);
+	ck_assert_uint_eq(sum(2, out), STEER_TOTAL);
+	/* Target within 1 point of the applied share: nothing moves. */
+	steer_in_t q[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	q[0].prev = 5050;
+	q[1].prev = 4950;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, q, out), STEER_KEEP);
+	ck_assert_uint_eq(out[0].share, 5050);
+	ck_assert(out[0].limits & STEER_LIM_MIN);
+}
+END_TEST
+
+/* S3-8: a node moves at most max_hour per hour; the next hour it moves
+ * again. */
+START_TEST(hour_limit)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;
+	c.sla = 0;
+	c.floor = 0;
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 95, 200) };
+	steer_out_t out[2];
+	uint32_t t = NOW;
+	for (int i = 0; i < 6; i++, t += 60) {
+		steer_step(&c, &p, t, 2, in, out);
+		carry(2, in, out);
+	}
+	ck_assert_uint_eq(out[1].share, 2000);   /* 50 - 30 points */
+	ck_assert(out[1].limits & STEER_LIM_HOUR);
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 3600, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[1].share, 1000);
+}
+END_TEST
+
+/* The floor: a bad node keeps floor points so it is still measured. */
+START_TEST(floor_share)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;
+	c.sla = 0;
+	c.max_step = 100;
+	steer_policy_t p = pol();
+	p.cost = 0;
+	steer_in_t in[3] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20),
+	                     node("c", 50, 95, 200) };
+	steer_out_t out[3];
+	steer_step(&c, &p, NOW, 3, in, out);
+	ck_assert_uint_eq(out[2].share, 500);
+	ck_assert(out[2].limits & STEER_LIM_FLOOR);
+	ck_assert_uint_eq(out[0].share, 4750);
+	ck_assert_uint_eq(sum(3, out), STEER_TOTAL);
+}
+END_TEST
+
+/* S3-5 with S3-9: two evaluations below the SLA take the node out at
+ * once (no step limit); three good ones bring it back. */
+START_TEST(sla)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 97, 20) };
+	steer_out_t out[2];
+	steer_step(&c, &p, NOW, 2, in, out);
+	ck_assert(!out[1].sla_out);
+	ck_assert(out[1].share > 0);
+	carry(2, in, out);
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 60, 2, in, out), STEER_CHANGE);
+	ck_assert(out[1].sla_out);
+	ck_assert_uint_eq(out[1].share, 0);
+	ck_assert_uint_eq(out[0].share, STEER_TOTAL);
+	ck_assert(out[1].limits & STEER_LIM_SLA);
+	carry(2, in, out);
+	in[1].success = in[1].success_now = 99.9;
+	for (int i = 0; i < 2; i++) {
+		steer_step(&c, &p, NOW + 120 + 60 * i, 2, in, out);
+		ck_assert(out[1].sla_out);
+		carry(2, in, out);
+	}
+	steer_step(&c, &p, NOW + 240, 2, in, out);
+	ck_assert(!out[1].sla_out);
+	ck_assert(out[1].share > 0 && out[1].share <= 1000);  /* step-limited */
+	/* Every node below the SLA: none is taken out. */
+	steer_in_t all[2] = { node("a", 50, 90, 20), node("b", 50, 90, 20) };
+	all[0].sla_low = all[1].sla_low = 5;
+	steer_step(&c, &p, NOW, 2, all, out);
+	ck_assert_uint_eq(out[0].share + out[1].share, STEER_TOTAL);
+	ck_assert(out[0].limits & STEER_LIM_ALLSLA);
+}
+END_TEST
+
+/* S3-6: cost enters the score; past the budget's alert level it weighs
+ * budget_boost times more. */
+START_TEST(budget)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	in[0].has_cost = in[1].has_cost = 1;
+	in[0].cost = 0.02;
+	in[1].cost = 0.02;
+	steer_out_t out[2];
+	steer_step(&c, &p, NOW, 2, in, out);
+	ck_assert_uint_eq(out[0].share, 5000);
+	in[0].over_budget = 1;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert(out[0].share < 5000);
+	ck_assert(out[0].limits & STEER_LIM_BUDGET);
+	ck_assert(out[0].raw < out[1].raw);
+	/* The pro-rated budget: 10000 a month, alert at 80 %; at the
+	 * start of November 15th (14 of 30 days gone) the alert level is
+	 * 3733, a day earlier 3467. */
+	uint32_t mid = 1700006400u;              /* 2023-11-15T00:00:00Z */
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3700, mid), 0);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, mid), 1);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, mid - 86400), 1);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 10000, mid), 2);
+	ck_assert_int_eq(steer_budget_state(0, 80, 10000, mid), 0);
+}
+END_TEST
+
+/* S2-7: a stale metric hands its weight to the others; a node with no
+ * fresh input keeps its smoothed score; a row with none reverts. */
+START_TEST(stale)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 200) };
+	steer_out_t out[2];
+	in[1].has_latency = 0;
+	steer_step(&c, &p, NOW, 2, in, out);
+	ck_assert_double_eq(out[1].raw, 1);      /* success alone */
+	ck_assert_double_eq(out[1].nl, -1);
+	in[1].has_success = 0;
+	in[1].has_ema = 1;
+	in[1].ema = 0.4;
+	steer_step(&c, &p, NOW, 2, in, out);
+	ck_assert_double_eq(out[1].ema, 0.4);
+	ck_assert(out[1].limits & STEER_LIM_UNKNOWN);
+	/* Nothing fresh at all: back to the operator's 50/50. */
+	in[0].has_success = in[0].has_latency = 0;
+	in[0].prev = 7000;
+	in[1].prev = 3000;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_REVERT);
+	ck_assert_uint_eq(out[0].share, 5000);
+	ck_assert(!out[0].has_ema && !out[1].has_ema);  /* smoothing afresh */
+	/* Never steered and nothing fresh: nothing to do. */
+	in[0].prev = in[1].prev = -1;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_KEEP);
+}
+END_TEST
+
+/* Same inputs, same shares: the replay depends on it (S3-7). */
+START_TEST(deterministic)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_in_t in[3] = { node("a", 60, 99.3, 35), node("b", 30, 98.7, 80),
+	                     node("c", 10, 99.8, 22) };
+	in[2].has_cost = 1;
+	in[2].cost = 0.05;
+	steer_out_t o1[3], o2[3];
+	steer_step(&c, &p, NOW, 3, in, o1);
+	steer_step(&c, &p, NOW, 3, in, o2);
+	ck_assert_mem_eq(o1, o2, sizeof(o1));
+	ck_assert_uint_eq(sum(3, o1), STEER_TOTAL);
+}
+END_TEST
+
+/* S3-7: a decision as the engine records it reads back into the same
+ * step, and a changed input gives other shares (what replay reports). */
+START_TEST(decision_replay)
+{
+	json_t *d = json_loads(
+		"{\"at\": 1700000000, \"policy\": [0.5, 0.5, 0],"
+		" \"conf\": {\"interval\": 60, \"tau\": 300, \"min_step\": 2,"
+		"  \"max_step\": 10, \"max_hour\": 30, \"floor\": 5, \"sla\": 98,"
+		"  \"sla_after\": 2, \"restore_after\": 3, \"success_good\": 99.9,"
+		"  \"success_bad\": 95, \"latency_good\": 20, \"latency_bad\": 200,"
+		"  \"budget_boost\": 3},"
+		" \"in\": [{\"id\": \"a\", \"base\": 50, \"prev\": -1, \"s\": 99.9,"
+		"   \"s1\": 99.9, \"l\": 20},"
+		"  {\"id\": \"b\", \"base\": 50, \"prev\": -1, \"s\": 98.5,"
+		"   \"s1\": 98.5, \"l\": 200}]}", 0, NULL);
+	ck_assert_ptr_nonnull(d);
+	steer_conf_t c;
+	steer_policy_t p;
+	uint32_t now;
+	unsigned n;
+	steer_in_t in[STEER_MAX_NODES];
+	steer_out_t out[STEER_MAX_NODES];
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(now, 1700000000u);
+	ck_assert_int_eq(in[1].prev, -1);
+	ck_assert_int_eq(steer_step(&c, &p, now, n, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 6000);     /* max-step 10 */
+	in[1].latency = 20;                        /* another input */
+	steer_step(&c, &p, now, n, in, out);
+	ck_assert_uint_ne(out[0].share, 6000);
+	json_object_del(d, "conf");
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), -1);
+	json_decref(d);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("steer");
+	TCase *t = tcase_create("core");
+	tcase_add_test(t, defaults);
+	tcase_add_test(t, normalize);
+	tcase_add_test(t, aggregate);
+	tcase_add_test(t, equal_keeps_base);
+	tcase_add_test(t, smoothing);
+	tcase_add_test(t, step_limits);
+	tcase_add_test(t, hour_limit);
+	tcase_add_test(t, floor_share);
+	tcase_add_test(t, sla);
+	tcase_add_test(t, budget);
+	tcase_add_test(t, stale);
+	tcase_add_test(t, deterministic);
+	tcase_add_test(t, decision_replay);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(suite)
