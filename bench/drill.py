@@ -49,7 +49,9 @@ Usage: python3 bench/drill.py [--factor 10] [--runs announced,unannounced]
 
 --seeds runs every run for each seed of a list ("1-10", "1,4,7-9") and
 prints, per run, the median and the worst of each figure over the seeds,
-with the per-seed table.  --burn SHARE runs one CPU burner per core beside
+with the per-seed table (with the metrics agent's worst lag behind its
+schedule and the 1-minute load average at the start and end of the
+window).  --burn SHARE runs one CPU burner per core beside
 the drill, each busy for SHARE of every 10 ms (a reproducible "busy
 machine"; 0.9 puts the load average near the core count), stopped with
 the drill.
@@ -329,6 +331,8 @@ class Drill:
             "notice": 300 / f,                     # see DRILL.md
             "prewarm_lead": 300 / f,
             "ramp": 600 / f,                       # 10 min (default)
+            "short_ttl_lead": 300 / f,             # default: 5 min
+            "confirm_rounds": 2,                   # default (S0-8's count)
         }
 
     def run(self, name, announced):
@@ -365,9 +369,12 @@ cutover:
   notice: %g
   prewarm-lead: %g
   ramp: %g
+  short-ttl-lead: %g
+  confirm-rounds: %d
 """ % (port, MMDB, c["interval"], c["timeout"], c["fast_interval"],
                 c["demote_after"], c["restore_after"], c["settle"],
-                c["gray_watch"], c["notice"], c["prewarm_lead"], c["ramp"]))
+                c["gray_watch"], c["notice"], c["prewarm_lead"], c["ramp"],
+                c["short_ttl_lead"], c["confirm_rounds"]))
 
         # Nodes: cn-gd primaries (the first AFFECTED on ctcc, the ISP under
         # cutover, the rest on cmcc/cucc), cn-gx primaries (the
@@ -482,6 +489,7 @@ cutover:
         # median request RTT (27 ms + degradation latency).
         stop_agent = threading.Event()
         pushes = [0]
+        agent_lag = [0.0]           # worst lag behind schedule in the window
 
         def agent():
             rng = random.Random(a.seed * 7919 + (1 if announced else 2))
@@ -491,6 +499,11 @@ cutover:
                 wait = t0 + self.real(nxt) - time.time()
                 if wait > 0 and stop_agent.wait(wait):
                     break
+                if 0 <= nxt <= WINDOW:
+                    # A busy machine slows the pushes (one gslbctl per
+                    # node): how far behind its schedule the agent runs.
+                    agent_lag[0] = max(agent_lag[0],
+                                       (time.time() - t0) * f - nxt)
                 for n in nodes:
                     p = n["params"]
                     m = sum(fail_prob(p, nxt - k) for k in range(int(ev))) / int(ev)
@@ -522,6 +535,7 @@ cutover:
         queries = 0
         t_sim = -PRE + 20
         lag_max = 0.0
+        load = []                   # 1-min load average at the start and end
         while t_sim < WINDOW + POST:
             target = t0 + self.real(t_sim)
             now = time.time()
@@ -564,6 +578,8 @@ cutover:
                         for bl in base:
                             k = int(bl + dl + 0.5)
                             lat[k] = lat.get(k, 0) + w
+            if t_sim in (0, WINDOW):
+                load.append(round(os.getloadavg()[0], 1))
             t_sim += 1
         stop_probe.set()
         pth.join(2)
@@ -649,6 +665,8 @@ cutover:
             "ttls_seen": ttl_seen,
             "max_loop_lag_s": round(lag_max, 3),
             "metric_pushes": pushes[0],
+            "metrics_lag_max_s": round(agent_lag[0], 1),
+            "loadavg": load,
             "gslbd_rc": g.returncode,
         }
 
@@ -675,6 +693,10 @@ def table(results, factor):
             r["run"], fmt_pct(r["peak"]), r["peak_minute"], fmt_pct(r["mean"]),
             rp, late, len(r["repool"]), r["p99_ms"], fmt_pct(r["affected_share"]),
             fmt_pct(r["standby_share"])))
+    lines.append("")
+    lines.append("Metrics agent, worst lag behind its schedule in the window "
+                 "(simulated s): " + ", ".join(
+                     "%s %s" % (r["run"], r.get("metrics_lag_max_s")) for r in results))
     lines.append("")
     lines.append("Simulated time (factor %g: 1 simulated minute = %g real s)." %
                  (factor, 60 / factor))
@@ -753,14 +775,17 @@ def seeds_table(per_seed):
     """per_seed: [(seed, [result, ...])] -> markdown: per seed, then the
     median and worst over the seeds for each run."""
     runs = [r["run"] for r in per_seed[0][1]]
-    lines = ["| seed |" + "".join(" %s peak | %s mean | %s late |" % (n, n, n)
-                                  for n in runs),
-             "|---|" + "---|---|---|" * len(runs)]
+    lines = ["| seed |" + "".join(" %s peak | %s mean | %s late | %s agent lag | "
+                                  "%s load |" % (n, n, n, n, n) for n in runs),
+             "|---|" + "---|---|---|---|---|" * len(runs)]
     for seed, results in per_seed:
         row = "| %d |" % seed
         for r in results:
             k = key_figures(r)
-            row += " %s | %s | %d |" % (fmt_pct(k["peak"]), fmt_pct(k["mean"]), k["late"])
+            row += " %s | %s | %d | %s s | %s |" % (
+                fmt_pct(k["peak"]), fmt_pct(k["mean"]), k["late"],
+                r.get("metrics_lag_max_s"),
+                " / ".join("%.1f" % x for x in r.get("loadavg", [])))
         lines.append(row)
     lines += ["", "| run | peak median | peak worst | mean median | mean worst | "
               "crossing -> out, worst | seeds with a late node |", "|---|---|---|---|---|---|---|"]
