@@ -499,11 +499,12 @@ cutover:
                 wait = t0 + self.real(nxt) - time.time()
                 if wait > 0 and stop_agent.wait(wait):
                     break
-                if 0 <= nxt <= WINDOW:
+                now_sim = (time.time() - t0) * f
+                if 0 <= now_sim <= WINDOW:
                     # A busy machine slows the pushes (one gslbctl per
-                    # node): how far behind its schedule the agent runs.
-                    agent_lag[0] = max(agent_lag[0],
-                                       (time.time() - t0) * f - nxt)
+                    # node): how far behind its schedule the agent runs
+                    # while the window is on.
+                    agent_lag[0] = max(agent_lag[0], now_sim - nxt)
                 for n in nodes:
                     p = n["params"]
                     m = sum(fail_prob(p, nxt - k) for k in range(int(ev))) / int(ev)
