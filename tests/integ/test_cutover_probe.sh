@@ -36,10 +36,10 @@ gap() { # port n
 
 now=$(date +%s)
 start=$((now + 3))
-CTL cutover add --region r-a --start "$(at $start)" --end "$(at $((now + 120)))" \
+CTL cutover add --region r-a --start "$(at $start)" --end "$(at $((now + 600)))" \
 	--derate 50 >/dev/null && ok "cutover added" || fail "cutover add"
 for _ in $(seq 100); do
-	CTL status | grep -q "a1 .*in-window" && break
+	CTL status | grep -q "cutover c1 in-window" && break
 	sleep 0.1
 done
 expect_has "$(CTL status)" "cutover c1 in-window" "a1 is in its window"
