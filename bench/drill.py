@@ -49,7 +49,9 @@ Usage: python3 bench/drill.py [--factor 10] [--runs announced,unannounced]
 
 --seeds runs every run for each seed of a list ("1-10", "1,4,7-9") and
 prints, per run, the median and the worst of each figure over the seeds,
-with the per-seed table.  --burn SHARE runs one CPU burner per core beside
+with the per-seed table (with the metrics agent's worst lag behind its
+schedule and the 1-minute load average at the start and end of the
+window).  --burn SHARE runs one CPU burner per core beside
 the drill, each busy for SHARE of every 10 ms (a reproducible "busy
 machine"; 0.9 puts the load average near the core count), stopped with
 the drill.
@@ -199,7 +201,7 @@ def serve_main(spec_file):
 
     threads = []
     for k, node in enumerate(nodes):
-        s = listen(0)
+        s = listen(node["port"])
         ports[node["id"]] = s.getsockname()[1]
         th = threading.Thread(target=run, args=(node, s, spec["seed"] * 1000 + k),
                               daemon=True)
@@ -306,8 +308,8 @@ class Drill:
                 p.kill()
                 p.wait(5)
 
-    def free_port(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    def free_port(self, kind=socket.SOCK_DGRAM):
+        s = socket.socket(socket.AF_INET, kind)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         s.close()
@@ -329,6 +331,8 @@ class Drill:
             "notice": 300 / f,                     # see DRILL.md
             "prewarm_lead": 300 / f,
             "ramp": 600 / f,                       # 10 min (default)
+            "short_ttl_lead": 300 / f,             # default: 5 min
+            "confirm_rounds": 2,                   # default (S0-8's count)
         }
 
     def run(self, name, announced):
@@ -365,9 +369,12 @@ cutover:
   notice: %g
   prewarm-lead: %g
   ramp: %g
+  short-ttl-lead: %g
+  confirm-rounds: %d
 """ % (port, MMDB, c["interval"], c["timeout"], c["fast_interval"],
                 c["demote_after"], c["restore_after"], c["settle"],
-                c["gray_watch"], c["notice"], c["prewarm_lead"], c["ramp"]))
+                c["gray_watch"], c["notice"], c["prewarm_lead"], c["ramp"],
+                c["short_ttl_lead"], c["confirm_rounds"]))
 
         # Nodes: cn-gd primaries (the first AFFECTED on ctcc, the ISP under
         # cutover, the rest on cmcc/cucc), cn-gx primaries (the
@@ -393,28 +400,7 @@ cutover:
         by_addr = {n["addr"]: n for n in nodes}
         affected = [n for n in nodes if n["params"]]
 
-        # The timeline (real epoch): t0 = window start.
-        start = time.time()
-        t0 = math.ceil(start + 5 + self.real(PRE))
-        end_real = t0 + self.real(WINDOW + POST)
-        spec = os.path.join(d, "serve.json")
-        with open(spec, "w") as sf:
-            json.dump({"t0": t0, "factor": f, "deadline": end_real + 20,
-                       "seed": a.seed, "ports": os.path.join(d, "ports.json"),
-                       "nodes": [{"id": n["id"], "params": n["params"]}
-                                 for n in nodes]}, sf)
-        srv = subprocess.Popen([sys.executable, os.path.abspath(__file__),
-                                "--serve", spec],
-                               stdout=open(os.path.join(d, "serve.log"), "w"),
-                               stderr=subprocess.STDOUT)
-        self.procs.append(srv)
-        for _ in range(100):
-            if os.path.exists(os.path.join(d, "ports.json")):
-                break
-            time.sleep(0.05)
-        with open(os.path.join(d, "ports.json")) as pf:
-            ports = json.load(pf)
-
+        ports = {n["id"]: self.free_port(socket.SOCK_STREAM) for n in nodes}
         self.ctl(d, "service", "add", "www.drill.test", "--ttl", str(c["ttl"]),
                  "--short-ttl", str(c["short_ttl"]))
         self.ctl(d, "service", "add", "probe.drill.test", "--ttl", "0",
@@ -435,12 +421,36 @@ cutover:
         self.ctl(d, "weight", "set", "probe.drill.test", "--region", "cn-gd",
                  *["%s=100" % n["id"] for n in affected])
 
+        # The timeline (real epoch): t0 = window start, fixed only once
+        # the store is set up (a few dozen gslbctl runs, slow on a busy
+        # machine), so that the whole pre-window part is simulated.
+        start = time.time()
+        t0 = math.ceil(start + 10 + self.real(PRE))
+        end_real = t0 + self.real(WINDOW + POST)
+        spec = os.path.join(d, "serve.json")
+        with open(spec, "w") as sf:
+            json.dump({"t0": t0, "factor": f, "deadline": end_real + 20,
+                       "seed": a.seed, "ports": os.path.join(d, "ports.json"),
+                       "nodes": [{"id": n["id"], "params": n["params"],
+                                  "port": ports[n["id"]]} for n in nodes]}, sf)
+        srv = subprocess.Popen([sys.executable, os.path.abspath(__file__),
+                                "--serve", spec],
+                               stdout=open(os.path.join(d, "serve.log"), "w"),
+                               stderr=subprocess.STDOUT)
+        self.procs.append(srv)
+        for _ in range(600):
+            if os.path.exists(os.path.join(d, "ports.json")):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("the node servers did not start; see %s/serve.log" % d)
+
         log = open(os.path.join(d, "gslbd.log"), "w")
         g = subprocess.Popen([GSLBD, "-c", os.path.join(d, "gslbd.conf")],
                              stdout=log, stderr=subprocess.STDOUT)
         self.procs.append(g)
         qs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        for _ in range(100):
+        for _ in range(300):
             if g.poll() is not None:
                 raise RuntimeError("gslbd exited; see %s/gslbd.log" % d)
             if dns_query(qs, port, "www.drill.test", "14.16.0.0", timeout=0.1):
@@ -448,6 +458,12 @@ cutover:
             time.sleep(0.05)
         else:
             raise RuntimeError("gslbd does not answer")
+        # The first simulated second the run can honour: normally
+        # -PRE + 20; later on a machine too busy to start in time.
+        started_at = (time.time() - t0) * f
+        if started_at > -PRE + 20:
+            print("drill: warning: gslbd answered only at %+.0f simulated s "
+                  "(planned %+d)" % (started_at, -PRE + 20), flush=True)
 
         # Resolvers: /24s inside cn-gd (14.16.0.0/12 ctcc, 120.196.0.0/14
         # cmcc in geoip/demo.txt), half on each.
@@ -482,6 +498,7 @@ cutover:
         # median request RTT (27 ms + degradation latency).
         stop_agent = threading.Event()
         pushes = [0]
+        agent_lag = [0.0]           # worst lag behind schedule in the window
 
         def agent():
             rng = random.Random(a.seed * 7919 + (1 if announced else 2))
@@ -491,6 +508,12 @@ cutover:
                 wait = t0 + self.real(nxt) - time.time()
                 if wait > 0 and stop_agent.wait(wait):
                     break
+                now_sim = (time.time() - t0) * f
+                if 0 <= now_sim <= WINDOW:
+                    # A busy machine slows the pushes (one gslbctl per
+                    # node): how far behind its schedule the agent runs
+                    # while the window is on.
+                    agent_lag[0] = max(agent_lag[0], now_sim - nxt)
                 for n in nodes:
                     p = n["params"]
                     m = sum(fail_prob(p, nxt - k) for k in range(int(ev))) / int(ev)
@@ -522,6 +545,7 @@ cutover:
         queries = 0
         t_sim = -PRE + 20
         lag_max = 0.0
+        load = []                   # 1-min load average at the start and end
         while t_sim < WINDOW + POST:
             target = t0 + self.real(t_sim)
             now = time.time()
@@ -564,6 +588,8 @@ cutover:
                         for bl in base:
                             k = int(bl + dl + 0.5)
                             lat[k] = lat.get(k, 0) + w
+            if t_sim in (0, WINDOW):
+                load.append(round(os.getloadavg()[0], 1))
             t_sim += 1
         stop_probe.set()
         pth.join(2)
@@ -649,6 +675,9 @@ cutover:
             "ttls_seen": ttl_seen,
             "max_loop_lag_s": round(lag_max, 3),
             "metric_pushes": pushes[0],
+            "metrics_lag_max_s": round(agent_lag[0], 1),
+            "loadavg": load,
+            "started_at_s": round(started_at),
             "gslbd_rc": g.returncode,
         }
 
@@ -675,6 +704,10 @@ def table(results, factor):
             r["run"], fmt_pct(r["peak"]), r["peak_minute"], fmt_pct(r["mean"]),
             rp, late, len(r["repool"]), r["p99_ms"], fmt_pct(r["affected_share"]),
             fmt_pct(r["standby_share"])))
+    lines.append("")
+    lines.append("Metrics agent, worst lag behind its schedule in the window "
+                 "(simulated s): " + ", ".join(
+                     "%s %s" % (r["run"], r.get("metrics_lag_max_s")) for r in results))
     lines.append("")
     lines.append("Simulated time (factor %g: 1 simulated minute = %g real s)." %
                  (factor, 60 / factor))
@@ -753,14 +786,17 @@ def seeds_table(per_seed):
     """per_seed: [(seed, [result, ...])] -> markdown: per seed, then the
     median and worst over the seeds for each run."""
     runs = [r["run"] for r in per_seed[0][1]]
-    lines = ["| seed |" + "".join(" %s peak | %s mean | %s late |" % (n, n, n)
-                                  for n in runs),
-             "|---|" + "---|---|---|" * len(runs)]
+    lines = ["| seed |" + "".join(" %s peak | %s mean | %s late | %s agent lag | "
+                                  "%s load |" % (n, n, n, n, n) for n in runs),
+             "|---|" + "---|---|---|---|---|" * len(runs)]
     for seed, results in per_seed:
         row = "| %d |" % seed
         for r in results:
             k = key_figures(r)
-            row += " %s | %s | %d |" % (fmt_pct(k["peak"]), fmt_pct(k["mean"]), k["late"])
+            row += " %s | %s | %d | %s s | %s |" % (
+                fmt_pct(k["peak"]), fmt_pct(k["mean"]), k["late"],
+                r.get("metrics_lag_max_s"),
+                " / ".join("%.1f" % x for x in r.get("loadavg", [])))
         lines.append(row)
     lines += ["", "| run | peak median | peak worst | mean median | mean worst | "
               "crossing -> out, worst | seeds with a late node |", "|---|---|---|---|---|---|---|"]

@@ -18,11 +18,17 @@ int cutover_conf_load(const conf_t *c, cutover_conf_t *o, char *err,
 	o->impact[1] = 60;
 	o->impact[2] = 50;
 	o->prewarm = 35;
+	/* S0-11: five minutes is more than the long TTLs of S1-8 and S3-4
+	 * (30-60 s) several times over, so every resolver holds a short-TTL
+	 * answer when the window opens. */
+	o->short_ttl_lead = 300;
+	o->confirm_rounds = 2;
 	const ynode_t *s = ynode_get(c->root, "cutover");
 	if (!s)
 		return 0;
 	static const char *const keys[] = { "notice", "prewarm-lead", "ramp",
-		"impact-low", "impact-medium", "impact-high", "prewarm", NULL };
+		"impact-low", "impact-medium", "impact-high", "prewarm",
+		"short-ttl-lead", "confirm-rounds", NULL };
 	if (conf_skeys(c, s, "cutover", keys, err, errlen))
 		return -1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -40,12 +46,20 @@ int cutover_conf_load(const conf_t *c, cutover_conf_t *o, char *err,
 				          strcmp(k, "impact-medium") == 0 ? 1 : 2] = (unsigned)d;
 			continue;
 		}
+		if (strcmp(k, "confirm-rounds") == 0) {
+			if (conf_snumber(c, v, k, 1, 100, &d, err, errlen))
+				return -1;
+			o->confirm_rounds = (unsigned)d;
+			continue;
+		}
 		if (conf_snumber(c, v, k, 0, 30 * 86400.0, &d, err, errlen))
 			return -1;
 		if (strcmp(k, "notice") == 0)
 			o->notice = d;
 		else if (strcmp(k, "prewarm-lead") == 0)
 			o->prewarm_lead = d;
+		else if (strcmp(k, "short-ttl-lead") == 0)
+			o->short_ttl_lead = d;
 		else
 			o->ramp = d;
 	}
@@ -92,6 +106,27 @@ int cutover_parse_time(const char *s, time_t *out)
 int cutover_fast_probe(const cutover_effect_t *e)
 {
 	return e->phase == CUT_IN_WINDOW;
+}
+
+/* S0-8 in a window: an announced cutover is known trouble, not noise, so
+ * the operator may ask for fewer confirmations there (cutover.
+ * confirm-rounds).  Outside a window, and for the standbys and the
+ * unaffected nodes of a window's rows, health.demote-after holds. */
+unsigned cutover_confirm_rounds(const cutover_conf_t *c,
+                                const cutover_effect_t *e, unsigned normal)
+{
+	return e->in_window && c->confirm_rounds ? c->confirm_rounds : normal;
+}
+
+/* S0-7, S0-8 in a window: the confirmations of a degraded sample follow at
+ * once rather than one fast interval later.  Bounded: a node whose samples
+ * stay degraded without the rounds confirming it (a score that wanders
+ * around usable) falls back to the fast interval after @need extra
+ * rounds, so the probes never run back to back for long. */
+int cutover_extra_probe(const cutover_effect_t *e, int demoted,
+                        int sample_degraded, unsigned extra, unsigned need)
+{
+	return e->in_window && !demoted && sample_degraded && extra < need;
 }
 
 const char *cutover_phase_name(cutover_phase_t p)
@@ -201,9 +236,15 @@ void cutover_effect(const cutover_conf_t *c, json_t *windows, const char *id,
 			snprintf(out->window, sizeof(out->window), "%s",
 			         json_string_value(json_object_get(w, "id")) ?: "");
 		}
-		/* Short TTL in the window and for the settle period after it,
-		 * for the affected nodes' rows (S0-11, S1-8). */
-		if (affected && (ph == CUT_IN_WINDOW || ph == CUT_RAMP)) {
+		if (affected && !standby && ph == CUT_IN_WINDOW)
+			out->in_window = 1;
+		/* Short TTL for the affected nodes' rows from short-ttl-lead
+		 * before the start, through the window and for the settle
+		 * period after it (S0-11, S1-8): resolvers then hold answers
+		 * naming an affected node for the short TTL only when its
+		 * first degraded samples come. */
+		if (affected && (ph == CUT_IN_WINDOW || ph == CUT_RAMP ||
+		                 now >= start - (time_t)c->short_ttl_lead)) {
 			uint32_t su = (uint32_t)(end + (time_t)c->settle);
 			if (su > out->short_until)
 				out->short_until = su;

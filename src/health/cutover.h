@@ -23,6 +23,10 @@ typedef struct cutover_conf {
 	                             set by health_conf_load */
 	unsigned impact[3];       /* low, medium, high: 70, 60, 50 % (S0-3) */
 	unsigned prewarm;         /* default pre-warm share, 35 % (S0-4) */
+	double short_ttl_lead;    /* affected rows carry the short TTL from
+	                             this long before the start (300 s, S0-11) */
+	unsigned confirm_rounds;  /* degraded rounds that demote an affected
+	                             node inside its window (2, S0-8 in-window) */
 } cutover_conf_t;
 
 typedef enum {
@@ -40,6 +44,9 @@ typedef struct cutover_effect {
 	unsigned weight_pct;      /* weight factor, 100 = normal */
 	unsigned prewarm_pct;     /* standby: share of its weight handed out */
 	uint32_t short_until;     /* answers of its rows carry the short TTL */
+	uint8_t in_window;        /* an affected node (not a standby) inside a
+	                             window: the in-window confirmation and
+	                             extra probe rounds apply */
 	char window[32];          /* id of the window deciding the phase */
 } cutover_effect_t;
 
@@ -72,6 +79,22 @@ cutover_phase_t cutover_window_phase(const cutover_conf_t *c, json_t *w,
 /** Whether a node under effect @e is probed at the fast interval: while
  * a window that touches it is in progress (S0-7). */
 int cutover_fast_probe(const cutover_effect_t *e);
+
+/** The consecutive degraded rounds that demote (or derate) a node under
+ * effect @e: c->confirm_rounds while it is an affected node inside a
+ * window, else @normal (health.demote-after, S0-8). */
+unsigned cutover_confirm_rounds(const cutover_conf_t *c,
+                                const cutover_effect_t *e, unsigned normal);
+
+/** Whether a round of a node under effect @e calls for an extra probe
+ * round at once: the node is affected and inside a window, still in the
+ * answers (@demoted 0), the round's newest sample is degraded
+ * (@sample_degraded), and fewer than @need (the confirmations that demote
+ * it) extra rounds have run since its last good sample (@extra).  So a
+ * degraded sample is confirmed or forgiven within one probe's time, and
+ * a node never gets more than @need extra rounds in a row. */
+int cutover_extra_probe(const cutover_effect_t *e, int demoted,
+                        int sample_degraded, unsigned extra, unsigned need);
 
 /** The name of phase @p ("none", "announced", "pre-derated",
  * "in-window", "ramp", "done"; static). */

@@ -75,6 +75,9 @@ struct hnode {
 	int unmonitored;             /* no probe and no pushed metric: health
 	                                has no say (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
+	unsigned extra;              /* extra probe rounds run in a cutover
+	                                window since its last good sample
+	                                (cutover_extra_probe()) */
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;

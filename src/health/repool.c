@@ -192,10 +192,20 @@ static int alternate_ok(health_t *h, const hnode_t *n)
 	return a.ok;
 }
 
+/* Probes @n again at once (the probes not running now). */
+static void probe_now(health_t *h, hnode_t *n)
+{
+	double now = health__loop_now(h);
+	for (unsigned i = 0; i < n->nprobe; i++)
+		if (!n->probe[i].run && n->probe[i].next_due > now)
+			n->probe[i].next_due = now;
+}
+
 /* Applies decision @d to @n; @rest is the score of the samples a restore
- * keeps. */
+ * keeps; @extra: an affected node in a cutover window gets an extra probe
+ * round at once. */
 static void apply(health_t *h, hnode_t *n, const verdict_t *d,
-                  const score_result_t *rest)
+                  const score_result_t *rest, int extra)
 {
 	const char *was = verdict_shown_state(&n->v);
 	char why[200];
@@ -205,12 +215,13 @@ static void apply(health_t *h, hnode_t *n, const verdict_t *d,
 	apply_gray(h, n, d);
 	if (d->retry) {
 		/* S4-4 with S0-8: confirm a refused connection at once. */
-		double now = health__loop_now(h);
-		for (unsigned i = 0; i < n->nprobe; i++)
-			if (!n->probe[i].run && n->probe[i].next_due > now)
-				n->probe[i].next_due = now;
+		probe_now(h, n);
 		log_info("node %s: every probe failed to connect: probing again to confirm",
 		         n->id);
+	} else if (extra) {
+		probe_now(h, n);
+		log_debug("node %s: degraded in cutover window %s: probing again at once",
+		          n->id, n->cut.window);
 	}
 	if (d->keep) {
 		/* The outage is behind: score from the good rounds only. */
@@ -257,9 +268,19 @@ void health__evaluate(health_t *h, hnode_t *n)
 	r.fr_time = n->metrics.time[METRIC_FAILURE_RATE];
 	r.fr_high_since = n->fr_high_since;
 	r.fr_limit = n->fr_limit;
+	unsigned need = cutover_confirm_rounds(&h->c.cut, &n->cut, h->c.demote_after);
+	r.confirm = need;
 	verdict_t d;
 	verdict_round(&h->c, &n->v, &r, &d);
-	apply(h, n, &d, &r.rest);
+	/* S0-7, S0-8 in a window: a degraded sample of an affected node (the
+	 * newest probe's score, a fault, or a degraded round) is confirmed
+	 * or forgiven by an extra round at once, not one interval later. */
+	int bad = n->nwin && (r.last.score < h->c.score.usable ||
+	                      r.last.n_abnormal >= 2 || d.next.degraded > 0);
+	int extra = cutover_extra_probe(&n->cut, d.next.state == VERDICT_DEMOTED,
+	                                bad, n->extra, need);
+	n->extra = bad && !verdict_changes_state(d.reason) ? n->extra + extra : 0;
+	apply(h, n, &d, &r.rest, extra);
 }
 
 /* Decisions -> store ------------------------------------------------------ */

@@ -160,6 +160,13 @@ static void restore_round(const health_conf_t *c, const verdict_round_t *r,
 	     VERDICT_RESTORED, r->now);
 }
 
+/* The consecutive rounds that demote (or derate) the node in round @r:
+ * health.demote-after (S0-8), or the in-window rule the caller passes. */
+static unsigned demote_need(const health_conf_t *c, const verdict_round_t *r)
+{
+	return r->confirm ? r->confirm : c->demote_after;
+}
+
 /* A degraded round of a node that is not out: demote-after of them in a
  * row demote it (S0-8); the reason names what was wrong. */
 static void degraded_round(const health_conf_t *c, const verdict_round_t *r,
@@ -168,7 +175,7 @@ static void degraded_round(const health_conf_t *c, const verdict_round_t *r,
 	verdict_node_t *n = &out->next;
 	n->good = 0;
 	n->degraded++;
-	if (n->degraded < c->demote_after)
+	if (n->degraded < demote_need(c, r))
 		return;
 	out->rounds = n->degraded;
 	out->score = r->window.score;
@@ -276,7 +283,7 @@ static void grade_round(const health_conf_t *c, const verdict_round_t *r,
 		n->grade_rounds++;
 	else
 		n->grade_rounds = 0;
-	if (n->state == VERDICT_UP && n->grade_rounds >= c->demote_after) {
+	if (n->state == VERDICT_UP && n->grade_rounds >= demote_need(c, r)) {
 		out->rounds = n->grade_rounds;
 		n->grade_rounds = 0;
 		move(c, out, VERDICT_DERATED, VERDICT_DERATE, r->now);

@@ -10,7 +10,9 @@
  *     derate-factor), with a margin around the good boundary (S4-5);
  *   up or derated -> demoted after demote-after consecutive degraded
  *     rounds (score below usable, or two abnormal dimensions at once, or
- *     a passive failure-rate fault: S0-8, S1-4, S1-2), or at once on a
+ *     a passive failure-rate fault: S0-8, S1-4, S1-2; an affected node
+ *     inside an announced cutover window needs cutover.confirm-rounds
+ *     instead, passed in the round), or at once on a
  *     confirmed hard failure: every probe fails to connect, confirmed by
  *     another probe path or by a second, immediate probe (S4-4, S0-8);
  *   demoted -> restored after restore-after consecutive good rounds,
@@ -108,6 +110,11 @@ typedef struct verdict_round {
 	uint32_t fr_high_since;      /* above the limit since; 0: not above */
 	double fr_limit;             /* the node's limit in percent (S3-5);
 	                                0: health.failure-rate */
+	unsigned confirm;            /* degraded rounds that demote or derate
+	                                the node in this round
+	                                (cutover_confirm_rounds(): fewer inside
+	                                an announced window); 0:
+	                                health.demote-after (S0-8) */
 } verdict_round_t;
 
 /** Why the state changed, or that it did not. */

@@ -62,7 +62,9 @@ hc hgood 'health:
   shadow-profile: four
 cutover:
   notice: 3600
-  impact-high: 40'
+  impact-high: 40
+  short-ttl-lead: 120
+  confirm-rounds: 1'
 out=$(cd / && timeout 10 "$GSLBD" -c "$T/hgood.conf" --check 2>&1) && ok "--check: health and cutover sections accepted" ||
 	fail "--check: good health section: $out"
 hc hw3 'health:
@@ -85,6 +87,10 @@ check_bad hto "hto\.conf:8: health timeout" "health: timeout above the interval"
 hc cbad 'cutover:
   impact-low: 0'
 check_bad cbad "cbad\.conf:7: impact-low must be a number from 1 to 100" "cutover: impact out of range"
+hc cconf 'cutover:
+  short-ttl-lead: 60
+  confirm-rounds: 0'
+check_bad cconf "cconf\.conf:8: confirm-rounds must be a number from 1 to 100" "cutover: confirm-rounds out of range"
 
 hc tgood 'dnstap:
   socket: /run/gslbd/dnstap.sock

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Cutover windows with short times against the real daemon: pre-derating
 # by the right factor (shares over many queries, S0-3), the standby's share
-# growing before the start (S0-4), short TTLs in the window (S0-11), weights
+# growing before the start (S0-4), short TTLs from short-ttl-lead before
+# the window and in it (S0-11), weights
 # restored after the ramp, and every bad `cutover add` rejected with the
 # store unchanged.
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +14,8 @@ write_conf gslb.test z.zone "health:
 cutover:
   notice: 6
   prewarm-lead: 6
-  ramp: 4"
+  ramp: 4
+  short-ttl-lead: 2"
 CTL service add www.gslb.test --ttl 60 --short-ttl 5 >/dev/null
 CTL node add a1 --addr 192.0.2.1 --region r-a --isp isp-x >/dev/null
 CTL node add a2 --addr 192.0.2.2 --region r-a --isp isp-y >/dev/null
@@ -62,6 +64,9 @@ out=$(CTL cutover add --region r-a --start "$(at $start)" --end "$(at $end)" --d
 expect_has "$out" "exists already as c1" "the same window again: no change"
 
 sleep $(( now + 3 - $(date +%s) ))
+# Pre-derated, more than the short-TTL lead (2 s) before the start.
+t=$(ttl)
+[ "$t" = 60 ] && ok "pre-derated, before the short-TTL lead: long TTL" || fail "TTL at start-5: $t"
 out=$(CTL cutover list)
 expect_has "$out" "^c1 +r-a .* 50% +40% +pre-derated" "listed as pre-derated"
 sample
@@ -73,7 +78,9 @@ expect_has "$out" "cutover c1 pre-derated: weight 50%" "status shows the phase"
 out=$(CTL explain www.gslb.test --client 127.0.0.1)
 expect_has "$out" "a1 .*cutover c1 pre-derated \(weight 50%" "explain shows the window"
 
-sleep $(( start - 1 - $(date +%s) ))
+w=$(( start - 1 - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"
+t=$(ttl)
+[ "$t" = 5 ] && ok "within the short-TTL lead before the start: short TTL" || fail "TTL at start-1: $t"
 sample
 s9b=$(share 192.0.2.9)
 [ "$s9b" -gt "$s9" ] && [ "$s9b" -ge 5 ] && ok "standby share grew before the start ($s9 % -> $s9b %)" || fail "standby share: $s9 -> $s9b"

@@ -447,6 +447,44 @@ START_TEST(steer_section)
 }
 END_TEST
 
+/* Expects @text's health or cutover section to fail with "PATH:LINE: ..."
+ * containing @what. */
+static void health_error(const char *text, int line, const char *what)
+{
+	char err[1024], want[512];
+	health_conf_t hc;
+	conf_t *c = load(text, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	int rc = health_conf_load(c, &hc, err, sizeof(err));
+	conf_free(c);
+	ck_assert_msg(rc == -1, "accepted:\n%s", text);
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0 && strstr(err, what),
+	              "error '%s' is not '%s...%s'", err, want, what);
+}
+
+/* The in-window settings of the cutover section: the short-TTL lead
+ * (S0-11) and the in-window confirmation (S0-8 in a window), with their
+ * defaults and ranges. */
+START_TEST(cutover_window_settings)
+{
+	health_conf_t hc;
+	ck_assert_int_eq(health_load(ZONES, &hc), 0);
+	ck_assert_double_eq_tol(hc.cut.short_ttl_lead, 300, 1e-9);
+	ck_assert_uint_eq(hc.cut.confirm_rounds, 2);
+	ck_assert_int_eq(health_load(ZONES "cutover:\n  short-ttl-lead: 30\n"
+	                             "  confirm-rounds: 1\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.cut.short_ttl_lead, 30, 1e-9);
+	ck_assert_uint_eq(hc.cut.confirm_rounds, 1);
+	ck_assert_int_eq(health_load(ZONES "cutover:\n  short-ttl-lead: 0\n", &hc), 0);
+	ck_assert_double_eq_tol(hc.cut.short_ttl_lead, 0, 1e-9);
+	health_error(ZONES "cutover:\n  confirm-rounds: 0\n", 5, "confirm-rounds");
+	health_error(ZONES "cutover:\n  confirm-rounds: 101\n", 5, "confirm-rounds");
+	health_error(ZONES "cutover:\n  short-ttl-lead: -1\n", 5, "short-ttl-lead");
+	health_error(ZONES "cutover:\n  short-ttl-lead: soon\n", 5, "short-ttl-lead");
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -466,6 +504,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, health_rule_settings);
 	tcase_add_test(t, diff_keys);
 	tcase_add_test(t, steer_section);
+	tcase_add_test(t, cutover_window_settings);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -59,6 +59,8 @@ START_TEST(defaults)
 	ck_assert_uint_eq(c.impact[1], 60);
 	ck_assert_uint_eq(c.impact[2], 50);
 	ck_assert_uint_eq(c.prewarm, 35);       /* S0-4: 30-40 % */
+	ck_assert_double_eq(c.short_ttl_lead, 300);
+	ck_assert_uint_eq(c.confirm_rounds, 2);  /* as S0-8 outside */
 }
 END_TEST
 
@@ -81,8 +83,8 @@ START_TEST(s0_2_announced_until_the_notice)
 END_TEST
 
 /* S0-3: from the notice to the end of the window the affected nodes run
- * at the window's derating level; no short TTL and no fast probing
- * before the start. */
+ * at the window's derating level; no fast probing and no in-window rules
+ * before the start, and no short TTL before start - short-ttl-lead. */
 START_TEST(s0_3_prederated_from_the_notice)
 {
 	cutover_conf_t c = conf();
@@ -92,9 +94,87 @@ START_TEST(s0_3_prederated_from_the_notice)
 		ck_assert_int_eq(e.phase, CUT_PREDERATED);
 		ck_assert_uint_eq(e.weight_pct, DERATE);
 		ck_assert_uint_eq(e.prewarm_pct, 0);
-		ck_assert_uint_eq(e.short_until, 0);
+		ck_assert_uint_eq(e.short_until, t[i] < START - 300 ? 0 : END + 300);
 		ck_assert(!cutover_fast_probe(&e));
+		ck_assert(!e.in_window);
 	}
+}
+END_TEST
+
+/* S0-11: the affected nodes' rows carry the short TTL from
+ * short-ttl-lead before the start, so that no resolver holds a long-TTL
+ * answer naming an affected node when the window opens; a lead longer
+ * than the notice starts it while the window is only announced; a lead
+ * of 0 starts it with the window.  A standby of an affected row is not
+ * affected itself: its own record keeps the long TTL. */
+START_TEST(s0_11_short_ttl_before_the_start)
+{
+	cutover_conf_t c = conf();
+	cutover_effect_t e = at(&c, 0, START - 301);
+	ck_assert_uint_eq(e.short_until, 0);
+	e = at(&c, 0, START - 300);
+	ck_assert_uint_eq(e.short_until, END + 300);
+	ck_assert_uint_eq(e.weight_pct, DERATE);
+	e = at(&c, 1, START - 300);
+	ck_assert_uint_eq(e.short_until, 0);
+	c.short_ttl_lead = 2 * 86400;
+	e = at(&c, 0, START - 86400 - 1);
+	ck_assert_int_eq(e.phase, CUT_ANNOUNCED);
+	ck_assert_uint_eq(e.short_until, END + 300);
+	c.short_ttl_lead = 0;
+	e = at(&c, 0, START - 1);
+	ck_assert_uint_eq(e.short_until, 0);
+	e = at(&c, 0, START);
+	ck_assert_uint_eq(e.short_until, END + 300);
+}
+END_TEST
+
+/* S0-8 in a window: an affected node inside its window is confirmed by
+ * cutover.confirm-rounds; before the window, after it, and for a standby
+ * of an affected row, health.demote-after holds. */
+START_TEST(s0_8_confirmation_in_the_window)
+{
+	cutover_conf_t c = conf();
+	c.confirm_rounds = 1;
+	cutover_effect_t e = at(&c, 0, START);
+	ck_assert(e.in_window);
+	ck_assert_uint_eq(cutover_confirm_rounds(&c, &e, 3), 1);
+	e = at(&c, 0, START - 1);
+	ck_assert_uint_eq(cutover_confirm_rounds(&c, &e, 3), 3);
+	e = at(&c, 0, END);
+	ck_assert(!e.in_window);
+	ck_assert_uint_eq(cutover_confirm_rounds(&c, &e, 3), 3);
+	e = at(&c, 1, START);
+	ck_assert_int_eq(e.phase, CUT_IN_WINDOW);
+	ck_assert(!e.in_window);
+	ck_assert_uint_eq(cutover_confirm_rounds(&c, &e, 3), 3);
+	/* A node outside the area, whatever the time. */
+	json_t *w = windows();
+	cutover_effect(&c, w, "o1", "r-b", "isp-x", 0, 0, START, &e);
+	json_decref(w);
+	ck_assert(!e.in_window);
+	ck_assert_uint_eq(cutover_confirm_rounds(&c, &e, 2), 2);
+}
+END_TEST
+
+/* S0-7, S0-8 in a window: a degraded sample of an affected node calls
+ * for an extra probe round at once while it is still in the answers, at
+ * most confirm-rounds of them in a row; never outside the window. */
+START_TEST(s0_7_extra_probe_in_the_window)
+{
+	cutover_conf_t c = conf();
+	cutover_effect_t e = at(&c, 0, START + 10);
+	ck_assert(cutover_extra_probe(&e, 0, 1, 0, 2));  /* one bad sample */
+	ck_assert(cutover_extra_probe(&e, 0, 1, 1, 2));  /* one extra run */
+	ck_assert(!cutover_extra_probe(&e, 0, 1, 2, 2)); /* bounded */
+	ck_assert(!cutover_extra_probe(&e, 1, 1, 1, 2)); /* out already */
+	ck_assert(!cutover_extra_probe(&e, 0, 0, 0, 2)); /* a good sample */
+	e = at(&c, 0, START - 10);
+	ck_assert(!cutover_extra_probe(&e, 0, 1, 0, 2));
+	e = at(&c, 0, END + 10);
+	ck_assert(!cutover_extra_probe(&e, 0, 1, 0, 2));
+	e = at(&c, 1, START + 10);                       /* a standby */
+	ck_assert(!cutover_extra_probe(&e, 0, 1, 0, 2));
 }
 END_TEST
 
@@ -231,8 +311,8 @@ START_TEST(s0_2_affected_area)
 }
 END_TEST
 
-/* S0-3: two windows on one node: the lower weight and the most advanced
- * phase count. */
+/* S0-3: two windows on one node: the lower weight, the most advanced
+ * phase and the later short-TTL deadline count. */
 START_TEST(s0_3_overlapping_windows)
 {
 	cutover_conf_t c = conf();
@@ -245,6 +325,10 @@ START_TEST(s0_3_overlapping_windows)
 	ck_assert_int_eq(e.phase, CUT_IN_WINDOW);
 	ck_assert_str_eq(e.window, "c2");
 	ck_assert_uint_eq(e.weight_pct, DERATE);
+	/* c1 is within its short-TTL lead: the later short TTL counts. */
+	ck_assert_uint_eq(e.short_until, END + 300);
+	c.short_ttl_lead = 0;
+	cutover_effect(&c, w, "a1", "r-a", "isp-x", 0, 0, START - 60, &e);
 	ck_assert_uint_eq(e.short_until, START + 600 + 300);
 	json_decref(w);
 }
@@ -291,6 +375,9 @@ static Suite *cutover_suite(void)
 	tcase_add_test(t, defaults);
 	tcase_add_test(t, s0_2_announced_until_the_notice);
 	tcase_add_test(t, s0_3_prederated_from_the_notice);
+	tcase_add_test(t, s0_11_short_ttl_before_the_start);
+	tcase_add_test(t, s0_8_confirmation_in_the_window);
+	tcase_add_test(t, s0_7_extra_probe_in_the_window);
 	tcase_add_test(t, s0_4_prewarm_grows_before_the_start);
 	tcase_add_test(t, s0_3_in_window);
 	tcase_add_test(t, s0_3_ramp_after_the_end);

@@ -95,6 +95,47 @@ START_TEST(s0_8_two_degraded_rounds_demote)
 }
 END_TEST
 
+/* S0-8 in a cutover window: the round's confirmation count (cutover.
+ * confirm-rounds for an affected node inside its window) replaces
+ * demote-after, for demotion and for derating; a round that passes none
+ * (outside every window) keeps S0-8: one degraded round moves nothing,
+ * even under a configuration whose in-window rule is one round. */
+START_TEST(s0_8_confirmation_given_by_the_round)
+{
+	health_conf_t c = conf();
+	c.cut.confirm_rounds = 1;
+	verdict_node_t n = node_in(VERDICT_UP);
+	verdict_round_t r = rnd(T0, 50, 50, 0);
+	verdict_t d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_KEEP);
+	ck_assert_int_eq(n.state, VERDICT_UP);
+	n = node_in(VERDICT_UP);
+	r.confirm = 1;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_LOW_SCORE);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(d.rounds, 1);
+	/* Derating (60..80) follows the same count. */
+	n = node_in(VERDICT_UP);
+	r = rnd(T0, 70, 70, 0);
+	r.confirm = 1;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(d.reason, VERDICT_DERATE);
+	/* A larger count waits for more rounds. */
+	n = node_in(VERDICT_UP);
+	for (unsigned i = 0; i < 2; i++) {
+		r = rnd(T0 + i, 50, 50, 0);
+		r.confirm = 3;
+		d = step(&c, &n, &r);
+		ck_assert_int_eq(n.state, VERDICT_UP);
+	}
+	r = rnd(T0 + 2, 50, 50, 0);
+	r.confirm = 3;
+	d = step(&c, &n, &r);
+	ck_assert_int_eq(n.state, VERDICT_DEMOTED);
+}
+END_TEST
+
 /* S0-8: a single bad probe never moves traffic: one degraded round
  * followed by a good one leaves the node up, its count reset. */
 START_TEST(s0_8_one_bad_probe_moves_nothing)
@@ -889,6 +930,7 @@ static Suite *verdict_suite(void)
 	TCase *t = tcase_create("core");
 	tcase_add_test(t, s0_8_two_degraded_rounds_demote);
 	tcase_add_test(t, s0_8_one_bad_probe_moves_nothing);
+	tcase_add_test(t, s0_8_confirmation_given_by_the_round);
 	tcase_add_test(t, s0_8_three_good_rounds_restore);
 	tcase_add_test(t, s0_8_restore_to_derated);
 	tcase_add_test(t, s0_8_metrics_suspect_cleared_by_a_clean_round);
