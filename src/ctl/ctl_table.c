@@ -17,6 +17,16 @@
 /* service ----------------------------------------------------------- */
 
 static const char *const profile_set[] = { "probe", "four", "default", NULL };
+static const char *const table_subs[] = { "add", "set", "del", "show", NULL };
+
+/* Whether @v is a member of the NULL-terminated @set. */
+static int is_sub(const char *v, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(v, *set) == 0)
+			return 1;
+	return 0;
+}
 
 static int service_list(void)
 {
@@ -123,7 +133,7 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
 		else
-			ctl_die("service %s: unknown option '%s'", sub, o);
+			ctl_usage_die("service %s: unknown option '%s'", sub, o);
 	}
 }
 
@@ -132,8 +142,12 @@ int ctl_cmd_service(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("service: missing subcommand (add, set, del, show, list)");
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0)
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("service list", argc, argv, 1);
 		return service_list();
+	}
+	if (!is_sub(sub, table_subs))
+		ctl_usage_die("service: unknown subcommand '%s' (add, set, del, show, list)", sub);
 	if (argc < 2)
 		ctl_die("service %s: missing service name", sub);
 	char name[1100];
@@ -141,6 +155,7 @@ int ctl_cmd_service(int argc, char **argv)
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_SERVICE, name);
 	if (strcmp(sub, "show") == 0) {
+		ctl_no_more_args("service show", argc, argv, 2);
 		if (!old)
 			ctl_die("service %s does not exist", name);
 		ctl_print_json(old);
@@ -149,15 +164,16 @@ int ctl_cmd_service(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(sub, "del") == 0) {
-		if (argc > 2)
-			ctl_die("service del: unexpected argument '%s'", argv[2]);
+		ctl_no_more_args("service del", argc, argv, 2);
 		return service_del(t, name, old);
 	}
 	int add = strcmp(sub, "add") == 0;
 	if (!add && strcmp(sub, "set") != 0)
-		ctl_die("service: unknown subcommand '%s'", sub);
+		ctl_usage_die("service: unknown subcommand '%s'", sub);
 	if (add && old)
 		ctl_die("service %s already exists (use 'service set')", name);
+	if (add)
+		ctl_check_unclaimed("service add", name);
 	if (!add && !old)
 		ctl_die("service %s does not exist (use 'service add')", name);
 	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
@@ -332,7 +348,7 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
 	} else {
-		ctl_die("node %s: unknown option '%s'", sub, o);
+		ctl_usage_die("node %s: unknown option '%s'", sub, o);
 	}
 }
 
@@ -380,8 +396,12 @@ int ctl_cmd_node(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("node: missing subcommand (add, set, del, show, list)");
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0)
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("node list", argc, argv, 1);
 		return node_list();
+	}
+	if (!is_sub(sub, table_subs))
+		ctl_usage_die("node: unknown subcommand '%s' (add, set, del, show, list)", sub);
 	if (argc < 2)
 		ctl_die("node %s: missing node id", sub);
 	const char *id = argv[1];
@@ -390,6 +410,7 @@ int ctl_cmd_node(int argc, char **argv)
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_NODE, id);
 	if (strcmp(sub, "show") == 0) {
+		ctl_no_more_args("node show", argc, argv, 2);
 		if (!old)
 			ctl_die("node %s does not exist", id);
 		ctl_print_json(old);
@@ -397,11 +418,13 @@ int ctl_cmd_node(int argc, char **argv)
 		wdb_abort(t);
 		return 0;
 	}
-	if (strcmp(sub, "del") == 0)
+	if (strcmp(sub, "del") == 0) {
+		ctl_no_more_args("node del", argc, argv, 2);
 		return node_del(t, id, old);
+	}
 	int add = strcmp(sub, "add") == 0;
 	if (!add && strcmp(sub, "set") != 0)
-		ctl_die("node: unknown subcommand '%s'", sub);
+		ctl_usage_die("node: unknown subcommand '%s'", sub);
 	if (add && old)
 		ctl_die("node %s already exists (use 'node set')", id);
 	if (!add && !old)
@@ -438,7 +461,7 @@ static void row_opts(const char *cmd, int *i, int argc, char **argv,
 				ctl_die("%s: --isp %s: use a short lowercase name or *", cmd, v);
 			*isp = v;
 		} else {
-			ctl_die("%s: unknown option '%s'", cmd, o);
+			ctl_usage_die("%s: unknown option '%s'", cmd, o);
 		}
 		*i += 2;
 	}
@@ -467,6 +490,7 @@ int ctl_cmd_weight(int argc, char **argv)
 		ctl_die("weight: missing subcommand (set, del, list)");
 	const char *sub = argv[0];
 	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("weight list", argc, argv, 2);
 		char name[1100], prefix[1200] = "";
 		if (argc > 1) {
 			ctl_service_name(argv[1], name, sizeof(name));
@@ -490,7 +514,7 @@ int ctl_cmd_weight(int argc, char **argv)
 	}
 	int set = strcmp(sub, "set") == 0;
 	if (!set && strcmp(sub, "del") != 0)
-		ctl_die("weight: unknown subcommand '%s'", sub);
+		ctl_usage_die("weight: unknown subcommand '%s' (set, del, list)", sub);
 	if (argc < 2)
 		ctl_die("weight %s: missing service name", sub);
 	char name[1100];
@@ -507,8 +531,7 @@ int ctl_cmd_weight(int argc, char **argv)
 	wdb_row_key(key, sizeof(key), name, region, isp);
 	char what[1500];
 	if (!set) {
-		if (i < argc)
-			ctl_die("weight del: unexpected argument '%s'", argv[i]);
+		ctl_no_more_args("weight del", argc, argv, i);
 		json_t *old = wdb_get(t, WDB_WEIGHT, key);
 		if (!old)
 			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
@@ -520,6 +543,8 @@ int ctl_cmd_weight(int argc, char **argv)
 	}
 	if (i >= argc)
 		ctl_die("weight set: give at least one NODE=WEIGHT");
+	ctl_check_area(t, "weight set", 0, region);
+	ctl_check_area(t, "weight set", 1, isp);
 	json_t *weights = json_object();
 	for (; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');

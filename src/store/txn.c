@@ -38,9 +38,15 @@ wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
 	t->db = db;
 	t->actor = xstrdup(actor);
 	t->changes = json_array();
+	t->notes = json_object();
 	t->services = json_object();
 	t->nodes = json_object();
 	return t;
+}
+
+void wdb_txn_note(wdb_txn_t *t, const char *field, json_t *val)
+{
+	json_object_set_new(t->notes, field, val);
 }
 
 wdb_txn_t *wdb_begin_read(weightdb_t *db)
@@ -54,6 +60,7 @@ wdb_txn_t *wdb_begin_read(weightdb_t *db)
 	t->read_only = 1;
 	t->actor = xstrdup("");
 	t->changes = json_array();
+	t->notes = json_object();
 	t->services = json_object();
 	t->nodes = json_object();
 	return t;
@@ -66,6 +73,7 @@ void wdb_abort(wdb_txn_t *t)
 	if (t->txn)
 		mdb_txn_abort(t->txn);
 	json_decref(t->changes);
+	json_decref(t->notes);
 	json_decref(t->services);
 	json_decref(t->nodes);
 	free(t->actor);
