@@ -395,6 +395,13 @@ void wdb_change_summary(json_t *rec, char *out, size_t size)
 	out[0] = 0;
 	const char *what = json_string_value(json_object_get(rec, "what")) ?: "";
 	json_t *changes = json_object_get(rec, "changes");
+	/* The health thread words its decisions itself, with their reasons
+	 * ("health: b demoted ..."); only its bare "health: state" says
+	 * less than the fields. */
+	if (strncmp(what, "health: ", 8) == 0 && strcmp(what, "health: state") != 0) {
+		put(&l, "%s", what);
+		changes = NULL;
+	}
 	/* An apply or a rollback says so first: the lines below are its
 	 * parts. */
 	if (strncmp(what, "apply", 5) == 0 || wdb_audit_undoes(rec))

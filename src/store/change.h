@@ -76,7 +76,8 @@ int64_t wdb_rollback_pick(json_t *recs, const char *user);
  * "node set he-cu-2 admin=down", "weight set www.example.test cn-bj/ANY
  * a=10 b=5" (ANY being the wildcard), "service del x.example.test"..., joined with "; ", the
  * record's own words first for an apply or a rollback, and "(N more)"
- * after the first few. */
+ * after the first few.  A health decision worded by the health thread
+ * ("health: b demoted ...") is given as worded. */
 void wdb_change_summary(json_t *rec, char *out, size_t size);
 
 #endif

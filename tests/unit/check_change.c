@@ -187,6 +187,10 @@ START_TEST(summaries)
 	           "\"before\": {\"state\": \"up\", \"since\": 1}, "
 	           "\"after\": {\"state\": \"demoted\", \"since\": 2}}]}",
 	           "health n state=demoted");
+	summary_is("{\"what\": \"health: b demoted (probe: refused)\", \"changes\": ["
+	           "{\"kind\": \"health\", \"key\": \"b\", \"before\": null, "
+	           "\"after\": {\"state\": \"demoted\"}}]}",
+	           "health: b demoted (probe: refused)");
 	/* An apply names itself, then its first changes and a count. */
 	summary_is("{\"what\": \"apply t.json (+5 ~0 -0)\", \"changes\": ["
 	           "{\"kind\": \"cutover\", \"key\": \"c1\", \"before\": {}, \"after\": null},"
