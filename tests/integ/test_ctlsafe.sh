@@ -132,7 +132,7 @@ out=$(CTL status 2>&1)
 expect_not "$out" "gslbd is not running" "status with gslbd running: no note"
 out=$(CTL node set a --capacity 5 2>&1)
 expect_not "$out" "warning" "a write with gslbd running: no warning"
-for _ in $(seq 100); do CTL log | grep -q " health " && break; sleep 0.1; done
+for _ in $(seq 60); do CTL log | grep -q " health " && break; sleep 0.5; done
 expect_has "$(CTL log)" "^ +[0-9]+  [0-9T:-]+Z  health +health: .*b " "the health thread wrote a decision"
 
 # 2. rollback.
