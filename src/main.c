@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd: start-up, threads, signals and reload orchestration. */
 #include "config.h"
+#include "cluster/cluster.h"
 #include "common/conf.h"
 #include "health/health.h"
 #include "health/probe.h"
@@ -51,6 +52,7 @@ static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
 static const opts_t *g_opts;
 static stats_t *g_stats;
+static cluster_t *g_cluster;  /* NULL: standalone */
 static dnstap_t *g_dnstap;          /* NULL: dnstap off */
 static dnstap_conf_t g_dnstap_conf; /* as applied at start */
 static int64_t g_started;
@@ -74,6 +76,7 @@ static void usage(FILE *f)
  * valid; the error is "FILE:LINE: reason". */
 static int check_geoip(const conf_t *c, char *err, size_t errlen)
 {
+	geo_allow_compile(0); /* --check exits after; no table to build */
 	geo_t *g = geo_open(c, err, errlen);
 	if (!g)
 		return -1;
@@ -146,6 +149,13 @@ static int do_check(const opts_t *o)
 		bad = 1;
 	} else {
 		dnstap_conf_clear(&dc);
+	}
+	cluster_conf_t cc;
+	if (cluster_conf_load(c, &cc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	} else {
+		cluster_conf_free(&cc);
 	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
@@ -749,9 +759,21 @@ static int run(void)
 		return 1;
 	}
 	g_history_keep = (uint32_t)hc.history_keep;
+	/* Cluster mode: the table follows etcd (restart to change). */
+	cluster_conf_t cc;
+	if (cluster_conf_load(g_conf, &cc, err, sizeof(err)) ||
+	    (cc.enabled && !(g_cluster = cluster_start(&cc, g_db, err, sizeof(err))))) {
+		log_err("%s", err);
+		cluster_conf_free(&cc);
+		health_stop(g_health);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
+	cluster_conf_free(&cc);
 	stats_provider_t sp = { metrics, healthy, NULL };
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);
+		cluster_stop(g_cluster);
 		health_stop(g_health);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
@@ -769,6 +791,7 @@ static int run(void)
 
 	log_counters();
 	stats_stop(g_stats);
+	cluster_stop(g_cluster);
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	/* After the workers: what they queued is flushed to the collector. */

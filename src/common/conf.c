@@ -451,11 +451,11 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->root = yaml_load_file(path, err, errlen);
 	if (!c->root)
 		goto fail;
-	/* health, cutover, rrl and dnstap are validated by their own
-	 * modules. */
+	/* health, cutover, rrl, dnstap and cluster are validated by their
+	 * own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
 	                                   "health", "cutover", "log", "stats",
-	                                   "rrl", "dnstap", NULL };
+	                                   "rrl", "dnstap", "cluster", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;
@@ -478,7 +478,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	/* The geoip section is validated in full by geo.c; only the
 	 * database path is needed here. */
 	static const char *const geokeys[] = { "database", "region", "isp",
-		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
+		"region-map", "isp-map", "nets", "edns-client-subnet", "compile", NULL };
 	if ((n = ynode_get(c->root, "geoip")) &&
 	    parse_simple_path(&x, c, n, "geoip", "database", geokeys,
 	                      &c->geoip_path))

@@ -34,10 +34,13 @@
  * keep a busy account from being evicted by one unlucky neighbour. */
 #define RRL_WAYS 4
 
-/* Limits of the settings.  They keep the credit arithmetic inside
- * 32 bits: the deepest debt is window * rate units, 3600 * 100000 =
- * 3.6e8 < 2^31.  BIND caps its rates at 1000 and its window at 3600. */
-#define RRL_RATE_MAX 100000u
+/* Limits of the settings.  BIND caps its rates at 1000 and its window
+ * at 3600; a rate up to a million lets a lab or a benchmark run every
+ * response through the accounts without any client reaching the limit.
+ * The credit arithmetic stays inside 32 bits: the deepest debt, window *
+ * rate units, must stay below 2^31 (RRL_DEBT_MAX, checked at load). */
+#define RRL_RATE_MAX 1000000u
+#define RRL_DEBT_MAX 2147483647u
 #define RRL_WINDOW_MAX 3600u
 #define RRL_SLIP_MAX 10u                 /* as BIND */
 #define RRL_TABLE_MIN 1024u
@@ -254,6 +257,13 @@ int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
 			}
 			have_exempt |= strcmp(k, "exempt") == 0;
 		}
+	}
+	if ((uint64_t)o->window * o->rate > RRL_DEBT_MAX) {
+		conf_sfail(c, s, err, errlen, "rrl: window (%u) times "
+		           "responses-per-second (%u) must stay below %u",
+		           o->window, o->rate, RRL_DEBT_MAX);
+		rrl_conf_clear(o);
+		return -1;
 	}
 	if (!have_exempt) {
 		/* The host itself: local monitoring is never limited. */

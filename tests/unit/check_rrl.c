@@ -158,6 +158,15 @@ START_TEST(conf_values)
 	ck_assert_uint_eq(rc.nexempt, 0);
 	rrl_conf_clear(&rc);
 	conf_free(c);
+
+	/* The highest rate, with a window that keeps the debt in range. */
+	c = load(ZONES "rrl:\n  responses-per-second: 1000000\n  window: 2147\n",
+	         err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_int_eq(rrl_conf_load(c, &rc, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rc.rate, 1000000);
+	rrl_conf_clear(&rc);
+	conf_free(c);
 }
 END_TEST
 
@@ -185,7 +194,10 @@ static void expect_error(const char *yaml, int line, const char *what)
 START_TEST(conf_errors)
 {
 	/* Three lines of zones, "rrl:" on line 4, its first key on line 5. */
-	expect_error("  responses-per-second: -1\n", 5, "rrl.responses-per-second must be a whole number from 0 to 100000");
+	expect_error("  responses-per-second: -1\n", 5, "rrl.responses-per-second must be a whole number from 0 to 1000000");
+	/* S1-12: the debt, window x rate, is counted in 32 bits. */
+	expect_error("  responses-per-second: 1000000\n  window: 3600\n", 5,
+	             "window (3600) times responses-per-second (1000000) must stay below");
 	expect_error("  window: 15\n  responses-per-second: 2.5\n", 6, "not '2.5'");
 	expect_error("  window: 0\n", 5, "rrl.window must be a whole number from 1 to 3600");
 	expect_error("  slip: 11\n", 5, "rrl.slip must be a whole number from 0 to 10");
