@@ -21,4 +21,11 @@ int net_socket_bind(const conf_listen_t *l, int type);
  * when free or when the probe cannot tell. */
 int net_in_use(const conf_listen_t *l, int type, char *who, size_t wholen);
 
+/** Whether the IPv4 or IPv6 address @text is one that no client can
+ * use as an answer: unspecified (0.0.0.0/8, ::), loopback (127/8, ::1),
+ * multicast (224/4, ff00::/8), broadcast, reserved (240/4) or
+ * IPv4-mapped IPv6.  Returns what it is ("a loopback address"), or NULL
+ * for an ordinary address or text that is no address. */
+const char *net_addr_special(const char *text);
+
 #endif

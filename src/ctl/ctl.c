@@ -9,10 +9,12 @@
 #include "config.h"
 #include "ctl/ctl.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "common/util.h"
 #include "dns/zone.h"
 #include "gslb/geo.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -180,6 +182,27 @@ void ctl_check_unclaimed(const char *cmd, const char *name)
 			    "service of that name would never be asked; remove that data "
 			    "or choose another name", cmd, name, cz->name, why, cz->file);
 		return;
+	}
+}
+
+void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
+{
+	const char *special = net_addr_special(addr);
+	if (special && !allow)
+		ctl_die("node %s: address %s is %s, which no client can use "
+		    "(give --allow-special for a lab)", id, addr, special);
+	/* The same address twice would be a duplicate record in answers. */
+	struct in6_addr a, b;
+	int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	inet_pton(fam, addr, &a);
+	size_t i;
+	json_t *e;
+	json_array_foreach(addrs, i, e) {
+		const char *o = json_string_value(e);
+		if (o && (strchr(o, ':') ? AF_INET6 : AF_INET) == fam &&
+		    inet_pton(fam, o, &b) == 1 &&
+		    memcmp(&a, &b, fam == AF_INET ? 4 : 16) == 0)
+			ctl_die("node %s: address %s is given twice", id, addr);
 	}
 }
 

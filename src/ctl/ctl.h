@@ -97,6 +97,11 @@ void ctl_check_unclaimed(const char *cmd, const char *name);
  * GeoIP database may give any name (no map, or no configuration). */
 void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v);
 
+/** Dies when address @addr of node @id is one no client can use (unless
+ * @allow: --allow-special) or is in @addrs (the node's addresses so far,
+ * may be NULL) already. */
+void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow);
+
 /** Parses the whole number @v of option @opt in [@min, @max]; dies
  * naming the option otherwise. */
 long ctl_parse_num(const char *opt, const char *v, long min, long max);

@@ -77,6 +77,9 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 		    "(leave it out for the default)", key);
 }
 
+/* apply --allow-special: node addresses no client can use pass (a lab). */
+static int apply_allow_special;
+
 /* Checks node object @o (nodes[@idx]) and fills in defaults. */
 static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 {
@@ -87,13 +90,17 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 	json_t *addrs = json_object_get(o, "addrs");
 	size_t i;
 	json_t *a;
+	json_t *seen = json_array();
 	json_array_foreach(addrs, i, a) {
 		struct in_addr a4;
 		struct in6_addr a6;
 		const char *s = json_string_value(a);
 		if (!s || (inet_pton(AF_INET, s, &a4) != 1 && inet_pton(AF_INET6, s, &a6) != 1))
 			ctl_die("apply: node %s: bad address in addrs", id);
+		ctl_check_addr(id, s, seen, apply_allow_special);
+		json_array_append(seen, a);
 	}
+	json_decref(seen);
 	const char *cn = json_string_value(json_object_get(o, "cname"));
 	uint8_t w[256];
 	if (cn && (!dname_from_str(cn, w) || !w[0]))
@@ -277,6 +284,8 @@ int ctl_cmd_apply(int argc, char **argv)
 			dry = 1;
 		else if (strcmp(argv[i], "--force") == 0)
 			force = 1;
+		else if (strcmp(argv[i], "--allow-special") == 0)
+			apply_allow_special = 1;
 		else if (strncmp(argv[i], "--", 2) == 0)
 			ctl_usage_die("apply: unknown option '%s'", argv[i]);
 		else if (file)

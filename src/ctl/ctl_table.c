@@ -275,6 +275,10 @@ static int node_del(wdb_txn_t *t, const char *id, json_t *old)
 	return 0;
 }
 
+/* --allow-special was given: addresses no client can use are kept (a
+ * lab). */
+static int allow_special;
+
 /* Appends --addr @v of node @id to *@addrs (created on first use). */
 static void node_addr(const char *id, const char *v, json_t **addrs)
 {
@@ -282,6 +286,7 @@ static void node_addr(const char *id, const char *v, json_t **addrs)
 	struct in_addr a4;
 	if (inet_pton(AF_INET, v, &a4) != 1 && inet_pton(AF_INET6, v, &a6) != 1)
 		ctl_die("node %s: --addr %s is not an IPv4 or IPv6 address", id, v);
+	ctl_check_addr(id, v, *addrs, allow_special);
 	if (!*addrs)
 		*addrs = json_array();
 	size_t fam = 0, j;
@@ -359,6 +364,8 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 {
 	json_t *addrs = NULL, *probes = NULL;
 	const char *cname = NULL;
+	for (int i = 0; i < argc; i++)   /* before the --addr it allows */
+		allow_special |= strcmp(argv[i], "--allow-special") == 0;
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -366,6 +373,8 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 			json_object_set_new(n, "probes", json_array());
 			continue;
 		}
+		if (strcmp(o, "--allow-special") == 0)
+			continue;
 		if (!v)
 			ctl_die("node %s: %s needs a value", sub, o);
 		i++;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover"
@@ -339,12 +340,35 @@ static json_t *node_of(const char *id, void *arg)
 	return n;
 }
 
+/* Whether CNAME target @cname (presentation, final dot or not) is
+ * service name @svc (lowercase, no final dot). */
+static int cname_is(const char *cname, const char *svc)
+{
+	size_t n = strlen(cname), m = strlen(svc);
+	if (n && cname[n - 1] == '.')
+		n--;
+	return n == m && strncasecmp(cname, svc, n) == 0;
+}
+
 static int rebuild_row(const char *key, json_t *row, void *arg)
 {
 	rebuild_t *r = arg;
 	uint8_t *plan;
 	size_t len;
 	char msg[300];
+	/* A CNAME node that points at the row's own service sends clients
+	 * round in a loop. */
+	const char *id;
+	json_t *w;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		const char *cn = json_string_value(json_object_get(node_of(id, r), "cname"));
+		if (cn && cname_is(cn, r->svc)) {
+			snprintf(r->err, r->errlen, "weight row %s: node %s is a CNAME to "
+			         "the service itself, an answer that loops", key, id);
+			r->rc = GSLB_EINVAL;
+			return 1;
+		}
+	}
 	if (plan_encode(row, node_of, r, r->shadow, &plan, &len,
 	                       msg, sizeof(msg))) {
 		snprintf(r->err, r->errlen, "weight row %s: %s", key, msg);

@@ -19,6 +19,7 @@ health:
   timeout: 0.5
   settle: 2"
 G="$ROOT/$B/gslbctl"
+trap 'stop_httpds; cleanup' EXIT
 # expect_rc "description" RC "regex of the output" gslbctl-args...
 expect_rc() {
 	local what=$1 want=$2 re=$3
@@ -79,7 +80,22 @@ expect_rc "service show with an extra argument" 2 "unexpected argument 'x'" serv
 expect_rc "weight list with an extra argument" 2 "unexpected argument 'x'" weight list www.gslb.test x
 expect_rc "cutover list with an extra argument" 2 "unexpected argument 'x'" cutover list x
 expect_rc "node del with an extra argument" 2 "unexpected argument 'x'" node del a x
+# Bad answer data.
+for a in 0.0.0.0 :: 127.0.0.1 ::1 224.0.0.1 ff02::1 255.255.255.255 ::ffff:192.0.2.1; do
+	expect_rc "node add --addr $a" 1 "address $a is (an?|the) .*(unspecified|loopback|multicast|broadcast|IPv4-mapped)" node add z --addr "$a"
+done
+expect_rc "the same address twice" 1 "address 192\.0\.2\.9 is given twice" node add z --addr 192.0.2.9 --addr 192.0.2.9
+expect_rc "the same IPv6 address twice, spelled two ways" 1 "given twice" node add z --addr 2001:db8::1 --addr 2001:db8:0::1
+CTL node add loop --cname www.gslb.test. >/dev/null 2>&1
+before=$(CTL export); nlog=$(CTL log | wc -l)
+expect_rc "a CNAME node pointing at its own service" 1 "node loop is a CNAME to the service itself" weight set www.gslb.test loop=1 a=1
+CTL export | python3 -c 'import json,sys; d=json.load(sys.stdin); d["nodes"][0]["addrs"]=["127.0.0.1"]; json.dump(d, sys.stdout)' > "$T/lo.json"
+expect_rc "apply with a loopback node address" 1 "address 127\.0\.0\.1 is a loopback address" apply "$T/lo.json"
 unchanged "rejected no-ops"
+out=$(CTL node add lab1 --addr 127.0.0.1 --allow-special 2>&1) && ok "--allow-special lets a lab use loopback" ||
+	fail "--allow-special: $out"
+CTL node del lab1 >/dev/null 2>&1
+CTL node del loop >/dev/null 2>&1
 # A name the nets file knows is fine without a node in it.
 out=$(CTL weight set www.gslb.test --region cn-sh a=1 2>&1) && ok "weight set --region known to the nets file" ||
 	fail "weight set --region cn-sh: $out"
@@ -132,15 +148,17 @@ out=$(CTL status 2>&1)
 expect_not "$out" "gslbd is not running" "status with gslbd running: no note"
 out=$(CTL node set a --capacity 5 2>&1)
 expect_not "$out" "warning" "a write with gslbd running: no warning"
-for _ in $(seq 60); do CTL log | grep -q " health " && break; sleep 0.5; done
-expect_has "$(CTL log)" "^ +[0-9]+  [0-9T:-]+Z  health +health: .*b " "the health thread wrote a decision"
 
 # 2. rollback.
 CTL weight set www.gslb.test a=10 b=7 >/dev/null 2>&1      # X
 idx=$(CTL log --limit 1 | awk '{print $1}')
 SUDO_USER=otheruser CTL service set s1.gslb.test --ttl 60 >/dev/null 2>&1
 CTL weight set www.gslb.test nx=1 >/dev/null 2>&1 && fail "weight set nx accepted"
-sleep 1.5   # the health thread may write meanwhile
+# b's probe target comes up: the health thread writes b's recovery
+# after X.
+start_httpd $DEAD
+for _ in $(seq 60); do CTL log --since $((idx + 1)) | grep -q "  health " && break; sleep 0.5; done
+expect_has "$(CTL log --since $((idx + 1)))" "^ +[0-9]+  [0-9T:-]+Z  health +health" "the health thread wrote after this user's change"
 nlog=$(CTL log | wc -l)
 out=$(CTL rollback --dry-run)
 expect_has "$out" "would undo change $idx .*weight set www\.gslb\.test \*/\* a=10 b=7" "rollback --dry-run names this user's change, not another's"
@@ -174,6 +192,16 @@ CTL cutover del c1 >/dev/null 2>&1
 expect_has "$(CTL cutover add --region cn-bj --start "$S" --end "$E" 2>&1)" "cutover add c2 " "after deleting c1 the next is c2"
 CTL rollback >/dev/null 2>&1
 expect_has "$(CTL cutover add --region cn-bj --start "$S" --end "$E2" 2>&1)" "cutover add c3 " "after rolling back c2 the next is c3"
+
+# Two nodes with one address: one record in the answer.
+CTL service add dup.gslb.test --answers 2 >/dev/null 2>&1
+CTL node add d1 --addr 192.0.2.60 >/dev/null 2>&1
+CTL node add d2 --addr 192.0.2.60 --addr 192.0.2.61 >/dev/null 2>&1
+CTL weight set dup.gslb.test d1=1 d2=1 >/dev/null 2>&1
+sleep 0.5
+out=$(q dup.gslb.test A +short | sort | tr '\n' ' ')
+[ "$out" = "192.0.2.60 192.0.2.61 " ] && ok "no duplicate record when two nodes share an address" ||
+	fail "answer with a shared address: $out"
 
 # 3. After gslbd stops: status says since when its health data is.
 gslbd_stop
