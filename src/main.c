@@ -527,7 +527,14 @@ static int lock_store(const char *dir)
 		log_err("database %s: cannot open %s: %s", dir, path, strerror(errno));
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* gslbctl probes the lock with a shared try-lock that it drops at
+	 * once (to tell whether a daemon serves the store): retry for up
+	 * to a second before taking a held lock for another daemon. */
+	int locked = -1;
+	for (int i = 0; i < 20 && (locked = flock(fd, LOCK_EX | LOCK_NB)) < 0 &&
+	                errno == EWOULDBLOCK; i++)
+		usleep(50 * 1000);
+	if (locked < 0) {
 		char pid[32] = "";
 		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
 		pid[n > 0 ? n : 0] = 0;

@@ -165,3 +165,36 @@ int net_adopt(int *fds, size_t n, const conf_listen_t *l, int type)
 		}
 	return -1;
 }
+
+const char *net_addr_special(const char *text)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET, text, &a4) == 1) {
+		const uint8_t *b = (const uint8_t *)&a4;
+		if (b[0] == 0)
+			return "an unspecified (0.0.0.0/8) address";
+		if (b[0] == 127)
+			return "a loopback address";
+		if (b[0] >= 224 && b[0] <= 239)
+			return "a multicast address";
+		if (b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255)
+			return "the broadcast address";
+		if (b[0] >= 240)
+			return "a reserved (240.0.0.0/4) address";
+		return NULL;
+	}
+	if (inet_pton(AF_INET6, text, &a6) != 1)
+		return NULL;
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const uint8_t *b = a6.s6_addr;
+	if (IN6_IS_ADDR_UNSPECIFIED(&a6))
+		return "the unspecified address ::";
+	if (IN6_IS_ADDR_LOOPBACK(&a6))
+		return "the loopback address ::1";
+	if (b[0] == 0xff)
+		return "a multicast address";
+	if (memcmp(b, mapped, 12) == 0)
+		return "an IPv4-mapped address (give the IPv4 address itself)";
+	return NULL;
+}

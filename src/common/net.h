@@ -26,4 +26,11 @@ int net_in_use(const conf_listen_t *l, int type, char *who, size_t wholen);
  * returns it; returns -1 when none is left. */
 int net_adopt(int *fds, size_t n, const conf_listen_t *l, int type);
 
+/** Whether the IPv4 or IPv6 address @text is one that no client can
+ * use as an answer: unspecified (0.0.0.0/8, ::), loopback (127/8, ::1),
+ * multicast (224/4, ff00::/8), broadcast, reserved (240/4) or
+ * IPv4-mapped IPv6.  Returns what it is ("a loopback address"), or NULL
+ * for an ordinary address or text that is no address. */
+const char *net_addr_special(const char *text);
+
 #endif

@@ -10,17 +10,24 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_steer.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "common/util.h"
+#include "dns/zone.h"
 #include "gslb/geo.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 conf_t *ctl_conf;        /* NULL with -d */
@@ -28,6 +35,8 @@ weightdb_t *ctl_db;
 int ctl_json;
 health_conf_t ctl_hc;
 static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
+const char *ctl_user;
+static const char *ctl_db_path;
 
 const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
 const char *const ctl_pool_set[] = { "primary", "standby", NULL };
@@ -44,10 +53,27 @@ void ctl_die(const char *fmt, ...)
 	exit(1);
 }
 
+void ctl_usage_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("gslbctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+void ctl_no_more_args(const char *cmd, int argc, char **argv, int want)
+{
+	if (argc > want)
+		ctl_usage_die("%s: unexpected argument '%s'", cmd, argv[want]);
+}
+
 static void usage(FILE *f)
 {
 	fputs(
-"usage: gslbctl [-c CONF | -d DBDIR] [--json] COMMAND [ARGS]\n"
+"usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -64,8 +90,9 @@ static void usage(FILE *f)
 "  weight del SERVICE [--region R] [--isp I]\n"
 "  weight list [SERVICE]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
-"  export                         apply FILE\n"
-"  log [--since TIME|ID]          rollback [CHANGE-ID]\n"
+"  export                         apply [--dry-run] [--force] FILE\n"
+"  log [--since TIME|ID] [--limit N]\n"
+"  rollback [--dry-run] [--force] [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
 "  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
 "               [latency=MS] [bytes=N]\n"
@@ -78,7 +105,8 @@ static void usage(FILE *f)
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
 "  cluster status\n"
-"TIME is RFC 3339 UTC (2026-12-01T02:00:00Z); --since ID starts at that change.\n", f);
+"TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
+"starts at that change.\n", f);
 }
 
 /* Validation ------------------------------------------------------ */
@@ -140,6 +168,96 @@ void ctl_service_name(const char *name, char *out, size_t size)
 	    ctl_conf->nzones ? ctl_conf->zones[0].name : "none configured");
 }
 
+void ctl_check_unclaimed(const char *cmd, const char *name)
+{
+	if (!ctl_conf)
+		return;
+	uint8_t w[256], low[256];
+	if (!dname_from_str(name, w))
+		return;
+	dname_copy_lower(low, w);
+	for (size_t i = 0; i < ctl_conf->nzones; i++) {
+		const conf_zone_t *cz = &ctl_conf->zones[i];
+		if (!dname_is_sub(low, cz->dname))
+			continue;
+		char err[600], why[300];
+		zone_t *z = zone_load(cz->dname, cz->file, err, sizeof(err));
+		if (!z)
+			ctl_die("%s %s: cannot read the zone to check the name: %s", cmd, name, err);
+		int claimed = zone_claims(z, low, why, sizeof(why));
+		zone_free(z);
+		if (claimed)
+			ctl_die("%s %s: zone %s answers this name itself (%s, in %s), so a "
+			    "service of that name would never be asked; remove that data "
+			    "or choose another name", cmd, name, cz->name, why, cz->file);
+		return;
+	}
+}
+
+void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
+{
+	const char *special = net_addr_special(addr);
+	if (special && !allow)
+		ctl_die("node %s: address %s is %s, which no client can use "
+		    "(give --allow-special for a lab)", id, addr, special);
+	/* The same address twice would be a duplicate record in answers. */
+	struct in6_addr a, b;
+	int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	inet_pton(fam, addr, &a);
+	size_t i;
+	json_t *e;
+	json_array_foreach(addrs, i, e) {
+		const char *o = json_string_value(e);
+		if (o && (strchr(o, ':') ? AF_INET6 : AF_INET) == fam &&
+		    inet_pton(fam, o, &b) == 1 &&
+		    memcmp(&a, &b, fam == AF_INET ? 4 : 16) == 0)
+			ctl_die("node %s: address %s is given twice", id, addr);
+	}
+}
+
+typedef struct {
+	const char *field, *value;
+} area_match_t;
+
+static int node_in_area(const char *key, json_t *node, void *arg)
+{
+	(void)key;
+	area_match_t *m = arg;
+	const char *v = json_string_value(json_object_get(node, m->field));
+	return v && strcmp(v, m->value) == 0;
+}
+
+void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v)
+{
+	if (strcmp(v, "*") == 0)
+		return;
+	area_match_t m = { isp ? "isp" : "region", v };
+	if (wdb_each(t, WDB_NODE, NULL, node_in_area, &m))
+		return;
+	int known = -1;   /* without a configuration nothing more is known */
+	if (ctl_conf) {
+		char err[600];
+		geo_allow_compile(0);   /* names only: no location table */
+		geo_t *g = geo_open(ctl_conf, err, sizeof(err));
+		if (!g)
+			ctl_die("%s: cannot read the geoip settings: %s", cmd, err);
+		known = geo_knows(g, isp, v);
+		geo_close(g);
+	}
+	if (known > 0)
+		return;
+	const char *opt = isp ? "--isp" : "--region";
+	/* A name no lookup can give makes a row no client ever reaches: a
+	 * typo such as cn-bjj.  Refused when the names are known for
+	 * certain; a warning when the GeoIP database may give any name. */
+	if (known == 0)
+		ctl_die("%s: %s %s: no node, geoip map or nets line has that %s, so "
+		    "no client would get this row", cmd, opt, v, m.field);
+	fprintf(stderr, "gslbctl: warning: %s: %s %s: no node has that %s, and %s\n",
+	        cmd, opt, v, m.field, ctl_conf ? "the GeoIP database has no map to "
+	        "check it against" : "without -c the geoip settings are not known");
+}
+
 long ctl_parse_num(const char *opt, const char *v, long min, long max)
 {
 	char *end;
@@ -198,7 +316,76 @@ wdb_txn_t *ctl_begin(void)
 	wdb_txn_t *t = wdb_begin(ctl_db, ctl_actor, err, sizeof(err));
 	if (!t)
 		ctl_die("%s", err);
+	wdb_txn_note(t, "user", json_string(ctl_user));
 	return t;
+}
+
+/* Whether a gslbd serves the store: it holds an exclusive flock on
+ * DB/gslbd.lock while it runs (main.c).  A shared try-lock, dropped at
+ * once, tells; a daemon starting in that instant retries its own lock
+ * for a moment (main.c), so the probe never keeps it from starting. */
+int ctl_daemon_running(void)
+{
+	static int known = -1;
+	if (known >= 0)
+		return known;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/gslbd.lock", ctl_db_path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	known = 0;
+	if (fd < 0)
+		return known;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		known = errno == EWOULDBLOCK;
+	else
+		flock(fd, LOCK_UN);
+	close(fd);
+	return known;
+}
+
+void ctl_warn_no_daemon(void)
+{
+	if (!ctl_daemon_running())
+		fprintf(stderr, "gslbctl: warning: no gslbd serves %s: the change is "
+		        "stored and is answered from when gslbd starts\n", ctl_db_path);
+}
+
+static int newest_update(const char *key, json_t *st, void *arg)
+{
+	(void)key;
+	json_int_t *max = arg;
+	json_int_t u = json_integer_value(json_object_get(st, "updated"));
+	if (u > *max)
+		*max = u;
+	return 0;
+}
+
+json_t *ctl_daemon_state(wdb_txn_t *t)
+{
+	json_int_t newest = 0;
+	wdb_each(t, WDB_STATUS, NULL, newest_update, &newest);
+	json_t *d = json_pack("{s:b, s:n}", "running", ctl_daemon_running(),
+	                      "health_time");
+	if (newest) {
+		char buf[40];
+		time_t tt = (time_t)newest;
+		struct tm tm;
+		gmtime_r(&tt, &tm);
+		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(d, "health_time", json_string(buf));
+	}
+	return d;
+}
+
+void ctl_print_daemon_state(json_t *d)
+{
+	if (json_is_true(json_object_get(d, "running")))
+		return;
+	const char *tm = json_string_value(json_object_get(d, "health_time"));
+	if (tm)
+		printf("gslbd is not running: health data is from %s\n\n", tm);
+	else
+		printf("gslbd is not running: there is no health data\n\n");
 }
 
 void ctl_commit(wdb_txn_t *t, const char *what)
@@ -213,6 +400,7 @@ void ctl_commit(wdb_txn_t *t, const char *what)
 		printf("{\"change\": %lld}\n", (long long)id);
 	else
 		printf("change %lld: %s\n", (long long)id, what);
+	ctl_warn_no_daemon();
 }
 
 void ctl_print_json(json_t *j)
@@ -235,6 +423,12 @@ static int read_only_command(const char *cmd, int argc, char **argv)
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
+	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
+		for (int i = 0; i < argc; i++)
+			if (strcmp(argv[i], "--dry-run") == 0)
+				return 1;
+		return 0;
+	}
 	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
 	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0 &&
 	    strcmp(cmd, "budget") != 0)
@@ -248,18 +442,20 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "create", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *conf_path = NULL, *db_path = NULL;
-	int ch;
+	int ch, create = 0;
 	/* Options stop at the command: its own options follow it. */
 	while ((ch = getopt_long(argc, argv, "+c:d:jhV", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': conf_path = optarg; break;
 		case 'd': db_path = optarg; break;
 		case 'j': ctl_json = 1; break;
+		case 'C': create = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -286,8 +482,18 @@ int main(int argc, char **argv)
 			ctl_die("%s", err);
 		db_path = ctl_conf->db_path;
 	} else if (conf_path) {
-		ctl_die("give either -c CONF or -d DBDIR, not both");
+		ctl_usage_die("give either -c CONF or -d DBDIR, not both");
+	} else {
+		/* A mistyped -d must not quietly make an empty store that
+		 * every read then shows as an empty table. */
+		char mdb[4200];
+		struct stat sb;
+		snprintf(mdb, sizeof(mdb), "%s/data.mdb", db_path);
+		if (!create && stat(mdb, &sb) != 0)
+			ctl_die("-d %s: no weight store there (give --create to make a new one)",
+			    db_path);
 	}
+	ctl_db_path = db_path;
 	log_set_level(GSLB_LOG_WARNING);
 	if (ctl_conf) {
 		if (health_conf_load(ctl_conf, &ctl_hc, err, sizeof(err)))
@@ -314,6 +520,7 @@ int main(int argc, char **argv)
 		user = pw ? pw->pw_name : "unknown";
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
+	ctl_user = user;
 	ctl_cluster_init();
 
 	int rc;

@@ -42,6 +42,37 @@ extern const char *const ctl_admin_set[];
 __attribute__((format(printf, 1, 2), noreturn))
 void ctl_die(const char *fmt, ...);
 
+/** Prints "gslbctl: " and the message to stderr and exits with status 2:
+ * the command line itself is wrong (an unknown subcommand or option, an
+ * argument too many).  Nothing has been committed. */
+__attribute__((format(printf, 1, 2), noreturn))
+void ctl_usage_die(const char *fmt, ...);
+
+/** Dies as ctl_usage_die() when command @cmd got more than @want
+ * arguments (@argc at @argv), naming the first one too many. */
+void ctl_no_more_args(const char *cmd, int argc, char **argv, int want);
+
+/** The user this gslbctl runs for (the sudo user when there is one):
+ * the "user" of its audit records and whose changes a bare rollback
+ * undoes. */
+extern const char *ctl_user;
+
+/** Whether a gslbd serves the store now (it holds DB/gslbd.lock). */
+int ctl_daemon_running(void);
+
+/** After a write: warns on stderr when no gslbd serves the store (the
+ * exit status stays 0). */
+void ctl_warn_no_daemon(void);
+
+/** {"running": BOOL, "health_time": "RFC 3339 UTC" or null}: whether a
+ * gslbd serves the store and the newest health status in it (read in
+ * @t).  A new reference. */
+json_t *ctl_daemon_state(wdb_txn_t *t);
+
+/** Prints "gslbd is not running: health data is from TIME" and a blank
+ * line when @d (from ctl_daemon_state()) says no daemon runs. */
+void ctl_print_daemon_state(json_t *d);
+
 /** Whether @s is a region or ISP name: a short lowercase word; "*" too
  * when @star_ok (the wildcard of weight rows, never a node's own). */
 int ctl_valid_word(const char *s, int star_ok);
@@ -54,6 +85,22 @@ int ctl_valid_node_id(const char *s);
  * the canonical form (lowercase, no final dot) to @out (@size bytes).
  * Dies on an invalid name. */
 void ctl_service_name(const char *name, char *out, size_t size);
+
+/** Dies when the static data of a zone (-c only) answers service name
+ * @name itself (records at the name, or a delegation above it): a
+ * service there would never be asked.  @cmd names the command. */
+void ctl_check_unclaimed(const char *cmd, const char *name);
+
+/** Checks weight row region (@isp 0) or ISP (@isp 1) @v against what a
+ * client can be located in: a node's own, a GeoIP map value or a nets
+ * line (-c).  Dies when nothing can give it; warns on stderr when the
+ * GeoIP database may give any name (no map, or no configuration). */
+void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v);
+
+/** Dies when address @addr of node @id is one no client can use (unless
+ * @allow: --allow-special) or is in @addrs (the node's addresses so far,
+ * may be NULL) already. */
+void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow);
 
 /** Parses the whole number @v of option @opt in [@min, @max]; dies
  * naming the option otherwise. */

@@ -6,14 +6,16 @@
 #include "gslb/geo.h"
 #include "gslb/policy.h"
 #include "health/probe.h"
+#include "store/change.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *export_all(wdb_txn_t *t)
 {
-	json_t *out = json_pack("{s:i, s:[], s:[], s:[]}", "version", WDB_SCHEMA,
+	json_t *out = json_pack("{s:i, s:[], s:[], s:[]}", "version", WDB_FORMAT_VERSION,
 	                        "services", "nodes", "weights");
 	static const char *const keys[] = { "services", "nodes", "weights" };
 	for (int k = 0; k < 3; k++) {
@@ -30,9 +32,7 @@ static json_t *export_all(wdb_txn_t *t)
 
 int ctl_cmd_export(int argc, char **argv)
 {
-	(void)argv;
-	if (argc)
-		ctl_die("export: unexpected argument '%s'", argv[0]);
+	ctl_no_more_args("export", argc, argv, 0);
 	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = export_all(t);
 	wdb_abort(t);
@@ -83,6 +83,9 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 		    "(leave it out for the default)", key);
 }
 
+/* apply --allow-special: node addresses no client can use pass (a lab). */
+static int apply_allow_special;
+
 /* Checks node object @o (nodes[@idx]) and fills in defaults. */
 static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 {
@@ -93,13 +96,17 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 	json_t *addrs = json_object_get(o, "addrs");
 	size_t i;
 	json_t *a;
+	json_t *seen = json_array();
 	json_array_foreach(addrs, i, a) {
 		struct in_addr a4;
 		struct in6_addr a6;
 		const char *s = json_string_value(a);
 		if (!s || (inet_pton(AF_INET, s, &a4) != 1 && inet_pton(AF_INET6, s, &a6) != 1))
 			ctl_die("apply: node %s: bad address in addrs", id);
+		ctl_check_addr(id, s, seen, apply_allow_special);
+		json_array_append(seen, a);
 	}
+	json_decref(seen);
 	const char *cn = json_string_value(json_object_get(o, "cname"));
 	uint8_t w[256];
 	if (cn && (!dname_from_str(cn, w) || !w[0]))
@@ -191,73 +198,172 @@ static void apply_check(wdb_kind_t kind, json_t *o, size_t idx, char *key,
 		apply_check_weight(o, idx, key, keysize);
 }
 
-int ctl_cmd_apply(int argc, char **argv)
+/* Prints one key of @diff's list @what of kind @k as a line "  SIGN
+ * KIND NAME" to @f; a weight row as "SERVICE REGION/ISP". */
+static void print_key(FILE *f, char sign, int k, const char *key)
 {
-	if (argc != 1)
-		ctl_die("apply: give exactly one FILE (JSON, as written by export)");
+	static const char *const kind[] = { "service", "node", "weight" };
+	wdb_row_parts_t p;
+	if (k == WDB_WEIGHT && wdb_row_split(key, strlen(key), &p) == 0)
+		fprintf(f, "  %c weight %.*s %.*s/%.*s\n", sign, (int)p.svc_len, p.svc,
+		        (int)p.region_len, p.region, (int)p.isp_len, p.isp);
+	else
+		fprintf(f, "  %c %s %s\n", sign, kind[k], key);
+}
+
+/* Prints the lines of @diff under @what ("added"...) with @sign. */
+static void print_diff_part(FILE *f, json_t *diff, const char *what, char sign)
+{
+	for (int k = 0; k < 3; k++) {
+		size_t i;
+		json_t *key;
+		json_array_foreach(json_object_get(json_object_get(diff, what),
+		                                   wdb_doc_lists[k]), i, key)
+			print_key(f, sign, k, json_string_value(key));
+	}
+}
+
+/* Each weight row of @want names a service and nodes of @want: a row
+ * that would not build is named here, before anything is written. */
+static void apply_check_refs(json_t *want[3], const char *file)
+{
+	const char *key;
+	json_t *row;
+	json_object_foreach(want[WDB_WEIGHT], key, row) {
+		const char *svc = json_string_value(json_object_get(row, "service"));
+		if (!json_object_get(want[WDB_SERVICE], svc))
+			ctl_die("apply: %s: weight row %s %s/%s: service %s is not in the file; "
+			    "nothing was changed", file, svc,
+			    json_string_value(json_object_get(row, "region")),
+			    json_string_value(json_object_get(row, "isp")), svc);
+		const char *id;
+		json_t *w;
+		json_object_foreach(json_object_get(row, "weights"), id, w)
+			if (!json_object_get(want[WDB_NODE], id))
+				ctl_die("apply: %s: weight row %s %s/%s: unknown node '%s'; "
+				    "nothing was changed", file, svc,
+				    json_string_value(json_object_get(row, "region")),
+				    json_string_value(json_object_get(row, "isp")), id);
+	}
+}
+
+/* Reads FILE into @want (kind -> {store key: object}), validated and
+ * with the defaults filled in; dies naming the first problem. */
+static void apply_read(const char *file, json_t *want[3])
+{
 	json_error_t je;
-	json_t *in = json_load_file(argv[0], 0, &je);
+	json_t *in = json_load_file(file, 0, &je);
 	if (!in && je.line > 0)
-		ctl_die("apply: %s:%d: %s", argv[0], je.line, je.text);
+		ctl_die("apply: %s:%d: %s", file, je.line, je.text);
 	if (!in)
 		ctl_die("apply: %s", je.text);
-	if (!json_is_object(in))
-		ctl_die("apply: %s: the top level must be an object", argv[0]);
-	wdb_txn_t *t = ctl_begin();
-	static const char *const keys[] = { "services", "nodes", "weights" };
-	json_t *want[3];
+	char err[600];
+	if (wdb_doc_check(in, err, sizeof(err)))
+		ctl_die("apply: %s: %s; nothing was changed", file, err);
 	for (int k = 0; k < 3; k++) {
 		want[k] = json_object();
-		json_t *arr = json_object_get(in, keys[k]);
-		if (arr && !json_is_array(arr))
-			ctl_die("apply: %s: '%s' must be a list", argv[0], keys[k]);
 		size_t i;
 		json_t *o;
-		json_array_foreach(arr, i, o) {
+		json_array_foreach(json_object_get(in, wdb_doc_lists[k]), i, o) {
 			char key[1300];
 			apply_check((wdb_kind_t)k, o, i, key, sizeof(key));
 			if (json_object_get(want[k], key))
-				ctl_die("apply: %s: %s '%s' appears twice", argv[0], keys[k], key);
+				ctl_die("apply: %s: %s '%s' appears twice", file,
+				    wdb_doc_lists[k], key);
 			json_object_set(want[k], key, o);
 		}
 	}
-	/* Make the store equal to the file: delete what it lacks, write
-	 * what differs; references are checked when plans are rebuilt. */
-	unsigned changed = 0;
-	for (int k = 2; k >= 0; k--) {
-		json_t *have = json_array();
-		wdb_each(t, (wdb_kind_t)k, NULL, ctl_collect_key, have);
-		size_t i;
-		json_t *key;
-		json_array_foreach(have, i, key)
-			if (!json_object_get(want[k], json_string_value(key))) {
-				ctl_set(t, (wdb_kind_t)k, json_string_value(key), NULL);
-				changed++;
-			}
-		json_decref(have);
-	}
-	for (int k = 0; k < 3; k++) {
-		const char *key;
-		json_t *o;
-		json_object_foreach(want[k], key, o) {
-			json_t *old = wdb_get(t, (wdb_kind_t)k, key);
-			if (!old || !json_equal(old, o)) {
-				ctl_set(t, (wdb_kind_t)k, key, o);
-				changed++;
-			}
-			json_decref(old);
-		}
-		json_decref(want[k]);
-	}
 	json_decref(in);
-	if (!changed) {
-		wdb_abort(t);
-		printf("apply: the store already equals %s; nothing to change\n", argv[0]);
-		return 0;
-	}
-	char what[1200];
-	snprintf(what, sizeof(what), "apply %s (%u objects)", argv[0], changed);
-	ctl_commit(t, what);
+	apply_check_refs(want, file);
+}
+
+static int collect_keyed(const char *key, json_t *val, void *obj)
+{
+	json_object_set(obj, key, val);
 	return 0;
 }
 
+int ctl_cmd_apply(int argc, char **argv)
+{
+	int dry = 0, force = 0;
+	const char *file = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--force") == 0)
+			force = 1;
+		else if (strcmp(argv[i], "--allow-special") == 0)
+			apply_allow_special = 1;
+		else if (strncmp(argv[i], "--", 2) == 0)
+			ctl_usage_die("apply: unknown option '%s'", argv[i]);
+		else if (file)
+			ctl_usage_die("apply: unexpected argument '%s' (give one FILE)", argv[i]);
+		else
+			file = argv[i];
+	}
+	if (!file)
+		ctl_usage_die("apply: give one FILE (JSON, as written by export)");
+	json_t *want[3];
+	apply_read(file, want);
+	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
+	json_t *have = json_object(), *wdoc = json_object();
+	for (int k = 0; k < 3; k++) {
+		json_t *h = json_object();
+		wdb_each(t, (wdb_kind_t)k, NULL, collect_keyed, h);
+		json_object_set_new(have, wdb_doc_lists[k], h);
+		json_object_set_new(wdoc, wdb_doc_lists[k], want[k]);
+	}
+	json_t *diff = wdb_table_diff(have, wdoc);
+	size_t nadd = wdb_diff_count(diff, "added"), nchg = wdb_diff_count(diff, "changed"),
+	       ndel = wdb_diff_count(diff, "deleted");
+	char why[1000];
+	int risky = wdb_diff_needs_force(diff, json_object_size(json_object_get(have, "weights")),
+	                                 why, sizeof(why));
+	if (dry) {
+		wdb_abort(t);
+		printf("apply %s: would add %zu, change %zu, delete %zu object(s)%s%s; "
+		       "--dry-run: nothing was written\n", file, nadd, nchg, ndel,
+		       risky && !force ? "; needs --force: it deletes " : "", risky && !force ? why : "");
+		print_diff_part(stdout, diff, "added", '+');
+		print_diff_part(stdout, diff, "changed", '~');
+		print_diff_part(stdout, diff, "deleted", '-');
+	} else if (risky && !force) {
+		/* A truncated download or the wrong file must not empty the
+		 * table: say what would go and change nothing. */
+		fprintf(stderr, "gslbctl: apply: %s would delete %s; nothing was changed (check the file, "
+		        "or give --force). It would delete:\n", file, why);
+		print_diff_part(stderr, diff, "deleted", '-');
+		exit(1);
+	} else if (!nadd && !nchg && !ndel) {
+		wdb_abort(t);
+		printf("apply: the store already equals %s; nothing to change\n", file);
+	} else {
+		/* Make the store equal to the file: rows go before the nodes and
+		 * services they name, and come after them. */
+		for (int k = 2; k >= 0; k--) {
+			size_t i;
+			json_t *key;
+			json_array_foreach(json_object_get(json_object_get(diff, "deleted"),
+			                                   wdb_doc_lists[k]), i, key)
+				ctl_set(t, (wdb_kind_t)k, json_string_value(key), NULL);
+		}
+		for (int k = 0; k < 3; k++) {
+			static const char *const parts[] = { "added", "changed" };
+			for (int p = 0; p < 2; p++) {
+				size_t i;
+				json_t *key;
+				json_array_foreach(json_object_get(json_object_get(diff, parts[p]),
+				                                   wdb_doc_lists[k]), i, key)
+					ctl_set(t, (wdb_kind_t)k, json_string_value(key),
+					        json_object_get(want[k], json_string_value(key)));
+			}
+		}
+		char what[1200];
+		snprintf(what, sizeof(what), "apply %s (+%zu ~%zu -%zu)", file, nadd, nchg, ndel);
+		ctl_commit(t, what);
+	}
+	json_decref(diff);
+	json_decref(have);
+	json_decref(wdoc);
+	return 0;
+}

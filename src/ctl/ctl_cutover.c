@@ -132,7 +132,7 @@ static void cutover_add_opts(wdb_txn_t *t, int argc, char **argv, cut_add_t *c)
 		} else if (strcmp(o, "--note") == 0) {
 			c->note = v;
 		} else {
-			ctl_die("cutover add: unknown option '%s'", o);
+			ctl_usage_die("cutover add: unknown option '%s'", o);
 		}
 	}
 }
@@ -215,8 +215,9 @@ static int cutover_add(wdb_txn_t *t, int argc, char **argv)
 		json_decref(c.nodes);
 		return 0;
 	}
-	char id[16];
-	snprintf(id, sizeof(id), "c%u", maxid + 1);
+	/* Never the id of a window deleted or rolled back since. */
+	char id[24];
+	snprintf(id, sizeof(id), "c%llu", (unsigned long long)wdb_cutover_next_id(t, maxid));
 	json_t *win = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:s, s:i, s:i, s:s, s:s}",
 		"id", id, "region", c.region, "isp", c.isp, "nodes", c.nodes,
 		"start", (json_int_t)c.start, "end", (json_int_t)c.end,
@@ -240,11 +241,13 @@ int ctl_cmd_cutover(int argc, char **argv)
 	const char *sub = argv[0];
 	int reads = strcmp(sub, "list") == 0 || strcmp(sub, "show") == 0;
 	wdb_txn_t *t = reads ? ctl_begin_read() : ctl_begin();
-	if (strcmp(sub, "list") == 0)
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("cutover list", argc, argv, 1);
 		return cutover_list(t);
+	}
 	if (strcmp(sub, "show") == 0 || strcmp(sub, "del") == 0)
 		return cutover_show_del(t, sub, argc, argv);
 	if (strcmp(sub, "add") != 0)
-		ctl_die("cutover: unknown subcommand '%s'", sub);
+		ctl_usage_die("cutover: unknown subcommand '%s'", sub);
 	return cutover_add(t, argc, argv);
 }

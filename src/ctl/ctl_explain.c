@@ -119,7 +119,7 @@ static void explain_args(int argc, char **argv, ask_t *a)
 				        argv[i + 1]);
 			a->qtype = (uint16_t)t;
 		} else {
-			ctl_die("explain: unknown option '%s'", argv[i]);
+			ctl_usage_die("explain: unknown option '%s'", argv[i]);
 		}
 	}
 	if (!a->client)

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* gslbctl log and rollback: the audit log of the weight store, and the
- * undo of one change as a new audited change (S3-7, S3-8). */
+/* gslbctl log and rollback: the audit log of the weight store, one line
+ * per change, and the undo of one change as a new audited change (S3-7,
+ * S3-8).  Which change a bare rollback undoes is the pure rule of
+ * wdb_rollback_pick() (store/change.h). */
 #include "ctl/ctl.h"
+#include "health/cutover.h"
+#include "store/change.h"
 
-#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
-	const char *since_time;
+	int has_since_time;
+	time_t since_time;
 	json_t *out;
 } log_filter_t;
 
@@ -17,44 +23,66 @@ static int log_collect(int64_t id, json_t *rec, void *arg)
 {
 	log_filter_t *lf = arg;
 	(void)id;
-	const char *tm = json_string_value(json_object_get(rec, "time"));
-	/* RFC 3339 UTC strings compare in time order. */
-	if (lf->since_time && tm && strcmp(tm, lf->since_time) < 0)
+	time_t tm;
+	const char *ts = json_string_value(json_object_get(rec, "time"));
+	if (lf->has_since_time && ts && cutover_parse_time(ts, &tm) == 0 &&
+	    tm < lf->since_time)
 		return 0;
 	json_array_append(lf->out, rec);
 	return 0;
 }
 
+/* Whether @v is a change id: digits only (a time has '-' and ':'). */
+static int is_id(const char *v)
+{
+	return *v && strspn(v, "0123456789") == strlen(v);
+}
+
 int ctl_cmd_log(int argc, char **argv)
 {
 	int64_t since_id = 0;
-	const char *since_time = NULL;
+	long limit = 0;
+	log_filter_t lf = { 0, 0, json_array() };
 	for (int i = 0; i < argc; i += 2) {
-		if (strcmp(argv[i], "--since") != 0 || i + 1 >= argc)
-			ctl_die("log: usage: log [--since TIME|ID]");
+		const char *o = argv[i];
+		if (strcmp(o, "--since") != 0 && strcmp(o, "--limit") != 0)
+			ctl_usage_die("log: %s '%s' (usage: log [--since TIME|ID] [--limit N])",
+			    o[0] == '-' ? "unknown option" : "unexpected argument", o);
+		if (i + 1 >= argc)
+			ctl_usage_die("log: %s needs a value", o);
 		const char *v = argv[i + 1];
-		if (isdigit((unsigned char)v[0]) && !strchr(v, '-'))
-			since_id = ctl_parse_num("--since", v, 1, INT32_MAX) - 1;
+		if (strcmp(o, "--limit") == 0)
+			limit = ctl_parse_num("log: --limit", v, 1, INT32_MAX);
+		else if (is_id(v))
+			since_id = ctl_parse_num("log: --since", v, 1, INT32_MAX) - 1;
+		else if (cutover_parse_time(v, &lf.since_time) == 0)
+			lf.has_since_time = 1;
 		else
-			since_time = v;
+			ctl_die("log: --since %s: give a change id or an RFC 3339 time "
+			    "(2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00)", v);
 	}
-	json_t *all = json_array();
-	log_filter_t lf = { since_time, all };
+	json_t *all = lf.out;
 	int rc = wdb_audit_each(ctl_db, since_id, log_collect, &lf);
 	if (rc < 0)
 		ctl_die("log: cannot read the audit log: %s", wdb_strerror(rc));
-	if (ctl_json) {
-		ctl_print_json(all);
-	} else {
-		size_t i;
-		json_t *r;
-		json_array_foreach(all, i, r)
+	/* --limit N: the newest N, still oldest first. */
+	while (limit && json_array_size(all) > (size_t)limit)
+		json_array_remove(all, 0);
+	size_t i;
+	json_t *r;
+	char line[1000];
+	json_array_foreach(all, i, r) {
+		wdb_change_summary(r, line, sizeof(line));
+		if (ctl_json)
+			json_object_set_new(r, "summary", json_string(line));
+		else
 			printf("%5lld  %s  %-16s %s\n",
 			       json_integer_value(json_object_get(r, "id")),
 			       json_string_value(json_object_get(r, "time")),
-			       json_string_value(json_object_get(r, "actor")),
-			       json_string_value(json_object_get(r, "what")));
+			       json_string_value(json_object_get(r, "actor")), line);
 	}
+	if (ctl_json)
+		ctl_print_json(all);
 	json_decref(all);
 	return 0;
 }
@@ -73,56 +101,177 @@ static int node_changed(json_t *changes, const char *id)
 	return 0;
 }
 
-int ctl_cmd_rollback(int argc, char **argv)
+static int collect_rec(int64_t id, json_t *rec, void *arr)
 {
-	int64_t id = argc > 0 ? ctl_parse_num("rollback", argv[0], 1, INT32_MAX)
-	                      : wdb_audit_last(ctl_db);
-	if (argc > 1)
-		ctl_die("rollback: unexpected argument '%s'", argv[1]);
-	if (id <= 0)
-		ctl_die("rollback: there is no change to roll back");
-	json_t *rec = wdb_audit_get(ctl_db, id);
-	if (!rec)
-		ctl_die("rollback: change %lld does not exist", (long long)id);
+	(void)id;
+	json_array_append(arr, rec);
+	return 0;
+}
+
+static int count_rows(const char *key, json_t *val, void *n)
+{
+	(void)key;
+	(void)val;
+	(*(size_t *)n)++;
+	return 0;
+}
+
+/* The kind of audit change @c, or -1 for a health record. */
+static int change_kind(json_t *c)
+{
+	static const char *const names[] = { "service", "node", "weight", "cutover" };
+	static const wdb_kind_t kinds[] = { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_CUTOVER };
+	const char *kn = json_string_value(json_object_get(c, "kind")) ?: "";
+	for (int k = 0; k < 4; k++)
+		if (strcmp(kn, names[k]) == 0)
+			return (int)kinds[k];
+	return -1;
+}
+
+/* The undo of audit record @rec (change @id) as a list of changes
+ * {kind, key, before: now, after: restored}, newest first, checked
+ * against the store as @t reads it; dies when it cannot be undone. */
+static json_t *undo_of(wdb_txn_t *t, json_t *rec, int64_t id)
+{
 	json_t *changes = json_object_get(rec, "changes");
 	if (!json_array_size(changes))
 		ctl_die("rollback: change %lld changed nothing", (long long)id);
-	wdb_txn_t *t = ctl_begin();
+	json_t *undo = json_array();
 	/* Undo in reverse order; a later change to the same object makes the
 	 * undo ambiguous, so it is refused. */
 	for (size_t i = json_array_size(changes); i-- > 0;) {
 		json_t *c = json_array_get(changes, i);
 		const char *kn = json_string_value(json_object_get(c, "kind"));
 		const char *key = json_string_value(json_object_get(c, "key"));
-		wdb_kind_t kind;
-		if (strcmp(kn, "service") == 0)
-			kind = WDB_SERVICE;
-		else if (strcmp(kn, "node") == 0)
-			kind = WDB_NODE;
-		else if (strcmp(kn, "weight") == 0)
-			kind = WDB_WEIGHT;
-		else if (strcmp(kn, "cutover") == 0)
-			kind = WDB_CUTOVER;
-		else if (node_changed(changes, key))
+		int kind = change_kind(c);
+		if (kind < 0 && node_changed(changes, key))
 			continue;   /* went with its node: a restored node starts afresh */
-		else
+		if (kind < 0)
 			ctl_die("rollback: change %lld is a health decision; set the node's "
 			    "admin state instead", (long long)id);
-		json_t *now = wdb_get(t, kind, key);
+		json_t *now = wdb_get(t, (wdb_kind_t)kind, key);
 		json_t *after = json_object_get(c, "after");
 		int same = (json_is_null(after) && !now) ||
 		           (now && json_equal(now, after));
-		json_decref(now);
 		if (!same)
 			ctl_die("rollback: %s %s changed again after change %lld; roll back the later change first",
 			    kn, key, (long long)id);
-		json_t *before = json_object_get(c, "before");
-		ctl_set(t, kind, key, json_is_null(before) ? NULL : before);
+		json_array_append_new(undo, json_pack("{s:s, s:s, s:o, s:O}", "kind", kn,
+			"key", key, "before", now ? now : json_null(),
+			"after", json_object_get(c, "before")));
 	}
-	json_decref(rec);
-	char what[200];
-	snprintf(what, sizeof(what), "rollback %lld", (long long)id);
-	ctl_commit(t, what);
-	return 0;
+	return undo;
 }
 
+/* Needs --force when @undo deletes any service or more than the share
+ * of weight rows (as apply): writes what to @why. */
+static int undo_needs_force(wdb_txn_t *t, json_t *undo, char *why, size_t whylen)
+{
+	json_t *diff = json_pack("{s:{s:[], s:[], s:[]}}", "deleted", "services",
+	                         "nodes", "weights");
+	json_t *del = json_object_get(diff, "deleted");
+	size_t i;
+	json_t *c;
+	json_array_foreach(undo, i, c) {
+		int k = change_kind(c);
+		if (json_is_null(json_object_get(c, "after")) && k >= 0 && k <= WDB_WEIGHT)
+			json_array_append(json_object_get(del, wdb_doc_lists[k]),
+			                  json_object_get(c, "key"));
+	}
+	size_t rows = 0;
+	wdb_each(t, WDB_WEIGHT, NULL, count_rows, &rows);
+	int r = wdb_diff_needs_force(diff, rows, why, whylen);
+	json_decref(diff);
+	return r;
+}
+
+/* Prints what @undo writes, one object a line. */
+static void print_undo(FILE *f, json_t *undo)
+{
+	size_t i;
+	json_t *c;
+	char line[1000];
+	json_array_foreach(undo, i, c) {
+		json_t *one = json_pack("{s:s, s:[O]}", "what", "", "changes", c);
+		wdb_change_summary(one, line, sizeof(line));
+		fprintf(f, "  %s\n", line);
+		json_decref(one);
+	}
+}
+
+int ctl_cmd_rollback(int argc, char **argv)
+{
+	int dry = 0, force = 0;
+	const char *ids = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--force") == 0)
+			force = 1;
+		else if (argv[i][0] == '-')
+			ctl_usage_die("rollback: unknown option '%s'", argv[i]);
+		else if (ids)
+			ctl_usage_die("rollback: unexpected argument '%s'", argv[i]);
+		else
+			ids = argv[i];
+	}
+	int64_t id;
+	if (ids) {
+		id = ctl_parse_num("rollback", ids, 1, INT32_MAX);
+	} else {
+		/* The newest change of this user that is not undone: health
+		 * decisions, other users' changes and rollbacks are skipped,
+		 * so repeating walks further back (gslbctl(8)). */
+		json_t *recs = json_array();
+		int rc = wdb_audit_each(ctl_db, 0, collect_rec, recs);
+		if (rc < 0)
+			ctl_die("rollback: cannot read the audit log: %s", wdb_strerror(rc));
+		id = wdb_rollback_pick(recs, ctl_user);
+		json_decref(recs);
+		if (!id)
+			ctl_die("rollback: %s has no change left to roll back (name one: "
+			    "rollback ID, see log)", ctl_user);
+	}
+	json_t *rec = wdb_audit_get(ctl_db, id);
+	if (!rec)
+		ctl_die("rollback: change %lld does not exist", (long long)id);
+	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
+	json_t *undo = undo_of(t, rec, id);
+	char line[1000], why[1000];
+	wdb_change_summary(rec, line, sizeof(line));
+	int risky = undo_needs_force(t, undo, why, sizeof(why));
+	if (dry) {
+		wdb_abort(t);
+		printf("rollback would undo change %lld (%s %s: %s)%s%s; --dry-run: "
+		       "nothing was written\n", (long long)id,
+		       json_string_value(json_object_get(rec, "time")),
+		       json_string_value(json_object_get(rec, "actor")), line,
+		       risky && !force ? "; needs --force: it deletes " : "",
+		       risky && !force ? why : "");
+		print_undo(stdout, undo);
+	} else if (risky && !force) {
+		fprintf(stderr, "gslbctl: rollback of change %lld (%s) would delete %s; "
+		        "nothing was changed (give --force to undo it all the same):\n",
+		        (long long)id, line, why);
+		print_undo(stderr, undo);
+		exit(1);
+	} else {
+		size_t i;
+		json_t *c;
+		json_array_foreach(undo, i, c) {
+			json_t *v = json_object_get(c, "after");
+			ctl_set(t, (wdb_kind_t)change_kind(c),
+			        json_string_value(json_object_get(c, "key")),
+			        json_is_null(v) ? NULL : v);
+		}
+		wdb_txn_note(t, "undoes", json_integer(id));
+		if (!ctl_json)
+			printf("undoing change %lld: %s\n", (long long)id, line);
+		char what[200];
+		snprintf(what, sizeof(what), "rollback %lld", (long long)id);
+		ctl_commit(t, what);
+	}
+	json_decref(undo);
+	json_decref(rec);
+	return 0;
+}

@@ -71,6 +71,7 @@ int ctl_cmd_metrics(int argc, char **argv)
 		ctl_die("%s", err);
 	if (!ctl_json)
 		printf("metrics of %s stored\n", id);
+	ctl_warn_no_daemon();
 	return 0;
 }
 
@@ -252,11 +253,14 @@ int ctl_cmd_status(int argc, char **argv)
 		json_object_set_new(r, "phase", json_string(cutover_phase_name(
 			cutover_window_phase(&ctl_hc.cut, r, time(NULL)))));
 	json_object_set_new(out, "cutovers", wins);
+	json_object_set_new(out, "daemon", ctl_daemon_state(t));
 	wdb_abort(t);
 	if (ctl_json)
 		ctl_print_json(out);
-	else
+	else {
+		ctl_print_daemon_state(json_object_get(out, "daemon"));
 		print_status(out);
+	}
 	json_decref(out);
 	json_decref(nodes);
 	json_decref(rows);
@@ -295,6 +299,12 @@ int ctl_cmd_history(int argc, char **argv)
 			ctl_die("history: --since %s: use RFC 3339 UTC (2026-12-01T02:00:00Z) or unix time",
 			    argv[i + 1]);
 	}
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *node = wdb_get(t, WDB_NODE, argv[0]);
+	wdb_abort(t);
+	if (!node)
+		ctl_die("history: node %s does not exist", argv[0]);
+	json_decref(node);
 	json_t *all = json_array();
 	int rc = wdb_history_each(ctl_db, argv[0], since, history_collect, all);
 	if (rc < 0)

@@ -18,6 +18,16 @@
 /* service ----------------------------------------------------------- */
 
 static const char *const profile_set[] = { "probe", "four", "default", NULL };
+static const char *const table_subs[] = { "add", "set", "del", "show", NULL };
+
+/* Whether @v is a member of the NULL-terminated @set. */
+static int is_sub(const char *v, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(v, *set) == 0)
+			return 1;
+	return 0;
+}
 
 static int service_list(void)
 {
@@ -124,7 +134,7 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
 		else if (!ctl_steer_service_opt(s, sub, o, v))
-			ctl_die("service %s: unknown option '%s'", sub, o);
+			ctl_usage_die("service %s: unknown option '%s'", sub, o);
 	}
 }
 
@@ -133,8 +143,12 @@ int ctl_cmd_service(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("service: missing subcommand (add, set, del, show, list)");
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0)
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("service list", argc, argv, 1);
 		return service_list();
+	}
+	if (!is_sub(sub, table_subs))
+		ctl_usage_die("service: unknown subcommand '%s' (add, set, del, show, list)", sub);
 	if (argc < 2)
 		ctl_die("service %s: missing service name", sub);
 	char name[1100];
@@ -142,6 +156,7 @@ int ctl_cmd_service(int argc, char **argv)
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_SERVICE, name);
 	if (strcmp(sub, "show") == 0) {
+		ctl_no_more_args("service show", argc, argv, 2);
 		if (!old)
 			ctl_die("service %s does not exist", name);
 		ctl_print_json(old);
@@ -150,15 +165,16 @@ int ctl_cmd_service(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(sub, "del") == 0) {
-		if (argc > 2)
-			ctl_die("service del: unexpected argument '%s'", argv[2]);
+		ctl_no_more_args("service del", argc, argv, 2);
 		return service_del(t, name, old);
 	}
 	int add = strcmp(sub, "add") == 0;
 	if (!add && strcmp(sub, "set") != 0)
-		ctl_die("service: unknown subcommand '%s'", sub);
+		ctl_usage_die("service: unknown subcommand '%s'", sub);
 	if (add && old)
 		ctl_die("service %s already exists (use 'service set')", name);
+	if (add)
+		ctl_check_unclaimed("service add", name);
 	if (!add && !old)
 		ctl_die("service %s does not exist (use 'service add')", name);
 	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
@@ -260,6 +276,10 @@ static int node_del(wdb_txn_t *t, const char *id, json_t *old)
 	return 0;
 }
 
+/* --allow-special was given: addresses no client can use are kept (a
+ * lab). */
+static int allow_special;
+
 /* Appends --addr @v of node @id to *@addrs (created on first use). */
 static void node_addr(const char *id, const char *v, json_t **addrs)
 {
@@ -267,6 +287,7 @@ static void node_addr(const char *id, const char *v, json_t **addrs)
 	struct in_addr a4;
 	if (inet_pton(AF_INET, v, &a4) != 1 && inet_pton(AF_INET6, v, &a6) != 1)
 		ctl_die("node %s: --addr %s is not an IPv4 or IPv6 address", id, v);
+	ctl_check_addr(id, v, *addrs, allow_special);
 	if (!*addrs)
 		*addrs = json_array();
 	size_t fam = 0, j;
@@ -333,7 +354,7 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
 	} else if (!ctl_steer_node_opt(n, id, o, v)) {
-		ctl_die("node %s: unknown option '%s'", sub, o);
+		ctl_usage_die("node %s: unknown option '%s'", sub, o);
 	}
 }
 
@@ -344,6 +365,8 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 {
 	json_t *addrs = NULL, *probes = NULL;
 	const char *cname = NULL;
+	for (int i = 0; i < argc; i++)   /* before the --addr it allows */
+		allow_special |= strcmp(argv[i], "--allow-special") == 0;
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -351,6 +374,8 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 			json_object_set_new(n, "probes", json_array());
 			continue;
 		}
+		if (strcmp(o, "--allow-special") == 0)
+			continue;
 		if (!v)
 			ctl_die("node %s: %s needs a value", sub, o);
 		i++;
@@ -381,8 +406,12 @@ int ctl_cmd_node(int argc, char **argv)
 	if (argc < 1)
 		ctl_die("node: missing subcommand (add, set, del, show, list)");
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0)
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("node list", argc, argv, 1);
 		return node_list();
+	}
+	if (!is_sub(sub, table_subs))
+		ctl_usage_die("node: unknown subcommand '%s' (add, set, del, show, list)", sub);
 	if (argc < 2)
 		ctl_die("node %s: missing node id", sub);
 	const char *id = argv[1];
@@ -391,6 +420,7 @@ int ctl_cmd_node(int argc, char **argv)
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_NODE, id);
 	if (strcmp(sub, "show") == 0) {
+		ctl_no_more_args("node show", argc, argv, 2);
 		if (!old)
 			ctl_die("node %s does not exist", id);
 		ctl_print_json(old);
@@ -398,11 +428,13 @@ int ctl_cmd_node(int argc, char **argv)
 		wdb_abort(t);
 		return 0;
 	}
-	if (strcmp(sub, "del") == 0)
+	if (strcmp(sub, "del") == 0) {
+		ctl_no_more_args("node del", argc, argv, 2);
 		return node_del(t, id, old);
+	}
 	int add = strcmp(sub, "add") == 0;
 	if (!add && strcmp(sub, "set") != 0)
-		ctl_die("node: unknown subcommand '%s'", sub);
+		ctl_usage_die("node: unknown subcommand '%s'", sub);
 	if (add && old)
 		ctl_die("node %s already exists (use 'node set')", id);
 	if (!add && !old)
@@ -439,7 +471,7 @@ static void row_opts(const char *cmd, int *i, int argc, char **argv,
 				ctl_die("%s: --isp %s: use a short lowercase name or *", cmd, v);
 			*isp = v;
 		} else {
-			ctl_die("%s: unknown option '%s'", cmd, o);
+			ctl_usage_die("%s: unknown option '%s'", cmd, o);
 		}
 		*i += 2;
 	}
@@ -468,6 +500,7 @@ int ctl_cmd_weight(int argc, char **argv)
 		ctl_die("weight: missing subcommand (set, del, list)");
 	const char *sub = argv[0];
 	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("weight list", argc, argv, 2);
 		char name[1100], prefix[1200] = "";
 		if (argc > 1) {
 			ctl_service_name(argv[1], name, sizeof(name));
@@ -491,7 +524,7 @@ int ctl_cmd_weight(int argc, char **argv)
 	}
 	int set = strcmp(sub, "set") == 0;
 	if (!set && strcmp(sub, "del") != 0)
-		ctl_die("weight: unknown subcommand '%s'", sub);
+		ctl_usage_die("weight: unknown subcommand '%s' (set, del, list)", sub);
 	if (argc < 2)
 		ctl_die("weight %s: missing service name", sub);
 	char name[1100];
@@ -508,8 +541,7 @@ int ctl_cmd_weight(int argc, char **argv)
 	wdb_row_key(key, sizeof(key), name, region, isp);
 	char what[1500];
 	if (!set) {
-		if (i < argc)
-			ctl_die("weight del: unexpected argument '%s'", argv[i]);
+		ctl_no_more_args("weight del", argc, argv, i);
 		json_t *old = wdb_get(t, WDB_WEIGHT, key);
 		if (!old)
 			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
@@ -521,6 +553,8 @@ int ctl_cmd_weight(int argc, char **argv)
 	}
 	if (i >= argc)
 		ctl_die("weight set: give at least one NODE=WEIGHT");
+	ctl_check_area(t, "weight set", 0, region);
+	ctl_check_area(t, "weight set", 1, isp);
 	json_t *weights = json_object();
 	for (; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');

@@ -63,6 +63,28 @@ nx:
 	return LK_NXDOMAIN;
 }
 
+/* Whether address @a (@len bytes: 4 or 16) of the @i-th picked node is
+ * written already, by an earlier picked node or earlier in its own list:
+ * two nodes with one address must not make a duplicate record (RFC 2181
+ * §5: an RRset holds each record once).  A few comparisons, no state. */
+static int addr_written(const plan_t *p, const gslb_result_t *g, unsigned i,
+                        unsigned len, const uint8_t *a)
+{
+	for (unsigned j = 0; j <= i; j++) {
+		const plan_node_t *n = &p->node[g->picked[j]];
+		const uint8_t *base = len == 4 ? n->a4 : n->a6;
+		unsigned cnt = len == 4 ? n->n4 : n->n6;
+		for (unsigned k = 0; k < cnt; k++) {
+			const uint8_t *b = base + len * k;
+			if (b == a)
+				return 0;   /* reached @a itself: nothing before it */
+			if (!(n->flags & PLAN_CNAME) && memcmp(a, b, len) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* Writes the answer for GSLB service @name from @g (gslb_resolve()).
  * Address nodes contribute their records of the asked type; a CNAME node
  * picked first answers with its CNAME alone (RFC 7871 §7.2.1). */
@@ -92,12 +114,20 @@ static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
 		const plan_node_t *n = &p->node[g->picked[i]];
 		if (n->flags & PLAN_CNAME)
 			continue;
-		for (unsigned k = 0; want4 && k < n->n4; k++, written++)
+		for (unsigned k = 0; want4 && k < n->n4; k++) {
+			if (addr_written(p, g, i, 4, n->a4 + 4 * k))
+				continue;
 			if (w_rr(w, SEC_AN, owner, RR_A, 1, g->ttl, n->a4 + 4 * k, 4))
 				return -1;
-		for (unsigned k = 0; want6 && k < n->n6; k++, written++)
+			written++;
+		}
+		for (unsigned k = 0; want6 && k < n->n6; k++) {
+			if (addr_written(p, g, i, 16, n->a6 + 16 * k))
+				continue;
 			if (w_rr(w, SEC_AN, owner, RR_AAAA, 1, g->ttl, n->a6 + 16 * k, 16))
 				return -1;
+			written++;
+		}
 	}
 	if (!written)
 		return w_soa(w, z); /* NODATA: no node of the row has the type */

@@ -479,3 +479,30 @@ void zone_free(zone_t *z)
 	free(z->file);
 	free(z);
 }
+
+int zone_claims(const zone_t *z, const uint8_t *name, char *why, size_t whylen)
+{
+	unsigned labels = dname_labels(name);
+	if (!dname_is_sub(name, z->apex) || labels <= z->apex_labels)
+		return 0;
+	char buf[1100];
+	/* Walk down from the apex: a zone cut on the way takes the name out
+	 * of our answers (a referral), as query_process() walks. */
+	for (unsigned keep = z->apex_labels + 1; keep <= labels; keep++) {
+		const uint8_t *s = dname_suffix(name, keep);
+		const znode_t *n = zone_find(z, s, dname_len(s, 255), dname_hash(s));
+		if (!n)
+			return 0;
+		if (n->flags & ZNODE_DELEG) {
+			dname_to_str(n->name, buf, sizeof(buf));
+			snprintf(why, whylen, "it lies in the delegation %s", buf);
+			return 1;
+		}
+		if (keep == labels && n->nrrsets) {
+			snprintf(why, whylen, "the zone file has %u record set(s) at that name",
+			         (unsigned)n->nrrsets);
+			return 1;
+		}
+	}
+	return 0;
+}

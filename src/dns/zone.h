@@ -83,6 +83,13 @@ static inline const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
 	return NULL;
 }
 
+/** Whether static data of @z answers lowercase wire name @name, which
+ * a GSLB service of that name would then never do (query_process()
+ * answers a service only where the zone has no data of its own): the
+ * name holds records, or lies at or below a delegation.  Writes why to
+ * @why.  Returns 1 or 0. */
+int zone_claims(const zone_t *z, const uint8_t *name, char *why, size_t whylen);
+
 void zone_free(zone_t *z);
 
 #endif

@@ -57,6 +57,12 @@ void geo_allow_compile(int on);
 /** Whether geoip.edns-client-subnet is on (default on). */
 int geo_use_ecs(const geo_t *g);
 
+/** Whether a lookup in @g can give region (@isp 0) or ISP (@isp 1)
+ * @name (lowercase): 1 when a line of the CIDR file or a value of the
+ * field's map gives it, 0 when nothing can, -1 when the MaxMind DB is
+ * read without a map for the field (then any of its values may). */
+int geo_knows(const geo_t *g, int isp, const char *name);
+
 /** Frees @g and closes its database; NULL is allowed. */
 void geo_close(geo_t *g);
 

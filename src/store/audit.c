@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static json_t *now_rfc3339(void)
 {
@@ -36,6 +37,15 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 	json_t *rec = json_pack("{s:I, s:o, s:s, s:s, s:O}", "id", (json_int_t)seq,
 	                        "time", now_rfc3339(), "actor", t->actor,
 	                        "what", what, "changes", t->changes);
+	/* Who, from where: the writer's notes (user, undoes...) never
+	 * replace the fields above. */
+	char host[256];
+	if (rec && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = 0;
+		json_object_set_new(rec, "host", json_string(host));
+	}
+	if (rec)
+		json_object_update_missing(rec, t->notes);
 	char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
 	json_decref(rec);
 	if (!text) {
@@ -147,4 +157,62 @@ int64_t wdb_audit_last(weightdb_t *db)
 		seq = (int64_t)wdb__id_of(v.mv_data);
 	mdb_txn_abort(txn);
 	return seq;
+}
+
+/* The number of cutover window id @key ("c12" -> 12), 0 for another. */
+static uint64_t cutover_number(const char *key, size_t len)
+{
+	uint64_t n = 0;
+	if (len < 2 || key[0] != 'c')
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if (key[i] < '0' || key[i] > '9' || n > UINT32_MAX)
+			return 0;
+		n = n * 10 + (uint64_t)(key[i] - '0');
+	}
+	return n;
+}
+
+static int audit_cutover_max(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	(void)k;
+	uint64_t *max = arg;
+	json_t *rec = json_loadb(v->mv_data, v->mv_size, 0, NULL);
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(rec, "changes"), i, c) {
+		const char *kind = json_string_value(json_object_get(c, "kind"));
+		const char *key = json_string_value(json_object_get(c, "key"));
+		uint64_t n = kind && key && strcmp(kind, "cutover") == 0 ?
+		             cutover_number(key, strlen(key)) : 0;
+		if (n > *max)
+			*max = n;
+	}
+	json_decref(rec);
+	return 0;
+}
+
+/* S0-2: a window id names one announcement for good; reusing the id of
+ * a deleted window would make the audit log and any ticket that cites
+ * the id ambiguous. */
+uint64_t wdb_cutover_next_id(wdb_txn_t *t, uint64_t floor)
+{
+	MDB_val k = { 10, "cutoverseq" }, v;
+	uint64_t last = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		last = wdb__id_of(v.mv_data);
+	else
+		/* A store from before the counter: what the log remembers. */
+		wdb__each_raw(t->txn, t->db->dbi[DBI_AUDIT], NULL, audit_cutover_max, &last);
+	if (floor > last)
+		last = floor;
+	uint8_t b[8];
+	wdb__id_key(b, last + 1);
+	v = (MDB_val){ 8, b };
+	int rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+	if (rc) {
+		wdb__fail(t, wdb__code(rc));
+		return 0;
+	}
+	return last + 1;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover",
@@ -47,9 +48,15 @@ wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
 	t->db = db;
 	t->actor = xstrdup(actor);
 	t->changes = json_array();
+	t->notes = json_object();
 	t->services = json_object();
 	t->nodes = json_object();
 	return t;
+}
+
+void wdb_txn_note(wdb_txn_t *t, const char *field, json_t *val)
+{
+	json_object_set_new(t->notes, field, val);
 }
 
 wdb_txn_t *wdb_begin_read(weightdb_t *db)
@@ -63,6 +70,7 @@ wdb_txn_t *wdb_begin_read(weightdb_t *db)
 	t->read_only = 1;
 	t->actor = xstrdup("");
 	t->changes = json_array();
+	t->notes = json_object();
 	t->services = json_object();
 	t->nodes = json_object();
 	return t;
@@ -75,6 +83,7 @@ void wdb_abort(wdb_txn_t *t)
 	if (t->txn)
 		mdb_txn_abort(t->txn);
 	json_decref(t->changes);
+	json_decref(t->notes);
 	json_decref(t->services);
 	json_decref(t->nodes);
 	free(t->actor);
@@ -362,12 +371,35 @@ static json_t *node_of(const char *id, void *arg)
 	return n;
 }
 
+/* Whether CNAME target @cname (presentation, final dot or not) is
+ * service name @svc (lowercase, no final dot). */
+static int cname_is(const char *cname, const char *svc)
+{
+	size_t n = strlen(cname), m = strlen(svc);
+	if (n && cname[n - 1] == '.')
+		n--;
+	return n == m && strncasecmp(cname, svc, n) == 0;
+}
+
 static int rebuild_row(const char *key, json_t *row, void *arg)
 {
 	rebuild_t *r = arg;
 	uint8_t *plan;
 	size_t len;
 	char msg[300];
+	/* A CNAME node that points at the row's own service sends clients
+	 * round in a loop. */
+	const char *id;
+	json_t *wv;
+	json_object_foreach(json_object_get(row, "weights"), id, wv) {
+		const char *cn = json_string_value(json_object_get(node_of(id, r), "cname"));
+		if (cn && cname_is(cn, r->svc)) {
+			snprintf(r->err, r->errlen, "weight row %s: node %s is a CNAME to "
+			         "the service itself, an answer that loops", key, id);
+			r->rc = GSLB_EINVAL;
+			return 1;
+		}
+	}
 	/* The steering engine's shares replace the operator's weights
 	 * (plan.c decides when); health scales them like any weight. */
 	json_t *w = plan_row_weights(row, r->dynamic);

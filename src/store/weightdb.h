@@ -191,6 +191,20 @@ json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key);
  *   node just deleted); this is not a failed write: the transaction
  *   stays good. */
 int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
+/** Adds field @field with value @val (which it takes) to the audit
+ * record @t's commit writes, beside id, time, actor, what and changes
+ * (which it never replaces) and "host" (the machine's name, always
+ * written): gslbctl notes its "user", and a rollback the change it
+ * "undoes". */
+void wdb_txn_note(wdb_txn_t *t, const char *field, json_t *val);
+/** The next cutover window number, never one used before in this store,
+ * even by a window deleted or rolled back since: one more than the
+ * highest of @floor (the highest number in use), the counter kept in
+ * meta "cutoverseq" and, while that counter is not yet kept, every
+ * window id in the audit log.  Advances the counter inside @t, so an
+ * aborted @t gives the number back.  Returns it, or 0 on a failed
+ * write. */
+uint64_t wdb_cutover_next_id(wdb_txn_t *t, uint64_t floor);
 /** Calls @fn for every object of @kind whose key starts with @prefix
  * (NULL: all), in key order; stops when @fn returns non-zero. */
 int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,

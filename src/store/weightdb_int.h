@@ -64,6 +64,7 @@ struct wdb_txn {
 	MDB_txn *txn;
 	char *actor;
 	json_t *changes;      /* [{kind, key, before, after}] */
+	json_t *notes;        /* more fields of the audit record (wdb_txn_note()) */
 	json_t *services;     /* set of services whose plans must be rebuilt */
 	json_t *nodes;        /* set of nodes that changed */
 	int table_changed;    /* the operator's table changed */

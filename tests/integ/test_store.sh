@@ -98,7 +98,7 @@ cp "$T/db/data.mdb" "$RO/db/"
 touch "$RO/db/lock.mdb"
 chmod 755 "$RO/db"; chmod 644 "$RO/db/data.mdb"; chmod 666 "$RO/db/lock.mdb"
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$ROOT/$B/gslbctl" -d "$RO/db" "$@"; }
-for c in "status" "export" "node list" "node show a" "service list" "weight list" "log" "history b" "cutover list"; do
+for c in "status" "export" "node list" "node show a" "service list" "weight list" "log" "history c" "cutover list"; do
 	# shellcheck disable=SC2086
 	if out=$(as_nobody $c 2>&1); then ok "read-only user: $c"
 	else fail "read-only user: $c: $out"; fi

@@ -334,6 +334,43 @@ END_TEST
 
 /* ---------------------------------------------------------- nets file */
 
+START_TEST(knows_names)
+{
+	conf_t *c;
+	write_file("k.nets", "10.0.0.0/8 region=ten\n10.1.0.0/16 isp=one\n");
+	/* Maps for both fields: the names are known for certain. */
+	geo_t *g = open_geo(
+		"geoip:\n"
+		"  database: test.mmdb\n"
+		"  nets: k.nets\n"
+		"  region-map: { BJ: cn-bj, GD: cn-gd }\n"
+		"  isp-map: { \"4134\": ctcc }\n", &c);
+	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 1);
+	ck_assert_int_eq(geo_knows(g, 0, "ten"), 1);
+	ck_assert_int_eq(geo_knows(g, 0, "cn-bjj"), 0);
+	ck_assert_int_eq(geo_knows(g, 1, "ctcc"), 1);
+	ck_assert_int_eq(geo_knows(g, 1, "one"), 1);
+	ck_assert_int_eq(geo_knows(g, 1, "cn-bj"), 0);
+	close_geo(g, c);
+	/* No map for the ISP: any database value may come out. */
+	g = open_geo(
+		"geoip:\n"
+		"  database: test.mmdb\n"
+		"  region-map: { BJ: cn-bj }\n", &c);
+	ck_assert_int_eq(geo_knows(g, 0, "cn-sh"), 0);
+	ck_assert_int_eq(geo_knows(g, 1, "whatever"), -1);
+	close_geo(g, c);
+	/* Only a nets file, or nothing: what it lists, nothing else. */
+	g = open_geo("geoip:\n  nets: k.nets\n", &c);
+	ck_assert_int_eq(geo_knows(g, 0, "ten"), 1);
+	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 0);
+	close_geo(g, c);
+	g = open_geo("geoip: {}\n", &c);
+	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 0);
+	close_geo(g, c);
+}
+END_TEST
+
 static const char g_nets[] =
 	"# operator overrides\n"
 	"\n"
@@ -727,6 +764,7 @@ static Suite *geo_suite(void)
 	tcase_add_test(t, custom_paths_and_maps);
 	tcase_add_test(t, paths_without_maps);
 	tcase_add_test(t, empty_map_gives_star);
+	tcase_add_test(t, knows_names);
 	tcase_add_test(t, nets_override);
 	tcase_add_test(t, nets_only);
 	tcase_add_test(t, nets_default_route);

@@ -2,6 +2,7 @@
 /* Wire-format name helpers: unpacking compressed names (pointer loops,
  * forward pointers, overlong names), presentation round trips and
  * case-insensitive comparison. */
+#include "common/net.h"
 #include "common/util.h"
 #include "unit.h"
 
@@ -245,6 +246,21 @@ START_TEST(sub_and_suffix)
 }
 END_TEST
 
+START_TEST(special_addresses)
+{
+	static const char *const bad[] = { "0.0.0.0", "0.1.2.3", "127.0.0.1",
+		"224.0.0.1", "239.255.255.255", "255.255.255.255", "240.0.0.1", "::",
+		"::1", "ff02::1", "::ffff:192.0.2.1", NULL };
+	for (const char *const *a = bad; *a; a++)
+		ck_assert_msg(net_addr_special(*a) != NULL, "%s passed", *a);
+	static const char *const good[] = { "192.0.2.1", "1.0.0.0", "223.255.255.255",
+		"2001:db8::1", "fe80::1", "::2", "not an address", NULL };
+	for (const char *const *a = good; *a; a++)
+		ck_assert_msg(net_addr_special(*a) == NULL, "%s refused", *a);
+	ck_assert_ptr_nonnull(strstr(net_addr_special("::ffff:10.0.0.1"), "IPv4-mapped"));
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -258,6 +274,7 @@ static Suite *util_suite(void)
 	tcase_add_test(t, to_str_small_buffer);
 	tcase_add_test(t, equal_ignores_case);
 	tcase_add_test(t, sub_and_suffix);
+	tcase_add_test(t, special_addresses);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -77,6 +77,40 @@ static const znode_t *find(const zone_t *z, const char *name)
 	return zone_find(z, l, len, dname_hash(l));
 }
 
+/* Whether the zone answers @name itself (zone_claims()). */
+static int claims(const zone_t *z, const char *name)
+{
+	uint8_t w[256], l[256];
+	char why[200];
+	ck_assert_uint_gt(dname_from_str(name, w), 0);
+	dname_copy_lower(l, w);
+	return zone_claims(z, l, why, sizeof(why));
+}
+
+START_TEST(claimed_names)
+{
+	zone_t *z = load_ok(HEAD "www IN A 192.0.2.2\n"
+	                    "a.b.c IN TXT \"deep\"\n"
+	                    "lab IN NS ns.lab\nns.lab IN A 192.0.2.3\n"
+	                    "* IN TXT \"wild\"\n");
+	ck_assert_int_eq(claims(z, "www.example.test"), 1);
+	ck_assert_int_eq(claims(z, "WWW.example.test"), 1);
+	ck_assert_int_eq(claims(z, "a.b.c.example.test"), 1);
+	/* Delegated: at the cut and below it. */
+	ck_assert_int_eq(claims(z, "lab.example.test"), 1);
+	ck_assert_int_eq(claims(z, "x.lab.example.test"), 1);
+	/* A service answers empty non-terminals, wildcard matches and
+	 * names that do not exist. */
+	ck_assert_int_eq(claims(z, "b.c.example.test"), 0);
+	ck_assert_int_eq(claims(z, "shop.example.test"), 0);
+	ck_assert_int_eq(claims(z, "x.www.example.test"), 0);
+	/* The apex and other zones are not this check's business. */
+	ck_assert_int_eq(claims(z, "example.test"), 0);
+	ck_assert_int_eq(claims(z, "www.other.test"), 0);
+	zone_free(z);
+}
+END_TEST
+
 START_TEST(missing_soa)
 {
 	expect_error("$ORIGIN example.test.\n@ 300 IN NS ns\n", 0, "no SOA");
@@ -236,6 +270,7 @@ static Suite *zone_suite(void)
 	TCase *t = tcase_create("load");
 	tcase_add_unchecked_fixture(t, setup, teardown);
 	tcase_add_test(t, missing_soa);
+	tcase_add_test(t, claimed_names);
 	tcase_add_test(t, missing_ns);
 	tcase_add_test(t, cname_beside_data);
 	tcase_add_test(t, out_of_zone);
