@@ -59,7 +59,7 @@ static void usage(FILE *f)
 "  node del|show ID               node list\n"
 "  weight set SERVICE [--region R] [--isp I] NODE=W [NODE=W]...\n"
 "  weight del SERVICE [--region R] [--isp I]\n"
-"  weight list [SERVICE]\n"
+"  weight list [SERVICE]          weight show SERVICE [--region R] [--isp I]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
 "  export                         apply FILE\n"
 "  log [--since TIME|ID]          rollback [CHANGE-ID]\n"

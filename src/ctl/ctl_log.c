@@ -44,7 +44,12 @@ int ctl_cmd_log(int argc, char **argv)
 	if (rc < 0)
 		ctl_die("log: cannot read the audit log: %s", wdb_strerror(rc));
 	if (ctl_json) {
-		ctl_print_json(all);
+		size_t i;
+		json_t *r;
+		json_array_foreach(all, i, r)
+			ctl_set_time(r, "time", ctl_parse_utc(json_string_value(
+				json_object_get(r, "time"))));
+		ctl_emit(json_pack("{s:O}", "records", all));
 	} else {
 		size_t i;
 		json_t *r;
