@@ -68,6 +68,7 @@ static void usage(FILE *f)
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
+"  stats                          (the daemon's counters, from stats.listen)\n"
 "TIME is RFC 3339 UTC (2026-12-01T02:00:00Z); --since ID starts at that change.\n", f);
 }
 
@@ -290,6 +291,12 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	int n = argc - optind - 1;
 	char **args = argv + optind + 1;
+	if (strcmp(cmd, "stats") == 0) {
+		/* Asks the daemon, not the store. */
+		int rc = ctl_cmd_stats(n, args);
+		conf_free(ctl_conf);
+		return rc;
+	}
 	wdb_options_t o = { .read_only = read_only_command(cmd, n, args) };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
 	if (!ctl_db)

@@ -162,4 +162,8 @@ int ctl_cmd_status(int argc, char **argv);
 int ctl_cmd_history(int argc, char **argv);
 /** cutover add|list|show|del (ctl_cutover.c). */
 int ctl_cmd_cutover(int argc, char **argv);
+/** stats: the daemon's counters from its statistics endpoint
+ * (ctl_stats.c).  Needs neither the store nor ctl_db. */
+int ctl_cmd_stats(int argc, char **argv);
+
 #endif

@@ -2,14 +2,18 @@
 # gslbctl's machine output: every read command with --json prints one
 # document of the shape gslbctl(8) documents (JSON OUTPUT), with the
 # values of a known table; errors stay on stderr with a non-zero status;
-# the tables stay the default.
+# the tables stay the default.  `gslbctl stats` shows the live daemon's
+# /metrics, and its counters move with real dig queries.
 . "$(dirname "$0")/lib.sh"
+SPORT=$((PORT + 1))
 HP=$((PORT + 3000))
 trap 'stop_httpds; cleanup' EXIT
 gslb_zone
 write_conf gslb.test z.zone "health:
   interval: 1
-  timeout: 0.9"
+  timeout: 0.9
+stats:
+  listen: [ \"127.0.0.1@$SPORT\" ]"
 start_httpd "$HP" || fail "httpd did not start"
 
 # The known table.
@@ -55,6 +59,7 @@ run cutover-list cutover list
 run cutover-show cutover show c1
 run explain explain www.gslb.test --client 192.0.2.0/24
 run explain-static explain ns1.gslb.test --client 192.0.2.7
+run stats stats
 # --json after the command's own arguments works as well.
 CTL node show n2 --json > "$J/node-show-after"; echo $? > "$J/node-show-after.rc"
 
@@ -208,6 +213,14 @@ if d:
     ok(d.get("kind") == "static" and d.get("zone") == "gslb.test" and d.get("rcode") == "NOERROR",
        "explain: a static name")
 
+d = doc("stats")
+if d:
+    f = {x["name"]: x for x in d.get("families", [])}
+    q = f.get("gslbd_queries_total", {})
+    ok(q.get("type") == "counter" and q.get("help") and
+       all(has(s, ["name", "labels", "value"]) for s in q.get("samples", [])),
+       "stats: the queries family with its type, help and samples")
+    ok(f.get("gslbd_up", {}).get("samples", [{}])[0].get("value") == 1, "stats: gslbd_up is 1")
 EOP
 cat "$T/check.out"
 CHECKS=$((CHECKS + $(grep -c . "$T/check.out")))
@@ -229,6 +242,7 @@ expect_err "weight show of a missing row" "weight row www\.gslb\.test --region c
 expect_err "weight show without a service" "weight show: missing service name" weight show
 expect_err "cutover show of a missing window" "cutover c9 does not exist" cutover show c9
 expect_err "history without a node" "history: give a node id" history
+expect_err "stats with an argument" "stats: unexpected argument 'now'" stats now
 
 # The tables stay the default.
 expect_has "$(CTL service list)" "^SERVICE +TTL" "service list: a table"
@@ -237,4 +251,71 @@ expect_has "$(CTL node show n3)" "^cname +edge\.example\.net\.$" "node show: one
 expect_has "$(CTL weight show www.gslb.test --region cn-bj)" "^www\.gslb\.test +cn-bj +\* +n1=7 n3=1$" "weight show: a row"
 expect_has "$(CTL cutover show c1)" "^start +2029-12-31T18:00:00Z$" "cutover show: start in UTC"
 
+# stats: the same families and values as a scrape of /metrics, a table
+# grouped by family, and counters that move with queries.
+scrape() {
+	python3 - "http://127.0.0.1:$SPORT/metrics" <<'EOP'
+import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")
+EOP
+}
+udp() { # a stats --json document on stdin -> UDP queries
+	python3 -c 'import json, sys
+d = json.load(sys.stdin)
+f = [x for x in d["families"] if x["name"] == "gslbd_queries_total"][0]
+print([s["value"] for s in f["samples"] if s["labels"].get("transport") == "udp"][0])'
+}
+scrape > "$T/metrics.txt"
+CTL --json stats > "$T/stats.json"
+python3 - "$T/metrics.txt" "$T/stats.json" <<'EOP' > "$T/same.out"
+import json, re, sys
+# Families and series of the scrape, read plainly: "name{labels} value".
+fams, series = [], {}
+for l in open(sys.argv[1]):
+    if l.startswith("# TYPE "):
+        fams.append(l.split()[2])
+    elif l.strip() and not l.startswith("#"):
+        k, v = l.rsplit(" ", 1)
+        name = k.split("{")[0]
+        lab = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', k)))
+        series[(name, lab)] = v.strip()
+d = json.load(open(sys.argv[2]))
+got = {}
+for f in d["families"]:
+    for s in f["samples"]:
+        got[(s["name"], tuple(sorted(s["labels"].items())))] = s["value"]
+print("families", [f["name"] for f in d["families"]] == fams)
+print("series", sorted(got) == sorted(series), len(got))
+# Counters did not move between the two reads (no query in between).
+cnt = [k for k in series if k[0] in ("gslbd_queries_total", "gslbd_responses_total")]
+print("values", bool(cnt) and all(str(got[k]) == series[k] for k in cnt))
+EOP
+for w in families series values; do
+	grep -q "^$w True" "$T/same.out" && ok "stats --json: the same $w as /metrics" ||
+		fail "stats --json: $w differ from /metrics: $(cat "$T/same.out")"
+done
+before=$(udp < "$T/stats.json")
+for i in 1 2 3 4 5; do q www.gslb.test A >/dev/null; done
+after=$(CTL --json stats | udp)
+[ "$((after - before))" = 5 ] && ok "stats: UDP queries moved by the 5 dig queries ($before -> $after)" ||
+	fail "stats: UDP queries $before -> $after"
+out=$(CTL stats)
+expect_has "$out" "^# gslbd statistics from http://127\.0\.0\.1:$SPORT/metrics$" "stats: names the endpoint"
+expect_has "$out" "^gslbd_queries_total \(counter\): " "stats: grouped by family, with type and help"
+expect_has "$out" "^  transport=udp +$after$" "stats: the UDP queries line"
+expect_has "$out" "^  service=www\.gslb\.test level=\*,\* region=\* isp=\* node=n[12] +[0-9]+$" \
+	"stats: GSLB answers by node"
+expect_has "$out" "^  - +[0-9]+  20[0-9-]+T[0-9:]+Z$" "stats: times also in UTC"
+
+# stats errors: no -c, no stats.listen, a daemon that does not answer.
+out=$("$ROOT/$B/gslbctl" -d "$T/db" stats 2>&1) && fail "stats with -d succeeded" ||
+	expect_has "$out" "stats: needs -c CONF" "stats with -d: needs the configuration"
+sed '/^stats:/,$d' "$T/gslbd.conf" > "$T/nostats.conf"
+out=$("$ROOT/$B/gslbctl" -c "$T/nostats.conf" stats 2>&1); rc=$?
+[ "$rc" = 1 ] && expect_has "$out" "nostats\.conf has no stats\.listen" "stats without stats.listen: clear error" ||
+	fail "stats without stats.listen: rc $rc: $out"
+gslbd_stop || fail "gslbd did not stop cleanly"
+out=$(CTL stats 2>&1); rc=$?
+[ "$rc" = 1 ] && expect_has "$out" "gslbd does not answer on its statistics endpoint: http://127\.0\.0\.1:$SPORT/metrics: .*(connect|Connection refused)" \
+	"stats with the daemon stopped: clear error" || fail "stats with no daemon: rc $rc: $out"
 finish
