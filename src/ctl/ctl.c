@@ -88,7 +88,7 @@ static void usage(FILE *f)
 "  node del|show ID               node list\n"
 "  weight set SERVICE [--region R] [--isp I] NODE=W [NODE=W]...\n"
 "  weight del SERVICE [--region R] [--isp I]\n"
-"  weight list [SERVICE]\n"
+"  weight list [SERVICE]          weight show SERVICE [--region R] [--isp I]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
 "  export                         apply [--dry-run] [--force] FILE\n"
 "  log [--since TIME|ID] [--limit N]\n"
@@ -105,6 +105,7 @@ static void usage(FILE *f)
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
 "  cluster status\n"
+"  stats                          (the daemon's counters, from stats.listen)\n"
 "TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
 "starts at that change.\n", f);
 }
@@ -510,6 +511,12 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	int n = argc - optind - 1;
 	char **args = argv + optind + 1;
+	if (strcmp(cmd, "stats") == 0) {
+		/* Asks the daemon, not the store. */
+		int rc = ctl_cmd_stats(n, args);
+		conf_free(ctl_conf);
+		return rc;
+	}
 	wdb_options_t o = { .read_only = read_only_command(cmd, n, args) };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
 	if (!ctl_db)

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/conf.h"
 #include "health/health.h"
@@ -141,6 +142,45 @@ void ctl_print_json(json_t *j);
  * `status` tables, with its phase now. */
 void ctl_print_window(json_t *w);
 
+/** Returns cutover window @w as the read commands show it (gslbctl(8),
+ * JSON OUTPUT), with its phase now; the caller owns it. */
+json_t *ctl_window_view(json_t *w);
+
+/* Output of the read commands (ctl_json.c). */
+
+/** Prints the document @doc (an object) of a read command's --json
+ * output, with its "format" version and "generated" time added, as
+ * ctl_print_json() does.  Takes @doc. */
+void ctl_emit(json_t *doc);
+
+/** Sets @key of @obj to the unix time @t as RFC 3339 UTC
+ * ("2026-12-01T02:00:00Z") and @key_unix to @t; both null when @t is 0
+ * or less (never set). */
+void ctl_set_time(json_t *obj, const char *key, int64_t t);
+
+/** Writes the unix time @t as RFC 3339 UTC into @buf (@size bytes). */
+void ctl_utc(int64_t t, char *buf, size_t size);
+
+/** Returns the unix time of the RFC 3339 UTC time @s
+ * ("2026-12-01T02:00:00Z", the Z optional), or 0 when @s is not one. */
+int64_t ctl_parse_utc(const char *s);
+
+/** Returns a new reference to @key of @obj, or JSON null without it. */
+json_t *ctl_field(json_t *obj, const char *key);
+
+/** Prints the fields @keys (NULL-terminated) of @obj, one "name value"
+ * line each: the table of the `show` commands. */
+void ctl_print_fields(json_t *obj, const char *const *keys);
+
+/** Prints the object @view of a `show` command: with --json the
+ * document {@key: @view}, else its fields @keys one a line.  Takes
+ * @view; returns 0, the exit status. */
+int ctl_show(const char *key, json_t *view, const char *const *keys);
+
+/** Returns a new array of @view applied to each element of @arr (each
+ * call returns a new reference, which the array takes). */
+json_t *ctl_views(json_t *arr, json_t *(*view)(json_t *));
+
 /* The commands.  Each takes the arguments after its name (@argc of them
  * at @argv, which it may modify), returns the exit status and dies on an
  * error. */
@@ -188,5 +228,9 @@ void ctl_cluster_sync(const char *actor);
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor);
 /** Frees what ctl_cluster_init() made. */
 void ctl_cluster_done(void);
+
+/** stats: the daemon's counters from its statistics endpoint
+ * (ctl_stats.c).  Needs neither the store nor ctl_db. */
+int ctl_cmd_stats(int argc, char **argv);
 
 #endif

@@ -39,6 +39,22 @@ void ctl_print_window(json_t *w)
 	       json_string_value(json_object_get(w, "note")) ?: "");
 }
 
+json_t *ctl_window_view(json_t *w)
+{
+	json_t *v = json_object();
+	static const char *const keys[] = { "id", "region", "isp", "start_text",
+		"end_text", "derate_pct", "prewarm_pct", "impact", "note", NULL };
+	for (const char *const *k = keys; *k; k++)
+		json_object_set_new(v, *k, ctl_field(w, *k));
+	json_t *n = json_object_get(w, "nodes");
+	json_object_set_new(v, "nodes", json_is_array(n) ? json_incref(n) : json_array());
+	ctl_set_time(v, "start", json_integer_value(json_object_get(w, "start")));
+	ctl_set_time(v, "end", json_integer_value(json_object_get(w, "end")));
+	json_object_set_new(v, "phase", json_string(cutover_phase_name(
+		cutover_window_phase(&ctl_hc.cut, w, time(NULL)))));
+	return v;
+}
+
 static const char *const impact_set[] = { "low", "medium", "high", NULL };
 
 /* The options of `cutover add`, as given. */
@@ -55,18 +71,13 @@ static int cutover_list(wdb_txn_t *t)
 	json_t *all = json_array();
 	wdb_each(t, WDB_CUTOVER, NULL, ctl_collect_value, all);
 	wdb_abort(t);
+	size_t i;
+	json_t *w;
 	if (ctl_json) {
-		size_t i;
-		json_t *w;
-		json_array_foreach(all, i, w)
-			json_object_set_new(w, "phase", json_string(cutover_phase_name(
-				cutover_window_phase(&ctl_hc.cut, w, time(NULL)))));
-		ctl_print_json(all);
+		ctl_emit(json_pack("{s:o}", "cutovers", ctl_views(all, ctl_window_view)));
 	} else {
 		printf("%-6s %-8s %-6s %-22s %-22s %7s %7s  %-11s %s\n", "ID", "REGION",
 		       "ISP", "START", "END", "DERATE", "PREWARM", "PHASE", "NODES NOTE");
-		size_t i;
-		json_t *w;
 		json_array_foreach(all, i, w)
 			ctl_print_window(w);
 	}
@@ -82,11 +93,12 @@ static int cutover_show_del(wdb_txn_t *t, const char *sub, int argc, char **argv
 	if (!w)
 		ctl_die("cutover %s does not exist", argv[1]);
 	if (strcmp(sub, "show") == 0) {
-		json_object_set_new(w, "phase", json_string(cutover_phase_name(
-			cutover_window_phase(&ctl_hc.cut, w, time(NULL)))));
-		ctl_print_json(w);
-		json_decref(w);
+		static const char *const keys[] = { "id", "region", "isp", "nodes",
+			"start", "end", "start_text", "end_text", "derate_pct",
+			"prewarm_pct", "impact", "phase", "note", NULL };
 		wdb_abort(t);
+		ctl_show("cutover", ctl_window_view(w), keys);
+		json_decref(w);
 		return 0;
 	}
 	json_decref(w);

@@ -248,9 +248,8 @@ static void response_json(const run_t *r, json_t *out)
 		ctl_die("explain: cannot read the response");
 	json_object_set_new(out, "answers", section_rrs(ldns_pkt_answer(pkt)));
 	json_object_set_new(out, "authority", section_rrs(ldns_pkt_authority(pkt)));
-	if (ldns_rr_list_rr_count(ldns_pkt_answer(pkt)))
-		json_object_set_new(out, "answer_ttl", json_integer(
-			ldns_rr_ttl(ldns_rr_list_rr(ldns_pkt_answer(pkt), 0))));
+	json_object_set_new(out, "answer_ttl", ldns_rr_list_rr_count(ldns_pkt_answer(pkt)) ?
+		json_integer(ldns_rr_ttl(ldns_rr_list_rr(ldns_pkt_answer(pkt), 0))) : json_null());
 	ldns_pkt_free(pkt);
 	json_object_set_new(out, "ecs_scope", json_integer(r->trail.scope));
 	json_object_set_new(out, "transport", json_string(r->tcp ? "tcp" : "udp"));
@@ -630,13 +629,16 @@ int ctl_cmd_explain(int argc, char **argv)
 	explain_run(&a, &r);
 	const gslb_result_t *g = r.trail.res;
 	json_t *out = g ? service_json(&a, &r) : static_json(&a, &r);
-	if (ctl_json)
-		ctl_print_json(out);
-	else if (g)
-		print_service(out, g);
-	else
-		print_static(out);
-	json_decref(out);
+	if (ctl_json) {
+		json_object_set_new(out, "kind", json_string(g ? "service" : "static"));
+		ctl_emit(out);
+	} else {
+		if (g)
+			print_service(out, g);
+		else
+			print_static(out);
+		json_decref(out);
+	}
 	run_free(&r);
 	return 0;
 }

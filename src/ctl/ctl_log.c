@@ -73,16 +73,19 @@ int ctl_cmd_log(int argc, char **argv)
 	char line[1000];
 	json_array_foreach(all, i, r) {
 		wdb_change_summary(r, line, sizeof(line));
-		if (ctl_json)
+		if (ctl_json) {
 			json_object_set_new(r, "summary", json_string(line));
-		else
+			ctl_set_time(r, "time", ctl_parse_utc(json_string_value(
+				json_object_get(r, "time"))));
+		} else {
 			printf("%5lld  %s  %-16s %s\n",
 			       json_integer_value(json_object_get(r, "id")),
 			       json_string_value(json_object_get(r, "time")),
 			       json_string_value(json_object_get(r, "actor")), line);
+		}
 	}
 	if (ctl_json)
-		ctl_print_json(all);
+		ctl_emit(json_pack("{s:O}", "records", all));
 	json_decref(all);
 	return 0;
 }

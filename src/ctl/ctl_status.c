@@ -85,6 +85,30 @@ static const char *ago(uint32_t t, char *buf, size_t size)
 	return buf;
 }
 
+/* Adds to the status entry @e of a node the summary of its health
+ * record @h and live status @st (either NULL): the state the table
+ * shows, the score, the reason and since when. */
+static void status_summary(json_t *e, json_t *h, json_t *st)
+{
+	const char *state = h ? json_string_value(json_object_get(h, "state")) : NULL;
+	/* What the state rests on (S2-7): no input at all, or only stale
+	 * ones (the reason says what was kept). */
+	if (json_is_true(json_object_get(h, "unmonitored")))
+		state = "unmonitored";
+	else if (json_is_true(json_object_get(h, "stale")))
+		state = "stale";
+	json_object_set_new(e, "state", json_string(state ? state :
+	                    st ? "unknown" : "no record"));
+	/* No score where nothing was measured. */
+	json_t *sc = json_object_get(st, "score");
+	int measured = json_is_number(sc) && json_number_value(sc) >= 0 &&
+	               !json_is_true(json_object_get(st, "unknown")) &&
+	               !json_is_true(json_object_get(h, "unmonitored"));
+	json_object_set_new(e, "score", measured ? json_real(json_number_value(sc)) : json_null());
+	json_object_set_new(e, "reason", h ? ctl_field(h, "reason") : json_null());
+	ctl_set_time(e, "state_since", json_integer_value(json_object_get(h, "since")));
+}
+
 /* Adds to out.nodes each node of @nodes (with a service @name, only
  * those its rows @rows name) with its health and status records. */
 static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
@@ -106,9 +130,10 @@ static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
 			continue;
 		json_t *h = wdb_get(t, WDB_HEALTH, id);
 		json_t *st = wdb_get(t, WDB_STATUS, id);
-		json_t *e = json_pack("{s:s, s:O, s:O, s:O, s:O}", "node", id,
-			"admin", json_object_get(n, "admin"), "pool", json_object_get(n, "pool"),
+		json_t *e = json_pack("{s:s, s:o, s:o, s:O, s:O}", "node", id,
+			"admin", ctl_field(n, "admin"), "pool", ctl_field(n, "pool"),
 			"health", h ? h : json_null(), "status", st ? st : json_null());
+		status_summary(e, h, st);
 		json_array_append_new(json_object_get(out, "nodes"), e);
 		json_decref(h);
 		json_decref(st);
@@ -157,32 +182,24 @@ static void print_status_node(json_t *n)
 	json_t *st = json_object_get(n, "status");
 	if (json_is_null(h))
 		h = NULL;
-	if (json_is_null(st))
-		st = NULL;
 	char buf[32], lp[64] = "-";
 	json_t *pr = json_array_get(json_object_get(st, "probes"), 0);
 	if (pr)
 		snprintf(lp, sizeof(lp), "%s %lldms",
 		         json_is_true(json_object_get(pr, "ok")) ? "ok" : "FAIL",
 		         json_integer_value(json_object_get(pr, "total_ms")));
-	double sc = json_real_value(json_object_get(st, "score"));
+	json_t *sc = json_object_get(n, "score");
 	char scs[16] = "-";
-	if (st && sc >= 0)
-		snprintf(scs, sizeof(scs), "%.0f", sc);
-	const char *state = h ? json_string_value(json_object_get(h, "state")) : NULL;
-	/* What the state rests on (S2-7): no input at all, or only stale
-	 * ones (the reason says what was kept). */
-	if (json_is_true(json_object_get(h, "unmonitored")))
-		state = "unmonitored";
-	else if (json_is_true(json_object_get(h, "stale")))
-		state = "stale";
+	if (json_is_number(sc))
+		snprintf(scs, sizeof(scs), "%.0f", json_number_value(sc));
 	const char *pf = json_string_value(json_object_get(st, "profile"));
 	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
 	       json_string_value(json_object_get(n, "node")),
-	       state ? state : (st ? "unknown" : "no record"),
+	       json_string_value(json_object_get(n, "state")),
 	       json_string_value(json_object_get(n, "admin")),
 	       json_string_value(json_object_get(n, "pool")), scs, pf ? pf : "-",
-	       ago((uint32_t)json_integer_value(json_object_get(h, "since")), buf, sizeof(buf)),
+	       ago((uint32_t)json_integer_value(json_object_get(n, "state_since_unix")),
+	           buf, sizeof(buf)),
 	       lp,
 	       h ? json_string_value(json_object_get(h, "reason")) : "",
 	       json_is_true(json_object_get(h, "gray")) ? " [gray switch]" : "");
@@ -252,16 +269,18 @@ int ctl_cmd_status(int argc, char **argv)
 	json_array_foreach(wins, i, r)
 		json_object_set_new(r, "phase", json_string(cutover_phase_name(
 			cutover_window_phase(&ctl_hc.cut, r, time(NULL)))));
-	json_object_set_new(out, "cutovers", wins);
 	json_object_set_new(out, "daemon", ctl_daemon_state(t));
 	wdb_abort(t);
-	if (ctl_json)
-		ctl_print_json(out);
-	else {
+	if (ctl_json) {
+		json_object_set_new(out, "cutovers", ctl_views(wins, ctl_window_view));
+		ctl_emit(out);
+	} else {
+		json_object_set_new(out, "cutovers", json_incref(wins));
 		ctl_print_daemon_state(json_object_get(out, "daemon"));
 		print_status(out);
+		json_decref(out);
 	}
-	json_decref(out);
+	json_decref(wins);
 	json_decref(nodes);
 	json_decref(rows);
 	return 0;
@@ -272,6 +291,19 @@ static int history_collect(uint32_t tm, json_t *sample, void *arg)
 	json_object_set_new(sample, "time", json_integer(tm));
 	json_array_append(arg, sample);
 	return 0;
+}
+
+/* A score sample as `history --json` shows it (gslbctl(8), JSON
+ * OUTPUT); samples written before the dimensions were kept have none. */
+static json_t *history_view(json_t *s)
+{
+	json_t *v = json_object();
+	ctl_set_time(v, "time", json_integer_value(json_object_get(s, "time")));
+	static const char *const keys[] = { "score", "state", "profile", "dims",
+	                                    "gray_pct", NULL };
+	for (const char *const *k = keys; *k; k++)
+		json_object_set_new(v, *k, ctl_field(s, *k));
+	return v;
 }
 
 int ctl_cmd_history(int argc, char **argv)
@@ -288,11 +320,9 @@ int ctl_cmd_history(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--since") != 0 || i + 1 >= argc)
 			ctl_die("history: usage: history NODE [--since TIME] [--dimensions]");
-		struct tm tm;
-		memset(&tm, 0, sizeof(tm));
-		const char *end = strptime(argv[i + 1], "%Y-%m-%dT%H:%M:%S", &tm);
-		if (end && (*end == 'Z' || !*end))
-			since = (uint32_t)timegm(&tm);
+		int64_t tt = ctl_parse_utc(argv[i + 1]);
+		if (tt > 0)
+			since = (uint32_t)tt;
 		else if (isdigit((unsigned char)argv[i + 1][0]))
 			since = (uint32_t)ctl_parse_num("--since", argv[i + 1], 0, INT32_MAX);
 		else
@@ -310,7 +340,8 @@ int ctl_cmd_history(int argc, char **argv)
 	if (rc < 0)
 		ctl_die("history: cannot read the history: %s", wdb_strerror(rc));
 	if (ctl_json) {
-		ctl_print_json(all);
+		ctl_emit(json_pack("{s:s, s:o}", "node", argv[0], "samples",
+		                   ctl_views(all, history_view)));
 	} else {
 		size_t i;
 		json_t *s;

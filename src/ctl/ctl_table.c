@@ -29,31 +29,49 @@ static int is_sub(const char *v, const char *const *set)
 	return 0;
 }
 
+/* A service as the read commands show it (gslbctl(8), JSON OUTPUT):
+ * every field present, defaults spelled out. */
+static json_t *service_view(json_t *s)
+{
+	json_t *v = json_object();
+	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
+	                                    "all_down", "max_failure_rate", NULL };
+	for (const char *const *k = keys; *k; k++)
+		json_object_set_new(v, *k, ctl_field(s, *k));
+	json_object_set_new(v, "sticky", json_boolean(json_is_true(json_object_get(s, "sticky"))));
+	json_object_set_new(v, "shadow", json_boolean(json_is_true(json_object_get(s, "shadow"))));
+	const char *pf = json_string_value(json_object_get(s, "profile"));
+	json_object_set_new(v, "profile", json_string(pf ? pf : "default"));
+	return v;
+}
+
 static int service_list(void)
 {
 	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = json_array();
 	wdb_each(t, WDB_SERVICE, NULL, ctl_collect_value, all);
 	wdb_abort(t);
-	if (ctl_json) {
-		ctl_print_json(all);
-	} else {
-		printf("%-36s %6s %6s %7s %-8s %-6s %-6s %s\n", "SERVICE", "TTL",
-		       "SHORT", "ANSWERS", "ALL-DOWN", "STICKY", "SHADOW", "PROFILE");
-		size_t i;
-		json_t *s;
-		json_array_foreach(all, i, s)
-			printf("%-36s %6lld %6lld %7lld %-8s %-6s %-6s %s\n",
-			       json_string_value(json_object_get(s, "name")),
-			       json_integer_value(json_object_get(s, "ttl")),
-			       json_integer_value(json_object_get(s, "short_ttl")),
-			       json_integer_value(json_object_get(s, "answers")),
-			       json_string_value(json_object_get(s, "all_down")),
-			       json_is_true(json_object_get(s, "sticky")) ? "yes" : "no",
-			       json_is_true(json_object_get(s, "shadow")) ? "yes" : "no",
-			       json_string_value(json_object_get(s, "profile")) ?: "default");
-	}
+	json_t *views = ctl_views(all, service_view);
 	json_decref(all);
+	size_t i;
+	json_t *s;
+	if (ctl_json) {
+		ctl_emit(json_pack("{s:o}", "services", views));
+		return 0;
+	}
+	printf("%-36s %6s %6s %7s %-8s %-6s %-6s %s\n", "SERVICE", "TTL",
+	       "SHORT", "ANSWERS", "ALL-DOWN", "STICKY", "SHADOW", "PROFILE");
+	json_array_foreach(views, i, s)
+		printf("%-36s %6lld %6lld %7lld %-8s %-6s %-6s %s\n",
+		       json_string_value(json_object_get(s, "name")),
+		       json_integer_value(json_object_get(s, "ttl")),
+		       json_integer_value(json_object_get(s, "short_ttl")),
+		       json_integer_value(json_object_get(s, "answers")),
+		       json_string_value(json_object_get(s, "all_down")),
+		       json_is_true(json_object_get(s, "sticky")) ? "yes" : "no",
+		       json_is_true(json_object_get(s, "shadow")) ? "yes" : "no",
+		       json_string_value(json_object_get(s, "profile")));
+	json_decref(views);
 	return 0;
 }
 
@@ -159,9 +177,11 @@ int ctl_cmd_service(int argc, char **argv)
 		ctl_no_more_args("service show", argc, argv, 2);
 		if (!old)
 			ctl_die("service %s does not exist", name);
-		ctl_print_json(old);
-		json_decref(old);
+		static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
+			"all_down", "sticky", "shadow", "profile", "max_failure_rate", NULL };
 		wdb_abort(t);
+		ctl_show("service", service_view(old), keys);
+		json_decref(old);
 		return 0;
 	}
 	if (strcmp(sub, "del") == 0) {
@@ -218,23 +238,41 @@ static void print_node_row(json_t *n)
 	       cname ? cname : addrs);
 }
 
+/* A node as the read commands show it (gslbctl(8), JSON OUTPUT). */
+static json_t *node_view(json_t *n)
+{
+	json_t *v = json_object();
+	static const char *const keys[] = { "id", "cname", "region", "isp",
+	                                    "capacity", "pool", "admin", NULL };
+	for (const char *const *k = keys; *k; k++)
+		json_object_set_new(v, *k, ctl_field(n, *k));
+	json_t *a = json_object_get(n, "addrs"), *p = json_object_get(n, "probes");
+	json_object_set_new(v, "addrs", json_is_array(a) ? json_incref(a) : json_array());
+	json_object_set_new(v, "probes", json_is_array(p) ? json_incref(p) : json_array());
+	json_int_t su = json_integer_value(json_object_get(n, "short_until"));
+	ctl_set_time(v, "short_until", su > time(NULL) ? su : 0);
+	return v;
+}
+
 static int node_list(void)
 {
 	wdb_txn_t *t = ctl_begin_read();
 	json_t *all = json_array();
 	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, all);
 	wdb_abort(t);
-	if (ctl_json) {
-		ctl_print_json(all);
-	} else {
-		printf("%-20s %-10s %-8s %-8s %-6s %8s  %s\n", "NODE", "REGION",
-		       "ISP", "POOL", "ADMIN", "CAPACITY", "ADDRESSES");
-		size_t i;
-		json_t *n;
-		json_array_foreach(all, i, n)
-			print_node_row(n);
-	}
+	json_t *views = ctl_views(all, node_view);
 	json_decref(all);
+	size_t i;
+	json_t *n;
+	if (ctl_json) {
+		ctl_emit(json_pack("{s:o}", "nodes", views));
+		return 0;
+	}
+	printf("%-20s %-10s %-8s %-8s %-6s %8s  %s\n", "NODE", "REGION",
+	       "ISP", "POOL", "ADMIN", "CAPACITY", "ADDRESSES");
+	json_array_foreach(views, i, n)
+		print_node_row(n);
+	json_decref(views);
 	return 0;
 }
 
@@ -423,9 +461,11 @@ int ctl_cmd_node(int argc, char **argv)
 		ctl_no_more_args("node show", argc, argv, 2);
 		if (!old)
 			ctl_die("node %s does not exist", id);
-		ctl_print_json(old);
-		json_decref(old);
+		static const char *const keys[] = { "id", "addrs", "cname", "region", "isp",
+			"capacity", "pool", "admin", "probes", "short_until", NULL };
 		wdb_abort(t);
+		ctl_show("node", node_view(old), keys);
+		json_decref(old);
 		return 0;
 	}
 	if (strcmp(sub, "del") == 0) {
@@ -477,50 +517,87 @@ static void row_opts(const char *cmd, int *i, int argc, char **argv,
 	}
 }
 
-static void print_row(const char *key, json_t *row)
+/* A weight row as the read commands show it (gslbctl(8), JSON
+ * OUTPUT): the weights as a list, in the order they were set. */
+static json_t *row_view(json_t *row)
 {
-	printf("%-36s %-10s %-8s ",
-	       json_string_value(json_object_get(row, "service")),
-	       json_string_value(json_object_get(row, "region")),
-	       json_string_value(json_object_get(row, "isp")));
+	json_t *ws = json_array();
 	const char *id;
 	json_t *w;
-	int first = 1;
-	json_object_foreach(json_object_get(row, "weights"), id, w) {
-		printf("%s%s=%lld", first ? "" : " ", id, json_integer_value(w));
-		first = 0;
+	json_object_foreach(json_object_get(row, "weights"), id, w)
+		json_array_append_new(ws, json_pack("{s:s, s:O}", "node", id, "weight", w));
+	return json_pack("{s:o, s:o, s:o, s:o}", "service", ctl_field(row, "service"),
+	                 "region", ctl_field(row, "region"), "isp", ctl_field(row, "isp"),
+	                 "weights", ws);
+}
+
+static void print_rows(json_t *views)
+{
+	printf("%-36s %-10s %-8s %s\n", "SERVICE", "REGION", "ISP", "WEIGHTS");
+	size_t i, k;
+	json_t *r, *w;
+	json_array_foreach(views, i, r) {
+		printf("%-36s %-10s %-8s ",
+		       json_string_value(json_object_get(r, "service")),
+		       json_string_value(json_object_get(r, "region")),
+		       json_string_value(json_object_get(r, "isp")));
+		json_array_foreach(json_object_get(r, "weights"), k, w)
+			printf("%s%s=%lld", k ? " " : "",
+			       json_string_value(json_object_get(w, "node")),
+			       json_integer_value(json_object_get(w, "weight")));
+		putchar('\n');
 	}
-	putchar('\n');
-	(void)key;
+}
+
+/* weight list [SERVICE] and weight show SERVICE [--region R] [--isp I]. */
+static int weight_read(int argc, char **argv)
+{
+	int show = strcmp(argv[0], "show") == 0;
+	char name[1100], prefix[1300] = "";
+	const char *region = "*", *isp = "*";
+	if (show && argc < 2)
+		ctl_die("weight show: missing service name");
+	if (argc > 1) {
+		ctl_service_name(argv[1], name, sizeof(name));
+		wdb_row_prefix(prefix, sizeof(prefix), name);
+	}
+	int i = 2;
+	if (show)
+		row_opts("weight show", &i, argc, argv, &region, &isp);
+	if (i < argc)
+		ctl_die("weight %s: unexpected argument '%s'", argv[0], argv[i]);
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *all = json_array();
+	if (show) {
+		wdb_row_key(prefix, sizeof(prefix), name, region, isp);
+		json_t *row = wdb_get(t, WDB_WEIGHT, prefix);
+		if (!row)
+			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
+		json_array_append_new(all, row);
+	} else {
+		wdb_each(t, WDB_WEIGHT, *prefix ? prefix : NULL, ctl_collect_value, all);
+	}
+	wdb_abort(t);
+	json_t *views = ctl_views(all, row_view);
+	json_decref(all);
+	if (ctl_json)
+		ctl_emit(show ? json_pack("{s:O}", "row", json_array_get(views, 0))
+		              : json_pack("{s:O}", "rows", views));
+	else
+		print_rows(views);
+	json_decref(views);
+	return 0;
 }
 
 int ctl_cmd_weight(int argc, char **argv)
 {
 	if (argc < 1)
-		ctl_die("weight: missing subcommand (set, del, list)");
+		ctl_die("weight: missing subcommand (set, del, show, list)");
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0) {
-		ctl_no_more_args("weight list", argc, argv, 2);
-		char name[1100], prefix[1200] = "";
-		if (argc > 1) {
-			ctl_service_name(argv[1], name, sizeof(name));
-			wdb_row_prefix(prefix, sizeof(prefix), name);
-		}
-		wdb_txn_t *t = ctl_begin_read();
-		json_t *all = json_array();
-		wdb_each(t, WDB_WEIGHT, *prefix ? prefix : NULL, ctl_collect_value, all);
-		wdb_abort(t);
-		if (ctl_json) {
-			ctl_print_json(all);
-		} else {
-			printf("%-36s %-10s %-8s %s\n", "SERVICE", "REGION", "ISP", "WEIGHTS");
-			size_t i;
-			json_t *r;
-			json_array_foreach(all, i, r)
-				print_row(NULL, r);
-		}
-		json_decref(all);
-		return 0;
+	if (strcmp(sub, "list") == 0 || strcmp(sub, "show") == 0) {
+		if (strcmp(sub, "list") == 0)
+			ctl_no_more_args("weight list", argc, argv, 2);
+		return weight_read(argc, argv);
 	}
 	int set = strcmp(sub, "set") == 0;
 	if (!set && strcmp(sub, "del") != 0)

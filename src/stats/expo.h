@@ -9,6 +9,7 @@
 #ifndef GSLB_EXPO_H
 #define GSLB_EXPO_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,15 @@ void expo_sample(expo_t *e, const char *name, const char *const *labels,
 /** The same for a counter or integer gauge, printed exactly. */
 void expo_sample_u64(expo_t *e, const char *name, const char *const *labels,
                      size_t nlabels, uint64_t value);
+
+/** Reads the exposition text @text (what a scrape of /metrics returns)
+ * into a new JSON array of families, in their order: each an object
+ * {name, type, help, samples}, a sample {name, labels: {name: value},
+ * value}, the value an integer when the text is one, a real otherwise,
+ * and "NaN", "+Inf" or "-Inf" as strings.  Histogram series (_bucket,
+ * _sum, _count) belong to their family.  Returns NULL with "line N:
+ * reason" in @err when the text is not in the format.  The caller owns
+ * the result. */
+json_t *expo_parse(const char *text, char *err, size_t errlen);
 
 #endif

@@ -74,8 +74,9 @@ expect_has "$out" "^p3 +demoted .* probe\+four " "p3 demoted"
 # Back to the default profile: the probe profile finds the nodes good and
 # they return after the confirmations (S0-8).
 CTL service set b.gslb.test --profile default >/dev/null
-expect_has "$(CTL service show b.gslb.test)" '^\{' "service show still prints"
-expect_not "$(CTL service show b.gslb.test)" '"profile"' "default profile: no profile key stored"
+expect_has "$(CTL service show b.gslb.test)" '^profile +default$' "service show: default profile"
+expect_not "$(CTL export | python3 -c 'import json,sys; print([s for s in json.load(sys.stdin)["services"] if s["name"] == "b.gslb.test"])')" \
+	"'profile'" "default profile: no profile key stored"
 wait_for 10 b.gslb.test "192.0.2.2 192.0.2.3 192.0.2.5" && ok "b back on the probe profile: nodes restored" ||
 	fail "restore after profile change"
 wait_for 3 a.gslb.test "192.0.2.1 192.0.2.3 192.0.2.4" && ok "p3 back in a" || fail "p3 not back in a"

@@ -161,6 +161,74 @@ START_TEST(section_and_allow)
 }
 END_TEST
 
+/* The reader is the writer's inverse: what expo_* wrote reads back with
+ * its escapes undone and its values exact; histogram series belong to
+ * their family; text that is not the format is refused with its line. */
+START_TEST(expo_parse_round_trip)
+{
+	expo_t e;
+	expo_init(&e);
+	expo_family(&e, "x_total", EXPO_COUNTER, "a \\ b\nc");
+	const char *l[] = { "zone", "a\"b\\c\nd", "k", "v" };
+	expo_sample_u64(&e, "x_total", l, 2, 9007199254740993ull);
+	expo_family(&e, "y", EXPO_GAUGE, "Y.");
+	expo_sample(&e, "y", NULL, 0, 0.25);
+	expo_sample(&e, "y", NULL, 0, 1.0 / 0.0);
+	expo_family(&e, "h_seconds", EXPO_HISTOGRAM, "H.");
+	const char *b[] = { "le", "0.5" }, *inf[] = { "le", "+Inf" };
+	expo_sample_u64(&e, "h_seconds_bucket", b, 1, 2);
+	expo_sample_u64(&e, "h_seconds_bucket", inf, 1, 3);
+	expo_sample(&e, "h_seconds_sum", NULL, 0, 1.5);
+	expo_sample_u64(&e, "h_seconds_count", NULL, 0, 3);
+	char err[200];
+	json_t *f = expo_parse(e.buf, err, sizeof(err));
+	ck_assert_msg(f != NULL, "%s", err);
+	ck_assert_uint_eq(json_array_size(f), 3);
+	json_t *x = json_array_get(f, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(x, "name")), "x_total");
+	ck_assert_str_eq(json_string_value(json_object_get(x, "type")), "counter");
+	ck_assert_str_eq(json_string_value(json_object_get(x, "help")), "a \\ b\nc");
+	json_t *xs = json_array_get(json_object_get(x, "samples"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(xs, "value")), 9007199254740993ll);
+	json_t *lb = json_object_get(xs, "labels");
+	ck_assert_str_eq(json_string_value(json_object_get(lb, "zone")), "a\"b\\c\nd");
+	ck_assert_str_eq(json_string_value(json_object_get(lb, "k")), "v");
+	json_t *ys = json_object_get(json_array_get(f, 1), "samples");
+	ck_assert(json_real_value(json_object_get(json_array_get(ys, 0), "value")) == 0.25);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ys, 1), "value")), "+Inf");
+	json_t *hs = json_object_get(json_array_get(f, 2), "samples");
+	ck_assert_uint_eq(json_array_size(hs), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(json_array_get(hs, 1), "labels"), "le")), "+Inf");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(hs, 3), "name")),
+	                 "h_seconds_count");
+	json_decref(f);
+	expo_free(&e);
+
+	/* Untyped samples, timestamps and other comments are the format too. */
+	f = expo_parse("# a comment\nu{a=\"1\",} 7 1700000000000\n\nv 2\n", err, sizeof(err));
+	ck_assert_msg(f != NULL, "%s", err);
+	ck_assert_uint_eq(json_array_size(f), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 0), "type")), "untyped");
+	json_decref(f);
+
+	static const struct { const char *text, *msg; } bad[] = {
+		{ "x 1\ny{a=\"b} 2\n", "line 2: label value without its closing quote" },
+		{ "x one\n", "line 1: 'one' is not a sample value" },
+		{ "x{a=1} 2\n", "line 1: label a: expected =\"" },
+		{ "# TYPE x countr\n", "line 1: family x: unknown type 'countr'" },
+		{ "x{a=\"\\t\"} 1\n", "line 1: unknown escape \\t" },
+		{ "x 1 2 3\n", "line 1: x: bad timestamp" },
+		{ "9x 1\n", "line 1: expected a metric name" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		ck_assert_msg(expo_parse(bad[i].text, err, sizeof(err)) == NULL, "%s accepted", bad[i].text);
+		ck_assert_str_eq(err, bad[i].msg);
+	}
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
 	Suite *s = suite_create("stats");
@@ -168,6 +236,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(t, expo_escapes_and_formats);
 	tcase_add_test(t, render_sample);
 	tcase_add_test(t, section_and_allow);
+	tcase_add_test(t, expo_parse_round_trip);
 	suite_add_tcase(s, t);
 	return s;
 }
