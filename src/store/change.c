@@ -395,10 +395,12 @@ void wdb_change_summary(json_t *rec, char *out, size_t size)
 	out[0] = 0;
 	const char *what = json_string_value(json_object_get(rec, "what")) ?: "";
 	json_t *changes = json_object_get(rec, "changes");
-	/* The health thread words its decisions itself, with their reasons
-	 * ("health: b demoted ..."); only its bare "health: state" says
-	 * less than the fields. */
-	if (strncmp(what, "health: ", 8) == 0 && strcmp(what, "health: state") != 0) {
+	/* The health thread and the steering engine word their decisions
+	 * themselves, with their reasons ("health: b demoted ...", "steer
+	 * SERVICE|REGION|ISP: b 50 -> 11 ..."); only the bare "health:
+	 * state" says less than the fields. */
+	if ((strncmp(what, "health: ", 8) == 0 && strcmp(what, "health: state") != 0) ||
+	    strncmp(what, "steer ", 6) == 0) {
 		put(&l, "%s", what);
 		changes = NULL;
 	}

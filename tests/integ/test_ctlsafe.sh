@@ -167,7 +167,7 @@ expect_has "$out" "^  weight set www\.gslb\.test \*/\* a=10 b=5$" "rollback --dr
 out=$(CTL rollback 2>&1)
 expect_has "$out" "undoing change $idx: " "bare rollback undoes this user's newest change, past health and other users"
 expect_has "$(CTL weight list www.gslb.test)" "a=10 b=5" "rollback restored the row"
-expect_has "$(CTL service show s1.gslb.test)" '"ttl": 60' "the other user's change stays"
+expect_has "$(CTL --json service show s1.gslb.test)" '"ttl": 60' "the other user's change stays"
 out=$(CTL --json log --limit 1)
 expect_has "$out" "\"undoes\": $idx" "the rollback record says what it undoes"
 # Repeating walks further back: the capacity 5 change, not a redo.
