@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "health/health.h"
+#include "health/hstats.h"
 #include "health/probe.h"
 #include "health/verdict.h"
 
@@ -41,6 +42,7 @@ typedef struct hprobe {
 
 /** The health thread's mirror of one node of the store. */
 struct hnode {
+	health_t *owner;
 	char id[64];
 	char pool[16];
 	char admin[8];
@@ -76,6 +78,9 @@ struct hnode {
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;
+	/* reaction times (hstats.h), monotonic seconds, 0: none */
+	double bad_since;            /* first bad round since the last good one */
+	double demoted_at;           /* demotion not yet committed */
 };
 
 /** The thread.  node[] is sorted by id and owns its nodes. */
@@ -100,12 +105,21 @@ struct health {
 	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
 	                                (repool.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
+	hstats_counters_t stats;     /* counted by this thread (hstats.h) */
+	uint64_t promotions_pending; /* promoted in the transaction under way */
+	pthread_mutex_t pub_lock;    /* guards pub: a pointer swap */
+	hstats_t *pub;               /* the latest publication, a reference */
 };
 
 /* health.c: the clock and scheduling. */
 
 /** The wall clock, unix seconds. */
 uint32_t health__wall(void);
+
+/** A monotonic clock in seconds with sub-millisecond precision (the
+ * reaction times), unlike the loop's, which stands still within a
+ * callback. */
+double health__mono(void);
 
 /** The loop's clock in seconds (the probes' schedule). */
 double health__loop_now(health_t *h);
