@@ -16,6 +16,8 @@
 #   make bench-compare  server CPU per answered query, exact (cpuacct):
 #                   gslbd against knotd, gdnsd and a UDP reflector
 #                   (bench/compare.sh; needs root and cgroup v1)
+#   make bench-stats    the cost of the statistics endpoint, stats on
+#                   against off, the same way (bench/stats-cost.sh)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -85,7 +87,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare man geoip
+.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -158,6 +160,8 @@ bench-gslb: all
 	bench/gslb.sh
 bench-compare: all
 	bench/compare.sh
+bench-stats: all
+	bench/stats-cost.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:
