@@ -213,7 +213,7 @@ i=0
 for s in $SERVERS; do i=$((i + 1)); PORT[$s]=$((BASE_PORT + i)); done
 
 { env_info $SERVERS
-  echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING PLACEMENTS='$PLACEMENTS' WORKLOADS='$WORKLOADS' SERVERS='$SERVERS'"
+  echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING PLACEMENTS='$PLACEMENTS' WORKLOADS='$WORKLOADS' SERVERS='$SERVERS' SCRAPE=$SCRAPE"
   echo "knot-module-geoip: $(dpkg-query -W -f '${Version}' knot-module-geoip 2>/dev/null || echo none)"
   echo "cpu accounting: cgroup v1 cpuacct ($CG_ROOT)"
 } > "$OUT/env.txt"

@@ -31,8 +31,13 @@ cd "$(dirname "$0")/.."
 
 summarise() {  # summarise CSV
   python3 - "$1" <<'EOF'
-import csv, statistics, sys
+import csv, os, re, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+env = os.path.join(os.path.dirname(sys.argv[1]), "env.txt")
+m = re.search(r"SCRAPE=(\S+)", open(env).read()) if os.path.exists(env) else None
+dur = re.search(r"DURATION=(\d+)", open(env).read()) if os.path.exists(env) else None
+scrape = ("every %s s, at most %d a run" % (m.group(1), int(dur.group(1)) // int(m.group(1)) + 2)
+          if m and dur else "scraped while measured")
 runs = {}
 for r in rows:
     runs.setdefault((r["workload"], r["placement"], r["server"]), []).append(
@@ -41,8 +46,8 @@ wls = sorted({k[0] for k in runs}, key=["static", "geo-pick"].index)
 places = sorted({k[1] for k in runs})
 n = max(int(r["run"]) for r in rows)
 print("Server CPU per answered query (µs), stats off (`gslbd`) and on "
-      "(`gslbd_stats`, scraped every second): median of %d interleaved "
-      "runs per placement (server CPU:dnsperf CPU); cost = on ÷ off − 1." % n)
+      "(`gslbd_stats`, scraped %s): median of %d interleaved "
+      "runs per placement (server CPU:dnsperf CPU); cost = on ÷ off − 1." % (scrape, n))
 print()
 print("| workload | placement | off: runs (µs) | on: runs (µs) | off median | on median | cost |")
 print("|---|---|---|---|--:|--:|--:|")
