@@ -92,7 +92,8 @@ static void histogram(expo_t *e, const char *name, const hstats_hist_t *h,
 	snprintf(sum, sizeof(sum), "%s_sum", name);
 	snprintf(count, sizeof(count), "%s_count", name);
 	const char *bl[6];
-	memcpy(bl, l, 2 * nl * sizeof(*l));
+	if (nl)
+		memcpy(bl, l, 2 * nl * sizeof(*l));
 	bl[2 * nl] = "le";
 	bl[2 * nl + 1] = le;
 	uint64_t cum = 0;
