@@ -19,10 +19,18 @@
 #              geo.mmdb, onto weighted and multifo resources
 #   reflector  bench/reflector.c: recvmmsg, set QR, sendmmsg; it answers
 #              every UDP workload by echoing the query
-#   gslbd_stats  gslbd as above with the statistics endpoint on
-#              (stats.listen at BASE_PORT+9), scraped every SCRAPE seconds
-#              (curl, on the dnsperf CPU) while it is measured; not in the
-#              default SERVERS: bench/stats-cost.sh sets it against gslbd
+#   gslbd_base (only when named in SERVERS) the gslbd build GSLBD_BASE on
+#              the same inputs: two builds compared in one run
+#   gslbd_rrl  (only when named in SERVERS) gslbd as above with response
+#              rate limiting on, loopback not exempt, at RRL_RATE
+#              (1000000) responses a second: every response is charged to
+#              its account, and no account reaches the limit, so the
+#              difference to gslbd is what the accounting costs
+#   gslbd_stats  (only when named in SERVERS) gslbd as above with the
+#              statistics endpoint on (stats.listen at BASE_PORT+9),
+#              scraped every SCRAPE seconds (curl, on the dnsperf CPU)
+#              while it is measured: bench/stats-cost.sh sets it against
+#              gslbd
 #
 # Workloads (dnsperf -c $CLIENTS -q $OUTSTANDING -T 1 -t 2 -l $DURATION):
 #   static     static.cdn.example.test A, no EDNS, UDP
@@ -50,11 +58,11 @@
 # Server CPU per answered query = usage delta / completed queries.
 #
 # Knobs: RUNS (3), DURATION (8), CLIENTS (20), OUTSTANDING (200),
-# BASE_PORT (15500; the servers use BASE_PORT+1..5 and gslbd_stats's
+# BASE_PORT (15500; the servers use BASE_PORT+1..7 and gslbd_stats's
 # endpoint BASE_PORT+9, inside 15500-15599), SERVERS ("gslbd knotd gdnsd
-# reflector"), WORKLOADS ("static mixed tcp geo-set geo-pick"),
-# PLACEMENTS ("0:1 1:0"), SCRAPE (1), GSLBD, GSLBCTL, OUT_NAME (compare),
-# CG_PREFIX (bench/cpu.sh).
+# reflector"; add gslbd_rrl, gslbd_stats), RRL_RATE, WORKLOADS ("static
+# mixed tcp geo-set geo-pick"), PLACEMENTS ("0:1 1:0"), SCRAPE (1), GSLBD,
+# GSLBCTL, OUT_NAME (compare), CG_PREFIX (bench/cpu.sh).
 #
 # Output: bench/out/OUT_NAME-YYYYmmdd-HHMMSS/ (bench/out/OUT_NAME-latest):
 # results.csv (one row per run), summary.md (the tables), env.txt, raw/
@@ -72,6 +80,7 @@ BASE_PORT=${BASE_PORT:-15500}
 SERVERS=${SERVERS:-"gslbd knotd gdnsd reflector"}
 WORKLOADS=${WORKLOADS:-"static mixed tcp geo-set geo-pick"}
 PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
+RRL_RATE=${RRL_RATE:-1000000}
 GSLBD=${GSLBD:-$ROOT/build/gslbd}
 GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
 SCRAPE=${SCRAPE:-1}
@@ -93,7 +102,7 @@ WL = {"static": "static A, no EDNS",
       "geo-set": "ECS → GeoIP → address set (288 subnets)",
       "geo-pick": "ECS → GeoIP → weighted pick of one node (288 subnets)"}
 order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
-servers = order([r["server"] for r in rows], ["gslbd", "gslbd_stats", "knotd", "gdnsd", "reflector"])
+servers = order([r["server"] for r in rows], ["gslbd", "gslbd_base", "gslbd_rrl", "gslbd_stats", "knotd", "gdnsd", "reflector"])
 wls = order([r["workload"] for r in rows], list(WL))
 places = order([r["placement"] for r in rows], ["0:1", "1:0"])
 runs = {}
@@ -191,13 +200,12 @@ done
 has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
 has knotd && { command -v knotd >/dev/null || die "knotd not found"; }
 has gdnsd && { command -v gdnsd >/dev/null || die "gdnsd not found"; }
-{ has gslbd || has gslbd_stats; } &&
-  { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
+{ has gslbd || has gslbd_rrl || has gslbd_base || has gslbd_stats; } && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
 has gslbd_stats && { command -v curl >/dev/null || die "curl not found"; }
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on one, dnsperf on the other)"
 cg_check || exit 1
 [ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15590 ] ||
-  die "BASE_PORT must be within 15500-15590 (servers use BASE_PORT+1..5, stats BASE_PORT+9)"
+  die "BASE_PORT must be within 15500-15590 (servers use BASE_PORT+1..7, stats BASE_PORT+9)"
 STATS_PORT=$((BASE_PORT + 9))
 
 OUT=$ROOT/bench/out/$OUT_NAME-$(date +%Y%m%d-%H%M%S)
@@ -256,14 +264,17 @@ for q in geo-set geo-pick; do $WIREQ < "$OUT/$q.txt" > "$OUT/$q.bin"; done
 if has reflector; then
   mkdir -p "$OUT/bin"; gcc -O2 -Wall -o "$OUT/bin/reflector" bench/reflector.c || die "cannot build the reflector"
 fi
-for g in gslbd gslbd_stats; do
-  has "$g" || continue
-  d=$OUT/$g; mkdir -p "$d/db"
+# gslbd_setup NAME [EXTRA]: gslbd as server NAME, EXTRA appended to its
+# configuration (gslbd_rrl: rate limiting on, with a limit no client of
+# the benchmark reaches, so that every answer pays for its bucket).
+gslbd_setup() {
+  local n=$1 d=$OUT/$1
+  mkdir -p "$d/db"
   cp "$OUT/$ZONE.zone" "$d/"
   bench_zone > "$d/bench.test.zone"
   cat > "$d/gslbd.conf" <<EOC
 server:
-  listen: [ "127.0.0.1@${PORT[$g]}" ]
+  listen: [ "127.0.0.1@${PORT[$n]}" ]
   workers: 1
   identity: ""
   version: ""
@@ -280,15 +291,24 @@ geoip:
   region: [ region ]
   isp: [ isp ]
   edns-client-subnet: on
+${2:-}
 EOC
   $GEN compare-json > "$d/table.json"
   "$GSLBCTL" -d "$d/db" apply "$d/table.json" > "$d/apply.log" 2>&1 ||
-    { cat "$d/apply.log" >&2; die "gslbd: gslbctl apply failed"; }
-  [ "$g" = gslbd ] || printf 'stats:\n  listen: [ "127.0.0.1@%s" ]\n' "$STATS_PORT" >> "$d/gslbd.conf"
-  declare -n cmd="CMD_$g"
-  cmd=("$GSLBD" -c "$d/gslbd.conf" -w 1)
-  unset -n cmd
-done
+    { cat "$d/apply.log" >&2; die "$n: gslbctl apply failed"; }
+  declare -g -a "CMD_$n=(\"\$GSLBD\" -c \"\$d/gslbd.conf\" -w 1)"
+}
+has gslbd && gslbd_setup gslbd
+# gslbd_base: another build of gslbd (GSLBD_BASE) on the same inputs, to
+# compare two builds in one run.
+has gslbd_base && GSLBD=$GSLBD_BASE GSLBCTL=$(dirname "$GSLBD_BASE")/gslbctl gslbd_setup gslbd_base
+has gslbd_rrl && gslbd_setup gslbd_rrl "rrl:
+  responses-per-second: $RRL_RATE
+  window: 2000
+  slip: 2
+  exempt: []"
+has gslbd_stats && gslbd_setup gslbd_stats "stats:
+  listen: [ \"127.0.0.1@$STATS_PORT\" ]"
 KNOT_GEO=
 if has knotd; then
   d=$OUT/knotd; mkdir -p "$d"
@@ -409,7 +429,7 @@ for s in $SERVERS; do
   [ "$(ask "$s" "a.edge.$ZONE")" = "192.0.2.99 " ] || die "$s: wildcard"
   [ "$(status "$s" "mail.$ZONE" AAAA +notcp)" = NOERROR ] || die "$s: NODATA"
   case $s:$KNOT_GEO in
-    gslbd:*|gslbd_stats:*|gdnsd:*|knotd:1)
+    gslbd:*|gslbd_rrl:*|gslbd_base:*|gslbd_stats:*|gdnsd:*|knotd:1)
       a=$(ask "$s" set.bench.test 11.0.1.0/24)
       [ "$a" = "192.0.2.1 192.0.2.2 192.0.2.3 " ] || die "$s: set.bench.test for 11.0.1.0/24: '$a'"
       a=$(ask "$s" set.bench.test 12.18.3.0/24)
@@ -425,7 +445,7 @@ for s in $SERVERS; do
 done
 # Every one of the 288 ECS subnets gets an answer of the right size (set:
 # 3 addresses, www: 1).
-for s in gslbd gslbd_stats gdnsd knotd; do
+for s in gslbd gslbd_base gslbd_rrl gslbd_stats gdnsd knotd; do
   has "$s" || continue
   qs="set:3 www:1"
   case $s:$KNOT_GEO in knotd:1) qs=set:3 ;; knotd:) continue ;; esac

@@ -14,13 +14,18 @@
 #   probes     two real HTTP probe targets (tests/integ/httpd.py) whose
 #              answers flip between ok and 503 every FLAP seconds (10), so
 #              the health thread demotes and restores nodes all along
-#   samples    every 60 s: VmRSS and VmHWM of gslbd, the queries answered
-#              and lost, the change count, health transitions
+#   samples    every 60 s: VmRSS and VmHWM of gslbd, split by /proc/PID/smaps
+#              into the store's memory map (data.mdb), anonymous memory
+#              (heap, thread stacks) and other files; data.mdb's size; the
+#              queries answered, the change count, error lines
+#   keeps      database.audit-keep and health.history-keep short (AUDIT_KEEP,
+#              HISTORY_KEEP, default 10m) so that trimming holds the store's
+#              size and any growth left is the process's own
 #
 # At the end: dig checks of the answers, the store's export, gslbd's log
 # scanned for errors, and a summary.md.  Every process started here is
 # stopped by PID on exit.  Knobs: SECONDS_TOTAL (3600), UDP_QPS, TCP_QPS,
-# FLAP, GSLBD, GSLBCTL.  Output: bench/out/soak-DATE/.
+# FLAP, AUDIT_KEEP, HISTORY_KEEP, GSLBD, GSLBCTL.  Output: bench/out/soak-DATE/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,6 +33,8 @@ TOTAL=${SECONDS_TOTAL:-3600}
 UDP_QPS=${UDP_QPS:-4000}
 TCP_QPS=${TCP_QPS:-200}
 FLAP=${FLAP:-10}
+AUDIT_KEEP=${AUDIT_KEEP:-10m}
+HISTORY_KEEP=${HISTORY_KEEP:-600}
 PORT=15601 SPORT=15602 H1=15603 H2=15604
 OUT=$ROOT/bench/out/soak-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
@@ -50,6 +57,7 @@ server:
   identity: soak.ns
 database:
   path: db
+  audit-keep: $AUDIT_KEEP
 zones:
   - name: cdn.example.test
     file: cdn.example.test.zone
@@ -59,6 +67,7 @@ health:
   interval: 2
   timeout: 1
   settle: 30
+  history-keep: $HISTORY_KEEP
 stats:
   listen: [ "127.0.0.1@$SPORT" ]
 EOF
@@ -106,7 +115,13 @@ PIDS+=($!)
 Tq=$!
 
 metric() { curl -s "http://127.0.0.1:$SPORT/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'; }
-echo "time_s,rss_kib,hwm_kib,queries_udp,queries_tcp,changes,log_errors" > "$OUT/samples.csv"
+# RSS of gslbd by kind of mapping: the store's map, anonymous, other files.
+smaps() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { f = (NF >= 6) ? $6 : "" }
+	     /^Rss:/ { if (f ~ /data\.mdb$/) m += $2; else if (f == "" || f ~ /^\[/) a += $2; else o += $2 }
+	     END { printf "%d,%d,%d", m, a, o }' /proc/$G/smaps
+}
+echo "time_s,rss_kib,hwm_kib,map_kib,anon_kib,files_kib,db_bytes,queries_udp,queries_tcp,changes,log_errors" > "$OUT/samples.csv"
 start=$(date +%s)
 changes=0
 next_sample=0
@@ -128,7 +143,7 @@ while :; do
 	if [ "$now" -ge "$next_sample" ]; then
 		rss=$(awk '/^VmRSS/ { print $2 }' /proc/$G/status)
 		hwm=$(awk '/^VmHWM/ { print $2 }' /proc/$G/status)
-		echo "$now,$rss,$hwm,$(metric 'gslbd_queries_total{transport="udp"}'),$(metric 'gslbd_queries_total{transport="tcp"}'),$changes,$(grep -c ': error: ' "$OUT/gslbd.log" || true)" >> "$OUT/samples.csv"
+		echo "$now,$rss,$hwm,$(smaps),$(stat -c %s "$OUT/db/data.mdb"),$(metric 'gslbd_queries_total{transport="udp"}'),$(metric 'gslbd_queries_total{transport="tcp"}'),$changes,$(grep -c ': error: ' "$OUT/gslbd.log" || true)" >> "$OUT/samples.csv"
 		next_sample=$((next_sample + 60))
 	fi
 	sleep 1
@@ -170,6 +185,9 @@ with open(out + "/summary.md", "w") as f:
     f.write("| RSS after warm-up (%s s) | %s KiB |\n" % (warm["time_s"], warm["rss_kib"]))
     f.write("| RSS at the end | %s KiB (%+d KiB) |\n" % (last["rss_kib"], int(last["rss_kib"]) - int(warm["rss_kib"])))
     f.write("| RSS high-water mark | %s KiB |\n" % last["hwm_kib"])
+    for k, what in (("map_kib", "store map (data.mdb)"), ("anon_kib", "anonymous (heap, stacks)"), ("files_kib", "other files (libraries, mmdb)")):
+        f.write("| RSS %s after warm-up / at the end | %s / %s KiB (%+d KiB) |\n" % (what, warm[k], last[k], int(last[k]) - int(warm[k])))
+    f.write("| data.mdb after warm-up / at the end | %s / %s bytes |\n" % (warm["db_bytes"], last["db_bytes"]))
     f.write("| error lines in gslbd's log | %d |\n" % errs)
     f.write("| final answers | %s |\n" % " ".join(l for l in final.splitlines()[1:4]))
 print(open(out + "/summary.md").read())

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd: start-up, threads, signals and reload orchestration. */
 #include "config.h"
+#include "cluster/cluster.h"
 #include "common/conf.h"
+#include "common/handover.h"
 #include "health/health.h"
 #include "health/probe.h"
 #include "gslb/geo.h"
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -40,6 +43,7 @@ typedef struct {
 	int verbose;
 	const char *pidfile;
 	unsigned workers;
+	int replace;            /* --replace: take over a running gslbd */
 } opts_t;
 
 static conf_t *g_conf;
@@ -51,13 +55,16 @@ static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
 static const opts_t *g_opts;
 static stats_t *g_stats;
+static cluster_t *g_cluster;  /* NULL: standalone */
 static dnstap_t *g_dnstap;          /* NULL: dnstap off */
 static dnstap_conf_t g_dnstap_conf; /* as applied at start */
 static int64_t g_started;
+static int g_draining;              /* handed over (--replace): finishing */
 
 static void usage(FILE *f)
 {
 	fputs("usage: gslbd -c FILE [-l ADDR@PORT]... [-w N] [-f | -d] [-p PIDFILE] [-v]\n"
+	      "             [--replace]\n"
 	      "       gslbd -c FILE --check\n"
 	      "  -c, --config FILE   configuration (gslbd.conf(5))\n"
 	      "  -l, --listen A@P    listen on A@P instead of server.listen (repeatable)\n"
@@ -67,6 +74,8 @@ static void usage(FILE *f)
 	      "  -p, --pidfile FILE  write the process id to FILE\n"
 	      "  -v, --verbose       log at debug level\n"
 	      "      --check         validate configuration, zones and GeoIP database, then exit\n"
+	      "      --replace       take over the sockets of the gslbd serving the same\n"
+	      "                      store, then let it finish its queries and exit\n"
 	      "  -V, --version       print the version\n", f);
 }
 
@@ -74,6 +83,7 @@ static void usage(FILE *f)
  * valid; the error is "FILE:LINE: reason". */
 static int check_geoip(const conf_t *c, char *err, size_t errlen)
 {
+	geo_allow_compile(0); /* --check exits after; no table to build */
 	geo_t *g = geo_open(c, err, errlen);
 	if (!g)
 		return -1;
@@ -147,6 +157,13 @@ static int do_check(const opts_t *o)
 	} else {
 		dnstap_conf_clear(&dc);
 	}
+	cluster_conf_t cc;
+	if (cluster_conf_load(c, &cc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	} else {
+		cluster_conf_free(&cc);
+	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
 	conf_free(c);
@@ -161,8 +178,56 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
 	                out, err, errlen);
 }
 
-/* SIGHUP: re-read the zone files (and the settings a reload applies);
- * zones that fail keep their previous version. */
+/* The keys a reload cannot apply, because what they configure is made
+ * once at start: the sockets and the threads serving them, the user, the
+ * open store, the statistics endpoint and dnstap's connection.  A section
+ * name covers all its keys.  Everything else applies on SIGHUP: server
+ * identity, version, udp-max-payload, max-cname-chain and log-level,
+ * zones, geoip, log, rrl, database.audit-keep, and the health and cutover
+ * sections (handed to the health thread). */
+static const char *const restart_keys[] = {
+	"server.listen", "server.workers", "server.user",
+	"server.tcp-idle-timeout", "server.tcp-max-clients",
+	"database.path", "database.map-size", "stats", "dnstap", NULL
+};
+
+static int needs_restart(const char *path)
+{
+	for (int i = 0; restart_keys[i]; i++) {
+		size_t n = strlen(restart_keys[i]);
+		if (strncmp(path, restart_keys[i], n) == 0 &&
+		    (path[n] == 0 || path[n] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+typedef struct {
+	unsigned restart;   /* changed keys that wait for a restart */
+	int dnstap;         /* one of them in the dnstap section */
+} reload_count_t;
+
+/* Names one changed key of a reload, and counts it in @arg (a
+ * reload_count_t) when it waits for a restart. */
+static void reload_key(const char *path, const char *old, const char *new,
+                       void *arg)
+{
+	reload_count_t *rc = arg;
+	if (!needs_restart(path)) {
+		log_info("reload: %s: %s -> %s", path, old ? old : "(default)",
+		         new ? new : "(default)");
+		return;
+	}
+	rc->restart++;
+	rc->dnstap |= strncmp(path, "dnstap", 6) == 0;
+	log_warning("reload: %s changed (%s -> %s): needs a restart; keeping "
+	            "the old value", path, old ? old : "(default)",
+	            new ? new : "(default)");
+}
+
+/* SIGHUP: re-read the zone files and the configuration; every changed
+ * key is applied or named as needing a restart.  Zones that fail keep
+ * their previous version. */
 static void reload_run(void)
 {
 	char err[1024];
@@ -178,38 +243,66 @@ static void reload_run(void)
 		conf_free(c);
 		return;
 	}
-	/* dnstap's socket and queues belong to the running threads: a
-	 * changed section is checked now and applied at the next start. */
+	/* Sections only a restart applies are checked all the same, so that
+	 * the next start does not fail on what this reload accepted. */
 	dnstap_conf_t dc;
+	stats_conf_t sc;
+	health_conf_t hc;
 	if (dnstap_conf_load(c, &dc, err, sizeof(err))) {
 		log_err("reload failed, keeping the running configuration: %s", err);
 		rrl_free(rl);
 		conf_free(c);
 		return;
 	}
-	if (!dnstap_conf_equal(&dc, &g_dnstap_conf))
-		log_warning("reload: the changed dnstap section takes effect at "
-		            "the next restart");
-	dnstap_conf_clear(&dc);
+	if (stats_conf_load(c, &sc, err, sizeof(err)) ||
+	    health_conf_load(c, &hc, err, sizeof(err))) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		dnstap_conf_clear(&dc);
+		rrl_free(rl);
+		conf_free(c);
+		return;
+	}
 	unsigned failed = 0;
 	const snapshot_t *old = snapshot_get();
 	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
 	if (!s) {
 		log_err("reload failed: %s", err);
+		dnstap_conf_clear(&dc);
 		rrl_free(rl);
 		conf_free(c);
 		return;
 	}
 	snapshot_publish(s);
 	rrl_publish(rl);
+	/* The log level first, so that the lines naming the changes follow
+	 * the new one. */
+	log_configure(c->log, c->nlog);
+	if (g_opts->verbose)
+		log_set_level(GSLB_LOG_DEBUG);
+	reload_count_t cnt = { 0, 0 };
+	conf_diff(g_conf, c, reload_key, &cnt);
+	/* dnstap's identity and version default to server.identity and
+	 * server.version, which apply to queries at once but reach the
+	 * dnstap writer only at a restart. */
+	if (!cnt.dnstap && !dnstap_conf_equal(&dc, &g_dnstap_conf)) {
+		cnt.restart++;
+		log_warning("reload: the dnstap identity or version (from "
+		            "server.identity or server.version) needs a restart; "
+		            "keeping the old value");
+	}
+	dnstap_conf_clear(&dc);
+	conf_keep_restart(c, g_conf);
 	conf_free(g_conf);
 	g_conf = c;
 	g_trim_due = 1;   /* database.audit-keep may have changed */
-	log_configure(g_conf->log, g_conf->nlog);
-	if (g_opts->verbose)
-		log_set_level(GSLB_LOG_DEBUG);
+	if (g_health)
+		health_reconfigure(g_health, &hc);
+	g_history_keep = (uint32_t)hc.history_keep;
 	if (failed)
 		log_warning("reload: %u zone(s) kept their previous version", failed);
+	else if (cnt.restart)
+		log_info("reload: done; %u change(s) named above need a restart",
+		         cnt.restart);
 	else
 		log_info("reload: done");
 }
@@ -293,6 +386,8 @@ static void on_watchdog(uv_timer_t *t)
 {
 	static int complained;
 	char what[128];
+	if (g_draining)   /* its UDP threads have stopped on purpose */
+		return;
 	int64_t max_age = (int64_t)(g_watchdog_usec / 2000000);
 	if (max_age < 2)
 		max_age = 2;
@@ -306,10 +401,19 @@ static void on_watchdog(uv_timer_t *t)
 	sd_notify(0, "WATCHDOG=1");
 }
 
+static void replace_self(uv_loop_t *loop);
+
 static void on_signal(uv_signal_t *h, int signum)
 {
+	if (signum == SIGUSR2) {
+		replace_self(h->loop);
+		return;
+	}
 	if (signum == SIGHUP) {
-		reload();
+		if (g_draining)
+			log_info("reload: ignored, this process has handed over");
+		else
+			reload();
 		return;
 	}
 	log_info("signal %d: shutting down", signum);
@@ -402,6 +506,17 @@ static void daemonize_ready(void)
  * second daemon prints and for gslbctl. */
 static int g_lock_fd = -1;
 
+/* Our pid into the lock file (at start, and after a hand-over, when the
+ * lock passed to us with the old daemon's descriptor). */
+static void lock_write_pid(const char *dir)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(g_lock_fd, 0) < 0 || pwrite(g_lock_fd, buf, (size_t)len, 0) != len)
+		log_warning("database %s: cannot write the pid into %s/gslbd.lock",
+		            dir, dir);
+}
+
 static int lock_store(const char *dir)
 {
 	char path[4096];
@@ -421,21 +536,35 @@ static int lock_store(const char *dir)
 		close(fd);
 		return -1;
 	}
-	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len)
-		log_warning("database %s: cannot write the pid into %s", dir, path);
 	g_lock_fd = fd;
+	lock_write_pid(dir);
 	return 0;
 }
 
+/* How many sockets of @type for @l are among the @n handed over. */
+static unsigned count_adopted(const int *fds, size_t n, const conf_listen_t *l,
+                              int type)
+{
+	if (!n)
+		return 0;
+	int tmp[n];
+	memcpy(tmp, fds, n * sizeof(*fds));
+	unsigned k = 0;
+	while (net_adopt(tmp, n, l, type) >= 0)
+		k++;
+	return k;
+}
+
 /* Refuses addresses that another process serves: with SO_REUSEPORT a
- * second server would silently take part of the traffic. */
-static int check_listen_free(const conf_t *c)
+ * second server would silently take part of the traffic.  Addresses whose
+ * sockets were handed over (@adopt) are ours. */
+static int check_listen_free(const conf_t *c, const int *adopt, size_t nadopt)
 {
 	int bad = 0;
 	for (size_t i = 0; i < c->nlisten; i++) {
 		char who[128];
+		if (count_adopted(adopt, nadopt, &c->listen[i], SOCK_DGRAM))
+			continue;
 		if (net_in_use(&c->listen[i], SOCK_DGRAM, who, sizeof(who)) ||
 		    net_in_use(&c->listen[i], SOCK_STREAM, who, sizeof(who))) {
 			log_err("listen %s is already served by %s; stop it first",
@@ -458,6 +587,333 @@ static int write_pidfile(const char *path)
 	return 0;
 }
 
+/* Hand-over (--replace, common/handover.h) ------------------------------
+ *
+ * The running daemon listens on DB/gslbd.ctl.  A new one started with
+ * --replace loads its configuration, zones and store, connects, and gets
+ * a duplicate of every listening socket and of the store lock's file;
+ * its workers read those sockets at once.  It then says "serving": the
+ * old daemon closes its listeners, stops its UDP reads (what it has read
+ * it answers), stops its health thread and statistics endpoint, says
+ * "released", and exits once its TCP connections have gone quiet.  The
+ * sockets never close in between, so a datagram or connection queued in
+ * them is read by one process or the other; the lock, a lock of the open
+ * file, stays held by the new process's copy when the old one exits. */
+
+/* How long either side waits for the other's next message. */
+#define HANDOVER_TIMEOUT_MS 30000
+
+/* New side. */
+static int g_ho_conn = -1;       /* to the old daemon until it released */
+static int *g_adopt;             /* its sockets (slot -1: taken) */
+static size_t g_nadopt;
+static int g_old_pid;
+
+/* Old side. */
+static int g_ctl_fd = -1;        /* listening control socket */
+static int g_ctl_owned;          /* DB/gslbd.ctl is ours: unlink at exit */
+static uv_poll_t g_ctl_poll;
+static int g_hand_fd = -1;       /* the replacing process, while it takes over */
+static uv_poll_t *g_hand_poll;
+static int g_new_pid;
+static uv_timer_t g_drain_timer;
+static int64_t g_drain_deadline; /* util_mono_sec() */
+
+/* --replace: takes the sockets and the store lock of the gslbd serving
+ * @dir.  Returns 0, 1 when no gslbd answers there (start as usual), or
+ * -1 after logging why. */
+static int replace_take(const char *dir)
+{
+	char err[512], msg[HANDOVER_MSG_MAX];
+	int fd = handover_connect(dir, err, sizeof(err));
+	if (fd == -ENOENT || fd == -ECONNREFUSED) {
+		log_info("--replace: no gslbd answers on %s/%s; starting as usual",
+		         dir, HANDOVER_NAME);
+		return 1;
+	}
+	if (fd < 0) {
+		log_err("--replace: %s", err);
+		return -1;
+	}
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	g_old_pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 ?
+	            (int)cr.pid : 0;
+	snprintf(msg, sizeof(msg), "replace %d", (int)getpid());
+	int *fds = NULL, n = handover_send(fd, msg);
+	if (n == 0)
+		n = handover_recv_fds(fd, &fds, HANDOVER_TIMEOUT_MS, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "hand-over: %s", strerror(-n));
+	if (n < 1) {
+		log_err("--replace: gslbd pid %d: %s", g_old_pid,
+		        n < 0 ? err : "no store lock handed over");
+		free(fds);
+		close(fd);
+		return -1;
+	}
+	g_lock_fd = fds[0];
+	g_adopt = fds;
+	g_nadopt = (size_t)n;
+	g_adopt[0] = -1;
+	g_ho_conn = fd;
+	log_info("--replace: took %d socket(s) and the store lock from gslbd pid %d",
+	         n - 1, g_old_pid);
+	return 0;
+}
+
+/* --replace, once our workers read the sockets: the old daemon stops
+ * listening; then the store lock and the control socket are ours. */
+static void replace_finish(void)
+{
+	if (g_ho_conn < 0)
+		return;
+	char msg[HANDOVER_MSG_MAX] = "";
+	/* Under systemd (a replacement started by SIGUSR2 from inside the
+	 * unit) the service's main process is this one from now on. */
+	sd_notifyf(0, "MAINPID=%d", (int)getpid());
+	int rc = handover_send(g_ho_conn, "serving");
+	if (!rc)
+		rc = handover_recv(g_ho_conn, msg, sizeof(msg), HANDOVER_TIMEOUT_MS);
+	if (rc > 0 && strcmp(msg, "released") == 0)
+		log_info("--replace: gslbd pid %d stopped listening; it finishes the "
+		         "queries in flight and exits", g_old_pid);
+	else
+		log_warning("--replace: gslbd pid %d did not confirm that it stopped "
+		            "listening (%s)", g_old_pid,
+		            rc < 0 ? strerror(-rc) : rc == 0 ? "it went away" : msg);
+	close(g_ho_conn);
+	g_ho_conn = -1;
+	lock_write_pid(g_conf->db_path);
+}
+
+static void hand_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* Old side: drops the connection of a replacing process. */
+static void hand_drop(void)
+{
+	if (g_hand_poll) {
+		uv_close((uv_handle_t *)g_hand_poll, hand_closed);
+		g_hand_poll = NULL;
+	}
+	if (g_hand_fd >= 0)
+		close(g_hand_fd);
+	g_hand_fd = -1;
+}
+
+static void ctl_stop(void)
+{
+	if (g_ctl_fd < 0)
+		return;
+	uv_poll_stop(&g_ctl_poll);
+	uv_close((uv_handle_t *)&g_ctl_poll, NULL);
+	close(g_ctl_fd);
+	g_ctl_fd = -1;
+}
+
+/* Old side, every 100 ms once handed over: the first tick (after the
+ * statistics endpoint's sockets closed) says "released"; the daemon
+ * stops when its connections are gone, at the latest after
+ * server.tcp-idle-timeout. */
+static void on_drain(uv_timer_t *t)
+{
+	if (g_hand_fd >= 0) {
+		int rc = handover_send(g_hand_fd, "released");
+		if (rc)
+			log_warning("hand-over: cannot tell gslbd pid %d: %s", g_new_pid,
+			            strerror(-rc));
+		hand_drop();
+	}
+	int done = workers_drained(g_workers, g_nworkers);
+	if (done || util_mono_sec() >= g_drain_deadline) {
+		log_info("hand-over: %s; exiting in favour of gslbd pid %d",
+		         done ? "every connection finished" :
+		         "closing the connections still open", g_new_pid);
+		uv_timer_stop(t);
+		uv_stop(t->loop);
+	}
+}
+
+/* Old side: the replacing process said "serving". */
+static void hand_over(uv_loop_t *loop)
+{
+	log_info("hand-over: gslbd pid %d serves; stopping listening and "
+	         "finishing the queries in flight", g_new_pid);
+	g_draining = 1;
+	workers_release(g_workers, g_nworkers);
+	stats_stop(g_stats);
+	g_stats = NULL;
+	health_stop(g_health);
+	g_health = NULL;
+	ctl_stop();
+	g_ctl_owned = 0;
+	uv_poll_stop(g_hand_poll);
+	unsigned idle = g_conf->tcp_idle_timeout;
+	g_drain_deadline = util_mono_sec() + (idle > 2 ? idle : 2);
+	uv_timer_init(loop, &g_drain_timer);
+	uv_timer_start(&g_drain_timer, on_drain, 0, 100);
+}
+
+static void on_hand(uv_poll_t *p, int status, int events)
+{
+	char msg[HANDOVER_MSG_MAX];
+	int rc = handover_recv(g_hand_fd, msg, sizeof(msg), 0);
+	if (rc > 0 && strcmp(msg, "serving") == 0) {
+		hand_over(p->loop);
+		return;
+	}
+	log_warning("hand-over: gslbd pid %d %s before serving; serving on",
+	            g_new_pid, rc > 0 ? "sent something else" : "went away");
+	hand_drop();
+}
+
+/* Old side: a process connects to the control socket. */
+static void on_ctl(uv_poll_t *p, int status, int events)
+{
+	char err[256], msg[HANDOVER_MSG_MAX];
+	int fd = handover_accept(g_ctl_fd, err, sizeof(err));
+	if (fd < 0) {
+		if (errno != EAGAIN)
+			log_warning("%s", err);
+		return;
+	}
+	int rc = handover_recv(fd, msg, sizeof(msg), 2000);
+	if (rc <= 0 || strncmp(msg, "replace ", 8) != 0) {
+		log_warning("control socket: no valid request from the peer");
+		close(fd);
+		return;
+	}
+	if (g_hand_fd >= 0) {
+		snprintf(msg, sizeof(msg), "busy: gslbd pid %d takes over", g_new_pid);
+		handover_send(fd, msg);
+		close(fd);
+		return;
+	}
+	g_new_pid = atoi(msg + 8);
+	size_t n = 1 + workers_fds(g_workers, g_nworkers, NULL, 0);
+	int *fds = xcalloc(n, sizeof(*fds));
+	fds[0] = g_lock_fd;
+	workers_fds(g_workers, g_nworkers, fds + 1, n - 1);
+	rc = handover_send_fds(fd, fds, n);
+	free(fds);
+	if (rc) {
+		log_warning("hand-over to gslbd pid %d: %s", g_new_pid, strerror(-rc));
+		close(fd);
+		return;
+	}
+	g_hand_fd = fd;
+	g_hand_poll = xcalloc(1, sizeof(*g_hand_poll));
+	uv_poll_init(p->loop, g_hand_poll, fd);
+	uv_poll_start(g_hand_poll, UV_READABLE | UV_DISCONNECT, on_hand);
+	log_info("hand-over: gslbd pid %d took %zu socket(s); serving until it does",
+	         g_new_pid, n - 1);
+}
+
+/* SIGUSR2: the daemon starts its own replacement, the binary now at
+ * the path it was started from with the same command line and
+ * --replace.  As its child the new process stays in the systemd unit,
+ * inherits NOTIFY_SOCKET and tells systemd its pid (MAINPID, with
+ * NotifyAccess=all); the watchdog variable is made its own. */
+static char **g_argv;
+static int g_argc;
+static char g_exe[4096];            /* readlink /proc/self/exe at start */
+static uv_process_t *g_child;
+
+static void child_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void on_child_exit(uv_process_t *p, int64_t status, int sig)
+{
+	if (status || sig)
+		log_warning("replace: the new gslbd pid %d exited with status %lld%s%s; "
+		            "serving on", p->pid, (long long)status,
+		            sig ? ", signal " : "", sig ? strsignal(sig) : "");
+	uv_close((uv_handle_t *)p, child_closed);
+	if (g_child == p)
+		g_child = NULL;
+}
+
+static void replace_self(uv_loop_t *loop)
+{
+	if (g_draining || g_child || g_hand_fd >= 0) {
+		log_warning("replace: a hand-over is already in progress");
+		return;
+	}
+	char **args = xcalloc((size_t)g_argc + 4, sizeof(*args));
+	int n = 0, have = 0;
+	for (int i = 0; i < g_argc; i++) {
+		have |= strcmp(g_argv[i], "--replace") == 0;
+		args[n++] = g_argv[i];
+	}
+	if (!have)
+		args[n++] = "--replace";
+	/* The configuration by its absolute path: -d changed directory. */
+	args[n++] = "-c";
+	args[n++] = (char *)g_opts->conf_path;
+	/* The environment, with WATCHDOG_PID naming the child (sd_watchdog_
+	 * enabled() ignores a watchdog meant for another pid). */
+	extern char **environ;
+	size_t ne = 0;
+	while (environ[ne])
+		ne++;
+	char **env = xcalloc(ne + 1, sizeof(*env));
+	char wpid[64] = "";
+	for (size_t i = 0; i < ne; i++)
+		env[i] = strncmp(environ[i], "WATCHDOG_PID=", 13) == 0 ? wpid : environ[i];
+	uv_stdio_container_t io[3];
+	for (int i = 0; i < 3; i++)
+		io[i] = (uv_stdio_container_t){ .flags = UV_INHERIT_FD, .data.fd = i };
+	uv_process_options_t po = { .exit_cb = on_child_exit, .file = g_exe,
+	                            .args = args, .env = env, .stdio_count = 3,
+	                            .stdio = io };
+	/* The child's pid is only known after the fork: it sets
+	 * WATCHDOG_PID itself (see main()) when told so by this variable. */
+	snprintf(wpid, sizeof(wpid), "WATCHDOG_PID=self");
+	g_child = xcalloc(1, sizeof(*g_child));
+	int rc = uv_spawn(loop, g_child, &po);
+	if (rc) {
+		log_err("replace: cannot start %s: %s", g_exe, uv_strerror(rc));
+		free(g_child);
+		g_child = NULL;
+	} else {
+		log_info("replace: started gslbd pid %d to take over", g_child->pid);
+	}
+	free(args);
+	free(env);
+}
+
+/* Listens on DB/gslbd.ctl for a replacing process. */
+static void ctl_start(uv_loop_t *loop)
+{
+	char err[512];
+	g_ctl_fd = handover_listen(g_conf->db_path, err, sizeof(err));
+	if (g_ctl_fd < 0) {
+		log_warning("%s; gslbd --replace cannot take over from this process",
+		            err);
+		return;
+	}
+	g_ctl_owned = 1;
+	uv_poll_init(loop, &g_ctl_poll, g_ctl_fd);
+	uv_poll_start(&g_ctl_poll, UV_READABLE, on_ctl);
+}
+
+/* Whether the pid file names this process. */
+static int pidfile_is_ours(const char *path)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) && atoi(buf) == (int)getpid();
+	fclose(f);
+	return ok;
+}
+
 /* Parses the command line into @o.  Returns -1 to go on, or the exit
  * status (0 for --version and --help, 2 for a bad command line). */
 static int parse_args(int argc, char **argv, opts_t *o)
@@ -471,6 +927,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "replace", no_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -496,6 +953,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 		case 'p': o->pidfile = optarg; break;
 		case 'v': o->verbose = 1; break;
 		case 'C': o->check = 1; break;
+		case 'R': o->replace = 1; break;
 		case 'V': printf("gslbd %s\n", PACKAGE_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -538,7 +996,11 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	weightdb_set_nosync(g_db);
-	if (lock_store(g_conf->db_path) || check_listen_free(g_conf))
+	/* --replace loads everything before it takes the sockets over, so
+	 * that a configuration or zone that cannot start leaves the running
+	 * daemon alone. */
+	int take = 1;
+	if (!o->replace && lock_store(g_conf->db_path))
 		return -1;
 	unsigned failed;
 	snapshot_t *s = snapshot_build(g_conf, NULL, &failed, err, sizeof(err));
@@ -547,17 +1009,49 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	snapshot_publish(s);
+	if (o->replace && ((take = replace_take(g_conf->db_path)) < 0 ||
+	                   (take == 1 && lock_store(g_conf->db_path))))
+		return -1;
+	if (check_listen_free(g_conf, g_adopt, g_nadopt))
+		return -1;
 
 	g_nworkers = g_conf->workers;
 	if (!g_nworkers) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		g_nworkers = n > 0 ? (unsigned)n : 1;
 	}
-	g_workers = workers_create(g_conf, g_nworkers, g_db, err, sizeof(err));
+	/* Every socket handed over is served: closing one would drop what
+	 * is queued in it.  More of them than workers means more workers
+	 * until the next plain start. */
+	unsigned configured = g_nworkers;
+	for (size_t i = 0; i < g_conf->nlisten; i++) {
+		unsigned k = count_adopted(g_adopt, g_nadopt, &g_conf->listen[i],
+		                           SOCK_DGRAM);
+		if (k > g_nworkers)
+			g_nworkers = k;
+	}
+	if (g_nworkers != configured)
+		log_notice("--replace: %u workers, one for each socket handed over "
+		           "(%u configured, from the next plain start)",
+		           g_nworkers, configured);
+	g_workers = workers_create(g_conf, g_nworkers, g_db, g_adopt, g_nadopt,
+	                           err, sizeof(err));
 	if (!g_workers) {
 		log_err("%s", err);
 		return -1;
 	}
+	size_t dropped = 0;
+	for (size_t i = 0; i < g_nadopt; i++)
+		if (g_adopt[i] >= 0) {
+			close(g_adopt[i]);
+			dropped++;
+		}
+	if (dropped)
+		log_notice("--replace: closed %zu socket(s) of addresses no longer "
+		           "in the configuration", dropped);
+	free(g_adopt);
+	g_adopt = NULL;
+	g_nadopt = 0;
 	rrl_t *rl;
 	if (load_rrl(g_conf, &rl, err, sizeof(err))) {
 		log_err("%s", err);
@@ -714,7 +1208,9 @@ static int run(void)
 {
 	char err[1024];
 	uv_loop_t *loop = uv_default_loop();
-	uv_signal_t sig_hup, sig_term, sig_int;
+	uv_signal_t sig_hup, sig_term, sig_int, sig_usr2;
+	uv_signal_init(loop, &sig_usr2);
+	uv_signal_start(&sig_usr2, on_signal, SIGUSR2);
 	uv_signal_init(loop, &sig_hup);
 	uv_signal_init(loop, &sig_term);
 	uv_signal_init(loop, &sig_int);
@@ -742,6 +1238,9 @@ static int run(void)
 		workers_enable_tally(g_workers, g_nworkers);
 	if (workers_start(g_workers, g_nworkers))
 		return 1;
+	/* --replace: our workers read the sockets; the old daemon stops its
+	 * health thread and statistics endpoint before ours start. */
+	replace_finish();
 	health_conf_t hc;
 	if (health_conf_load(g_conf, &hc, err, sizeof(err)) ||
 	    !(g_health = health_start(&hc, g_db, err, sizeof(err)))) {
@@ -750,13 +1249,26 @@ static int run(void)
 		return 1;
 	}
 	g_history_keep = (uint32_t)hc.history_keep;
-	stats_provider_t sp = { metrics, healthy, NULL };
-	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
+	/* Cluster mode: the table follows etcd (restart to change). */
+	cluster_conf_t cc;
+	if (cluster_conf_load(g_conf, &cc, err, sizeof(err)) ||
+	    (cc.enabled && !(g_cluster = cluster_start(&cc, g_db, err, sizeof(err))))) {
 		log_err("%s", err);
+		cluster_conf_free(&cc);
 		health_stop(g_health);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	cluster_conf_free(&cc);
+	stats_provider_t sp = { metrics, healthy, NULL };
+	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
+		log_err("%s", err);
+		cluster_stop(g_cluster);
+		health_stop(g_health);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
+	ctl_start(loop);
 	for (size_t i = 0; i < g_conf->nlisten; i++)
 		log_info("serving on %s (UDP and TCP), %u workers",
 		         g_conf->listen[i].text, g_nworkers);
@@ -770,6 +1282,7 @@ static int run(void)
 
 	log_counters();
 	stats_stop(g_stats);
+	cluster_stop(g_cluster);
 	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	/* After the workers: what they queued is flushed to the collector. */
@@ -780,8 +1293,17 @@ static int run(void)
 	uv_close((uv_handle_t *)&sig_hup, NULL);
 	uv_close((uv_handle_t *)&sig_term, NULL);
 	uv_close((uv_handle_t *)&sig_int, NULL);
+	uv_close((uv_handle_t *)&sig_usr2, NULL);
+	if (g_child) {   /* the new daemon runs on without us */
+		uv_close((uv_handle_t *)g_child, child_closed);
+		g_child = NULL;
+	}
 	uv_close((uv_handle_t *)&sync_timer, NULL);
 	uv_close((uv_handle_t *)&watchdog_timer, NULL);
+	ctl_stop();
+	hand_drop();
+	if (g_draining)
+		uv_close((uv_handle_t *)&g_drain_timer, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 	return 0;
@@ -796,6 +1318,18 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	g_argc = argc;
+	g_argv = argv;
+	ssize_t el = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+	g_exe[el > 0 ? el : 0] = 0;
+	/* A replacement started by SIGUSR2 is told to take the watchdog
+	 * over (its pid was not known before the fork). */
+	const char *wp = getenv("WATCHDOG_PID");
+	if (wp && strcmp(wp, "self") == 0) {
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("WATCHDOG_PID", pid, 1);
+	}
 	/* An absolute path: -d changes directory to /, and SIGHUP reads
 	 * the file again. */
 	char *abs_conf = realpath(o.conf_path, NULL);
@@ -818,12 +1352,15 @@ int main(int argc, char **argv)
 		return 1;
 	snapshot_t *last = (snapshot_t *)snapshot_get();
 	snapshot_free(last);
-	conf_free(g_conf);
 	weightdb_sync(g_db);
 	weightdb_close(g_db);
+	if (g_ctl_owned)
+		handover_unlink(g_conf->db_path);
+	/* After a hand-over the pid file names the new daemon. */
+	if (o.pidfile && pidfile_is_ours(o.pidfile))
+		unlink(o.pidfile);
+	conf_free(g_conf);
 	free(o.listen);
 	free(abs_conf);
-	if (o.pidfile)
-		unlink(o.pidfile);
 	return 0;
 }

@@ -451,11 +451,11 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->root = yaml_load_file(path, err, errlen);
 	if (!c->root)
 		goto fail;
-	/* health, cutover, rrl and dnstap are validated by their own
-	 * modules. */
+	/* health, cutover, rrl, dnstap and cluster are validated by their
+	 * own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
 	                                   "health", "cutover", "log", "stats",
-	                                   "rrl", "dnstap", NULL };
+	                                   "rrl", "dnstap", "cluster", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;
@@ -478,7 +478,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	/* The geoip section is validated in full by geo.c; only the
 	 * database path is needed here. */
 	static const char *const geokeys[] = { "database", "region", "isp",
-		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
+		"region-map", "isp-map", "nets", "edns-client-subnet", "compile", NULL };
 	if ((n = ynode_get(c->root, "geoip")) &&
 	    parse_simple_path(&x, c, n, "geoip", "database", geokeys,
 	                      &c->geoip_path))
@@ -588,4 +588,93 @@ int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
 				return *out = 0, 0;
 		}
 	return conf_sfail(c, n, err, errlen, "%s must be on or off", what);
+}
+
+/* Whether two YAML subtrees say the same. */
+static int ynode_same(const ynode_t *a, const ynode_t *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->kind != b->kind || a->n != b->n)
+		return 0;
+	if (a->kind == YNODE_SCALAR)
+		return strcmp(a->value ? a->value : "", b->value ? b->value : "") == 0;
+	for (size_t i = 0; i < a->n; i++)
+		if ((a->kind == YNODE_MAP && !ynode_same(a->keys[i], b->keys[i])) ||
+		    !ynode_same(a->items[i], b->items[i]))
+			return 0;
+	return 1;
+}
+
+static const char *ynode_text(const ynode_t *n)
+{
+	if (!n)
+		return NULL;
+	return n->kind == YNODE_SCALAR ? (n->value ? n->value : "") : "...";
+}
+
+/* The differing keys of one section, @name, in @a and @b (either may be
+ * NULL, as an absent section).  Maps compare key by key, anything else
+ * as a whole. */
+static size_t diff_section(const char *name, const ynode_t *a, const ynode_t *b,
+                           conf_diff_fn fn, void *arg)
+{
+	char path[256];
+	if ((a && a->kind != YNODE_MAP) || (b && b->kind != YNODE_MAP)) {
+		if (ynode_same(a, b))
+			return 0;
+		fn(name, ynode_text(a), ynode_text(b), arg);
+		return 1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; b && i < b->n; i++) {
+		const char *k = b->keys[i]->value;
+		const ynode_t *old = a ? ynode_get(a, k) : NULL;
+		if (ynode_same(old, b->items[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s.%s", name, k);
+		fn(path, ynode_text(old), ynode_text(b->items[i]), arg);
+		n++;
+	}
+	for (size_t i = 0; a && i < a->n; i++) {
+		const char *k = a->keys[i]->value;
+		if (b && ynode_get(b, k))
+			continue;
+		snprintf(path, sizeof(path), "%s.%s", name, k);
+		fn(path, ynode_text(a->items[i]), NULL, arg);
+		n++;
+	}
+	return n;
+}
+
+size_t conf_diff(const conf_t *a, const conf_t *b, conf_diff_fn fn, void *arg)
+{
+	const ynode_t *ra = a->root, *rb = b->root;
+	size_t n = 0;
+	for (size_t i = 0; rb && rb->kind == YNODE_MAP && i < rb->n; i++) {
+		const char *k = rb->keys[i]->value;
+		n += diff_section(k, ra ? ynode_get(ra, k) : NULL, rb->items[i], fn, arg);
+	}
+	for (size_t i = 0; ra && ra->kind == YNODE_MAP && i < ra->n; i++) {
+		const char *k = ra->keys[i]->value;
+		if (!rb || !ynode_get(rb, k))
+			n += diff_section(k, ra->items[i], NULL, fn, arg);
+	}
+	return n;
+}
+
+void conf_keep_restart(conf_t *dst, const conf_t *src)
+{
+	free(dst->listen);
+	dst->listen = xmemdup(src->listen, src->nlisten * sizeof(*src->listen));
+	dst->nlisten = src->nlisten;
+	dst->workers = src->workers;
+	free(dst->user);
+	dst->user = src->user ? xstrdup(src->user) : NULL;
+	dst->user_line = src->user_line;
+	dst->tcp_idle_timeout = src->tcp_idle_timeout;
+	dst->tcp_max_clients = src->tcp_max_clients;
+	free(dst->db_path);
+	dst->db_path = xstrdup(src->db_path);
+	dst->db_map_size = src->db_map_size;
 }

@@ -78,6 +78,23 @@ char *conf_path(const conf_t *c, const char *path);
 
 void conf_free(conf_t *c);
 
+/** One difference between two configurations: the key @path
+ * ("health.interval", or a whole section such as "zones" when it is not
+ * a map), with its text in each (NULL when absent; "..." when a list or
+ * a map). */
+typedef void (*conf_diff_fn)(const char *path, const char *old_text,
+                             const char *new_text, void *arg);
+
+/** Calls @fn for every key of a section (and every section that is not
+ * a map) whose value differs between @a and @b, in the order of @b then
+ * the keys only @a has.  Returns how many differ. */
+size_t conf_diff(const conf_t *a, const conf_t *b, conf_diff_fn fn, void *arg);
+
+/** Moves into @dst the values of @src that only a restart applies (listen
+ * addresses, workers, user, TCP limits, database path and map size),
+ * freeing @dst's own; @src keeps copies. */
+void conf_keep_restart(conf_t *dst, const conf_t *src);
+
 /* Helpers for modules that validate their own section of the tree
  * (health, cutover): each writes "FILE:LINE: reason" into @err and
  * returns -1 on error, 0 otherwise. */

@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 /* The targets and the most verbose level among them.  Both change only
- * under log_lock; log_max is read without it by log_enabled(), where a
- * stale value for one line is harmless. */
+ * under log_lock; log_max is read without it by log_enabled() (relaxed
+ * atomics: a stale value for one line is harmless, a torn one is not
+ * possible, and ThreadSanitizer sees the intent). */
 static log_target_t log_targets[LOG_MAX_TARGETS] = {
 	{ LOG_TARGET_STDERR, GSLB_LOG_INFO, 0 }
 };
@@ -47,15 +48,16 @@ int log_level_parse(const char *name)
 /* Call with log_lock held. */
 static void update_max(void)
 {
-	log_max = 0;
+	int max = 0;
 	for (size_t i = 0; i < log_ntargets; i++) {
-		if (log_targets[i].level > log_max)
-			log_max = log_targets[i].level;
+		if (log_targets[i].level > max)
+			max = log_targets[i].level;
 		if (log_targets[i].kind == LOG_TARGET_SYSLOG && !log_syslog_open) {
 			openlog("gslbd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 			log_syslog_open = 1;
 		}
 	}
+	__atomic_store_n(&log_max, max, __ATOMIC_RELAXED);
 }
 
 void log_configure(const log_target_t *t, size_t n)
@@ -78,7 +80,10 @@ void log_set_level(int level)
 	pthread_mutex_unlock(&log_lock);
 }
 
-int log_enabled(int level) { return level <= log_max; }
+int log_enabled(int level)
+{
+	return level <= __atomic_load_n(&log_max, __ATOMIC_RELAXED);
+}
 
 void log_use_syslog(int on)
 {

@@ -131,3 +131,37 @@ int net_in_use(const conf_listen_t *l, int type, char *who, size_t wholen)
 		snprintf(who, wholen, "another process");
 	return 1;
 }
+
+/* Whether socket @fd is of @type and bound to @l. */
+static int bound_to(int fd, const conf_listen_t *l, int type)
+{
+	int t = 0;
+	socklen_t tl = sizeof(t);
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &tl) < 0 || t != type ||
+	    getsockname(fd, (struct sockaddr *)&a, &al) < 0 ||
+	    a.ss_family != l->addr.ss_family)
+		return 0;
+	if (a.ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)&a,
+		                         *y = (const struct sockaddr_in *)&l->addr;
+		return x->sin_port == y->sin_port &&
+		       x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)&a,
+	                          *y = (const struct sockaddr_in6 *)&l->addr;
+	return x->sin6_port == y->sin6_port &&
+	       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+}
+
+int net_adopt(int *fds, size_t n, const conf_listen_t *l, int type)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0 && bound_to(fds[i], l, type)) {
+			int fd = fds[i];
+			fds[i] = -1;
+			return fd;
+		}
+	return -1;
+}

@@ -21,4 +21,9 @@ int net_socket_bind(const conf_listen_t *l, int type);
  * when free or when the probe cannot tell. */
 int net_in_use(const conf_listen_t *l, int type, char *who, size_t wholen);
 
+/** Takes from @fds[0..n) a socket of @type bound to exactly @l (one a
+ * running gslbd handed over, see handover.h), marks its slot -1 and
+ * returns it; returns -1 when none is left. */
+int net_adopt(int *fds, size_t n, const conf_listen_t *l, int type);
+
 #endif

@@ -68,6 +68,7 @@ static void usage(FILE *f)
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
+"  cluster status\n"
 "TIME is RFC 3339 UTC (2026-12-01T02:00:00Z); --since ID starts at that change.\n", f);
 }
 
@@ -184,6 +185,7 @@ void ctl_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 wdb_txn_t *ctl_begin(void)
 {
 	char err[512];
+	ctl_cluster_sync(ctl_actor);
 	wdb_txn_t *t = wdb_begin(ctl_db, ctl_actor, err, sizeof(err));
 	if (!t)
 		ctl_die("%s", err);
@@ -193,6 +195,8 @@ wdb_txn_t *ctl_begin(void)
 void ctl_commit(wdb_txn_t *t, const char *what)
 {
 	char err[512];
+	if (ctl_cluster_commit(t, what, ctl_actor))
+		return;
 	int64_t id = wdb_commit(t, what, err, sizeof(err));
 	if (id < 0)
 		ctl_die("%s; nothing was changed", err);
@@ -218,7 +222,7 @@ void ctl_print_json(json_t *j)
 static int read_only_command(const char *cmd, int argc, char **argv)
 {
 	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", NULL };
+	                                       "history", "log", "cluster", NULL };
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
@@ -300,6 +304,7 @@ int main(int argc, char **argv)
 		user = pw ? pw->pw_name : "unknown";
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
+	ctl_cluster_init();
 
 	int rc;
 	if (strcmp(cmd, "service") == 0) rc = ctl_cmd_service(n, args);
@@ -314,11 +319,13 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "status") == 0) rc = ctl_cmd_status(n, args);
 	else if (strcmp(cmd, "history") == 0) rc = ctl_cmd_history(n, args);
 	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);
+	else if (strcmp(cmd, "cluster") == 0) rc = ctl_cmd_cluster(n, args);
 	else {
 		fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
 		usage(stderr);
 		rc = 2;
 	}
+	ctl_cluster_done();
 	weightdb_close(ctl_db);
 	conf_free(ctl_conf);
 	return rc;

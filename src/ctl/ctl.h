@@ -122,5 +122,24 @@ int ctl_cmd_status(int argc, char **argv);
 int ctl_cmd_history(int argc, char **argv);
 /** cutover add|list|show|del (ctl_cutover.c). */
 int ctl_cmd_cutover(int argc, char **argv);
+/** cluster status: etcd, the revisions, the live instances (ctl_cluster.c). */
+int ctl_cmd_cluster(int argc, char **argv);
+
+/* Cluster mode (ctl_cluster.c). */
+/** Reads the cluster section of the configuration; dies on a bad one. */
+void ctl_cluster_init(void);
+/** Whether the configuration has a cluster section. */
+int ctl_cluster_on(void);
+/** In cluster mode, brings the local store up to the last change in etcd
+ * before a write command reads it; dies (exit 1) when etcd is
+ * unreachable.  No-op in standalone mode. */
+void ctl_cluster_sync(const char *actor);
+/** In cluster mode, validates @t and writes its shared changes to etcd
+ * (refused when someone else changed the table since it was read), then
+ * into the local store, and prints the change.  Returns 1 when it took
+ * over @t (ended), 0 when the caller commits @t locally as usual. */
+int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor);
+/** Frees what ctl_cluster_init() made. */
+void ctl_cluster_done(void);
 
 #endif

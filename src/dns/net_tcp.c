@@ -71,7 +71,7 @@ static void conn_closed(uv_handle_t *h)
 {
 	conn_t *c = h->data;
 	if (--c->pending == 0) {
-		c->w->tcp_clients--;
+		__atomic_sub_fetch(&c->w->tcp_clients, 1, __ATOMIC_RELAXED);
 		if (c->prev)
 			c->prev->next = c->next;
 		else
@@ -232,7 +232,7 @@ static void on_connection(uv_stream_t *server, int status)
 	uv_tcp_init(&w->loop, &c->h);
 	uv_timer_init(&w->loop, &c->idle);
 	c->h.data = c->idle.data = c;
-	w->tcp_clients++;
+	__atomic_add_fetch(&w->tcp_clients, 1, __ATOMIC_RELAXED);
 	c->next = w->tcp_conns;
 	if (c->next)
 		c->next->prev = c;
@@ -284,6 +284,18 @@ void net_tcp_close(net_tcp_t *t)
 	}
 	close(t->fd);
 	free(t);
+}
+
+int net_tcp_fd(const net_tcp_t *t)
+{
+	return t->fd;
+}
+
+void net_tcp_drain_conns(worker_t *w)
+{
+	for (conn_t *c = w->tcp_conns; c; c = c->next)
+		if (!c->closing)
+			uv_timer_start(&c->idle, on_idle, w->tcp_idle_ms, w->tcp_idle_ms);
 }
 
 void net_tcp_close_conns(worker_t *w)

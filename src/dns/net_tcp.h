@@ -21,6 +21,13 @@ int net_tcp_start(net_tcp_t *t);
 /** Closes the listener (on the worker's thread). */
 void net_tcp_close(net_tcp_t *t);
 
+/** The listener's socket (it stays the listener's). */
+int net_tcp_fd(const net_tcp_t *t);
+
+/** Hand-over: every open connection of @w gets the worker's (now short)
+ * idle time from now on, and closes once quiet for it (on its thread). */
+void net_tcp_drain_conns(worker_t *w);
+
 /** Closes every open connection of worker @w (on its thread). */
 void net_tcp_close_conns(worker_t *w);
 

@@ -44,6 +44,7 @@ struct net_udp {
 	pthread_t th;
 	int started;
 	int stop;                    /* atomic: set by net_udp_close() */
+	int released;                /* atomic: handed over, never shut down */
 	int64_t beat;                /* atomic: monotonic second of the last
 	                                wake-up (a batch or the 1 s timeout) */
 	qctx_t q;                    /* this thread's own query context */
@@ -193,8 +194,23 @@ int net_udp_start(net_udp_t *u)
 void net_udp_stop(net_udp_t *u)
 {
 	__atomic_store_n(&u->stop, 1, __ATOMIC_RELEASE);
-	/* Wakes a thread blocked in recvmmsg (it then reads 0). */
-	shutdown(u->fd, SHUT_RD);
+	/* Wakes a thread blocked in recvmmsg (it then reads 0).  A socket
+	 * handed over is shared with the new process: shutting it down
+	 * would stop that process's reads too, so the thread is left to
+	 * its receive timeout. */
+	if (!__atomic_load_n(&u->released, __ATOMIC_ACQUIRE))
+		shutdown(u->fd, SHUT_RD);
+}
+
+void net_udp_release(net_udp_t *u)
+{
+	__atomic_store_n(&u->released, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->stop, 1, __ATOMIC_RELEASE);
+}
+
+int net_udp_fd(const net_udp_t *u)
+{
+	return u->fd;
 }
 
 void net_udp_close(net_udp_t *u)

@@ -33,6 +33,14 @@ int net_udp_start(net_udp_t *u);
 /** Asks the thread to stop and wakes it; net_udp_close() joins it. */
 void net_udp_stop(net_udp_t *u);
 
+/** Hand-over: the thread stops reading within a second (its receive
+ * timeout) without shutting the socket down, which the new process
+ * shares; what it has read it still answers.  Any thread. */
+void net_udp_release(net_udp_t *u);
+
+/** The handle's socket (it stays the handle's). */
+int net_udp_fd(const net_udp_t *u);
+
 /** Stops and joins the thread, closes the socket and frees @u. */
 void net_udp_close(net_udp_t *u);
 

@@ -34,10 +34,13 @@
  * keep a busy account from being evicted by one unlucky neighbour. */
 #define RRL_WAYS 4
 
-/* Limits of the settings.  They keep the credit arithmetic inside
- * 32 bits: the deepest debt is window * rate units, 3600 * 100000 =
- * 3.6e8 < 2^31.  BIND caps its rates at 1000 and its window at 3600. */
-#define RRL_RATE_MAX 100000u
+/* Limits of the settings.  BIND caps its rates at 1000 and its window
+ * at 3600; a rate up to a million lets a lab or a benchmark run every
+ * response through the accounts without any client reaching the limit.
+ * The credit arithmetic stays inside 32 bits: the deepest debt, window *
+ * rate units, must stay below 2^31 (RRL_DEBT_MAX, checked at load). */
+#define RRL_RATE_MAX 1000000u
+#define RRL_DEBT_MAX 2147483647u
 #define RRL_WINDOW_MAX 3600u
 #define RRL_SLIP_MAX 10u                 /* as BIND */
 #define RRL_TABLE_MIN 1024u
@@ -255,6 +258,13 @@ int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
 			have_exempt |= strcmp(k, "exempt") == 0;
 		}
 	}
+	if ((uint64_t)o->window * o->rate > RRL_DEBT_MAX) {
+		conf_sfail(c, s, err, errlen, "rrl: window (%u) times "
+		           "responses-per-second (%u) must stay below %u",
+		           o->window, o->rate, RRL_DEBT_MAX);
+		rrl_conf_clear(o);
+		return -1;
+	}
 	if (!have_exempt) {
 		/* The host itself: local monitoring is never limited. */
 		o->exempt = xcalloc(2, sizeof(*o->exempt));
@@ -412,13 +422,33 @@ static int skip_rr(const uint8_t *p, size_t len, size_t *pos, uint16_t *type,
 }
 
 /* Unpacks the name at @p[*pos] into @name in lowercase; 0 or -1. */
+/* The eight bytes of @w with ASCII 'A'..'Z' made lowercase, at once
+ * (SWAR): a byte's high bit in m is set where it lies in 'A'..'Z'. */
+static inline uint64_t lower8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	uint64_t t = w & ~high;
+	uint64_t a = t + ones * (0x80 - 'A');
+	uint64_t z = t + ones * (0x80 - 'Z' - 1);
+	uint64_t m = (a ^ z) & ~w & high;
+	return w | (m >> 2);
+}
+
 static int read_name(const uint8_t *p, size_t len, size_t *pos, uint8_t *name)
 {
 	size_t n = dname_unpack(p, len, pos, name);
 	if (!n)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		name[i] = dname_lower[name[i]]; /* length bytes are < 'A' */
+	/* Length bytes are < 'A', so lowercasing whole words is safe. */
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, name + i, 8);
+		w = lower8(w);
+		memcpy(name + i, &w, 8);
+	}
+	for (; i < n; i++)
+		name[i] = dname_lower[name[i]];
 	return 0;
 }
 
@@ -493,23 +523,46 @@ void rrl_classify(const uint8_t *r, size_t len, rrl_class_t *cls,
 	*cls = RRL_NODATA;
 }
 
+/* One step of rrl_key(): @h with the 64-bit word @w mixed in. */
+static inline uint64_t key_mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9E3779B97F4A7C15ull;  /* 2^64 / golden ratio */
+	return h ^ (h >> 32);
+}
+
 uint64_t rrl_key(uint64_t seed, rrl_class_t cls, const rrl_net_t *prefix,
                  const uint8_t *name, uint16_t qtype)
 {
-	uint64_t h = HASH_FNV64_INIT ^ seed;
-	h = hash_fnv64_step(h, (uint8_t)cls);
-	h = hash_fnv64_step(h, prefix->family);
-	unsigned bytes = prefix->family == 4 ? 4 : 16;
-	for (unsigned i = 0; i < bytes; i++)
-		h = hash_fnv64_step(h, prefix->addr[i]);
-	h = hash_fnv64_step(h, (uint8_t)(qtype >> 8));
-	h = hash_fnv64_step(h, (uint8_t)qtype);
+	/* A word at a time: the query path pays for this per response. */
+	uint64_t h = key_mix(HASH_FNV64_INIT ^ seed,
+	                     (uint64_t)cls | (uint64_t)prefix->family << 8 |
+	                     (uint64_t)qtype << 16);
+	uint64_t w[2];
+	memcpy(w, prefix->addr, 16);
+	h = key_mix(h, w[0]);
+	if (prefix->family != 4)
+		h = key_mix(h, w[1]);
 	size_t n = dname_len(name, DNAME_MAXLEN + 1);
-	for (size_t i = 0; i < (n ? n : 1); i++)
-		h = hash_fnv64_step(h, name[i]);
-	/* The bucket comes from the low bits: fold the high ones in, which
-	 * FNV mixes better.  The high half is left as the bucket's check. */
-	return h ^ (h >> 32 & 0xFFFFFFFFu);
+	if (!n)
+		n = 1;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		h = key_mix(h, x);
+	}
+	if (i < n) {
+		uint64_t x = 0;
+		memcpy(&x, name + i, n - i);
+		h = key_mix(h, x);
+	}
+	h = key_mix(h, n);
+	/* Avalanche (MurmurHash3's finaliser): the bucket comes from the
+	 * low bits and the check from the high half. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
 }
 
 size_t rrl_slip(uint8_t *r, size_t len)

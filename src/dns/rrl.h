@@ -132,7 +132,8 @@ void rrl_classify(const uint8_t *resp, size_t len, rrl_class_t *cls,
                   uint8_t *name, uint16_t *qtype);
 
 /** The account of class @cls for client prefix @prefix, name @name
- * (lowercase wire) and @qtype: a 64-bit FNV-1a hash seeded with @seed. */
+ * (lowercase wire) and @qtype: a 64-bit hash seeded with @seed, a word
+ * at a time. */
 uint64_t rrl_key(uint64_t seed, rrl_class_t cls, const rrl_net_t *prefix,
                  const uint8_t *name, uint16_t qtype);
 

@@ -27,6 +27,7 @@ static void ztable_build(snapshot_t *s)
 		while (s->ztable[h])
 			h = (h + 1) & s->zmask;
 		s->ztable[h] = z;
+		s->apex_labels |= 1ull << (z->apex_labels < 63 ? z->apex_labels : 63);
 	}
 }
 
@@ -35,6 +36,10 @@ const zone_t *snapshot_find_zone(const snapshot_t *s, const uint8_t *lname,
 {
 	const uint8_t *n = lname;
 	for (unsigned l = labels + 1; l-- > 0; n += *n + 1) {
+		/* Most suffixes cannot be an apex: no zone has that many
+		 * labels.  Hashing them was a third of a static answer. */
+		if (!(s->apex_labels >> (l < 63 ? l : 63) & 1))
+			continue;
 		uint32_t h = dname_hash(n) & s->zmask;
 		for (const zone_t *z; (z = s->ztable[h]); h = (h + 1) & s->zmask)
 			if (z->apex_labels == l && dname_equal(z->apex, n))

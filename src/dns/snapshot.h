@@ -20,6 +20,9 @@ typedef struct snapshot {
 	size_t nzones;
 	zone_t **ztable;          /* by apex hash, open addressing */
 	uint32_t zmask;
+	uint64_t apex_labels;     /* bit L: a zone's apex has L labels (bit 63:
+	                             63 or more), so that only suffixes of
+	                             those lengths are hashed and looked up */
 	uint8_t identity[256];    /* NSID and CH TXT id.server */
 	uint8_t identity_len;
 	uint8_t version[256];     /* CH TXT version.bind */

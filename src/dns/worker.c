@@ -2,6 +2,7 @@
 /* Worker threads: one libuv loop each, RCU-QSBR readers of the snapshot. */
 #include "dns/worker.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "dns/dnstap.h"
 #include "dns/net_tcp.h"
 #include "dns/net_udp.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
@@ -30,8 +32,18 @@ void worker__offline(qctx_t *q)
 	rcu_thread_offline();
 }
 
+/* A handed-over socket for @l of @type, or a newly bound one. */
+static int listen_fd(const conf_listen_t *l, int type, int *adopt,
+                     size_t nadopt)
+{
+	int fd = net_adopt(adopt, nadopt, l, type);
+	if (fd >= 0)
+		return fd;
+	return type == SOCK_DGRAM ? net_udp_bind(l) : net_tcp_bind(l);
+}
+
 worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
-                         char *err, size_t errlen)
+                         int *adopt, size_t nadopt, char *err, size_t errlen)
 {
 	worker_t *ws = xcalloc(n, sizeof(*ws));
 	unsigned per = (conf->tcp_max_clients + n - 1) / n;
@@ -53,7 +65,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		}
 		for (size_t k = 0; k < conf->nlisten; k++) {
 			const conf_listen_t *l = &conf->listen[k];
-			int fd = net_udp_bind(l);
+			int fd = listen_fd(l, SOCK_DGRAM, adopt, nadopt);
 			if (fd < 0) {
 				snprintf(err, errlen, "cannot bind UDP %s: %s", l->text,
 				         strerror(-fd));
@@ -63,7 +75,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 				snprintf(err, errlen, "database: cannot create a reader");
 				goto fail;
 			}
-			fd = net_tcp_bind(l);
+			fd = listen_fd(l, SOCK_STREAM, adopt, nadopt);
 			if (fd < 0) {
 				snprintf(err, errlen, "cannot bind TCP %s: %s", l->text,
 				         strerror(-fd));
@@ -119,10 +131,29 @@ static void on_stop(uv_async_t *a)
 		net_udp_stop(w->udp[k]);     /* wake them all, then join */
 	for (size_t k = 0; k < w->nlisten; k++) {
 		net_udp_close(w->udp[k]);
-		net_tcp_close(w->tcp[k]);
+		if (w->tcp[k])
+			net_tcp_close(w->tcp[k]);
 	}
 	net_tcp_close_conns(w);
 	uv_close((uv_handle_t *)&w->stop, NULL);
+	uv_close((uv_handle_t *)&w->release, NULL);
+}
+
+/* Hand-over, on the worker's thread: the new process reads the same
+ * listening sockets, so closing our descriptors loses nothing queued. */
+static void on_release(uv_async_t *a)
+{
+	worker_t *w = a->data;
+	if (w->draining)
+		return;
+	for (size_t k = 0; k < w->nlisten; k++) {
+		net_udp_release(w->udp[k]);
+		net_tcp_close(w->tcp[k]);
+		w->tcp[k] = NULL;
+	}
+	w->tcp_idle_ms = WORKER_DRAIN_IDLE_MS;
+	net_tcp_drain_conns(w);
+	__atomic_store_n(&w->draining, 1, __ATOMIC_RELEASE);
 }
 
 static void *worker_main(void *arg)
@@ -167,6 +198,9 @@ int workers_start(worker_t *ws, unsigned n)
 			rc = uv_async_init(&w->loop, &w->stop, on_stop);
 		w->stop.data = w;
 		if (!rc)
+			rc = uv_async_init(&w->loop, &w->release, on_release);
+		w->release.data = w;
+		if (!rc)
 			rc = uv_timer_init(&w->loop, &w->beat_timer);
 		w->beat_timer.data = w;
 		w->beat = util_mono_sec();
@@ -205,6 +239,39 @@ void workers_stop(worker_t *ws, unsigned n)
 		wdb_reader_free(ws[i].q.wdb);
 	}
 	free(ws);
+}
+
+size_t workers_fds(const worker_t *ws, unsigned n, int *out, size_t max)
+{
+	size_t k = 0;
+	for (unsigned i = 0; i < n; i++)
+		for (size_t j = 0; j < ws[i].nlisten; j++) {
+			if (k < max)
+				out[k] = net_udp_fd(ws[i].udp[j]);
+			k++;
+			if (ws[i].tcp[j]) {
+				if (k < max)
+					out[k] = net_tcp_fd(ws[i].tcp[j]);
+				k++;
+			}
+		}
+	return k;
+}
+
+void workers_release(worker_t *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ws[i].ready)
+			uv_async_send(&ws[i].release);
+}
+
+int workers_drained(const worker_t *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!__atomic_load_n(&ws[i].draining, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&ws[i].tcp_clients, __ATOMIC_RELAXED))
+			return 0;
+	return 1;
 }
 
 int workers_alive(const worker_t *ws, unsigned n, int64_t max_age,

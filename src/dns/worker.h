@@ -30,12 +30,13 @@ typedef struct worker {
 	pthread_t thread;
 	uv_loop_t loop;
 	uv_async_t stop;
+	uv_async_t release;      /* hand-over: stop listening, drain */
 	qctx_t q;
 	weightdb_t *db;          /* for the UDP threads' readers; may be NULL */
 	net_udp_t **udp;         /* one per listen address */
 	net_tcp_t **tcp;         /* one per listen address */
 	size_t nlisten;
-	unsigned tcp_clients;    /* open connections of this worker */
+	unsigned tcp_clients;    /* atomic: open connections of this worker */
 	unsigned tcp_max;        /* this worker's share of tcp-max-clients */
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
@@ -44,14 +45,38 @@ typedef struct worker {
 	uv_timer_t beat_timer;   /* proves the loop runs, once a second */
 	int64_t beat;            /* atomic: util_mono_sec() of its last run */
 	int ready;
+	int draining;            /* atomic: released, no listener, short idle */
 } worker_t;
 
 /** Creates @n workers with sockets bound to every address of @conf (so
  * that privileges can be dropped afterwards), each with a reader of the
- * weight store @db (NULL: static answers only).  Returns NULL with a
- * message in @err if a socket cannot be bound. */
+ * weight store @db (NULL: static answers only).  Sockets of a running
+ * gslbd handed over in @adopt[0..nadopt) are used first (net_adopt():
+ * taken ones become -1, the caller closes the rest); the others are
+ * bound.  Returns NULL with a message in @err if a socket cannot be
+ * bound. */
 worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
-                         char *err, size_t errlen);
+                         int *adopt, size_t nadopt, char *err, size_t errlen);
+
+/** The listening sockets of the @n workers (UDP and TCP of every listen
+ * address), for a hand-over: writes up to @max fds into @out (they stay
+ * the workers') and returns how many there are. */
+size_t workers_fds(const worker_t *w, unsigned n, int *out, size_t max);
+
+/** Hand-over, after the new process serves: each worker closes its TCP
+ * listeners, its UDP threads stop reading (without shutting the shared
+ * sockets down), and its open connections close once idle for
+ * WORKER_DRAIN_IDLE_MS.  Any thread; returns at once. */
+void workers_release(worker_t *w, unsigned n);
+
+/** Whether every one of the @n workers has been released and has no
+ * open connection left (any thread). */
+int workers_drained(const worker_t *w, unsigned n);
+
+/** During a drain, a connection quiet for this long is closed: an answer
+ * in flight has long been written, and a client sends its next query on
+ * the same connection sooner or opens a new one to the new process. */
+#define WORKER_DRAIN_IDLE_MS 1000
 
 /** Gives every query context of the workers (their TCP loops and UDP
  * threads) a GSLB answer tally (dns/tally.h), before they start: only

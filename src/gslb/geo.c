@@ -159,7 +159,8 @@ static int parse_map(geo_ctx_t *x, const char *key, const ynode_t *v,
 	return 0;
 }
 
-static int parse_onoff(geo_ctx_t *x, const ynode_t *v, int *out)
+static int parse_onoff(geo_ctx_t *x, const char *key, const ynode_t *v,
+                       int *out)
 {
 	static const char *const on[] = { "on", "yes", "true", NULL };
 	static const char *const off[] = { "off", "no", "false", NULL };
@@ -171,7 +172,15 @@ static int parse_onoff(geo_ctx_t *x, const ynode_t *v, int *out)
 			if (strcasecmp(v->value, off[i]) == 0)
 				return *out = 0, 0;
 	}
-	return geo__fail(x, v->line, "geoip.edns-client-subnet must be on or off");
+	return geo__fail(x, v->line, "geoip.%s must be on or off", key);
+}
+
+/* geo_allow_compile(): set once, before any geo_open(). */
+static int allow_compile = 1;
+
+void geo_allow_compile(int on)
+{
+	allow_compile = on;
 }
 
 /* Fills a default path of one key ("region" or "isp"). */
@@ -186,9 +195,11 @@ static void default_path(geo_field_t *f, const char *key)
 geo_t *geo_open(const conf_t *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "database", "region", "isp",
-		"region-map", "isp-map", "nets", "edns-client-subnet", NULL };
+		"region-map", "isp-map", "nets", "edns-client-subnet", "compile",
+		NULL };
 	geo_t *g = xcalloc(1, sizeof(*g));
 	g->ecs = 1;
+	g->compile = 1;
 	geo_ctx_t x = { c->path, err, errlen };
 	const ynode_t *s = c->root ? ynode_get(c->root, "geoip") : NULL;
 	if (!s)
@@ -223,7 +234,10 @@ geo_t *geo_open(const conf_t *c, char *err, size_t errlen)
 	    parse_map(&x, "isp-map", v, &g->field[GEO_F_ISP]))
 		goto fail;
 	if ((v = ynode_get(s, "edns-client-subnet")) &&
-	    parse_onoff(&x, v, &g->ecs))
+	    parse_onoff(&x, "edns-client-subnet", v, &g->ecs))
+		goto fail;
+	if ((v = ynode_get(s, "compile")) &&
+	    parse_onoff(&x, "compile", v, &g->compile))
 		goto fail;
 	if ((v = ynode_get(s, "database")) && geo__open_mmdb(&x, v, c, g))
 		goto fail;
@@ -232,6 +246,8 @@ geo_t *geo_open(const conf_t *c, char *err, size_t errlen)
 done:
 	default_path(&g->field[GEO_F_REGION], "region");
 	default_path(&g->field[GEO_F_ISP], "isp");
+	if (allow_compile && g->compile && (g->have_mmdb || g->nnets))
+		geo__compile(g, GEO_COMPILE_MAX);
 	return g;
 fail:
 	geo_close(g);
@@ -244,6 +260,7 @@ void geo_close(geo_t *g)
 		return;
 	if (g->have_mmdb)
 		MMDB_close(&g->mmdb);
+	geo__compiled_free(g);
 	for (int i = 0; i < 2; i++) {
 		geo_field_t *f = &g->field[i];
 		if (f->path)
@@ -318,6 +335,16 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 		return GEO_SRC_NONE;
 	}
 
+	/* The compiled table gives the same result in one search
+	 * (geo_compile.c); explain's network text comes from the sources. */
+	if (g->compiled && !out->want_network) {
+		const geo_res_t *r = geo__compiled_find(g, a, bits);
+		memcpy(out->region, r->region, GEO_NAME_MAX);
+		memcpy(out->isp, r->isp, GEO_NAME_MAX);
+		out->prefix_len = r->prefix_len;
+		out->source = r->source;
+		return (geo_source_t)r->source;
+	}
 	unsigned scope = 0;
 	geo_source_t src = GEO_SRC_NONE;
 	const geo_net_t *net = NULL;

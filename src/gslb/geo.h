@@ -48,6 +48,12 @@ geo_t *geo_open(const conf_t *c, char *err, size_t errlen);
 geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
                         geo_result_t *out);
 
+/** Whether geo_open() builds the compiled location table when the
+ * configuration asks for it (default yes).  Programs that locate only a
+ * few clients (gslbctl, gslbd --check) turn it off: the table costs a
+ * walk of the whole database.  Call before the first geo_open(). */
+void geo_allow_compile(int on);
+
 /** Whether geoip.edns-client-subnet is on (default on). */
 int geo_use_ecs(const geo_t *g);
 

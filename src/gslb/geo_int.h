@@ -49,6 +49,32 @@ typedef struct {
 	int line;
 } geo_net_t;
 
+/* A result of the compiled table (geo_compile.c). */
+typedef struct {
+	char region[GEO_NAME_MAX];
+	char isp[GEO_NAME_MAX];
+	uint8_t prefix_len;
+	uint8_t source;
+} geo_res_t;
+
+typedef struct {
+	uint64_t hi, lo;            /* an IPv6 address, host order */
+} geo_key6_t;
+
+/* One family's ranges, sorted by start; the first starts at 0, each runs
+ * to the next one's start, and res[i] indexes geo->res. */
+typedef struct {
+	size_t n;
+	uint32_t *s4;               /* IPv4 starts, host order */
+	geo_key6_t *s6;             /* IPv6 starts */
+	uint32_t *res;
+} geo_ctable_t;
+
+/* The compiled table holds at most this many ranges (both families);
+ * beyond it, each client is located in the sources themselves.  About
+ * 20 bytes a range: 40 MiB at the limit. */
+#define GEO_COMPILE_MAX 2000000
+
 struct geo {
 	int have_mmdb;
 	MMDB_s mmdb;
@@ -57,6 +83,11 @@ struct geo {
 	geo_net_t *nets;
 	size_t nnets, capnets;
 	int ecs;
+	int compile;                /* geoip.compile (default on) */
+	int compiled;               /* ct and res are in use */
+	geo_ctable_t ct[2];         /* IPv4, IPv6 */
+	geo_res_t *res;
+	size_t nres;
 };
 
 enum { GEO_F_REGION, GEO_F_ISP };
@@ -113,5 +144,18 @@ int geo__open_mmdb(geo_ctx_t *x, const ynode_t *v, const conf_t *c,
 int geo__mmdb_lookup(const geo_t *g, const struct sockaddr *q,
                      unsigned bits, int need_region, int need_isp,
                      geo_result_t *out, unsigned *scope);
+
+/** Builds @g's compiled table from its sources (at most @limit ranges;
+ * beyond that it logs and leaves @g uncompiled).  Called once, at the
+ * end of geo_open(). */
+void geo__compile(geo_t *g, size_t limit);
+
+/** Frees the compiled table of @g (and marks it uncompiled). */
+void geo__compiled_free(geo_t *g);
+
+/** The compiled result for address @a of @bits bits (32: IPv4, 128).
+ * Allocates nothing. */
+const geo_res_t *geo__compiled_find(const geo_t *g, const uint8_t *a,
+                                    unsigned bits);
 
 #endif

@@ -260,6 +260,65 @@ static void on_tick(uv_timer_t *t)
 	}
 }
 
+/* The default interval and timeout of the probes that do not set their
+ * own: each spec is parsed again from its text.  A probe that now comes
+ * sooner is brought forward; one that now comes later keeps the run it
+ * was scheduled for. */
+static void reparse_probes(health_t *h)
+{
+	double now = health__loop_now(h);
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		for (unsigned k = 0; k < n->nprobe; k++) {
+			hprobe_t *p = &n->probe[k];
+			probe_spec_t spec;
+			char perr[256];
+			if (probe_parse(p->text, h->c.interval, h->c.timeout, &spec, perr,
+			                sizeof(perr)))
+				continue;  /* parsed before with the same text */
+			p->spec = spec;
+			if (p->next_due > now + spec.interval_s)
+				p->next_due = now + spec.interval_s;
+		}
+	}
+}
+
+/* health_reconfigure(), on the thread: swaps the settings in. */
+static void on_reconf(uv_async_t *a)
+{
+	health_t *h = a->data;
+	pthread_mutex_lock(&h->reconf_mu);
+	health_conf_t *nc = h->pending;
+	h->pending = NULL;
+	pthread_mutex_unlock(&h->reconf_mu);
+	if (!nc)
+		return;
+	double tick = h->c.tick;
+	h->c = *nc;
+	free(nc);
+	reparse_probes(h);
+	if (h->c.tick != tick) {
+		uint64_t ms = (uint64_t)(h->c.tick * 1000);
+		uv_timer_set_repeat(&h->tick, ms ? ms : 1);
+		uv_timer_again(&h->tick);
+	}
+	log_info("health: new settings: probing every %.1f s (fast %.1f s), "
+	         "demote after %u, restore after %u, grades %g/%g%s",
+	         h->c.interval, h->c.fast_interval, h->c.demote_after,
+	         h->c.restore_after, h->c.score.good, h->c.score.usable,
+	         h->c.shadow ? ", shadow mode" : "");
+}
+
+void health_reconfigure(health_t *h, const health_conf_t *hc)
+{
+	health_conf_t *nc = xmemdup(hc, sizeof(*hc));
+	pthread_mutex_lock(&h->reconf_mu);
+	free(h->pending);
+	h->pending = nc;
+	pthread_mutex_unlock(&h->reconf_mu);
+	uv_async_send(&h->reconf);
+}
+
 static void on_stop(uv_async_t *a)
 {
 	health_t *h = a->data;
@@ -277,6 +336,7 @@ static void on_stop(uv_async_t *a)
 	h->rows = NULL;
 	uv_close((uv_handle_t *)&h->tick, NULL);
 	uv_close((uv_handle_t *)&h->stop, NULL);
+	uv_close((uv_handle_t *)&h->reconf, NULL);
 }
 
 static void *health_main(void *arg)
@@ -304,7 +364,9 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 	pthread_mutex_init(&h->pub_lock, NULL);
 	uv_timer_init(&h->loop, &h->tick);
 	uv_async_init(&h->loop, &h->stop, on_stop);
-	h->tick.data = h->stop.data = h;
+	uv_async_init(&h->loop, &h->reconf, on_reconf);
+	pthread_mutex_init(&h->reconf_mu, NULL);
+	h->tick.data = h->stop.data = h->reconf.data = h;
 	uint64_t ms = (uint64_t)(h->c.tick * 1000);
 	uv_timer_start(&h->tick, on_tick, 0, ms ? ms : 1);
 	if (pthread_create(&h->thread, NULL, health_main, h)) {
@@ -337,6 +399,8 @@ void health_stop(health_t *h)
 	uv_loop_close(&h->loop);
 	hstats_put(h->pub);
 	pthread_mutex_destroy(&h->pub_lock);
+	pthread_mutex_destroy(&h->reconf_mu);
+	free(h->pending);
 	free(h->node);
 	free(h);
 }

@@ -27,6 +27,15 @@ typedef struct health health_t;
 health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
                        size_t errlen);
 
+/** Hands new health and cutover settings @hc (copied) to the running
+ * thread, which applies them at its next turn: every later probe, score,
+ * verdict and cutover uses them; probe intervals and timeouts taken from
+ * the defaults are recomputed (a shorter interval brings the next probe
+ * forward), and a new tick takes effect at once.  Nothing else of the
+ * thread's state (windows, verdicts, cutover phases) is reset.  Main
+ * thread; returns at once. */
+void health_reconfigure(health_t *h, const health_conf_t *hc);
+
 /** Stops and joins the thread and frees @h; in-flight probes are
  * cancelled.  NULL is allowed. */
 void health_stop(health_t *h);

@@ -4,8 +4,10 @@
  * (repool.c), and the thread with its scheduling (health.c).
  *
  * Thread safety: everything declared here belongs to the health thread;
- * only health_start() and health_stop() run on the main thread, and they
- * touch a health_t only before the thread starts and after it is joined.
+ * only health_start(), health_stop() and health_reconfigure() run on the
+ * main thread: the first two touch a health_t only before the thread
+ * starts and after it is joined, the third only its pending settings,
+ * under their mutex.
  * Not for use outside src/health/. */
 #ifndef GSLB_HEALTH_INT_H
 #define GSLB_HEALTH_INT_H
@@ -109,6 +111,11 @@ struct health {
 	uint64_t promotions_pending; /* promoted in the transaction under way */
 	pthread_mutex_t pub_lock;    /* guards pub: a pointer swap */
 	hstats_t *pub;               /* the latest publication, a reference */
+	/* health_reconfigure(): the main thread leaves new settings here,
+	 * under the mutex, and wakes the thread, which swaps them into c. */
+	uv_async_t reconf;
+	pthread_mutex_t reconf_mu;
+	health_conf_t *pending;
 };
 
 /* health.c: the clock and scheduling. */

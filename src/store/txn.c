@@ -521,7 +521,10 @@ static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 	return rc;
 }
 
-int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
+/* The commit's checks: references, and the plans of every service the
+ * change touches rebuilt inside @t.  Returns 0, or an error with @err
+ * after aborting @t. */
+static int validate(wdb_txn_t *t, char *err, size_t errlen)
 {
 	int rc = 0;
 	if (t->read_only) {
@@ -553,7 +556,24 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 		wdb_abort(t);
 		return rc;
 	}
+	return 0;
+}
 
+int wdb_check(wdb_txn_t *t, char *err, size_t errlen)
+{
+	return validate(t, err, errlen);
+}
+
+json_t *wdb_changes(wdb_txn_t *t)
+{
+	return t->changes;
+}
+
+int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
+{
+	int rc = validate(t, err, errlen);
+	if (rc)
+		return rc;
 	/* Only data (status, metrics, history): no audit record. */
 	if (json_array_size(t->changes) == 0)
 		return commit_free(t, err, errlen);
@@ -597,4 +617,18 @@ uint64_t wdb_table_generation(wdb_txn_t *t)
 uint64_t wdb_metrics_generation(wdb_txn_t *t)
 {
 	return generation(t, "metricsgen");
+}
+
+uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name)
+{
+	return generation(t, name);
+}
+
+int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v)
+{
+	if (t->read_only)
+		return GSLB_EINVAL;
+	MDB_val k = { strlen(name), (void *)name }, d = { 8, &v };
+	int rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &d, 0);
+	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
 }

@@ -5,6 +5,7 @@
 #include "store/weightdb.h"
 #include "store/keys.h"
 #include "store/weightdb_int.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -311,6 +312,18 @@ void weightdb_close(weightdb_t *db)
 
 /* Readers --------------------------------------------------------- */
 
+/* Readers: one per thread, a read transaction renewed at the first
+ * lookup of each batch and reset at its end (wdb_reader_release()).
+ *
+ * Each reader caches its lookups (the service record and the plan rows of
+ * the queries it answers): a lookup costs a hash and a compare instead of
+ * two B-tree descents.  An entry holds the pointer LMDB gave into the map
+ * and is valid for the snapshot it was read from, i.e. while renewing
+ * the transaction gives the same transaction id.  That is safe because
+ * a snapshot's pages are only released by a later commit: as long as the
+ * newest committed id is the entry's, no commit has freed them, and any
+ * commit makes the next renew see a new id, which empties the cache at
+ * once (entries of another id never match). */
 wdb_reader_t *wdb_reader_new(weightdb_t *db)
 {
 	wdb_reader_t *r = xcalloc(1, sizeof(*r));
@@ -320,6 +333,7 @@ wdb_reader_t *wdb_reader_new(weightdb_t *db)
 		return NULL;
 	}
 	mdb_txn_reset(r->txn);
+	r->cache = xcalloc(WDB_CACHE_SLOTS, sizeof(*r->cache));
 	return r;
 }
 
@@ -328,6 +342,7 @@ void wdb_reader_free(wdb_reader_t *r)
 	if (!r)
 		return;
 	mdb_txn_abort(r->txn);
+	free(r->cache);
 	free(r);
 }
 
@@ -346,17 +361,48 @@ static int reader_take(wdb_reader_t *r)
 	if (mdb_txn_renew(r->txn))
 		return GSLB_EIO;
 	r->active = 1;
+	r->txnid = mdb_txn_id(r->txn);
 	return 0;
+}
+
+/* Looks @key up in sub-database @dbi through @r's cache.  Returns 0 with
+ * the value in *@v, GSLB_ENOENT, or GSLB_EIO. */
+static int reader_get(wdb_reader_t *r, unsigned dbi, const char *key,
+                      size_t klen, MDB_val *v)
+{
+	if (reader_take(r))
+		return GSLB_EIO;
+	MDB_val k = { klen, (void *)key };
+	if (klen > WDB_CACHE_KEY)
+		return mdb_get(r->txn, r->db->dbi[dbi], &k, v) ? GSLB_ENOENT : 0;
+	uint64_t h = hash_fnv64(key, klen) ^ dbi;
+	wdb_cslot_t *c = &r->cache[h & (WDB_CACHE_SLOTS - 1)];
+	if (c->txnid == r->txnid && c->hash == h && c->dbi == dbi &&
+	    c->klen == klen && memcmp(c->key, key, klen) == 0) {
+		v->mv_data = (void *)c->data;
+		v->mv_size = c->len;
+		return c->found ? 0 : GSLB_ENOENT;
+	}
+	int rc = mdb_get(r->txn, r->db->dbi[dbi], &k, v);
+	if (rc && rc != MDB_NOTFOUND)
+		return GSLB_ENOENT;   /* not cached: a fault, not an answer */
+	c->txnid = r->txnid;
+	c->hash = h;
+	c->dbi = (uint8_t)dbi;
+	c->klen = (uint8_t)klen;
+	c->found = rc == 0;
+	c->data = rc ? NULL : v->mv_data;
+	c->len = rc ? 0 : v->mv_size;
+	memcpy(c->key, key, klen);
+	return rc ? GSLB_ENOENT : 0;
 }
 
 int wdb_service(wdb_reader_t *r, const char *name, size_t len, svc_rec_t *out)
 {
-	if (reader_take(r))
-		return GSLB_EIO;
-	MDB_val k = { len, (void *)name }, v;
-	int rc = mdb_get(r->txn, r->db->dbi[DBI_SVCREC], &k, &v);
+	MDB_val v;
+	int rc = reader_get(r, DBI_SVCREC, name, len, &v);
 	if (rc)
-		return GSLB_ENOENT;
+		return rc;
 	const uint8_t *d = v.mv_data;
 	if (v.mv_size < 12 || d[0] != 1)
 		return GSLB_EIO;
@@ -375,11 +421,12 @@ int wdb_plan(wdb_reader_t *r, const char *svc, size_t svclen,
 {
 	char key[512];
 	size_t kl = wdb_row_keyn(key, sizeof(key), svc, svclen, region, isp);
-	if (!kl || reader_take(r))
+	if (!kl)
 		return GSLB_EIO;
-	MDB_val k = { kl, key }, v;
-	if (mdb_get(r->txn, r->db->dbi[DBI_PLANS], &k, &v))
-		return GSLB_ENOENT;
+	MDB_val v;
+	int rc = reader_get(r, DBI_PLANS, key, kl, &v);
+	if (rc)
+		return rc;
 	*data = v.mv_data;
 	*len = v.mv_size;
 	return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The weight store: one LMDB environment with named sub-databases.
  *
- *   meta      "schema" -> version; "seq" -> last audit id
+ *   meta      "schema" -> version; "seq" -> last audit id;
+ *             "clusterrev" -> the etcd revision applied (cluster mode)
  *   services  name -> JSON service object
  *   svcrec    name -> svc_rec_t (binary, derived, read by the workers)
  *   nodes     id -> JSON node object
@@ -205,6 +206,20 @@ int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
  * negative error with the reason in @err; on error nothing is written. */
 int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen);
 void wdb_abort(wdb_txn_t *t);
+/** Runs the checks of wdb_commit() (references, plans rebuilt) inside
+ * @t without committing, so that a caller can validate a change that is
+ * stored elsewhere first (cluster mode).  Returns 0 (@t stays open: read
+ * wdb_changes(), then wdb_abort() or wdb_commit()) or an error with the
+ * reason in @err, @t then aborted and freed. */
+int wdb_check(wdb_txn_t *t, char *err, size_t errlen);
+/** The changes of @t so far: [{kind, key, before, after}] (borrowed;
+ * valid until @t ends). */
+json_t *wdb_changes(wdb_txn_t *t);
+/** An unsigned counter @name of the store's meta table (0 if unset),
+ * read in @t; and its update, inside @t (0 or an error).  Names in use:
+ * "tablegen", "metricsgen", "clusterrev". */
+uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name);
+int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v);
 
 /** Calls @fn for every audit record with id > @since_id, oldest first,
  * using its own read transaction. */

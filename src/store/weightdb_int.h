@@ -33,10 +33,29 @@ struct weightdb {
 	int full_said;        /* that log is not yet followed by a success */
 };
 
+/* A reader's cache of lookups (weightdb.c, "Readers"): direct-mapped,
+ * WDB_CACHE_SLOTS entries of one service record or plan each, valid for
+ * the snapshot (LMDB transaction id) they were read from. */
+#define WDB_CACHE_SLOTS 512
+#define WDB_CACHE_KEY 104     /* longer keys are not cached */
+
+typedef struct {
+	size_t txnid;         /* the snapshot of the entry; 0 = empty */
+	uint64_t hash;
+	uint8_t dbi;          /* DBI_SVCREC or DBI_PLANS */
+	uint8_t klen;
+	uint8_t found;        /* 0: the key is absent (a cached miss) */
+	const void *data;     /* into the map: valid while the snapshot is */
+	size_t len;
+	char key[WDB_CACHE_KEY];
+} wdb_cslot_t;
+
 struct wdb_reader {
 	weightdb_t *db;
 	MDB_txn *txn;
 	int active;
+	size_t txnid;         /* the snapshot of the last renew */
+	wdb_cslot_t *cache;   /* WDB_CACHE_SLOTS */
 };
 
 struct wdb_txn {

@@ -54,13 +54,18 @@ out=$(CTL status)
 expect_has "$out" "^b +(unmonitored|no record) " "status: b is unmonitored, no verdict"
 expect_not "$out" "^b .*(demoted|hard failure)" "status: nothing left of b's old verdict"
 out=$(CTL --json status)
-[ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); h=[n["health"] for n in d["nodes"] if n["node"]=="b"][0] or {}; print(h.get("state"), h.get("usable"))' <<<"$out")" = "None None" ] &&
+# The health thread may have synced already: then b is "unknown",
+# unmonitored and usable -- never its old "demoted".
+[ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); h=[n["health"] for n in d["nodes"] if n["node"]=="b"][0] or {}; print(h.get("state") in (None, "unknown") and h.get("usable") in (None, True))' <<<"$out")" = True ] &&
 	ok "status --json: b has no verdict" || fail "status --json: b still has a verdict: $out"
 sleep 1.5   # the health thread has synced meanwhile; it must not bring it back
 [ "$(answers)" = "192.0.2.1 192.0.2.2" ] && ok "b still in the answers after the health thread synced" ||
 	fail "b left the answers again: $(answers)"
+# Only what the health thread wrote since b came back: unknown, never
+# the old demotion.
 out=$(CTL history b)
-[ -z "$out" ] && ok "b's old history went with it" || fail "history of b survived: $out"
+! grep -qE "demoted|hard|down" <<<"$out" && ok "b's old history went with it" ||
+	fail "history of b survived: $out"
 
 # 2. Probes removed from a demoted node: back to the operator's weights.
 # (A node of its own: the health thread's memory of b is not the store's

@@ -376,6 +376,49 @@ START_TEST(health_rule_settings)
 }
 END_TEST
 
+/* conf_diff() collects "path old new" lines here. */
+static void diff_line(const char *k, const char *o, const char *n, void *arg)
+{
+	char *out = arg;
+	size_t len = strlen(out);
+	snprintf(out + len, 1024 - len, "%s %s %s\n", k, o ? o : "-", n ? n : "-");
+}
+
+/* The differences a reload names: changed, added and removed keys of a
+ * map section, a section that is not a map as a whole, nothing when only
+ * the order or the layout differ. */
+START_TEST(diff_keys)
+{
+	char err[1024], out[1024] = "";
+	conf_t *a = load("server:\n  workers: 2\n  identity: a\n"
+	                 "health:\n  interval: 10\n  grade-good: 80\n"
+	                 "stats:\n  listen: 127.0.0.1@9100\n" ZONES,
+	                 err, sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	conf_t *b = load("server:\n  identity: a\n  workers: 4\n"
+	                 "health: { interval: 2, grade-good: 80, shadow: on }\n"
+	                 "zones:\n  - name: example.test\n    file: other.zone\n",
+	                 err, sizeof(err));
+	ck_assert_msg(b != NULL, "%s", err);
+	ck_assert_uint_eq(conf_diff(a, b, diff_line, out), 5);
+	ck_assert_str_eq(out, "server.workers 2 4\n"
+	                      "health.interval 10 2\n"
+	                      "health.shadow - on\n"
+	                      "zones ... ...\n"
+	                      "stats.listen 127.0.0.1@9100 -\n");
+	out[0] = 0;
+	ck_assert_uint_eq(conf_diff(a, a, diff_line, out), 0);
+	ck_assert_str_eq(out, "");
+	/* What only a restart applies stays as the running process has it. */
+	conf_keep_restart(b, a);
+	ck_assert_uint_eq(b->workers, 2);
+	ck_assert_str_eq(b->db_path, a->db_path);
+	ck_assert_uint_eq(b->nlisten, a->nlisten);
+	conf_free(a);
+	conf_free(b);
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -393,6 +436,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, override_listen);
 	tcase_add_test(t, log_section);
 	tcase_add_test(t, health_rule_settings);
+	tcase_add_test(t, diff_keys);
 	suite_add_tcase(s, t);
 	return s;
 }

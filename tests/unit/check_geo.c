@@ -8,6 +8,7 @@
  * writes. */
 #include "common/conf.h"
 #include "gslb/geo.h"
+#include "gslb/geo_int.h"
 #include "unit.h"
 #include "common/ytree.h"
 
@@ -115,6 +116,16 @@ static void look(const geo_t *g, const char *ip, geo_result_t *r)
 	r->want_network = 1;
 	geo_source_t s = geo_lookup(g, (struct sockaddr *)&ss, r);
 	ck_assert_int_eq(s, r->source);
+	/* Without the network text, the compiled table answers: the same. */
+	geo_result_t q;
+	memset(&q, 0x5a, sizeof(q));
+	q.want_network = 0;
+	ck_assert_int_eq(geo_lookup(g, (struct sockaddr *)&ss, &q), s);
+	ck_assert_msg(strcmp(q.region, r->region) == 0 && strcmp(q.isp, r->isp) == 0 &&
+	              q.prefix_len == r->prefix_len && q.source == r->source,
+	              "%s: compiled %s/%s/%u/%u, sources %s/%s/%u/%u", ip,
+	              q.region, q.isp, q.prefix_len, q.source, r->region, r->isp,
+	              r->prefix_len, r->source);
 }
 
 #define LOOK(g, ip, reg, isp_, len, src, net) do {                      \
@@ -609,6 +620,100 @@ START_TEST(many_lookups)
 }
 END_TEST
 
+/* Compares the compiled table of @gc with the sources of @gs (the same
+ * configuration with compile: off) at @ss. */
+static void same_at(const geo_t *gc, const geo_t *gs, const struct sockaddr *ss)
+{
+	geo_result_t a = { .want_network = 0 }, b = { .want_network = 0 };
+	geo_lookup(gc, ss, &a);
+	geo_lookup(gs, ss, &b);
+	if (strcmp(a.region, b.region) || strcmp(a.isp, b.isp) ||
+	    a.prefix_len != b.prefix_len || a.source != b.source) {
+		char t[INET6_ADDRSTRLEN];
+		inet_ntop(ss->sa_family, ss->sa_family == AF_INET ?
+		          (const void *)&((const struct sockaddr_in *)ss)->sin_addr :
+		          (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr,
+		          t, sizeof(t));
+		ck_abort_msg("%s: compiled %s/%s/%u/%u, sources %s/%s/%u/%u", t,
+		             a.region, a.isp, a.prefix_len, a.source, b.region,
+		             b.isp, b.prefix_len, b.source);
+	}
+}
+
+/* The compiled table gives what the sources give, for random addresses
+ * and on both sides of every range boundary, over several
+ * configurations (database, CIDR file, both, maps). */
+START_TEST(compiled_equals_sources)
+{
+	static const char *const confs[] = {
+		"  database: test.mmdb\n",
+		"  nets: test.nets\n",
+		"  database: test.mmdb\n  nets: test.nets\n",
+		"  database: test.mmdb\n  nets: test.nets\n"
+		"  isp: [ autonomous_system_number ]\n"
+		"  isp-map: { \"4134\": ctcc, \"4837\": cucc }\n",
+	};
+	write_file("test.nets", g_nets);
+	for (size_t k = 0; k < sizeof(confs) / sizeof(confs[0]); k++) {
+		char text[1024];
+		conf_t *cc, *cs;
+		snprintf(text, sizeof(text), "geoip:\n%s", confs[k]);
+		geo_t *gc = open_geo(text, &cc);
+		snprintf(text, sizeof(text), "geoip:\n%s  compile: off\n", confs[k]);
+		geo_t *gs = open_geo(text, &cs);
+		ck_assert_int_eq(gc->compiled, 1);
+		ck_assert_int_eq(gs->compiled, 0);
+		ck_assert_uint_gt(gc->ct[0].n, 1);
+		struct sockaddr_in s4 = { .sin_family = AF_INET };
+		for (uint32_t i = 0; i < 100000; i++) {
+			s4.sin_addr.s_addr = htonl(i * 2654435761u);
+			same_at(gc, gs, (struct sockaddr *)&s4);
+		}
+		for (size_t i = 0; i < gc->ct[0].n; i++)
+			for (int d = -1; d <= 1; d++) {
+				s4.sin_addr.s_addr = htonl(gc->ct[0].s4[i] + (uint32_t)d);
+				same_at(gc, gs, (struct sockaddr *)&s4);
+			}
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+		uint8_t *b = s6.sin6_addr.s6_addr;
+		for (size_t i = 0; i < gc->ct[1].n; i++)
+			for (int d = -1; d <= 1; d++) {
+				uint64_t hi = gc->ct[1].s6[i].hi, lo = gc->ct[1].s6[i].lo;
+				uint64_t nlo = lo + (uint64_t)(int64_t)d;
+				if (d < 0 && lo == 0)
+					hi--;
+				else if (d > 0 && nlo == 0)
+					hi++;
+				for (int j = 0; j < 8; j++) {
+					b[j] = (uint8_t)(hi >> (56 - 8 * j));
+					b[8 + j] = (uint8_t)(nlo >> (56 - 8 * j));
+				}
+				same_at(gc, gs, (struct sockaddr *)&s6);
+			}
+		uint32_t x = 777;
+		for (int i = 0; i < 50000; i++) {
+			for (int j = 0; j < 16; j++) {
+				x = x * 1103515245u + 12345u;
+				b[j] = (x >> 16 & 3) ? 0 : (uint8_t)(x >> 8);
+			}
+			if (i % 3 == 0)
+				memcpy(b, "\x20\x01\x0d\xb8\x01\x00\x00\x05", 8);
+			same_at(gc, gs, (struct sockaddr *)&s6);
+		}
+		close_geo(gc, cc);
+		close_geo(gs, cs);
+	}
+}
+END_TEST
+
+/* geoip.compile is on or off, nothing else. */
+START_TEST(err_compile_value)
+{
+	expect_err("geoip:\n  database: test.mmdb\n  compile: maybe\n",
+	           NULL, 4, "geoip.compile must be on or off");
+}
+END_TEST
+
 static Suite *geo_suite(void)
 {
 	Suite *s = suite_create("geo");
@@ -633,6 +738,8 @@ static Suite *geo_suite(void)
 	tcase_add_test(t, err_database);
 	tcase_add_test(t, err_nets_file);
 	tcase_add_test(t, many_lookups);
+	tcase_add_test(t, compiled_equals_sources);
+	tcase_add_test(t, err_compile_value);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -158,6 +158,15 @@ START_TEST(conf_values)
 	ck_assert_uint_eq(rc.nexempt, 0);
 	rrl_conf_clear(&rc);
 	conf_free(c);
+
+	/* The highest rate, with a window that keeps the debt in range. */
+	c = load(ZONES "rrl:\n  responses-per-second: 1000000\n  window: 2147\n",
+	         err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_int_eq(rrl_conf_load(c, &rc, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rc.rate, 1000000);
+	rrl_conf_clear(&rc);
+	conf_free(c);
 }
 END_TEST
 
@@ -185,7 +194,10 @@ static void expect_error(const char *yaml, int line, const char *what)
 START_TEST(conf_errors)
 {
 	/* Three lines of zones, "rrl:" on line 4, its first key on line 5. */
-	expect_error("  responses-per-second: -1\n", 5, "rrl.responses-per-second must be a whole number from 0 to 100000");
+	expect_error("  responses-per-second: -1\n", 5, "rrl.responses-per-second must be a whole number from 0 to 1000000");
+	/* S1-12: the debt, window x rate, is counted in 32 bits. */
+	expect_error("  responses-per-second: 1000000\n  window: 3600\n", 5,
+	             "window (3600) times responses-per-second (1000000) must stay below");
 	expect_error("  window: 15\n  responses-per-second: 2.5\n", 6, "not '2.5'");
 	expect_error("  window: 0\n", 5, "rrl.window must be a whole number from 1 to 3600");
 	expect_error("  slip: 11\n", 5, "rrl.slip must be a whole number from 0 to 10");
@@ -268,6 +280,34 @@ static void expect_class(const char *name, uint16_t qtype, uint16_t payload,
 	              dname_to_str(got, s, sizeof(s)), want_name);
 	ck_assert_uint_eq(qt, want_qtype);
 }
+
+/* The account name is the QNAME lowercased as DNS does (ASCII A-Z
+ * only), whatever the bytes of its labels: every byte value at every
+ * position of a word. */
+START_TEST(classify_lowercases_every_byte)
+{
+	for (unsigned b = 0; b < 256; b++) {
+		uint8_t r[64] = { 0x12, 0x34, 0x84, 0x00, 0, 1, 0, 1, 0, 0, 0, 0 };
+		size_t p = 12;
+		r[p++] = 19;                 /* one label of 19 bytes */
+		for (unsigned i = 0; i < 19; i++)
+			r[p++] = (uint8_t)(b + i * 7);
+		r[p++] = 0;
+		r[p++] = 0; r[p++] = 1;      /* A */
+		r[p++] = 0; r[p++] = 1;      /* IN */
+		rrl_class_t cls;
+		uint8_t name[DNAME_MAXLEN + 1];
+		uint16_t qt;
+		rrl_classify(r, p, &cls, name, &qt);
+		ck_assert_int_eq(cls, RRL_ANSWER);
+		ck_assert_uint_eq(name[0], 19);
+		for (unsigned i = 0; i < 19; i++)
+			ck_assert_msg(name[1 + i] == dname_lower[(uint8_t)(b + i * 7)],
+			              "byte %u: 0x%02x, want 0x%02x", i, name[1 + i],
+			              dname_lower[(uint8_t)(b + i * 7)]);
+	}
+}
+END_TEST
 
 START_TEST(classes)
 {
@@ -752,6 +792,7 @@ static Suite *rrl_suite(void)
 	tcase_add_test(t, conf_section_allowed);
 	tcase_add_test(t, classes);
 	tcase_add_test(t, classes_of_odd_responses);
+	tcase_add_test(t, classify_lowercases_every_byte);
 	tcase_add_test(t, accounting);
 	tcase_add_test(t, window_bounds_debt);
 	tcase_add_test(t, rate_shared_by_threads);

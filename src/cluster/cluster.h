@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbd's side of cluster mode: a thread that keeps the local store
+ * equal to the table in etcd (full range at start and after a compaction
+ * or a broken history, then the watch, each revision applied in one LMDB
+ * transaction through the store's usual write path), and a thread that
+ * keeps this instance's lease and its member key alive.  The query path
+ * is not involved: the workers read the local store as in standalone
+ * mode, so answers go on through any etcd outage.
+ *
+ * Thread safety: cluster_start() and cluster_stop() on the main thread;
+ * cluster_info() from any thread. */
+#ifndef GSLB_CLUSTER_H
+#define GSLB_CLUSTER_H
+
+#include <stdint.h>
+
+#include "cluster/cluster_conf.h"
+#include "store/weightdb.h"
+
+typedef struct cluster cluster_t;
+
+/** What the daemon reports about the cluster. */
+typedef struct cluster_info {
+	int connected;         /* the watch is up */
+	int64_t revision;      /* the etcd revision the local store reflects */
+	uint64_t resyncs;      /* full resyncs done */
+	uint64_t applied;      /* revisions applied from the watch */
+} cluster_info_t;
+
+/** Starts the cluster threads for @cc (copied) on @db.  Returns NULL
+ * with @err when a thread cannot start; an unreachable etcd is no error
+ * (the threads retry, and say so in the log). */
+cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
+                         size_t errlen);
+/** Stops the threads (within about a second) and frees @c; NULL is
+ * fine.  The lease is revoked so that this instance's keys go at once. */
+void cluster_stop(cluster_t *c);
+/** Fills @out. */
+void cluster_info(cluster_t *c, cluster_info_t *out);
+
+#endif

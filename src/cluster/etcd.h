@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* A small etcd v3 client over its JSON gateway (POST /v3/kv/range,
+ * /v3/kv/txn, /v3/watch, /v3/lease/...), with libcurl and jansson.  Keys
+ * and values travel base64-encoded; 64-bit numbers arrive as strings, and
+ * fields at their default (0, false, PUT) are left out by the gateway.
+ *
+ * Thread safety: an etcd_t is used by one thread at a time (it owns one
+ * curl handle).  Each thread that talks to etcd makes its own. */
+#ifndef GSLB_CLUSTER_ETCD_H
+#define GSLB_CLUSTER_ETCD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/cluster_conf.h"
+
+typedef struct etcd etcd_t;
+
+/** One key-value pair of an answer, decoded: @key and @value are
+ * NUL-terminated copies owned by the caller (etcd_kv_clear()). */
+typedef struct etcd_kv {
+	char *key;
+	char *value;
+	size_t value_len;
+	int64_t create_rev, mod_rev, version, lease;
+} etcd_kv_t;
+
+/** A client for the endpoints, TLS and credentials of @cc (copied).
+ * Never fails (allocation failure aborts). */
+etcd_t *etcd_new(const cluster_conf_t *cc);
+void etcd_free(etcd_t *e);
+
+/** POSTs @body (not stolen) to gateway @path ("/v3/kv/range") and stores
+ * the JSON answer in *@out (new reference).  Tries the endpoint that last
+ * answered first, then the others, each within the configured timeout.
+ * Returns 0; GSLB_EIO when no endpoint answered (the reason in @err); or
+ * GSLB_EINVAL when etcd answered with an error (its message in @err). */
+int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
+              char *err, size_t errlen);
+
+/** The endpoint that answered last (for messages). */
+const char *etcd_endpoint(const etcd_t *e);
+
+/** Base64 of @n bytes at @s (new string). */
+char *etcd_b64(const char *s, size_t n);
+/** Decodes base64 @s into a new NUL-terminated buffer, its length in
+ * *@n.  Returns NULL when @s is not base64. */
+char *etcd_unb64(const char *s, size_t *n);
+/** The key after every key that starts with @prefix (the range end of a
+ * prefix), base64 (new string). */
+char *etcd_prefix_end_b64(const char *prefix);
+
+/** A 64-bit field of an answer: a string of digits or a number, 0 when
+ * absent. */
+int64_t etcd_int(const json_t *obj, const char *field);
+/** Decodes answer object @kv into @out.  Returns 0 or GSLB_EINVAL. */
+int etcd_kv_parse(const json_t *kv, etcd_kv_t *out);
+void etcd_kv_clear(etcd_kv_t *kv);
+
+/** A range request object for @key, or for every key under it when
+ * @prefix (new reference). */
+json_t *etcd_range_req(const char *key, int prefix);
+
+/** Reads the keys under @prefix (or only @prefix when !@all) and calls
+ * @fn for each; the header revision goes into *@rev.  Returns 0 or the
+ * error of etcd_post(). */
+int etcd_get(etcd_t *e, const char *key, int prefix, int64_t *rev,
+             int (*fn)(const etcd_kv_t *kv, void *arg), void *arg,
+             char *err, size_t errlen);
+
+/** Grants a lease of @ttl seconds; its id in *@id.  0 or an error. */
+int etcd_lease_grant(etcd_t *e, unsigned ttl, int64_t *id, char *err,
+                     size_t errlen);
+/** Renews lease @id once.  Returns 0, GSLB_ENOENT when the lease has
+ * expired, or an error. */
+int etcd_lease_keepalive(etcd_t *e, int64_t id, char *err, size_t errlen);
+
+/** Watches every key under @prefix from revision @start, calling @fn
+ * with each "result" object of the stream (borrowed) until @fn returns
+ * non-zero, @stop(@arg) returns non-zero (checked about once a second),
+ * or the stream breaks.  Returns what @fn returned, 0 when stopped, or
+ * GSLB_EIO with the reason in @err when the stream broke. */
+int etcd_watch(etcd_t *e, const char *prefix, int64_t start,
+               int (*fn)(const json_t *result, void *arg),
+               int (*stop)(void *arg), void *arg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* The operator's table between etcd and the local store (see sync.h for
+ * the layout in etcd and the revision rule). */
+#include "cluster/sync.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { wdb_kind_t kind; const char *name; } shared[] = {
+	{ WDB_SERVICE, "service" }, { WDB_NODE, "node" },
+	{ WDB_WEIGHT, "weight" }, { WDB_CUTOVER, "cutover" },
+};
+#define NSHARED (sizeof(shared) / sizeof(shared[0]))
+
+const char *cluster_kind_name(wdb_kind_t kind)
+{
+	for (size_t i = 0; i < NSHARED; i++)
+		if (shared[i].kind == kind)
+			return shared[i].name;
+	return NULL;
+}
+
+static int kind_of(const char *name, size_t len, wdb_kind_t *kind)
+{
+	for (size_t i = 0; i < NSHARED; i++)
+		if (strlen(shared[i].name) == len && memcmp(shared[i].name, name, len) == 0) {
+			*kind = shared[i].kind;
+			return 1;
+		}
+	return 0;
+}
+
+int cluster_kind_by_name(const char *name, wdb_kind_t *kind)
+{
+	return name && kind_of(name, strlen(name), kind);
+}
+
+int cluster_kind_shared(wdb_kind_t kind)
+{
+	return cluster_kind_name(kind) != NULL;
+}
+
+void cluster_key(char *out, size_t size, const char *prefix, wdb_kind_t kind,
+                 const char *key)
+{
+	snprintf(out, size, "%sconfig/%s/%s", prefix, cluster_kind_name(kind), key);
+}
+
+int cluster_parse_key(const char *prefix, const char *ekey, wdb_kind_t *kind,
+                      const char **key)
+{
+	size_t pl = strlen(prefix);
+	if (strncmp(ekey, prefix, pl) != 0 || strncmp(ekey + pl, "config/", 7) != 0)
+		return 0;
+	const char *k = ekey + pl + 7, *slash = strchr(k, '/');
+	if (!slash || !slash[1] || !kind_of(k, (size_t)(slash - k), kind))
+		return 0;
+	*key = slash + 1;
+	return 1;
+}
+
+/* The kind of a change record by its name ("node"). */
+static int change_kind(json_t *c, wdb_kind_t *kind)
+{
+	return cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), kind);
+}
+
+int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
+                  const char *actor, const char *what, int64_t *id,
+                  char *err, size_t errlen)
+{
+	wdb_txn_t *t = wdb_begin(db, actor, err, errlen);
+	if (!t)
+		return GSLB_EIO;
+	if ((int64_t)wdb_meta_u64(t, "clusterrev") >= rev) {
+		wdb_abort(t);
+		return 0;
+	}
+	size_t i;
+	json_t *c;
+	int rc = 0;
+	json_array_foreach(changes, i, c) {
+		wdb_kind_t kind;
+		const char *key = json_string_value(json_object_get(c, "key"));
+		if (!key || !change_kind(c, &kind))
+			continue;
+		json_t *after = json_object_get(c, "after");
+		if ((rc = wdb_set(t, kind, key, json_is_null(after) ? NULL : after))) {
+			snprintf(err, errlen, "%s %s: %s", after ? "writing" : "deleting",
+			         key, wdb_strerror(rc));
+			wdb_abort(t);
+			return rc;
+		}
+	}
+	if ((rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev))) {
+		wdb_abort(t);
+		snprintf(err, errlen, "%s", wdb_strerror(rc));
+		return rc;
+	}
+	int64_t aid = wdb_commit(t, what, err, errlen);
+	if (aid < 0)
+		return (int)aid;
+	if (id)
+		*id = aid;
+	return 1;
+}
+
+int64_t cluster_local_rev(weightdb_t *db)
+{
+	wdb_txn_t *t = wdb_begin_read(db);
+	if (!t)
+		return 0;
+	int64_t r = (int64_t)wdb_meta_u64(t, "clusterrev");
+	wdb_abort(t);
+	return r;
+}
+
+int cluster_marker(etcd_t *e, const char *prefix, int64_t *rev,
+                   int64_t *marker, char *err, size_t errlen)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%schange", prefix);
+	json_t *req = etcd_range_req(key, 0), *ans = NULL;
+	json_object_set_new(req, "keys_only", json_true());
+	int rc = etcd_post(e, "/v3/kv/range", req, &ans, err, errlen);
+	json_decref(req);
+	if (rc)
+		return rc;
+	*rev = etcd_int(json_object_get(ans, "header"), "revision");
+	*marker = etcd_int(json_array_get(json_object_get(ans, "kvs"), 0), "mod_revision");
+	json_decref(ans);
+	return 0;
+}
+
+/* The etcd table: { kind name: { key: object } }. */
+typedef struct table {
+	json_t *by_kind[WDB_KIND_COUNT];
+} table_t;
+
+/* wdb_each() callback: differences of one local object with etcd's. */
+typedef struct diff {
+	wdb_txn_t *t;
+	wdb_kind_t kind;
+	json_t *want;      /* etcd's objects of this kind (entries removed as seen) */
+	json_t *dels;      /* local keys that etcd does not have */
+	int n;
+} diff_t;
+
+static int diff_local(const char *key, json_t *val, void *arg)
+{
+	diff_t *d = arg;
+	json_t *w = json_object_get(d->want, key);
+	if (!w)
+		json_array_append_new(d->dels, json_string(key));
+	else if (json_equal(w, val))
+		json_object_del(d->want, key);
+	return 0;
+}
+
+static int apply_table(weightdb_t *db, table_t *tb, int64_t rev,
+                       const char *actor, char *err, size_t errlen)
+{
+	wdb_txn_t *t = wdb_begin(db, actor, err, errlen);
+	if (!t)
+		return GSLB_EIO;
+	if ((int64_t)wdb_meta_u64(t, "clusterrev") >= rev) {
+		wdb_abort(t);
+		return 0;
+	}
+	int n = 0, rc = 0;
+	/* Nodes before the rows that name them is not needed (the commit
+	 * checks references at its end), but deletions go first so that a
+	 * row and its node may both go. */
+	for (size_t i = 0; i < NSHARED && !rc; i++) {
+		wdb_kind_t k = shared[i].kind;
+		diff_t d = { t, k, tb->by_kind[k], json_array(), 0 };
+		wdb_each(t, k, NULL, diff_local, &d);
+		size_t j;
+		json_t *key;
+		json_array_foreach(d.dels, j, key) {
+			if ((rc = wdb_set(t, k, json_string_value(key), NULL)))
+				break;
+			n++;
+		}
+		json_decref(d.dels);
+		const char *ok;
+		json_t *v;
+		json_object_foreach(d.want, ok, v) {
+			if (rc || (rc = wdb_set(t, k, ok, v)))
+				break;
+			n++;
+		}
+	}
+	if (!rc)
+		rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev);
+	if (rc) {
+		snprintf(err, errlen, "resync: %s", wdb_strerror(rc));
+		wdb_abort(t);
+		return rc;
+	}
+	char what[80];
+	snprintf(what, sizeof(what), "resync from etcd at revision %lld", (long long)rev);
+	int64_t id = wdb_commit(t, what, err, errlen);
+	return id < 0 ? (int)id : n;
+}
+
+int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
+                   const char *actor, int64_t *rev, int64_t *marker,
+                   char *err, size_t errlen)
+{
+	char mk[512], ck[512];
+	snprintf(mk, sizeof(mk), "%schange", prefix);
+	snprintf(ck, sizeof(ck), "%sconfig/", prefix);
+	/* One transaction: the table and the last change's revision of the
+	 * same moment. */
+	json_t *req = json_pack("{s:[{s:o},{s:o}]}", "success",
+	                        "request_range", etcd_range_req(mk, 0),
+	                        "request_range", etcd_range_req(ck, 1));
+	json_t *ans = NULL;
+	int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, errlen);
+	json_decref(req);
+	if (rc)
+		return rc;
+	*rev = etcd_int(json_object_get(ans, "header"), "revision");
+	json_t *resp = json_object_get(ans, "responses");
+	json_t *r0 = json_object_get(json_array_get(resp, 0), "response_range");
+	json_t *r1 = json_object_get(json_array_get(resp, 1), "response_range");
+	*marker = etcd_int(json_array_get(json_object_get(r0, "kvs"), 0), "mod_revision");
+	table_t tb;
+	for (int k = 0; k < WDB_KIND_COUNT; k++)
+		tb.by_kind[k] = json_object();
+	size_t i;
+	json_t *kvj;
+	json_array_foreach(json_object_get(r1, "kvs"), i, kvj) {
+		etcd_kv_t kv;
+		wdb_kind_t kind;
+		const char *key;
+		if (etcd_kv_parse(kvj, &kv))
+			continue;
+		json_t *v = json_loadb(kv.value, kv.value_len, 0, NULL);
+		if (v && cluster_parse_key(prefix, kv.key, &kind, &key))
+			json_object_set_new(tb.by_kind[kind], key, v);
+		else {
+			log_warning("cluster: etcd key %s: not an object of ours; ignored",
+			            kv.key);
+			json_decref(v);
+		}
+		etcd_kv_clear(&kv);
+	}
+	json_decref(ans);
+	rc = apply_table(db, &tb, *rev, actor, err, errlen);
+	for (int k = 0; k < WDB_KIND_COUNT; k++)
+		json_decref(tb.by_kind[k]);
+	return rc;
+}

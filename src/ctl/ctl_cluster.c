@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl in cluster mode: the table lives in etcd.  A write command is
+ * validated on the local store exactly as in standalone mode (brought up
+ * to date from etcd first), then its changes go to etcd in one
+ * transaction that compares the revision of the last change with the one
+ * read, together with the change's audit record; the local store gets
+ * them at once, the other instances through their watch.  And `cluster
+ * status`. */
+#include "config.h"
+#include "ctl/ctl.h"
+#include "cluster/cluster_conf.h"
+#include "cluster/etcd.h"
+#include "cluster/sync.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static cluster_conf_t ccf;
+static etcd_t *ce;             /* NULL: standalone */
+static int64_t marker_read;    /* revision of the last change read */
+static int synced;
+
+int ctl_cluster_on(void)
+{
+	return ce != NULL;
+}
+
+void ctl_cluster_init(void)
+{
+	char err[1024];
+	if (!ctl_conf)
+		return;
+	if (cluster_conf_load(ctl_conf, &ccf, err, sizeof(err)))
+		ctl_die("%s", err);
+	if (!ccf.enabled)
+		return;
+	ce = etcd_new(&ccf);
+}
+
+void ctl_cluster_done(void)
+{
+	etcd_free(ce);
+	ce = NULL;
+	cluster_conf_free(&ccf);
+}
+
+/* Brings the local store up to the last change in etcd, so that the
+ * command validates against the cluster's table. */
+void ctl_cluster_sync(const char *actor)
+{
+	char err[1024];
+	int64_t rev = 0;
+	if (!ce || synced)
+		return;
+	int rc = cluster_marker(ce, ccf.prefix, &rev, &marker_read, err, sizeof(err));
+	if (!rc && cluster_local_rev(ctl_db) < marker_read)
+		rc = cluster_resync(ctl_db, ce, ccf.prefix, actor, &rev, &marker_read,
+		                    err, sizeof(err));
+	if (rc < 0)
+		ctl_die("cluster: %s%s; nothing was written",
+		        rc == GSLB_EIO ? "etcd is unreachable: " : "", err);
+	synced = 1;
+}
+
+/* The changes of @t that live in etcd, as [{kind, key, after}]. */
+static json_t *shared_changes(wdb_txn_t *t)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach(wdb_changes(t), i, c) {
+		wdb_kind_t kind;
+		int shared = cluster_kind_by_name(
+			json_string_value(json_object_get(c, "kind")), &kind);
+		if (shared)
+			json_array_append_new(out, json_pack("{s:O, s:O, s:O}",
+			    "kind", json_object_get(c, "kind"), "key", json_object_get(c, "key"),
+			    "after", json_object_get(c, "after")));
+	}
+	return out;
+}
+
+static json_t *b64_str(const char *s, size_t n)
+{
+	char *b = etcd_b64(s, n);
+	json_t *j = json_string(b);
+	free(b);
+	return j;
+}
+
+int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
+{
+	char err[1024];
+	if (!ce)
+		return 0;
+	if (wdb_check(t, err, sizeof(err)))
+		ctl_die("%s; nothing was changed", err);
+	json_t *changes = shared_changes(t);
+	if (json_array_size(changes) == 0) {
+		/* Only local data (pushed metrics): the local store, as in
+		 * standalone mode. */
+		json_decref(changes);
+		return 0;
+	}
+	wdb_abort(t);
+	/* The tests widen the window between reading and writing to make
+	 * two writers race for certain. */
+	const char *delay = getenv("GSLBCTL_TEST_CLUSTER_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000);
+	char mk[512];
+	snprintf(mk, sizeof(mk), "%schange", ccf.prefix);
+	json_t *ops = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		wdb_kind_t kind = WDB_SERVICE;
+		char ek[1024];
+		if (!cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), &kind))
+			continue;
+		cluster_key(ek, sizeof(ek), ccf.prefix, kind,
+		            json_string_value(json_object_get(c, "key")));
+		json_t *after = json_object_get(c, "after");
+		if (json_is_null(after)) {
+			json_array_append_new(ops, json_pack("{s:{s:o}}", "request_delete_range",
+			    "key", b64_str(ek, strlen(ek))));
+		} else {
+			char *v = json_dumps(after, JSON_COMPACT | JSON_SORT_KEYS);
+			json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
+			    "key", b64_str(ek, strlen(ek)), "value", b64_str(v, strlen(v))));
+			free(v);
+		}
+	}
+	char now[40];
+	time_t tt = time(NULL);
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", actor, "what", what,
+	                        "time", now, "instance", ccf.name,
+	                        "count", (json_int_t)json_array_size(changes));
+	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(rec);
+	json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
+	    "key", b64_str(mk, strlen(mk)), "value", b64_str(rv, strlen(rv))));
+	free(rv);
+	char mr[32];
+	snprintf(mr, sizeof(mr), "%lld", (long long)marker_read);
+	json_t *req = json_pack("{s:[{s:s, s:o, s:s, s:s}], s:o}",
+	    "compare", "target", "MOD", "key", b64_str(mk, strlen(mk)),
+	    "result", "EQUAL", "mod_revision", mr, "success", ops);
+	json_t *ans = NULL;
+	int rc = etcd_post(ce, "/v3/kv/txn", req, &ans, err, sizeof(err));
+	json_decref(req);
+	if (rc) {
+		json_decref(changes);
+		ctl_die("cluster: %s%s; nothing was written",
+		        rc == GSLB_EIO ? "etcd is unreachable: " : "etcd refused the change: ",
+		        err);
+	}
+	int ok = json_is_true(json_object_get(ans, "succeeded"));
+	int64_t rev = etcd_int(json_object_get(ans, "header"), "revision");
+	json_decref(ans);
+	if (!ok) {
+		json_decref(changes);
+		ctl_die("cluster: the table was changed by someone else since it was "
+		        "read; nothing was written; retry");
+	}
+	marker_read = rev;
+	int64_t id = 0;
+	rc = cluster_apply(ctl_db, rev, changes, actor, what, &id, err, sizeof(err));
+	json_decref(changes);
+	if (rc < 0)
+		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
+		        "not to the local store (%s): gslbd applies it from etcd\n",
+		        (long long)rev, err);
+	if (ctl_json)
+		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
+		       (long long)rev);
+	else if (id > 0)
+		printf("change %lld: %s (cluster revision %lld)\n", (long long)id, what,
+		       (long long)rev);
+	else
+		printf("cluster revision %lld: %s\n", (long long)rev, what);
+	return 1;
+}
+
+/* cluster status ------------------------------------------------- */
+
+static int collect_member(const etcd_kv_t *kv, void *arg)
+{
+	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+	const char *name = strrchr(kv->key, '/');
+	if (v && name)
+		json_object_set_new(arg, name + 1, v);
+	else
+		json_decref(v);
+	return 0;
+}
+
+int ctl_cmd_cluster(int argc, char **argv)
+{
+	char err[1024], key[512];
+	if (argc != 1 || strcmp(argv[0], "status") != 0) {
+		fprintf(stderr, "gslbctl: usage: cluster status\n");
+		return 2;
+	}
+	if (!ce) {
+		fprintf(stderr, "gslbctl: cluster status: %s has no cluster section "
+		        "(standalone)\n", ctl_conf ? ctl_conf->path : "-d");
+		return 1;
+	}
+	int64_t local = cluster_local_rev(ctl_db), rev = 0, marker = 0;
+	json_t *out = json_pack("{s:s, s:s, s:I}", "name", ccf.name, "prefix", ccf.prefix,
+	                        "local_revision", (json_int_t)local);
+	int rc = cluster_marker(ce, ccf.prefix, &rev, &marker, err, sizeof(err));
+	if (rc) {
+		json_object_set_new(out, "etcd", json_string("unreachable"));
+		json_object_set_new(out, "error", json_string(err));
+	} else {
+		json_object_set_new(out, "etcd", json_string(etcd_endpoint(ce)));
+		json_object_set_new(out, "revision", json_integer(rev));
+		json_object_set_new(out, "last_change", json_integer(marker));
+		json_object_set_new(out, "up_to_date", json_boolean(local >= marker));
+		json_t *members = json_object(), *leader = json_object();
+		snprintf(key, sizeof(key), "%smembers/", ccf.prefix);
+		etcd_get(ce, key, 1, NULL, collect_member, members, err, sizeof(err));
+		json_object_set_new(out, "members", members);
+		snprintf(key, sizeof(key), "%sleader", ccf.prefix);
+		etcd_get(ce, key, 0, NULL, collect_member, leader, err, sizeof(err));
+		json_t *l = json_object_get(leader, "leader");
+		json_object_set(out, "leader", l ? json_object_get(l, "name") : json_null());
+		json_decref(leader);
+	}
+	if (ctl_json) {
+		ctl_print_json(out);
+	} else {
+		printf("instance %s, prefix %s\n", ccf.name, ccf.prefix);
+		if (rc) {
+			printf("etcd: unreachable (%s)\n", err);
+			printf("local store at revision %lld\n", (long long)local);
+		} else {
+			printf("etcd: reachable at %s, revision %lld, last change at %lld\n",
+			       etcd_endpoint(ce), (long long)rev, (long long)marker);
+			printf("local store at revision %lld: %s\n", (long long)local,
+			       local >= marker ? "up to date" : "behind");
+			const char *l = json_string_value(json_object_get(out, "leader"));
+			printf("leader: %s\n", l ? l : "none");
+			const char *name;
+			json_t *m;
+			json_object_foreach(json_object_get(out, "members"), name, m)
+				printf("member %s: vantage %s/%s\n", name,
+				       json_string_value(json_object_get(m, "region")) ?: "-",
+				       json_string_value(json_object_get(m, "isp")) ?: "-");
+		}
+	}
+	json_decref(out);
+	return rc ? 1 : 0;
+}

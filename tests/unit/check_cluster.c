@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* Cluster mode's pure parts: the cluster section (defaults, every value,
+ * errors naming file and line, absent = standalone), base64 and the
+ * range end of a prefix, the answers' 64-bit fields, and the key layout
+ * in etcd. */
+#include "cluster/cluster_conf.h"
+#include "cluster/etcd.h"
+#include "cluster/sync.h"
+#include "common/conf.h"
+#include "common/log.h"
+#include "unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char dir[] = "/tmp/check_cluster-XXXXXX";
+static char path[256];
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
+	log_set_level(GSLB_LOG_ERR);
+}
+
+static void teardown(void)
+{
+	remove(path);
+	remove(dir);
+}
+
+#define ZONES "zones:\n  - name: example.test\n    file: example.test.zone\n"
+
+/* Loads ZONES + @text and its cluster section into @o: 0 or -1. */
+static int load(const char *text, cluster_conf_t *o, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(ZONES, f);
+	fputs(text, f);
+	fclose(f);
+	err[0] = 0;
+	conf_t *c = conf_load(path, err, errlen);
+	ck_assert_msg(c != NULL, "conf_load: %s", err);
+	int rc = cluster_conf_load(c, o, err, errlen);
+	conf_free(c);
+	return rc;
+}
+
+static void expect_error(const char *text, int line, const char *what)
+{
+	char err[1024], want[512];
+	cluster_conf_t o;
+	ck_assert_msg(load(text, &o, err, sizeof(err)) == -1, "accepted:\n%s", text);
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
+	              "error '%s' does not start with '%s'", err, want);
+	ck_assert_msg(strstr(err, what) != NULL, "error '%s' lacks '%s'", err, what);
+}
+
+START_TEST(absent_is_standalone)
+{
+	char err[512];
+	cluster_conf_t o;
+	ck_assert_int_eq(load("", &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(o.enabled, 0);
+	ck_assert_uint_eq(o.nendpoints, 0);
+}
+END_TEST
+
+START_TEST(defaults_and_values)
+{
+	char err[512];
+	cluster_conf_t o;
+	ck_assert_int_eq(load("cluster:\n  etcd: http://127.0.0.1:2379/\n  name: ns1\n",
+	                      &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(o.enabled, 1);
+	ck_assert_uint_eq(o.nendpoints, 1);
+	ck_assert_str_eq(o.endpoints[0], "http://127.0.0.1:2379");
+	ck_assert_str_eq(o.prefix, "/gslbd/");
+	ck_assert_uint_eq(o.quorum, 0);
+	ck_assert_uint_eq(o.lease_ttl, 5);
+	ck_assert(o.timeout == 2);
+	ck_assert_str_eq(o.region, "");
+	cluster_conf_free(&o);
+	ck_assert_int_eq(load("cluster:\n"
+	                      "  etcd: [ \"https://a:2379\", \"https://b:2379\" ]\n"
+	                      "  prefix: /dns/prod/\n"
+	                      "  name: ns2\n"
+	                      "  vantage: { region: cn-bj, isp: ctcc }\n"
+	                      "  quorum: 2\n"
+	                      "  lease-ttl: 10\n"
+	                      "  timeout: 0.5\n"
+	                      "  tls: { ca: ca.pem, cert: c.pem, key: k.pem }\n"
+	                      "  user: gslbd\n"
+	                      "  password: secret\n", &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.nendpoints, 2);
+	ck_assert_str_eq(o.prefix, "/dns/prod/");
+	ck_assert_str_eq(o.name, "ns2");
+	ck_assert_str_eq(o.region, "cn-bj");
+	ck_assert_str_eq(o.isp, "ctcc");
+	ck_assert_uint_eq(o.quorum, 2);
+	ck_assert_uint_eq(o.lease_ttl, 10);
+	ck_assert(o.timeout == 0.5);
+	ck_assert_ptr_nonnull(strstr(o.ca, dir));   /* relative to the file */
+	ck_assert_str_eq(o.user, "gslbd");
+	ck_assert_str_eq(o.password, "secret");
+	cluster_conf_free(&o);
+}
+END_TEST
+
+START_TEST(errors)
+{
+	expect_error("cluster:\n  name: ns1\n", 5, "etcd is required");
+	expect_error("cluster:\n  etcd: http://a:1\n", 5, "name is required");
+	expect_error("cluster:\n  etcd: ftp://a:1\n  name: x\n", 5, "must be http://HOST:PORT");
+	expect_error("cluster:\n  etcd: []\n  name: x\n", 5, "1 to 16 endpoints");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: \"n s\"\n", 6, "name 'n s'");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  prefix: gslbd\n", 7,
+	             "must start and end with '/'");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  lease-ttl: 1\n", 7,
+	             "cluster.lease-ttl must be a number from 2 to 600");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  quorum: half\n", 7,
+	             "cluster.quorum");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  colour: red\n", 7, "colour");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  vantage: { city: bj }\n", 7,
+	             "city");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  user: u\n", 5,
+	             "user and password go together");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  tls: { cert: c.pem }\n", 7,
+	             "tls.cert and tls.key go together");
+}
+END_TEST
+
+START_TEST(base64)
+{
+	static const char *const plain[] = { "", "a", "ab", "abc", "abcd",
+	                                     "/gslbd/config/weight/www|*|*" };
+	static const char *const enc[] = { "", "YQ==", "YWI=", "YWJj", "YWJjZA==",
+	                                   "L2dzbGJkL2NvbmZpZy93ZWlnaHQvd3d3fCp8Kg==" };
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char *b = etcd_b64(plain[i], strlen(plain[i]));
+		ck_assert_str_eq(b, enc[i]);
+		size_t n;
+		char *p = etcd_unb64(b, &n);
+		ck_assert_uint_eq(n, strlen(plain[i]));
+		ck_assert_str_eq(p, plain[i]);
+		free(b);
+		free(p);
+	}
+	ck_assert_ptr_null(etcd_unb64("a!b=", NULL));
+	char *end = etcd_prefix_end_b64("/gslbd/");
+	char *p = etcd_unb64(end, NULL);
+	ck_assert_str_eq(p, "/gslbd0");
+	free(end);
+	free(p);
+}
+END_TEST
+
+START_TEST(answers)
+{
+	json_t *j = json_loads("{\"a\": \"12345678901\", \"b\": 7, \"kv\": "
+	                       "{\"key\": \"YQ==\", \"mod_revision\": \"9\"}}", 0, NULL);
+	ck_assert_int_eq(etcd_int(j, "a"), 12345678901LL);
+	ck_assert_int_eq(etcd_int(j, "b"), 7);
+	ck_assert_int_eq(etcd_int(j, "missing"), 0);
+	etcd_kv_t kv;
+	ck_assert_int_eq(etcd_kv_parse(json_object_get(j, "kv"), &kv), 0);
+	ck_assert_str_eq(kv.key, "a");
+	ck_assert_str_eq(kv.value, "");   /* an empty value is left out */
+	ck_assert_int_eq(kv.mod_rev, 9);
+	ck_assert_int_eq(kv.version, 0);
+	etcd_kv_clear(&kv);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(key_layout)
+{
+	char k[256];
+	cluster_key(k, sizeof(k), "/g/", WDB_WEIGHT, "www.x|*|*");
+	ck_assert_str_eq(k, "/g/config/weight/www.x|*|*");
+	wdb_kind_t kind;
+	const char *key;
+	ck_assert_int_eq(cluster_parse_key("/g/", k, &kind, &key), 1);
+	ck_assert_int_eq(kind, WDB_WEIGHT);
+	ck_assert_str_eq(key, "www.x|*|*");
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/health/n1", &kind, &key), 0);
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/members/ns1", &kind, &key), 0);
+	ck_assert_int_eq(cluster_parse_key("/g/", "/h/config/node/n1", &kind, &key), 0);
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/node/", &kind, &key), 0);
+	ck_assert(cluster_kind_shared(WDB_CUTOVER));
+	ck_assert(!cluster_kind_shared(WDB_HEALTH));
+	ck_assert(!cluster_kind_shared(WDB_METRICS));
+}
+END_TEST
+
+static Suite *cluster_suite(void)
+{
+	Suite *s = suite_create("cluster");
+	TCase *t = tcase_create("cluster");
+	tcase_add_unchecked_fixture(t, setup, teardown);
+	tcase_add_test(t, absent_is_standalone);
+	tcase_add_test(t, defaults_and_values);
+	tcase_add_test(t, errors);
+	tcase_add_test(t, base64);
+	tcase_add_test(t, answers);
+	tcase_add_test(t, key_layout);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(cluster_suite)
