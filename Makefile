@@ -16,6 +16,8 @@
 #   make bench-compare  server CPU per answered query, exact (cpuacct):
 #                   gslbd against knotd, gdnsd and a UDP reflector
 #                   (bench/compare.sh; needs root and cgroup v1)
+#   make bench-stats    the cost of the statistics endpoint, stats on
+#                   against off, the same way (bench/stats-cost.sh)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -85,7 +87,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare man geoip
+.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -158,6 +160,8 @@ bench-gslb: all
 	bench/gslb.sh
 bench-compare: all
 	bench/compare.sh
+bench-stats: all
+	bench/stats-cost.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:
@@ -166,7 +170,8 @@ geoip:
 # Installs the programs, man pages, the systemd unit, and, in
 # SYSCONFDIR/gslbd, the commented sample configuration and an example zone
 # (with the demo GeoIP database in DATADIR/gslbd), which pass --check as
-# installed.  An existing gslbd.conf is never overwritten.
+# installed, and the Grafana dashboard and Prometheus rules in
+# DATADIR/gslbd.  An existing gslbd.conf is never overwritten.
 CONF_DIR = $(DESTDIR)$(sysconfdir)/gslbd
 install: all
 	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
@@ -181,6 +186,8 @@ install: all
 	  contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
 	chmod 644 $(DESTDIR)$(unitdir)/gslbd.service
 	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
+	install -m 644 contrib/grafana/gslbd.json $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json
+	install -m 644 contrib/prometheus/gslbd-rules.yml $(DESTDIR)$(datadir)/gslbd/gslbd-rules.yml
 	install -m 644 contrib/gslbctl.bash-completion $(DESTDIR)$(completionsdir)/gslbctl
 	sed -e 's|/var/lib/GeoIP/GeoIP2-City.mmdb|$(datadir)/gslbd/demo.mmdb|' \
 	  contrib/gslbd.conf.sample > $(CONF_DIR)/gslbd.conf.sample
@@ -193,6 +200,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(prefix)/sbin/gslbd $(DESTDIR)$(prefix)/bin/gslbctl \
 	  $(DESTDIR)$(unitdir)/gslbd.service $(DESTDIR)$(datadir)/gslbd/demo.mmdb \
+	  $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json $(DESTDIR)$(datadir)/gslbd/gslbd-rules.yml \
 	  $(CONF_DIR)/cdn.example.com.zone $(DESTDIR)$(completionsdir)/gslbctl
 	for m in $(MAN); do s=$${m##*.}; b=$${m##*/}; \
 	  rm -f $(DESTDIR)$(prefix)/share/man/man$$s/$$b; done

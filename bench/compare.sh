@@ -26,6 +26,11 @@
 #              (1000000) responses a second: every response is charged to
 #              its account, and no account reaches the limit, so the
 #              difference to gslbd is what the accounting costs
+#   gslbd_stats  (only when named in SERVERS) gslbd as above with the
+#              statistics endpoint on (stats.listen at BASE_PORT+9),
+#              scraped every SCRAPE seconds (curl, on the dnsperf CPU)
+#              while it is measured: bench/stats-cost.sh sets it against
+#              gslbd
 #
 # Workloads (dnsperf -c $CLIENTS -q $OUTSTANDING -T 1 -t 2 -l $DURATION):
 #   static     static.cdn.example.test A, no EDNS, UDP
@@ -53,11 +58,13 @@
 # Server CPU per answered query = usage delta / completed queries.
 #
 # Knobs: RUNS (3), DURATION (8), CLIENTS (20), OUTSTANDING (200),
-# BASE_PORT (15500; the servers use BASE_PORT+1..5, inside 15500-15599),
-# SERVERS ("gslbd knotd gdnsd reflector"; add gslbd_rrl), RRL_RATE, WORKLOADS ("static mixed tcp
-# geo-set geo-pick"), PLACEMENTS ("0:1 1:0"), GSLBD, GSLBCTL.
+# BASE_PORT (15500; the servers use BASE_PORT+1..7 and gslbd_stats's
+# endpoint BASE_PORT+9, inside 15500-15599), SERVERS ("gslbd knotd gdnsd
+# reflector"; add gslbd_rrl, gslbd_stats), RRL_RATE, WORKLOADS ("static
+# mixed tcp geo-set geo-pick"), PLACEMENTS ("0:1 1:0"), SCRAPE (1), GSLBD,
+# GSLBCTL, OUT_NAME (compare), CG_PREFIX (bench/cpu.sh).
 #
-# Output: bench/out/compare-YYYYmmdd-HHMMSS/ (bench/out/compare-latest):
+# Output: bench/out/OUT_NAME-YYYYmmdd-HHMMSS/ (bench/out/OUT_NAME-latest):
 # results.csv (one row per run), summary.md (the tables), env.txt, raw/
 # (dnsperf output), inputs, configurations and server logs.
 # `bench/compare.sh --summary DIR` prints the tables again.
@@ -76,6 +83,8 @@ PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
 RRL_RATE=${RRL_RATE:-1000000}
 GSLBD=${GSLBD:-$ROOT/build/gslbd}
 GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
+SCRAPE=${SCRAPE:-1}
+OUT_NAME=${OUT_NAME:-compare}
 ZONE=cdn.example.test
 . bench/lib.sh
 . bench/cpu.sh
@@ -93,7 +102,7 @@ WL = {"static": "static A, no EDNS",
       "geo-set": "ECS → GeoIP → address set (288 subnets)",
       "geo-pick": "ECS → GeoIP → weighted pick of one node (288 subnets)"}
 order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
-servers = order([r["server"] for r in rows], ["gslbd", "gslbd_base", "gslbd_rrl", "knotd", "gdnsd", "reflector"])
+servers = order([r["server"] for r in rows], ["gslbd", "gslbd_base", "gslbd_rrl", "gslbd_stats", "knotd", "gdnsd", "reflector"])
 wls = order([r["workload"] for r in rows], list(WL))
 places = order([r["placement"] for r in rows], ["0:1", "1:0"])
 runs = {}
@@ -191,15 +200,17 @@ done
 has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
 has knotd && { command -v knotd >/dev/null || die "knotd not found"; }
 has gdnsd && { command -v gdnsd >/dev/null || die "gdnsd not found"; }
-{ has gslbd || has gslbd_rrl || has gslbd_base; } && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
+{ has gslbd || has gslbd_rrl || has gslbd_base || has gslbd_stats; } && { [ -x "$GSLBD" ] && [ -x "$GSLBCTL" ] || die "gslbd/gslbctl not built (run make)"; }
+has gslbd_stats && { command -v curl >/dev/null || die "curl not found"; }
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on one, dnsperf on the other)"
 cg_check || exit 1
-[ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15594 ] ||
-  die "BASE_PORT must be within 15500-15594 (servers use BASE_PORT+1..5)"
+[ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15590 ] ||
+  die "BASE_PORT must be within 15500-15590 (servers use BASE_PORT+1..7, stats BASE_PORT+9)"
+STATS_PORT=$((BASE_PORT + 9))
 
-OUT=$ROOT/bench/out/compare-$(date +%Y%m%d-%H%M%S)
+OUT=$ROOT/bench/out/$OUT_NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/raw"
-ln -sfn "$(basename "$OUT")" "$ROOT/bench/out/compare-latest"
+ln -sfn "$(basename "$OUT")" "$ROOT/bench/out/$OUT_NAME-latest"
 
 # Stop everything this script started (each server's group, dnsperf's
 # group) on any exit.
@@ -210,7 +221,7 @@ i=0
 for s in $SERVERS; do i=$((i + 1)); PORT[$s]=$((BASE_PORT + i)); done
 
 { env_info $SERVERS
-  echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING PLACEMENTS='$PLACEMENTS' WORKLOADS='$WORKLOADS' SERVERS='$SERVERS'"
+  echo "settings: RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING PLACEMENTS='$PLACEMENTS' WORKLOADS='$WORKLOADS' SERVERS='$SERVERS' SCRAPE=$SCRAPE"
   echo "knot-module-geoip: $(dpkg-query -W -f '${Version}' knot-module-geoip 2>/dev/null || echo none)"
   echo "cpu accounting: cgroup v1 cpuacct ($CG_ROOT)"
 } > "$OUT/env.txt"
@@ -296,6 +307,8 @@ has gslbd_rrl && gslbd_setup gslbd_rrl "rrl:
   window: 2000
   slip: 2
   exempt: []"
+has gslbd_stats && gslbd_setup gslbd_stats "stats:
+  listen: [ \"127.0.0.1@$STATS_PORT\" ]"
 KNOT_GEO=
 if has knotd; then
   d=$OUT/knotd; mkdir -p "$d"
@@ -416,7 +429,7 @@ for s in $SERVERS; do
   [ "$(ask "$s" "a.edge.$ZONE")" = "192.0.2.99 " ] || die "$s: wildcard"
   [ "$(status "$s" "mail.$ZONE" AAAA +notcp)" = NOERROR ] || die "$s: NODATA"
   case $s:$KNOT_GEO in
-    gslbd:*|gslbd_rrl:*|gslbd_base:*|gdnsd:*|knotd:1)
+    gslbd:*|gslbd_rrl:*|gslbd_base:*|gslbd_stats:*|gdnsd:*|knotd:1)
       a=$(ask "$s" set.bench.test 11.0.1.0/24)
       [ "$a" = "192.0.2.1 192.0.2.2 192.0.2.3 " ] || die "$s: set.bench.test for 11.0.1.0/24: '$a'"
       a=$(ask "$s" set.bench.test 12.18.3.0/24)
@@ -432,7 +445,7 @@ for s in $SERVERS; do
 done
 # Every one of the 288 ECS subnets gets an answer of the right size (set:
 # 3 addresses, www: 1).
-for s in gslbd gslbd_base gslbd_rrl gdnsd knotd; do
+for s in gslbd gslbd_base gslbd_rrl gslbd_stats gdnsd knotd; do
   has "$s" || continue
   qs="set:3 www:1"
   case $s:$KNOT_GEO in knotd:1) qs=set:3 ;; knotd:) continue ;; esac
@@ -468,11 +481,26 @@ measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
     geo-set|geo-pick) args=(-m udp -B -d "$OUT/$w.bin") ;;
   esac
   [ -n "$(cg_procs "$s")" ] || die "$s died"
+  local scraper=
+  if [ "$s" = gslbd_stats ]; then
+    # A Prometheus server's scrapes, at most DURATION / SCRAPE + 2 of
+    # them; the rendering is the server's CPU, curl's is not.
+    ( for _ in $(seq $(( DURATION / SCRAPE + 2 ))); do
+        curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$STATS_PORT/metrics" || true
+        sleep "$SCRAPE"
+      done ) < /dev/null &
+    scraper=$!
+    taskset -p -c "$ccpu" "$scraper" > /dev/null 2>&1 || true
+  fi
   c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
   ( cg_exec dnsperf taskset -c "$ccpu" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
       -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}" ) \
       > "$raw" 2>&1 < /dev/null || { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
   u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
+  if [ -n "$scraper" ]; then
+    kill "$scraper" 2>/dev/null || true
+    wait "$scraper" 2>/dev/null || true
+  fi
   awk -v s="$s" -v w="$w" -v pl="$pl" -v r="$run" -v du=$((u1 - u0)) \
       -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" '
     /Queries sent:/      { sent = $3 }

@@ -17,12 +17,12 @@ libsystemd-dev libmicrohttpd-dev check libsubunit-dev libfstrm-dev
 libprotobuf-c-dev protobuf-c-compiler"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # the reference servers for the benchmark, and Prometheus (server and
-# promtool) for the metrics tests; a Frame Streams collector
-# (fstrm_capture) for the dnstap test; etcd (server and etcdctl) for
-# the cluster tests.
+# promtool) for the metrics tests, with python3-yaml to read the rules
+# file; a Frame Streams collector (fstrm_capture) for the dnstap test;
+# etcd (server and etcdctl) for the cluster tests.
 TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
-python3 iproute2 procps bc openssl systemd prometheus bash-completion
+python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
 etcd-server etcd-client"
 
 case "$1" in

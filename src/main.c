@@ -1194,7 +1194,15 @@ static void metrics(expo_t *e, void *arg)
 	s.answers = ans;
 	s.nanswers = k;
 	s.answers_overflow = (uint64_t)json_integer_value(acc[1]);
+	hstats_t *hs = g_health ? health_stats_get(g_health) : NULL;
+	s.health = hs;
+	s.health_beat_age = g_health ? health_beat_age(g_health) : 0;
+	wdb_info_t wi;
+	if (weightdb_info(g_db, &wi) == 0)
+		s.store = &wi;
+	s.now = (int64_t)time(NULL);
 	stats_render(&s, e);
+	hstats_put(hs);
 	free(ans);
 	free(fields);
 	json_decref(acc[0]);

@@ -29,6 +29,11 @@ uint32_t health__wall(void)
 	return (uint32_t)time(NULL);
 }
 
+double health__mono(void)
+{
+	return (double)uv_hrtime() / 1e9;
+}
+
 double health__loop_now(health_t *h)
 {
 	return (double)uv_now(&h->loop) / 1000.0;
@@ -59,6 +64,65 @@ void health__metrics_arrived(health_t *h, hnode_t *n)
 	         r.score);
 }
 
+/* A probe result into the statistics: its duration by kind, and why it
+ * failed; an answer later than health.latency-threshold counts as slow
+ * (the abnormal latency of S1-4). */
+static void count_probe(health_t *h, const hprobe_t *p, const probe_result_t *r)
+{
+	unsigned k = (unsigned)p->spec.kind < HSTATS_KINDS ? (unsigned)p->spec.kind : 0;
+	hstats_observe(&h->stats.probe_duration[k], r->total_ms / 1000.0);
+	h->stats.probes[k]++;
+	unsigned f = r->failure;
+	if (f == PROBE_OK && !(r->connected && r->status_ok && r->body_ok))
+		f = PROBE_FAIL_OTHER;
+	if (f == PROBE_OK && r->total_ms > h->c.score.latency_threshold_ms)
+		f = HSTATS_FAIL_SLOW;
+	if (f != PROBE_OK)
+		h->stats.failures[k][f < HSTATS_FAILS ? f : PROBE_FAIL_OTHER]++;
+}
+
+/* Publishes the statistics for the endpoint (hstats.h): built here,
+ * swapped under the lock, the old one freed by its last reader. */
+static void publish_stats(health_t *h)
+{
+	size_t nw = json_array_size(h->windows);
+	hstats_t *s = hstats_new(&h->stats, h->n, nw);
+	uint32_t now = health__wall();
+	s->published = now;
+	for (size_t i = 0; i < h->n; i++) {
+		const hnode_t *n = h->node[i];
+		hstats_node_t *o = &s->node[i];
+		snprintf(o->id, sizeof(o->id), "%s", n->id);
+		o->state = hstats_state_index(verdict_shown_state(&n->v));
+		o->score = n->last.unknown ? -1 : n->last.score;
+		memcpy(o->dim, n->last.dim, sizeof(o->dim));
+		o->profile = (score_profile_t)n->last.profile;
+		o->promoted = (uint8_t)n->promoted;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		json_t *w = json_array_get(h->windows, i);
+		const char *id = json_string_value(json_object_get(w, "id"));
+		snprintf(s->window[i].id, sizeof(s->window[i].id), "%s", id ? id : "");
+		s->window[i].phase = cutover_phase_name(
+			cutover_window_phase(&h->c.cut, w, (time_t)now));
+	}
+	pthread_mutex_lock(&h->pub_lock);
+	hstats_t *old = h->pub;
+	h->pub = s;
+	pthread_mutex_unlock(&h->pub_lock);
+	hstats_put(old);
+}
+
+hstats_t *health_stats_get(health_t *h)
+{
+	pthread_mutex_lock(&h->pub_lock);
+	hstats_t *s = h->pub;
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&h->pub_lock);
+	return s;
+}
+
 /* A certificate this close to expiry is reported (S4-2: probing with the
  * real protocol catches expired certificates; better to warn before). */
 #define CERT_WARN_DAYS 14
@@ -70,6 +134,7 @@ static void on_result(const probe_result_t *r, void *arg)
 	p->run = NULL;
 	p->last = *r;
 	p->last_time = health__wall();
+	count_probe(n->owner, p, r);
 	if (r->cert_days_left >= 0 && r->cert_days_left < CERT_WARN_DAYS &&
 	    p->last_time - p->cert_warned >= 86400) {
 		/* Once a day per probe: the repeat filter of log.c only
@@ -190,8 +255,10 @@ static void on_tick(uv_timer_t *t)
 		stale_check(h);
 	}
 	health__flush(h, status_due);
-	if (status_due)
+	if (status_due) {
 		h->last_status = now;
+		publish_stats(h);
+	}
 	/* S3-1, S3-3: the steering engine runs here, off the query path,
 	 * every steer.interval; its shares reach the workers through the
 	 * plans it rebuilds. */
@@ -303,6 +370,8 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 	h->probes = probe_engine_new(&h->loop, "gslbd-health/" PACKAGE_VERSION);
 	h->fail_file = getenv("GSLBD_TEST_HEALTH_FAIL_FILE"); /* repool.c */
 	h->beat = util_mono_sec();
+	hstats_init(&h->stats);
+	pthread_mutex_init(&h->pub_lock, NULL);
 	uv_timer_init(&h->loop, &h->tick);
 	uv_async_init(&h->loop, &h->stop, on_stop);
 	uv_async_init(&h->loop, &h->reconf, on_reconf);
@@ -320,9 +389,14 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 	return h;
 }
 
+int64_t health_beat_age(const health_t *h)
+{
+	return util_mono_sec() - __atomic_load_n(&h->beat, __ATOMIC_RELAXED);
+}
+
 int health_alive(const health_t *h, int64_t max_age)
 {
-	return util_mono_sec() - __atomic_load_n(&h->beat, __ATOMIC_RELAXED) <= max_age;
+	return health_beat_age(h) <= max_age;
 }
 
 void health_stop(health_t *h)
@@ -333,6 +407,8 @@ void health_stop(health_t *h)
 	pthread_join(h->thread, NULL);
 	uv_run(&h->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&h->loop);
+	hstats_put(h->pub);
+	pthread_mutex_destroy(&h->pub_lock);
 	pthread_mutex_destroy(&h->reconf_mu);
 	free(h->pending);
 	free(h->node);

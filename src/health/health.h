@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "health/health_conf.h"
+#include "health/hstats.h"
 #include "store/weightdb.h"
 
 /** The health thread (opaque). */
@@ -43,5 +44,13 @@ void health_stop(health_t *h);
  * seconds (it ticks every health.tick, 0.1 s by default, even when it has
  * nothing to probe).  Any thread. */
 int health_alive(const health_t *h, int64_t max_age);
+
+/** Seconds since the health thread's loop last ticked.  Any thread. */
+int64_t health_beat_age(const health_t *h);
+
+/** The health thread's latest statistics (published once a second), a
+ * reference the caller drops with hstats_put(); NULL before the first
+ * publication.  Any thread: it waits at most for a pointer swap. */
+hstats_t *health_stats_get(health_t *h);
 
 #endif

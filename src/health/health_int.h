@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "health/health.h"
+#include "health/hstats.h"
 #include "health/probe.h"
 #include "health/verdict.h"
 
@@ -43,6 +44,7 @@ typedef struct hprobe {
 
 /** The health thread's mirror of one node of the store. */
 struct hnode {
+	health_t *owner;
 	char id[64];
 	char pool[16];
 	char admin[8];
@@ -81,6 +83,9 @@ struct hnode {
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;
+	/* reaction times (hstats.h), monotonic seconds, 0: none */
+	double bad_since;            /* first bad round since the last good one */
+	double demoted_at;           /* demotion not yet committed */
 };
 
 /** The thread.  node[] is sorted by id and owns its nodes. */
@@ -106,6 +111,10 @@ struct health {
 	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
 	                                (repool.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
+	hstats_counters_t stats;     /* counted by this thread (hstats.h) */
+	uint64_t promotions_pending; /* promoted in the transaction under way */
+	pthread_mutex_t pub_lock;    /* guards pub: a pointer swap */
+	hstats_t *pub;               /* the latest publication, a reference */
 	/* health_reconfigure(): the main thread leaves new settings here,
 	 * under the mutex, and wakes the thread, which swaps them into c. */
 	uv_async_t reconf;
@@ -117,6 +126,11 @@ struct health {
 
 /** The wall clock, unix seconds. */
 uint32_t health__wall(void);
+
+/** A monotonic clock in seconds with sub-millisecond precision (the
+ * reaction times), unlike the loop's, which stands still within a
+ * callback. */
+double health__mono(void);
 
 /** The loop's clock in seconds (the probes' schedule). */
 double health__loop_now(health_t *h);

@@ -147,6 +147,7 @@ static int sync_metrics_one(const char *id, json_t *m, void *arg)
 static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
 {
 	hnode_t *n = xcalloc(1, sizeof(*n));
+	n->owner = h;
 	snprintf(n->id, sizeof(n->id), "%s", id);
 	n->cut.weight_pct = 100; /* no window: full weight */
 	n->shadow_grade = SCORE_GRADE_UNKNOWN;

@@ -25,6 +25,22 @@ int probe_global_init(void)
 	return global_rc;
 }
 
+const char *probe_failure_name(probe_failure_t f)
+{
+	static const char *const names[PROBE_FAIL_COUNT] = {
+		[PROBE_OK] = "ok",
+		[PROBE_FAIL_REFUSED] = "refused",
+		[PROBE_FAIL_CONNECT] = "connect",
+		[PROBE_FAIL_TIMEOUT] = "timeout",
+		[PROBE_FAIL_RESOLVE] = "resolve",
+		[PROBE_FAIL_TLS] = "tls",
+		[PROBE_FAIL_HTTP_STATUS] = "http_status",
+		[PROBE_FAIL_BODY] = "body",
+		[PROBE_FAIL_OTHER] = "other",
+	};
+	return (unsigned)f < PROBE_FAIL_COUNT ? names[f] : "other";
+}
+
 void probe_global_cleanup(void)
 {
 	curl_global_cleanup();

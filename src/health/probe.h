@@ -54,6 +54,21 @@ typedef struct probe_spec {
 /* At most this much of an HTTP body is read (then the transfer stops). */
 #define PROBE_BODY_MAX     (64 * 1024)
 
+/** Why a probe failed (probe_failure_name() gives the names the
+ * statistics use). */
+typedef enum {
+	PROBE_OK = 0,
+	PROBE_FAIL_REFUSED,          /* the connection was refused */
+	PROBE_FAIL_CONNECT,          /* another connect error (unreachable) */
+	PROBE_FAIL_TIMEOUT,          /* no answer within the timeout */
+	PROBE_FAIL_RESOLVE,          /* the host name did not resolve */
+	PROBE_FAIL_TLS,              /* handshake or certificate refused */
+	PROBE_FAIL_HTTP_STATUS,      /* a status outside expect= */
+	PROBE_FAIL_BODY,             /* match= not found in the body */
+	PROBE_FAIL_OTHER,            /* anything else (a reset, a bad reply) */
+	PROBE_FAIL_COUNT
+} probe_failure_t;
+
 /* Times are in milliseconds.  connect_ms is the TCP (and TLS) handshake
  * time without name resolution; total_ms runs from the start of the probe
  * to its end, resolution included. */
@@ -67,6 +82,7 @@ typedef struct probe_result {
 	uint32_t total_ms;
 	int32_t cert_days_left;      /* HTTPS: days until expiry, -1 unknown */
 	char error[128];             /* "" on success */
+	uint8_t failure;             /* probe_failure_t; PROBE_OK on success */
 } probe_result_t;
 
 typedef struct probe_engine probe_engine_t;
@@ -76,6 +92,10 @@ typedef void (*probe_cb)(const probe_result_t *r, void *arg);
 /** Initialises libcurl once per process (see Caveats); safe to call more
  * than once.  Returns 0, or GSLB_EIO if libcurl cannot start. */
 int probe_global_init(void);
+
+/** The name of failure @f ("refused", "connect", "timeout", "resolve",
+ * "tls", "http_status", "body", "other"; "ok" for PROBE_OK; static). */
+const char *probe_failure_name(probe_failure_t f);
 
 /** Releases libcurl's global state at exit, after every engine is freed
  * and every thread but the caller has stopped. */

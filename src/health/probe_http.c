@@ -4,6 +4,7 @@
  * expiry (S1-1, S4-2). */
 #include "health/probe_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,33 @@ void probe__http_free(probe_run_t *r)
 	free(r);
 }
 
+/* Why transfer @r failed with @cc (not CURLE_OK). */
+static probe_failure_t http_failure(probe_run_t *r, CURLcode cc)
+{
+	long os_errno = 0;
+	switch (cc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return PROBE_FAIL_TIMEOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return PROBE_FAIL_RESOLVE;
+	case CURLE_COULDNT_CONNECT:
+		curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &os_errno);
+		return os_errno == ECONNREFUSED ? PROBE_FAIL_REFUSED : PROBE_FAIL_CONNECT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+		return PROBE_FAIL_TLS;
+	default:
+		return PROBE_FAIL_OTHER;
+	}
+}
+
 /* Fills the result of a finished transfer. */
 static void http_result(probe_run_t *r, CURLcode cc)
 {
@@ -146,11 +174,14 @@ static void http_result(probe_run_t *r, CURLcode cc)
 		res->status_ok = 0;
 		if (r->spec.match[0])
 			res->body_ok = 0;
+		res->failure = (uint8_t)http_failure(r, cc);
 	} else if (!res->status_ok) {
+		res->failure = PROBE_FAIL_HTTP_STATUS;
 		snprintf(res->error, sizeof(res->error),
 		         "status %ld not in %u-%u", code, r->spec.expect_lo,
 		         r->spec.expect_hi);
 	} else if (!res->body_ok) {
+		res->failure = PROBE_FAIL_BODY;
 		snprintf(res->error, sizeof(res->error),
 		         "body has no '%.80s'%s", r->spec.match,
 		         r->body_cut ? " in its first 64 KiB" : "");

@@ -44,6 +44,7 @@ static void tcp_timeout(uv_timer_t *t)
 	probe_run_t *r = t->data;
 	if (!r->sync_error) {
 		r->res.timed_out = 1;
+		r->res.failure = PROBE_FAIL_TIMEOUT;
 		snprintf(r->res.error, sizeof(r->res.error),
 		         "timed out after %llu ms",
 		         (unsigned long long)probe__timeout_ms(&r->spec));
@@ -60,9 +61,11 @@ static void tcp_connected(uv_connect_t *req, int status)
 	if (status == 0) {
 		r->res.connected = 1, r->res.status_ok = 1;
 	} else if (status == UV_ECONNREFUSED) {
+		r->res.failure = PROBE_FAIL_REFUSED;
 		snprintf(r->res.error, sizeof(r->res.error),
 		         "connection refused");
 	} else {
+		r->res.failure = PROBE_FAIL_CONNECT;
 		snprintf(r->res.error, sizeof(r->res.error), "connect: %s",
 		         uv_strerror(status));
 	}
@@ -81,6 +84,8 @@ static void tcp_connect(probe_run_t *r, const struct sockaddr *sa)
 	}
 	if (rc < 0) {
 		/* Report from the timer, never from within probe_start. */
+		r->res.failure = rc == UV_ECONNREFUSED ? PROBE_FAIL_REFUSED :
+		                 PROBE_FAIL_CONNECT;
 		snprintf(r->res.error, sizeof(r->res.error), "connect: %s",
 		         uv_strerror(rc));
 		r->sync_error = 1;
@@ -95,6 +100,7 @@ static void tcp_resolved(uv_getaddrinfo_t *req, int status,
 	req->data = NULL;
 	if (!r->done) {
 		if (status < 0 || !ai) {
+			r->res.failure = PROBE_FAIL_RESOLVE;
 			snprintf(r->res.error, sizeof(r->res.error),
 			         "resolve '%.64s': %s", r->spec.host, status < 0
 			         ? uv_strerror(status) : "no address");

@@ -201,6 +201,40 @@ static void probe_now(health_t *h, hnode_t *n)
 			n->probe[i].next_due = now;
 }
 
+/* The statistics of a round (hstats.h): transitions, recoveries, flaps,
+ * and the detection time of a demotion (S1-7): from the first round that
+ * was not clean (degraded, refused, low confidence, gray or suspect) to
+ * the demotion; the switch time runs from there to the commit. */
+static void count_round(health_t *h, hnode_t *n, const verdict_node_t *was,
+                        const verdict_t *d)
+{
+	const verdict_node_t *v = &d->next;
+	double now = health__mono();
+	int bad = v->degraded || v->refused || v->lowconf || v->gray ||
+	          v->metrics_suspect;
+	if (v->state == VERDICT_DEMOTED && was->state != VERDICT_DEMOTED) {
+		hstats_observe(&h->stats.detection, n->bad_since ? now - n->bad_since : 0);
+		n->demoted_at = now;
+		n->bad_since = 0;
+		/* A demotion soon after a restore counts as a flap (S4-7);
+		 * any other demotion resets the verdict's count. */
+		if (v->flaps)
+			h->stats.flaps++;
+	} else if (v->state != VERDICT_DEMOTED) {
+		n->demoted_at = 0;
+		if (!bad)
+			n->bad_since = 0;
+		else if (!n->bad_since)
+			n->bad_since = now;
+	}
+	if (d->reason == VERDICT_RESTORED)
+		h->stats.recoveries++;
+	unsigned from = hstats_state_index(verdict_shown_state(was)),
+	         to = hstats_state_index(verdict_shown_state(v));
+	if (from != to)
+		h->stats.transitions[from][to]++;
+}
+
 /* Applies decision @d to @n; @rest is the score of the samples a restore
  * keeps; @extra: an affected node in a cutover window gets an extra probe
  * round at once. */
@@ -211,6 +245,7 @@ static void apply(health_t *h, hnode_t *n, const verdict_t *d,
 	char why[200];
 	if (verdict_changes_state(d->reason))
 		reason_text(h, n, d, why, sizeof(why));
+	count_round(h, n, &n->v, d);
 	n->v = d->next;
 	apply_gray(h, n, d);
 	if (d->retry) {
@@ -431,6 +466,7 @@ static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
 				s.pick->v.since = s.pick->v.moved_at = health__wall();
 				s.pick->changed = 1;
+				h->promotions_pending++;
 				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
 				         n->id, n->v.state == VERDICT_DEMOTED ? "demoted" : n->admin);
 				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
@@ -500,6 +536,7 @@ void health__flush(health_t *h, int status_due)
 		return;
 	}
 	undo_log_t undo = { NULL, 0, 0 };
+	h->promotions_pending = 0;
 	if (!h->c.shadow)
 		repool(h, t, &undo);
 	/* Status written in this transaction; marked done after the
@@ -573,6 +610,7 @@ void health__flush(health_t *h, int status_due)
 		undo_apply(&undo);
 		free(undo.u);
 		free(st_done);
+		h->stats.commit_failures++;
 		log_warning("health: cannot commit (%s); will retry", err);
 		return;
 	}
@@ -582,8 +620,18 @@ void health__flush(health_t *h, int status_due)
 		st_done[i]->status_dirty = 0;
 	}
 	free(st_done);
-	for (size_t i = 0; i < h->n; i++)
-		h->node[i]->changed = 0;
+	h->stats.commits++;
+	h->stats.promotions += h->promotions_pending;
+	double mono = health__mono();
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		/* The demotion is in the plans the workers read. */
+		if (n->changed && n->demoted_at && !h->c.shadow) {
+			hstats_observe(&h->stats.switch_time, mono - n->demoted_at);
+			n->demoted_at = 0;
+		}
+		n->changed = 0;
+	}
 	h->what[0] = 0;
 	h->have_changes = 0;
 }

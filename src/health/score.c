@@ -559,6 +559,7 @@ void score_evaluate(const score_config_t *c, const score_sample_t *s,
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < 4; i++)
 		out->dim[i] = -1;
+	out->profile = (uint8_t)c->profile;
 	probe_inputs(c, s, n, m ? m->stable_ms : 0, now, &p);
 	round_verdict(p.newest, c, out);
 	if (c->profile == SCORE_PROFILE_FOUR)
@@ -613,4 +614,13 @@ int score_metric_check(metric_t m, double v)
 	default:
 		return -1;
 	}
+}
+
+const char *score_dimension_name(score_profile_t p, int i)
+{
+	static const char *const names[2][4] = {
+		{ "loss", "latency", "connect", "jitter" },
+		{ "network", "service", "load", "stability" },
+	};
+	return names[p == SCORE_PROFILE_FOUR][i & 3];
 }

@@ -98,6 +98,7 @@ typedef struct score_result {
 	uint8_t abnormal;            /* abnormal dimensions in the last round:
 	                                bit 0 status, 1 connect, 2 latency (S1-4) */
 	uint8_t n_abnormal;          /* how many of those bits are set */
+	uint8_t profile;             /* the score_profile_t of dim[] */
 } score_result_t;
 
 enum { SCORE_AB_STATUS = 1, SCORE_AB_CONNECT = 2, SCORE_AB_LATENCY = 4 };
@@ -123,6 +124,11 @@ double score_normalize_loss(double loss_pct);
 void score_evaluate(const score_config_t *c, const score_sample_t *s,
                     unsigned n, const score_metrics_t *m, uint32_t now,
                     score_result_t *out);
+
+/** The name of dimension @i (0..3) under profile @p: "loss", "latency",
+ * "connect", "jitter" (probe) or "network", "service", "load",
+ * "stability" (four); static. */
+const char *score_dimension_name(score_profile_t p, int i);
 
 /** Grades of a score (S0-6, S2-5). */
 typedef enum {

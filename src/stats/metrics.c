@@ -2,7 +2,10 @@
 /* The metric families gslbd exports. */
 #include "stats/metrics.h"
 
+#include "health/cutover.h"
+
 #include <stdio.h>
+#include <string.h>
 
 static const char *const transports[STATS_NTRANSPORT] = { "udp", "tcp" };
 
@@ -79,6 +82,201 @@ static void answers(expo_t *e, const stats_sample_t *s)
 	                s->answers_overflow);
 }
 
+/* A histogram family's samples: cumulative _bucket lines with le, then
+ * _sum and _count, under @nl label pairs @l (at most 2). */
+static void histogram(expo_t *e, const char *name, const hstats_hist_t *h,
+                      const char *const *l, size_t nl)
+{
+	char bucket[96], sum[96], count[96], le[32];
+	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
+	snprintf(sum, sizeof(sum), "%s_sum", name);
+	snprintf(count, sizeof(count), "%s_count", name);
+	const char *bl[6];
+	if (nl)
+		memcpy(bl, l, 2 * nl * sizeof(*l));
+	bl[2 * nl] = "le";
+	bl[2 * nl + 1] = le;
+	uint64_t cum = 0;
+	for (unsigned i = 0; i <= h->nle; i++) {
+		cum += h->bucket[i];
+		if (i < h->nle)
+			snprintf(le, sizeof(le), "%g", h->le[i]);
+		else
+			snprintf(le, sizeof(le), "+Inf");
+		expo_sample_u64(e, bucket, bl, nl + 1, cum);
+	}
+	expo_sample(e, sum, l, nl, h->sum);
+	expo_sample_u64(e, count, l, nl, h->count);
+}
+
+static void counter1(expo_t *e, const char *name, const char *help, uint64_t v)
+{
+	expo_family(e, name, EXPO_COUNTER, help);
+	expo_sample_u64(e, name, NULL, 0, v);
+}
+
+static void gauge1(expo_t *e, const char *name, const char *help, double v)
+{
+	expo_family(e, name, EXPO_GAUGE, help);
+	expo_sample(e, name, NULL, 0, v);
+}
+
+/* What the health thread published: per node, per probe kind, the
+ * transitions and the reaction times (S1-7, S1-11, S4-9). */
+static void health(expo_t *e, const stats_sample_t *s)
+{
+	static const hstats_t none_pub;
+	hstats_counters_t zero;
+	const hstats_t *hp = s->health ? s->health : &none_pub;
+	const hstats_counters_t *c = &hp->c;
+	if (!s->health) {
+		hstats_init(&zero);
+		c = &zero;
+	}
+	gauge1(e, "gslbd_health_heartbeat_age_seconds",
+	       "Seconds since the health thread's loop last ran (it runs ten "
+	       "times a second).", (double)s->health_beat_age);
+	gauge1(e, "gslbd_health_published_timestamp_seconds",
+	       "When the health thread last published these figures (unix "
+	       "time; once a second, 0 before the first).", (double)hp->published);
+
+	const char *name = "gslbd_health_node_score";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Quality score of the node, 0-100 (absent while unknown).");
+	for (size_t i = 0; i < hp->nnode; i++)
+		if (hp->node[i].score >= 0) {
+			const char *l[] = { "node", hp->node[i].id };
+			expo_sample(e, name, l, 1, hp->node[i].score);
+		}
+	name = "gslbd_health_node_state";
+	expo_family(e, name, EXPO_GAUGE,
+	            "1 for the node's health state, 0 for the others.");
+	for (size_t i = 0; i < hp->nnode; i++)
+		for (unsigned st = 0; st < HSTATS_STATES; st++) {
+			const char *l[] = { "node", hp->node[i].id,
+			                    "state", hstats_state_name(st) };
+			expo_sample_u64(e, name, l, 2, hp->node[i].state == st);
+		}
+	name = "gslbd_health_node_dimension_ratio";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Each dimension of the node's score, 0-1, under the profile "
+	            "it was scored with (absent without input).");
+	for (size_t i = 0; i < hp->nnode; i++)
+		for (int d = 0; d < 4; d++)
+			if (hp->node[i].dim[d] >= 0) {
+				const hstats_node_t *n = &hp->node[i];
+				const char *l[] = { "node", n->id, "profile",
+				                    n->profile == SCORE_PROFILE_FOUR ? "four" : "probe",
+				                    "dimension", score_dimension_name(n->profile, d) };
+				expo_sample(e, name, l, 3, n->dim[d]);
+			}
+	uint64_t promoted = 0;
+	for (size_t i = 0; i < hp->nnode; i++)
+		promoted += hp->node[i].promoted;
+	gauge1(e, "gslbd_health_standbys_promoted",
+	       "Standby nodes serving in place of a primary now.", (double)promoted);
+
+	name = "gslbd_health_probe_duration_seconds";
+	expo_family(e, name, EXPO_HISTOGRAM,
+	            "Duration of the probes, by kind (tcp, http, https).");
+	for (unsigned k = 0; k < HSTATS_KINDS; k++) {
+		const char *l[] = { "kind", hstats_kind_name(k) };
+		histogram(e, name, &c->probe_duration[k], l, 1);
+	}
+	name = "gslbd_health_probes_total";
+	expo_family(e, name, EXPO_COUNTER, "Probe results, by kind.");
+	for (unsigned k = 0; k < HSTATS_KINDS; k++) {
+		const char *l[] = { "kind", hstats_kind_name(k) };
+		expo_sample_u64(e, name, l, 1, c->probes[k]);
+	}
+	name = "gslbd_health_probe_failures_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "Failed probes by kind and reason (refused, connect, timeout, "
+	            "resolve, tls, http_status, body, other), and answers slower "
+	            "than the latency threshold (slow).");
+	for (unsigned k = 0; k < HSTATS_KINDS; k++)
+		for (unsigned f = 1; f < HSTATS_FAILS; f++) {
+			const char *l[] = { "kind", hstats_kind_name(k),
+			                    "reason", hstats_fail_name(f) };
+			expo_sample_u64(e, name, l, 2, c->failures[k][f]);
+		}
+	name = "gslbd_health_state_transitions_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "Changes of a node's health state, by the states before and after.");
+	for (unsigned f = 0; f < HSTATS_STATES; f++)
+		for (unsigned t = 0; t < HSTATS_STATES; t++)
+			if (f != t) {
+				const char *l[] = { "from", hstats_state_name(f),
+				                    "to", hstats_state_name(t) };
+				expo_sample_u64(e, name, l, 2, c->transitions[f][t]);
+			}
+	name = "gslbd_health_detection_seconds";
+	expo_family(e, name, EXPO_HISTOGRAM,
+	            "Detection time of each demotion: from the node's first bad "
+	            "round to the verdict that takes it out.");
+	histogram(e, name, &c->detection, NULL, 0);
+	name = "gslbd_health_switch_seconds";
+	expo_family(e, name, EXPO_HISTOGRAM,
+	            "Switch time of each demotion: from the verdict to the commit "
+	            "of the answer plans without the node.");
+	histogram(e, name, &c->switch_time, NULL, 0);
+	counter1(e, "gslbd_health_recoveries_total",
+	         "Demoted nodes restored automatically after good rounds.",
+	         c->recoveries);
+	counter1(e, "gslbd_health_flaps_total",
+	         "Demotions soon after a restore (within the flap window).", c->flaps);
+	counter1(e, "gslbd_health_standby_promotions_total",
+	         "Standby nodes promoted in place of a primary.", c->promotions);
+	counter1(e, "gslbd_health_commits_total",
+	         "Commits of health decisions and status to the weight store.",
+	         c->commits);
+	counter1(e, "gslbd_health_commit_failures_total",
+	         "Commits of the health thread that failed (retried whole).",
+	         c->commit_failures);
+
+	name = "gslbd_cutover_window_phase";
+	expo_family(e, name, EXPO_GAUGE,
+	            "1 for the phase a cutover window is in, 0 for the others.");
+	static const cutover_phase_t phases[] = { CUT_ANNOUNCED, CUT_PREDERATED,
+	                                          CUT_IN_WINDOW, CUT_RAMP, CUT_DONE };
+	for (size_t i = 0; i < hp->nwindow; i++)
+		for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
+			const char *ph = cutover_phase_name(phases[p]);
+			const char *l[] = { "window", hp->window[i].id, "phase", ph };
+			expo_sample_u64(e, name, l, 2, strcmp(hp->window[i].phase, ph) == 0);
+		}
+}
+
+/* The weight store, as the main thread reads it at the scrape. */
+static void store(expo_t *e, const stats_sample_t *s)
+{
+	const wdb_info_t *w = s->store;
+	if (!w)
+		return;
+	gauge1(e, "gslbd_store_table_generation",
+	       "Changes committed to the operator's table (services, nodes, "
+	       "weights, cutover windows).", (double)w->table_generation);
+	counter1(e, "gslbd_store_audited_commits_total",
+	         "Commits with an audit record (by gslbd and gslbctl).",
+	         w->last_audit_id);
+	gauge1(e, "gslbd_store_last_commit_timestamp_seconds",
+	       "Time of the newest audited commit (unix time, 0 for none).",
+	       (double)w->last_commit);
+	const char *name = "gslbd_store_last_commit_age_seconds";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Seconds since the newest audited commit (absent without one).");
+	if (w->last_commit)
+		expo_sample(e, name, NULL, 0, (double)(s->now - w->last_commit));
+	gauge1(e, "gslbd_store_map_size_bytes",
+	       "The most the weight store may hold (database.map-size).",
+	       (double)w->map_size);
+	gauge1(e, "gslbd_store_used_bytes",
+	       "Bytes of the weight store's map in use, up to its highest page.",
+	       (double)w->used);
+	gauge1(e, "gslbd_store_full",
+	       "1 while the daemon's last write found the store full.", w->full);
+}
+
 void stats_render(const stats_sample_t *s, expo_t *e)
 {
 	const char *bl[] = { "version", s->version };
@@ -145,4 +343,6 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	            "every reload).");
 	expo_sample_u64(e, "gslbd_snapshot_publications_total", NULL, 0,
 	                s->snapshot_generation);
+	health(e, s);
+	store(e, s);
 }

@@ -5,8 +5,10 @@
  * that unit tests can call without a running daemon.
  *
  * Naming follows Prometheus conventions: the gslbd_ prefix, _total for
- * counters, base units (seconds), and labels of bounded cardinality
- * (transport, rcode, zone: as many as configured). */
+ * counters, base units (seconds, bytes, ratios), and labels of bounded
+ * cardinality: transport, rcode, zone, service, row, node and cutover
+ * window take as many values as the configuration and the weight store
+ * hold; probe kind, failure kind and state a fixed few. */
 #ifndef GSLB_METRICS_H
 #define GSLB_METRICS_H
 
@@ -14,6 +16,8 @@
 #include <stdint.h>
 
 #include "dns/query.h"
+#include "health/hstats.h"
+#include "store/weightdb.h"
 #include "stats/expo.h"
 
 enum { STATS_UDP, STATS_TCP, STATS_NTRANSPORT };
@@ -47,6 +51,11 @@ typedef struct stats_sample {
 	const stats_answer_t *answers;
 	size_t nanswers;
 	uint64_t answers_overflow; /* answers no tally entry was left for */
+	const hstats_t *health;   /* the health thread's publication; NULL:
+	                             none yet (its counters are shown as 0) */
+	int64_t health_beat_age;  /* seconds since the health thread ticked */
+	const wdb_info_t *store;  /* NULL: the store could not be read */
+	int64_t now;              /* unix time of the scrape */
 } stats_sample_t;
 
 /** Appends every family of @s to @e. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
@@ -262,6 +263,43 @@ void weightdb_set_nosync(weightdb_t *db)
 int weightdb_sync(weightdb_t *db)
 {
 	return mdb_env_sync(db->env, 1) ? GSLB_EIO : 0;
+}
+
+int weightdb_info(weightdb_t *db, wdb_info_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	MDB_envinfo info;
+	MDB_stat st;
+	mdb_env_info(db->env, &info);
+	mdb_env_stat(db->env, &st);
+	out->map_size = info.me_mapsize;
+	out->used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	out->full = __atomic_load_n(&db->full, __ATOMIC_RELAXED);
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
+	if (rc)
+		return wdb__code(rc);
+	MDB_val k = { 8, "tablegen" }, v;
+	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		memcpy(&out->table_generation, v.mv_data, 8);
+	k = (MDB_val){ 3, "seq" };
+	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8) {
+		out->last_audit_id = wdb__id_of(v.mv_data);
+		uint8_t ak[8];
+		wdb__id_key(ak, out->last_audit_id);
+		k = (MDB_val){ 8, ak };
+		if (mdb_get(txn, db->dbi[DBI_AUDIT], &k, &v) == 0) {
+			json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+			const char *tm_s = json_string_value(json_object_get(rec, "time"));
+			struct tm tm;
+			memset(&tm, 0, sizeof(tm));
+			if (tm_s && strptime(tm_s, "%Y-%m-%dT%H:%M:%SZ", &tm))
+				out->last_commit = (int64_t)timegm(&tm);
+			json_decref(rec);
+		}
+	}
+	mdb_txn_abort(txn);
+	return 0;
 }
 
 void weightdb_close(weightdb_t *db)

@@ -121,6 +121,23 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 weightdb_t *weightdb_open(const char *path, char *err, size_t errlen);
 void weightdb_close(weightdb_t *db);
 
+/** What the statistics report about a store. */
+typedef struct wdb_info {
+	uint64_t table_generation;   /* as wdb_table_generation() */
+	uint64_t last_audit_id;      /* the newest audit record, 0: none */
+	int64_t last_commit;         /* its time (unix), 0: none */
+	uint64_t map_size;           /* bytes the store may grow to */
+	uint64_t used;               /* bytes up to the highest page in use:
+	                                a write fails once it needs more
+	                                than map_size */
+	int full;                    /* the last write of this process found
+	                                the map full */
+} wdb_info_t;
+
+/** Fills @out for @db with one short read transaction.  Returns 0 or an
+ * error. */
+int weightdb_info(weightdb_t *db, wdb_info_t *out);
+
 /** A description of store error @rc: WDB_FULL_MSG for GSLB_ENOSPC. */
 const char *wdb_strerror(int rc);
 

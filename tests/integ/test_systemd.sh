@@ -11,6 +11,7 @@ make -s -C "$ROOT" install prefix="$P" B="$B" SAN="${SAN:-}" >"$T/install.log" 2
 	{ cat "$T/install.log"; fail "make install"; }
 for f in sbin/gslbd bin/gslbctl lib/systemd/system/gslbd.service etc/gslbd/gslbd.conf \
          etc/gslbd/gslbd.conf.sample etc/gslbd/cdn.example.com.zone share/gslbd/demo.mmdb \
+         share/gslbd/grafana-gslbd.json share/gslbd/gslbd-rules.yml \
          share/man/man8/gslbd.8 share/man/man5/gslbd.conf.5 share/man/man8/gslbctl.8 \
          share/bash-completion/completions/gslbctl; do
 	[ -e "$P/$f" ] && ok "installed $f" || fail "installed $f"

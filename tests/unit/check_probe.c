@@ -384,6 +384,7 @@ START_TEST(http_ok_with_match_and_host_header)
 	ck_assert_int_eq(r.status_ok, 1);
 	ck_assert_int_eq(r.body_ok, 1);
 	ck_assert_int_eq(r.cert_days_left, -1);
+	ck_assert_int_eq(r.failure, PROBE_OK);
 	ck_assert_uint_lt(r.total_ms, 1000);
 	ck_assert_uint_le(r.connect_ms, r.total_ms);
 }
@@ -395,6 +396,7 @@ START_TEST(http_match_missing_and_split)
 	ck_assert_int_eq(r.status_ok, 1);
 	ck_assert_int_eq(r.body_ok, 0);
 	ck_assert_ptr_nonnull(strstr(r.error, "body has no 'sick'"));
+	ck_assert_str_eq(probe_failure_name(r.failure), "body");
 	r = probe("http://127.0.0.1:%u/split match=cde", srv.port);
 	ck_assert_str_eq(r.error, "");
 	ck_assert_int_eq(r.body_ok, 1);
@@ -409,6 +411,7 @@ START_TEST(http_503_and_expect)
 	ck_assert_int_eq(r.status_ok, 0);
 	ck_assert_int_eq(r.body_ok, 1);
 	ck_assert_str_eq(r.error, "status 503 not in 200-399");
+	ck_assert_str_eq(probe_failure_name(r.failure), "http_status");
 	r = probe("http://127.0.0.1:%u/fail expect=500-599 match=maintenance",
 	          srv.port);
 	ck_assert_int_eq(r.status_ok, 1);
@@ -457,6 +460,7 @@ START_TEST(http_slow_and_hang_time_out)
 		ck_assert_uint_ge(r.total_ms, 250);
 		ck_assert_uint_lt(r.total_ms, 1000);
 		ck_assert_str_ne(r.error, "");
+		ck_assert_str_eq(probe_failure_name(r.failure), "timeout");
 	}
 }
 END_TEST
@@ -469,6 +473,7 @@ START_TEST(http_refused)
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(r.status_ok, 0);
 	ck_assert_str_ne(r.error, "");
+	ck_assert_str_eq(probe_failure_name(r.failure), "refused");
 }
 END_TEST
 
@@ -486,6 +491,7 @@ START_TEST(tcp_connect_ok_and_refused)
 	ck_assert_int_eq(r.status_ok, 0);
 	ck_assert_int_eq(r.timed_out, 0);
 	ck_assert_str_eq(r.error, "connection refused");
+	ck_assert_str_eq(probe_failure_name(r.failure), "refused");
 }
 END_TEST
 
@@ -518,6 +524,7 @@ START_TEST(tcp_timeout)
 	ck_assert_int_eq(r.timed_out, 1);
 	ck_assert_int_eq(r.connected, 0);
 	ck_assert_ptr_nonnull(strstr(r.error, "timed out after 300 ms"));
+	ck_assert_str_eq(probe_failure_name(r.failure), "timeout");
 	ck_assert_uint_ge(r.total_ms, 250);
 	ck_assert_uint_lt(r.total_ms, 1000);
 	for (int i = 0; i < 3; i++)
@@ -743,6 +750,7 @@ START_TEST(https_insecure_and_verifying)
 	ck_assert_int_eq(r.status_ok, 0);
 	ck_assert_int_eq(r.timed_out, 0);
 	ck_assert_msg(strstr(r.error, "certificate"), "error: %s", r.error);
+	ck_assert_str_eq(probe_failure_name(r.failure), "tls");
 }
 END_TEST
 

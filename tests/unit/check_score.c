@@ -120,6 +120,13 @@ START_TEST(perfect_node_scores_100)
 	ck_assert_int_eq(r.abnormal, 0);
 	ck_assert_int_eq(r.n_abnormal, 0);
 	ck_assert_int_eq(score_grade(&c, r.score), SCORE_GRADE_GOOD);
+	/* The result names the profile its dimensions belong to. */
+	ck_assert_int_eq(r.profile, SCORE_PROFILE_PROBE);
+	ck_assert_str_eq(score_dimension_name(r.profile, 1), "latency");
+	c = cfg(SCORE_PROFILE_FOUR);
+	score_evaluate(&c, s, SCORE_WINDOW, NULL, NOW, &r);
+	ck_assert_int_eq(r.profile, SCORE_PROFILE_FOUR);
+	ck_assert_str_eq(score_dimension_name(r.profile, 3), "stability");
 }
 END_TEST
 

@@ -85,6 +85,104 @@ START_TEST(render_sample)
 }
 END_TEST
 
+/* The health thread's publication and the store, rendered. */
+START_TEST(render_health_and_store)
+{
+	hstats_counters_t c;
+	hstats_init(&c);
+	hstats_observe(&c.probe_duration[PROBE_HTTP], 0.00390625);
+	hstats_observe(&c.probe_duration[PROBE_HTTP], 0.25);
+	c.probes[PROBE_HTTP] = 2;
+	c.failures[PROBE_TCP][PROBE_FAIL_REFUSED] = 4;
+	c.failures[PROBE_HTTP][HSTATS_FAIL_SLOW] = 1;
+	c.transitions[hstats_state_index("up")][hstats_state_index("demoted")] = 2;
+	hstats_observe(&c.detection, 3.5);
+	hstats_observe(&c.switch_time, 0.02);
+	c.recoveries = 1;
+	c.promotions = 1;
+	hstats_t *h = hstats_new(&c, 2, 1);
+	h->published = 1700000200;
+	snprintf(h->node[0].id, sizeof(h->node[0].id), "n1");
+	h->node[0].state = hstats_state_index("demoted");
+	h->node[0].score = 12.5;
+	h->node[0].dim[0] = 0.25;
+	h->node[0].dim[1] = -1;
+	h->node[0].dim[2] = 1;
+	h->node[0].dim[3] = -1;
+	snprintf(h->node[1].id, sizeof(h->node[1].id), "n2");
+	h->node[1].score = -1;
+	h->node[1].profile = SCORE_PROFILE_FOUR;
+	h->node[1].dim[0] = h->node[1].dim[1] = h->node[1].dim[2] = -1;
+	h->node[1].dim[3] = 0.5;
+	h->node[1].promoted = 1;
+	snprintf(h->window[0].id, sizeof(h->window[0].id), "w1");
+	h->window[0].phase = "in-window";
+	wdb_info_t wi = { 7, 40, 1700000000, 1 << 20, 65536, 0 };
+	stats_sample_t s;
+	memset(&s, 0, sizeof(s));
+	s.version = "9.9";
+	s.health = h;
+	s.health_beat_age = 0;
+	s.store = &wi;
+	s.now = 1700000030;
+	expo_t e;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "gslbd_health_node_score{node=\"n1\"} 12.5"));
+	/* An unknown score is absent, never a made-up figure. */
+	ck_assert(!strstr(e.buf, "gslbd_health_node_score{node=\"n2\"}"));
+	ck_assert(has_line(e.buf, "gslbd_health_node_state{node=\"n1\",state=\"demoted\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_node_state{node=\"n1\",state=\"up\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_node_state{node=\"n2\",state=\"unknown\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_node_dimension_ratio{node=\"n1\",profile=\"probe\",dimension=\"loss\"} 0.25"));
+	ck_assert(has_line(e.buf, "gslbd_health_node_dimension_ratio{node=\"n1\",profile=\"probe\",dimension=\"connect\"} 1"));
+	ck_assert(!strstr(e.buf, "dimension=\"latency\""));
+	ck_assert(has_line(e.buf, "gslbd_health_node_dimension_ratio{node=\"n2\",profile=\"four\",dimension=\"stability\"} 0.5"));
+	ck_assert(has_line(e.buf, "gslbd_health_standbys_promoted 1"));
+	ck_assert(has_line(e.buf, "# TYPE gslbd_health_probe_duration_seconds histogram"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_bucket{kind=\"http\",le=\"0.005\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_bucket{kind=\"http\",le=\"0.1\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_bucket{kind=\"http\",le=\"0.25\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_bucket{kind=\"http\",le=\"+Inf\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_count{kind=\"http\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_sum{kind=\"http\"} 0.25390625"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_duration_seconds_count{kind=\"tcp\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_failures_total{kind=\"tcp\",reason=\"refused\"} 4"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_failures_total{kind=\"http\",reason=\"slow\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_failures_total{kind=\"https\",reason=\"tls\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_state_transitions_total{from=\"up\",to=\"demoted\"} 2"));
+	ck_assert(!strstr(e.buf, "from=\"up\",to=\"up\""));
+	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_bucket{le=\"2\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_bucket{le=\"4\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_sum 3.5"));
+	ck_assert(has_line(e.buf, "gslbd_health_switch_seconds_bucket{le=\"0.1\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_recoveries_total 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_standby_promotions_total 1"));
+	ck_assert(has_line(e.buf, "gslbd_health_published_timestamp_seconds 1700000200"));
+	ck_assert(has_line(e.buf, "gslbd_cutover_window_phase{window=\"w1\",phase=\"in-window\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_cutover_window_phase{window=\"w1\",phase=\"ramp\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_store_table_generation 7"));
+	ck_assert(has_line(e.buf, "gslbd_store_audited_commits_total 40"));
+	ck_assert(has_line(e.buf, "gslbd_store_last_commit_age_seconds 30"));
+	ck_assert(has_line(e.buf, "gslbd_store_map_size_bytes 1048576"));
+	ck_assert(has_line(e.buf, "gslbd_store_used_bytes 65536"));
+	ck_assert(has_line(e.buf, "gslbd_store_full 0"));
+	expo_free(&e);
+	hstats_put(h);
+
+	/* Before the first publication the counters show as zero. */
+	s.health = NULL;
+	s.store = NULL;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_count 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_bucket{le=\"+Inf\"} 0"));
+	ck_assert(has_line(e.buf, "gslbd_health_recoveries_total 0"));
+	ck_assert(!strstr(e.buf, "gslbd_store_"));
+	expo_free(&e);
+}
+END_TEST
+
 static char dir[] = "/tmp/check_stats-XXXXXX";
 static char path[256];
 
@@ -235,6 +333,7 @@ static Suite *stats_suite(void)
 	TCase *t = tcase_create("metrics");
 	tcase_add_test(t, expo_escapes_and_formats);
 	tcase_add_test(t, render_sample);
+	tcase_add_test(t, render_health_and_store);
 	tcase_add_test(t, section_and_allow);
 	tcase_add_test(t, expo_parse_round_trip);
 	suite_add_tcase(s, t);

@@ -255,6 +255,29 @@ static int collect_id(int64_t id, json_t *rec, void *arg)
 	return 0;
 }
 
+/* What the statistics endpoint reports about the store. */
+START_TEST(store_info)
+{
+	char err[512];
+	wdb_info_t wi;
+	ck_assert_int_eq(weightdb_info(g_db, &wi), 0);
+	ck_assert_uint_eq(wi.last_audit_id, 0);
+	ck_assert_int_eq(wi.last_commit, 0);
+	ck_assert_uint_eq(wi.map_size, WDB_MAP_SIZE_DEFAULT);
+	ck_assert_uint_gt(wi.used, 0);
+	uint64_t gen = wi.table_generation, used = wi.used;
+	int64_t before = (int64_t)time(NULL);
+	ck_assert_int_eq(apply("first change", base_json, err, sizeof(err)), 1);
+	ck_assert_int_eq(weightdb_info(g_db, &wi), 0);
+	ck_assert_uint_eq(wi.last_audit_id, 1);
+	ck_assert_int_ge(wi.last_commit, before);
+	ck_assert_int_le(wi.last_commit, (int64_t)time(NULL));
+	ck_assert_uint_gt(wi.table_generation, gen);
+	ck_assert_uint_ge(wi.used, used);
+	ck_assert_int_eq(wi.full, 0);
+}
+END_TEST
+
 START_TEST(audit_record)
 {
 	char err[512];
@@ -788,6 +811,7 @@ static Suite *store_suite(void)
 	t = tcase_create("commit");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, commit_builds_plans);
+	tcase_add_test(t, store_info);
 	tcase_add_test(t, audit_record);
 	tcase_add_test(t, rejected_change_leaves_nothing);
 	tcase_add_test(t, history_samples);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* What the health thread tells the statistics endpoint: per node score,
+ * state and dimensions, probe durations and failures, state transitions,
+ * the reaction times of a demotion (detection and switch), recoveries,
+ * flaps, standby promotions and the cutover windows' phases.
+ *
+ * The health thread counts into its own hstats_counters_t (no atomics:
+ * only it writes them) and, once a second, publishes an immutable
+ * hstats_t: a copy of the counters plus the per-node and per-window
+ * figures.  A reader (the main thread, at a scrape) takes a reference
+ * with health_stats_get() and returns it with health_stats_put().  The
+ * two meet only on a mutex held for a pointer swap and a reference
+ * count, so a scrape never holds up the probes and the workers never see
+ * any of it.
+ *
+ * Cardinality: one series per node of the table and per cutover window
+ * in the store (both bounded by what an operator configures), per probe
+ * kind (3), failure kind (9) and state pair (5 x 5). */
+#ifndef GSLB_HSTATS_H
+#define GSLB_HSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "health/probe.h"
+#include "health/score.h"
+
+/* Probe kinds as counted: tcp, http, https (probe_kind_t). */
+#define HSTATS_KINDS 3
+/* Failure kinds: probe_failure_t's, and "slow" (an answer that came, but
+ * later than health.latency-threshold: an abnormal latency, S1-4). */
+#define HSTATS_FAIL_SLOW PROBE_FAIL_COUNT
+#define HSTATS_FAILS (PROBE_FAIL_COUNT + 1)
+/* States as shown: unknown, up, derated, demoted, stale. */
+#define HSTATS_STATES 5
+#define HSTATS_BUCKETS_MAX 16
+
+/** A histogram with fixed upper bounds (seconds). */
+typedef struct hstats_hist {
+	const double *le;            /* upper bounds, ascending; static */
+	unsigned nle;                /* how many (+Inf is implied) */
+	uint64_t bucket[HSTATS_BUCKETS_MAX + 1]; /* per bucket, not
+	                                cumulative; [nle] is above the last */
+	uint64_t count;
+	double sum;
+} hstats_hist_t;
+
+/** What the health thread counts as it goes. */
+typedef struct hstats_counters {
+	hstats_hist_t probe_duration[HSTATS_KINDS];
+	uint64_t probes[HSTATS_KINDS];
+	uint64_t failures[HSTATS_KINDS][HSTATS_FAILS];
+	uint64_t transitions[HSTATS_STATES][HSTATS_STATES]; /* [from][to] */
+	hstats_hist_t detection;     /* first bad round -> demotion (S1-7) */
+	hstats_hist_t switch_time;   /* demotion -> its re-pool committed */
+	uint64_t recoveries;         /* demoted -> restored automatically */
+	uint64_t flaps;              /* demotions soon after a restore (S4-7) */
+	uint64_t promotions;         /* standbys promoted, committed */
+	uint64_t commits;            /* decision commits */
+	uint64_t commit_failures;
+} hstats_counters_t;
+
+/** One node as published. */
+typedef struct hstats_node {
+	char id[64];
+	unsigned state;              /* 0..HSTATS_STATES-1 */
+	double score;                /* 0..100, -1 unknown */
+	double dim[4];               /* 0..1, -1 without input */
+	score_profile_t profile;     /* the profile of dim[] */
+	unsigned weight_pct;         /* effective weight 0..100 */
+	uint8_t promoted;            /* a standby serving for a primary */
+} hstats_node_t;
+
+/** One cutover window as published. */
+typedef struct hstats_window {
+	char id[64];
+	const char *phase;           /* cutover_phase_name(); static */
+} hstats_window_t;
+
+/** One publication (immutable once published). */
+typedef struct hstats {
+	int refs;                    /* atomic; health_stats_put() frees */
+	int64_t published;           /* unix time */
+	hstats_counters_t c;
+	hstats_node_t *node;         /* sorted by id; owned */
+	size_t nnode;
+	hstats_window_t *window;     /* owned */
+	size_t nwindow;
+} hstats_t;
+
+/** Starts @c empty, with the histograms' bounds. */
+void hstats_init(hstats_counters_t *c);
+
+/** Counts @v (seconds) into @h. */
+void hstats_observe(hstats_hist_t *h, double v);
+
+/** The index of shown state @name ("unknown", "up", "derated",
+ * "demoted", "stale"); 0 for anything else. */
+unsigned hstats_state_index(const char *name);
+
+/** The name of shown state @i (static). */
+const char *hstats_state_name(unsigned i);
+
+/** The name of probe kind @k ("tcp", "http", "https"; static). */
+const char *hstats_kind_name(unsigned k);
+
+/** The name of failure kind @f: probe_failure_name(), or "slow". */
+const char *hstats_fail_name(unsigned f);
+
+/** A new publication with a reference for the caller, holding a copy of
+ * @c and room for @nnode nodes and @nwindow windows (filled by the
+ * caller). */
+hstats_t *hstats_new(const hstats_counters_t *c, size_t nnode, size_t nwindow);
+
+/** Drops a reference to @s (NULL allowed); the last one frees it. */
+void hstats_put(hstats_t *s);
+
+#endif
