@@ -237,7 +237,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_decref(leader);
 	}
 	if (ctl_json) {
-		ctl_print_json(out);
+		ctl_emit(json_incref(out));
 	} else {
 		printf("instance %s, prefix %s\n", ccf.name, ccf.prefix);
 		if (rc) {

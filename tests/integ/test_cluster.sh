@@ -162,6 +162,10 @@ wait_all 5 www.gslb.test "192.0.2.22 198.51.100.100" && ok "etcd down: the three
 	fail "etcd down: $(qn 1 www.gslb.test) / $(qn 2 www.gslb.test) / $(qn 3 www.gslb.test)"
 out=$(CTLN 1 cluster status 2>&1)
 expect_has "$out" "etcd: unreachable" "etcd down: cluster status says so"
+out=$(CTLN 1 --json cluster status 2>/dev/null)
+python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["format"] == 1 and d["etcd"] == "unreachable" and d["name"] == "ns1"' <<<"$out" &&
+	ok "etcd down: cluster status --json says so, in the versioned shape" ||
+	fail "cluster status --json: $out"
 grep -q "etcd unreachable" "$T/ns2.log" && ok "etcd down: gslbd logs it" || fail "etcd down: nothing in ns2's log"
 ns_stop 3
 for i in 1 2 3; do etcd_start "$i"; done
