@@ -294,7 +294,10 @@ geoip:
 ${2:-}
 EOC
   $GEN compare-json > "$d/table.json"
-  "$GSLBCTL" -d "$d/db" apply "$d/table.json" > "$d/apply.log" 2>&1 ||
+  # A new store: --create (builds from before it had the option create
+  # without it).
+  { "$GSLBCTL" -d "$d/db" --create apply "$d/table.json" ||
+    "$GSLBCTL" -d "$d/db" apply "$d/table.json"; } > "$d/apply.log" 2>&1 ||
     { cat "$d/apply.log" >&2; die "$n: gslbctl apply failed"; }
   declare -g -a "CMD_$n=(\"\$GSLBD\" -c \"\$d/gslbd.conf\" -w 1)"
 }

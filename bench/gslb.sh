@@ -156,7 +156,8 @@ apply_timed() {
   local t0 t1
   mkdir -p "$2/db"
   t0=$(date +%s.%N)
-  "$GSLBCTL" -d "$2/db" apply "$3" > "$2/apply.log" 2>&1 || { cat "$2/apply.log" >&2; die "$1: apply failed"; }
+  { "$GSLBCTL" -d "$2/db" --create apply "$3" || "$GSLBCTL" -d "$2/db" apply "$3"; } \
+    > "$2/apply.log" 2>&1 || { cat "$2/apply.log" >&2; die "$1: apply failed"; }
   t1=$(date +%s.%N)
   awk -v n="$1" -v a="$t0" -v b="$t1" -v f="$(basename "$3")" -v sz="$(du -sh "$3" | cut -f1)" \
     -v db="$(du -sh "$2/db/data.mdb" | cut -f1)" \

@@ -88,7 +88,10 @@ geoip:
   isp: [ isp ]
 ${CONF_EXTRA:-}
 EOC
-  "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
+  # A new store: --create (builds from before it had the option create
+  # without it).
+  "$(dirname "$bin")/gslbctl" -d "$d/db" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
+    "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
   for w in $WORKLOADS; do
     case $w in
       static|mixed) args=(-d "$OUT/$w.txt") ;;
