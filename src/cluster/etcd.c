@@ -155,12 +155,12 @@ static int post_one(etcd_t *e, size_t i, const char *path, const char *body,
 		if (!m)
 			m = json_string_value(json_object_get(j, "error"));
 		snprintf(err, errlen, "%s: %s", e->endpoints[i], m ? m : "error");
+		/* A member without a leader or a quorum: another may do.  (m
+		 * lives in j: read it before j goes.) */
+		int retry = status >= 500 || (m && (strstr(m, "leader") ||
+		            strstr(m, "timed out") || strstr(m, "unhealthy")));
 		json_decref(j);
-		/* A member without a leader or a quorum: another may do. */
-		if (status >= 500 || (m && (strstr(m, "leader") || strstr(m, "timed out") ||
-		                            strstr(m, "unhealthy"))))
-			return GSLB_EIO;
-		return GSLB_EINVAL;
+		return retry ? GSLB_EIO : GSLB_EINVAL;
 	}
 	*out = j;
 	return 0;
