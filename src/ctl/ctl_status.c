@@ -171,6 +171,8 @@ static void print_status_node(json_t *n)
 		state = "unmonitored";
 	else if (json_is_true(json_object_get(h, "stale")))
 		state = "stale";
+	else if (json_is_true(json_object_get(h, "partial")))
+		state = "partial"; /* cluster mode, S4-6: down from a minority */
 	const char *pf = json_string_value(json_object_get(st, "profile"));
 	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
 	       json_string_value(json_object_get(n, "node")),

@@ -73,6 +73,10 @@ struct hnode {
 	int unmonitored;             /* no probe and no pushed metric: health
 	                                has no say (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
+	/* cluster mode (vantage.c): the combined verdict of every live
+	 * instance's view, as last decided, and when it moved */
+	health_combined_t cl;
+	uint32_t cl_since, cl_moved;
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;
@@ -99,7 +103,12 @@ struct health {
 	int have_changes;
 	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
 	                                (repool.c) */
+	const char *probe_map;       /* test hook: GSLBD_TEST_PROBE_MAP
+	                                (nodes.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
+	const health_cluster_t *cl;  /* atomic: cluster mode's hooks, or NULL */
+	int64_t cl_epoch;            /* leadership the decisions were made for */
+	uint64_t cl_gen;             /* views_gen() last combined */
 };
 
 /* health.c: the clock and scheduling. */
@@ -153,6 +162,29 @@ void health__note(health_t *h, const char *fmt, ...)
 
 /** Scores @n's newest round, runs the verdict and applies it. */
 void health__evaluate(health_t *h, hnode_t *n);
+
+/* vantage.c: cluster mode (S4-6). */
+
+/** The cluster hooks, or NULL in standalone mode; follows a change of
+ * leadership (the new leader takes the decisions in its store as its
+ * own) and, on the leader, a change of any view (nodes whose combined
+ * verdict moved are marked changed). */
+const health_cluster_t *health__cluster(health_t *h);
+
+/** The state decisions follow: the combined verdict on the leader of a
+ * cluster, else the node's own. */
+verdict_state_t health__decided(const health_t *h, const hnode_t *n);
+
+/** Hands this instance's view of @n to the cluster. */
+void health__view(health_t *h, const health_cluster_t *cl, const hnode_t *n,
+                  uint32_t now);
+
+/** The leader's health record @rec of @n with the combined verdict in
+ * place of its own (state, usable, weight, reason, the failing
+ * vantages); added to @out unless the store (@t) holds the same
+ * decision. */
+void health__cluster_record(health_t *h, wdb_txn_t *t, const hnode_t *n,
+                            json_t *rec, json_t *out);
 
 /** Writes the changed decisions (with the re-pool) and, if
  * @status_due, the live status and history, in one transaction. */
