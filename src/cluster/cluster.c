@@ -28,7 +28,7 @@
 /* A view whose verdict did not move (only its latencies and score) is
  * published again at most this often: the latency matrix stays fresh
  * without a write per probe result. */
-#define VIEW_REFRESH_MS 10000
+#define VIEW_REFRESH_MS 30000
 /* Operations per etcd transaction: below etcd's default --max-txn-ops
  * (128), so that no setting of etcd is needed for the views. */
 #define TXN_OPS 100
@@ -44,7 +44,7 @@ struct cluster {
 	int stop;                 /* under mu; read unlocked by stop_cb */
 	int64_t rev;              /* last revision applied or read */
 	int need_resync;
-	int connected;            /* atomic */
+	int connected;            /* atomic; -1 until the first try */
 	uint64_t resyncs, applied; /* atomic */
 	int64_t lease;            /* atomic; written by the lease thread */
 	int kick;                 /* under mu: the lease thread has work */
@@ -192,7 +192,7 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
 	snprintf(key, sizeof(key), "%shealth/", c->cc.prefix);
 	json_t *req = etcd_range_req(key, 1), *ans = NULL;
 	json_object_set_new(req, "revision", json_integer(rev));
-	int rc = etcd_post(e, "/v3/kv/range", req, &ans, err, errlen);
+	int rc = etcd_post_bulk(e, "/v3/kv/range", req, &ans, err, errlen);
 	json_decref(req);
 	if (rc)
 		return rc;
@@ -216,8 +216,8 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
 static void set_connected(cluster_t *c, int up, const char *why)
 {
 	int was = __atomic_exchange_n(&c->connected, up, __ATOMIC_RELAXED);
-	if (was == up)
-		return;
+	if (was == up || (up && was < 0))
+		return; /* the first contact is logged by the resync */
 	if (up)
 		log_notice("cluster: etcd reachable again, table at revision %lld",
 		           (long long)c->rev);
@@ -344,7 +344,7 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
-			if ((rc = load_views(c, e, rev, err, sizeof(err)))) {
+			if (load_views(c, e, rev, err, sizeof(err))) {
 				set_connected(c, 0, err);
 				if (nap(c, delay))
 					break;
@@ -739,6 +739,7 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	cluster_t *c = xcalloc(1, sizeof(*c));
 	copy_conf(&c->cc, cc);
 	c->db = db;
+	c->connected = -1; /* not tried yet: the first failure is logged too */
 	snprintf(c->actor, sizeof(c->actor), "cluster:%s", cc->name);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
@@ -790,7 +791,7 @@ void cluster_stop(cluster_t *c)
 
 void cluster_info(cluster_t *c, cluster_info_t *out)
 {
-	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED);
+	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED) > 0;
 	out->revision = __atomic_load_n(&c->rev, __ATOMIC_RELAXED);
 	out->resyncs = __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED);
 	out->applied = __atomic_load_n(&c->applied, __ATOMIC_RELAXED);

@@ -234,7 +234,7 @@ int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
 	                        "request_range", etcd_range_req(mk, 0),
 	                        "request_range", etcd_range_req(ck, 1));
 	json_t *ans = NULL;
-	int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, errlen);
+	int rc = etcd_post_bulk(e, "/v3/kv/txn", req, &ans, err, errlen);
 	json_decref(req);
 	if (rc)
 		return rc;

@@ -219,6 +219,11 @@ void health__cluster_record(health_t *h, wdb_txn_t *t, const hnode_t *n,
 			json_object_set_new(rec, "partial", json_true());
 	}
 	json_t *old = wdb_get(t, WDB_HEALTH, n->id);
+	/* A node without probes keeps only a promotion or a cutover effect
+	 * in its record (the store strips the rest): with neither, there is
+	 * nothing to write. */
+	if (!old && !n->nprobe && !n->promoted && n->cut.phase == CUT_NONE)
+		return;
 	int same = old != NULL;
 	for (const char *const *f = decision_fields; same && *f; f++) {
 		json_t *a = json_object_get(old, *f), *b = json_object_get(rec, *f);
