@@ -60,6 +60,14 @@ static void take_over(health_t *h)
 		n->cl.down = (unsigned)json_integer_value(json_object_get(vt, "down"));
 		n->cl.quorum = (unsigned)json_integer_value(json_object_get(vt, "quorum"));
 		failing_of(rec, n->cl.failing, sizeof(n->cl.failing));
+		/* A cutover phase this instance reached while another
+		 * decided: its own news now, since it writes it. */
+		const char *ph = json_string_value(json_object_get(rec, "cutover_phase"));
+		if (n->cut.phase != CUT_NONE &&
+		    strcmp(ph ? ph : "none", cutover_phase_name(n->cut.phase)) != 0)
+			health__note(h, "node %s cutover %s %s weight %u%% prewarm %u%%", n->id,
+			             n->cut.window, cutover_phase_name(n->cut.phase),
+			             n->cut.weight_pct, n->cut.prewarm_pct);
 		n->cl_since = (uint32_t)json_integer_value(json_object_get(rec, "since"));
 		n->cl_moved = (uint32_t)json_integer_value(json_object_get(rec, "moved_at"));
 		n->changed = 1;

@@ -11,7 +11,8 @@
 #      refused connection (2 s with 1 s probes) plus 1 s;
 #   4. a killed gslbd's views go with its lease and the quorum is
 #      recomputed; the killed leader is replaced within the lease time,
-#      and standby promotions and releases go on, none made twice.
+#      and standby promotions and releases go on, none made twice; so do
+#      the phases of a cutover window whose leader dies during it.
 . "$(dirname "$0")/lib.sh"
 LEASE_TTL=3
 . "$(dirname "$0")/cluster_lib.sh"
@@ -30,10 +31,13 @@ nsup() { # i
 	GSLBD_TEST_PROBE_MAP="127.0.0.1:$PN1=127.0.0.1:${H1[$1]},127.0.0.1:$PN2=127.0.0.1:${H2[$1]}" \
 		ns_start "$1"
 }
-for i in 1 2 3; do ns_conf "$i"; done
+for i in 1 2 3; do
+	ns_conf "$i"
+	printf 'cutover:\n  notice: 3\n  prewarm-lead: 3\n  ramp: 2\n' >> "$T/ns$i/gslbd.conf"
+done
 etcd_cluster_start || exit 1
 CTLN 1 service add www.gslb.test --ttl 60 --short-ttl 5 --answers 4 >/dev/null
-CTLN 1 node add n1 --addr 192.0.2.1 --probe "http://127.0.0.1:$PN1/health" >/dev/null
+CTLN 1 node add n1 --addr 192.0.2.1 --region rc --probe "http://127.0.0.1:$PN1/health" >/dev/null
 CTLN 1 node add n2 --addr 192.0.2.2 --probe "http://127.0.0.1:$PN2/health" >/dev/null
 CTLN 1 node add s1 --addr 192.0.2.11 --pool standby --probe "tcp://127.0.0.1:$HS" >/dev/null
 CTLN 1 node add s2 --addr 192.0.2.12 --pool standby --probe "tcp://127.0.0.1:$HS" >/dev/null
@@ -188,4 +192,26 @@ n=$(grep -Ec "standby s[12] promoted for n2" <<<"$log")
 expect_has "$log" "cluster:ns$NL .*standby s1 promoted for n2" "the promotion is the new leader's"
 [ "$(export_of "$VA")" = "$(export_of "$VB")" ] && ok "ns$VA and ns$VB hold the same table" ||
 	fail "the tables differ"
+
+# 4c. A cutover window on n1 (notice 3 s, ramp 2 s): ns$NL announces it
+# and pre-derates n1, then dies; the last instance, ns$W, takes over and
+# moves it into the window, the ramp and out of it (phase none again).
+# Each phase once.
+W=$VA; [ "$W" = "$NL" ] && W=$VB
+at() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+now=$(date +%s)
+CTLN "$W" cutover add --region rc --derate 50 --start "$(at $((now + 5)))" \
+	--end "$(at $((now + 8)))" >/dev/null || fail "cutover add"
+phase() { CTLN "$W" log 2>&1 | grep -c "node n1 cutover [^ ]* $1 "; }
+for _ in $(seq 60); do [ "$(phase pre-derated)" = 1 ] && break; sleep 0.1; done
+ns_stop "$NL" KILL
+for _ in $(seq 150); do [ "$(phase none)" -ge 1 ] && break; sleep 0.2; done
+log=$(CTLN "$W" log 2>&1)
+for ph in announced pre-derated in-window none; do
+	n=$(grep -c "node n1 cutover [^ ]* $ph " <<<"$log")
+	[ "$n" = 1 ] && ok "cutover phase $ph decided once" || fail "cutover phase $ph decided $n times"
+done
+expect_has "$log" "cluster:ns$NL .*node n1 cutover [^ ]* pre-derated" "ns$NL pre-derated n1"
+expect_has "$log" "cluster:ns$W .*node n1 cutover [^ ]* in-window" "ns$W, elected after it, moved n1 into the window"
+expect_has "$log" "cluster:ns$W .*node n1 cutover [^ ]* none" "and ended it after the ramp"
 finish
