@@ -1268,11 +1268,13 @@ static int run(void)
 		return 1;
 	}
 	cluster_conf_free(&cc);
+	/* S4-6: views, the election and the quorum verdicts. */
+	health_set_cluster(g_health, cluster_health_hooks(g_cluster));
 	stats_provider_t sp = { metrics, healthy, NULL };
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);
+		health_stop(g_health); /* uses the cluster's hooks */
 		cluster_stop(g_cluster);
-		health_stop(g_health);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
@@ -1290,8 +1292,8 @@ static int run(void)
 
 	log_counters();
 	stats_stop(g_stats);
+	health_stop(g_health); /* uses the cluster's hooks */
 	cluster_stop(g_cluster);
-	health_stop(g_health);
 	workers_stop(g_workers, g_nworkers);
 	/* After the workers: what they queued is flushed to the collector. */
 	dnstap_free(g_dnstap);

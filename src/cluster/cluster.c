@@ -4,6 +4,7 @@
  * cluster.h; the layout in etcd is in sync.h. */
 #include "cluster/cluster.h"
 #include "cluster/etcd.h"
+#include "cluster/quorum.h"
 #include "cluster/sync.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -21,6 +22,17 @@
 #define RETRY_MIN_MS 200
 #define RETRY_MAX_MS 5000
 
+/* The lease thread's step: views that moved are published within this,
+ * and a leader key that went is campaigned for within it. */
+#define STEP_MS 100
+/* A view whose verdict did not move (only its latencies and score) is
+ * published again at most this often: the latency matrix stays fresh
+ * without a write per probe result. */
+#define VIEW_REFRESH_MS 30000
+/* Operations per etcd transaction: below etcd's default --max-txn-ops
+ * (128), so that no setting of etcd is needed for the views. */
+#define TXN_OPS 100
+
 struct cluster {
 	cluster_conf_t cc;
 	weightdb_t *db;
@@ -32,9 +44,21 @@ struct cluster {
 	int stop;                 /* under mu; read unlocked by stop_cb */
 	int64_t rev;              /* last revision applied or read */
 	int need_resync;
-	int connected;            /* atomic */
+	int connected;            /* atomic; -1 until the first try */
 	uint64_t resyncs, applied; /* atomic */
-	int64_t lease;            /* lease thread only */
+	int64_t lease;            /* atomic; written by the lease thread */
+	int kick;                 /* under mu: the lease thread has work */
+	/* S4-6: every live instance's view of every node, from the watch:
+	 * {node: {instance: view}}; this instance's own views from the
+	 * health thread {node: view}; and the leader's name.  Under vmu. */
+	pthread_mutex_t vmu;
+	json_t *views, *mine;
+	char leader[CLUSTER_NAME_MAX];
+	uint64_t vgen;            /* atomic: moves with any view */
+	json_t *sent;             /* lease thread: {node: [view, mono ms]} */
+	int64_t epoch;            /* atomic: our leader key's create revision */
+	etcd_t *he;               /* the health thread's client (publish) */
+	health_cluster_t hooks;
 };
 
 static int64_t mono_ms(void)
@@ -66,18 +90,134 @@ static int nap(cluster_t *c, unsigned ms)
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&c->mu);
-	while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+	while (!c->stop && !c->kick && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 		;
 	int s = c->stop;
+	c->kick = 0;
 	pthread_mutex_unlock(&c->mu);
 	return s;
+}
+
+/* Wakes the lease thread (a view moved, the leader key went). */
+static void kick(cluster_t *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->kick = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void set_epoch(cluster_t *c, int64_t ep)
+{
+	int64_t was = __atomic_exchange_n(&c->epoch, ep, __ATOMIC_RELAXED);
+	if (was && !ep)
+		log_notice("cluster: %s is no longer the elected instance", c->cc.name);
+}
+
+/* Views ----------------------------------------------------------- */
+
+/* Splits "P health/NODE/INSTANCE": 1 with the two parts, else 0. */
+static int view_key(const cluster_t *c, const char *ekey, char *node,
+                    size_t nsize, const char **inst)
+{
+	size_t pl = strlen(c->cc.prefix);
+	if (strncmp(ekey + pl, "health/", 7) != 0)
+		return 0;
+	const char *k = ekey + pl + 7, *slash = strrchr(k, '/');
+	if (!slash || slash == k || !slash[1] || (size_t)(slash - k) >= nsize)
+		return 0;
+	snprintf(node, nsize, "%.*s", (int)(slash - k), k);
+	*inst = slash + 1;
+	return 1;
+}
+
+/* A view put (@kv->value) or deleted (@del) by the watch or a range;
+ * under vmu. */
+static void view_event(cluster_t *c, const etcd_kv_t *kv, int del)
+{
+	char node[256];
+	const char *inst;
+	if (!view_key(c, kv->key, node, sizeof(node), &inst))
+		return;
+	json_t *per = json_object_get(c->views, node);
+	if (del) {
+		if (per)
+			json_object_del(per, inst);
+		if (per && !json_object_size(per))
+			json_object_del(c->views, node);
+	} else {
+		json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+		if (!json_is_object(v)) {
+			json_decref(v);
+			return;
+		}
+		if (!per) {
+			per = json_object();
+			json_object_set_new(c->views, node, per);
+		}
+		json_object_set_new(per, inst, v);
+	}
+	__atomic_add_fetch(&c->vgen, 1, __ATOMIC_RELAXED);
+}
+
+/* The leader key put or deleted; under vmu. */
+static void leader_event(cluster_t *c, const etcd_kv_t *kv, int del)
+{
+	if (del) {
+		c->leader[0] = 0;
+		set_epoch(c, 0);
+		kick(c); /* campaign now: takeover within the lease time */
+		return;
+	}
+	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+	const char *name = json_string_value(json_object_get(v, "name"));
+	snprintf(c->leader, sizeof(c->leader), "%s", name ? name : "?");
+	if (kv->lease != __atomic_load_n(&c->lease, __ATOMIC_RELAXED))
+		set_epoch(c, 0);
+	json_decref(v);
+}
+
+static int range_view(const etcd_kv_t *kv, void *arg)
+{
+	view_event(arg, kv, 0);
+	return 0;
+}
+
+/* Reads every view at revision @rev (the one the table was read at, so
+ * the watch goes on from there).  Returns 0 or an error. */
+static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
+                      size_t errlen)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%shealth/", c->cc.prefix);
+	json_t *req = etcd_range_req(key, 1), *ans = NULL;
+	json_object_set_new(req, "revision", json_integer(rev));
+	int rc = etcd_post_bulk(e, "/v3/kv/range", req, &ans, err, errlen);
+	json_decref(req);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->vmu);
+	json_object_clear(c->views);
+	size_t i;
+	json_t *kvj;
+	json_array_foreach(json_object_get(ans, "kvs"), i, kvj) {
+		etcd_kv_t kv;
+		if (etcd_kv_parse(kvj, &kv))
+			continue;
+		range_view(&kv, c);
+		etcd_kv_clear(&kv);
+	}
+	__atomic_add_fetch(&c->vgen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->vmu);
+	json_decref(ans);
+	return 0;
 }
 
 static void set_connected(cluster_t *c, int up, const char *why)
 {
 	int was = __atomic_exchange_n(&c->connected, up, __ATOMIC_RELAXED);
-	if (was == up)
-		return;
+	if (was == up || (up && was < 0))
+		return; /* the first contact is logged by the resync */
 	if (up)
 		log_notice("cluster: etcd reachable again, table at revision %lld",
 		           (long long)c->rev);
@@ -142,7 +282,16 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 		if (v)
 			json_array_append_new(g->changes, json_pack("{s:s, s:s, s:o}",
 			    "kind", cluster_kind_name(kind), "key", key, "after", v));
-	} else if (!del && strcmp(kv.key + pl, "change") == 0) {
+	} else if (strncmp(kv.key + pl, "health/", 7) == 0) {
+		pthread_mutex_lock(&c->vmu);
+		view_event(c, &kv, del);
+		pthread_mutex_unlock(&c->vmu);
+	} else if (strcmp(kv.key + pl, "leader") == 0) {
+		pthread_mutex_lock(&c->vmu);
+		leader_event(c, &kv, del);
+		pthread_mutex_unlock(&c->vmu);
+	} else if (!del && (strcmp(kv.key + pl, "change") == 0 ||
+	                    strcmp(kv.key + pl, "decided") == 0)) {
 		json_t *rec = json_loadb(kv.value, kv.value_len, 0, NULL);
 		const char *a = json_string_value(json_object_get(rec, "actor"));
 		const char *w = json_string_value(json_object_get(rec, "what"));
@@ -195,6 +344,12 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
+			if (load_views(c, e, rev, err, sizeof(err))) {
+				set_connected(c, 0, err);
+				if (nap(c, delay))
+					break;
+				continue;
+			}
 			c->need_resync = 0;
 			int64_t local = cluster_local_rev(c->db);
 			__atomic_store_n(&c->rev, local > rev ? local : rev, __ATOMIC_RELAXED);
@@ -244,35 +399,207 @@ static int put_member(cluster_t *c, etcd_t *e, char *err, size_t errlen)
 	return rc;
 }
 
+/* Election ------------------------------------------------------ */
+
+/* One campaign: the leader key is created with our lease only when it
+ * is absent (etcd transaction comparing its create revision with 0);
+ * else we learn who leads, and take back a key that is still ours (etcd
+ * was unreachable for a while, the lease lived).  The key goes with the
+ * lease, so a dead leader's goes within the lease time. */
+static void campaign(cluster_t *c, etcd_t *e)
+{
+	char key[512], err[1024], lease[32];
+	snprintf(key, sizeof(key), "%sleader", c->cc.prefix);
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->lease);
+	json_t *v = json_pack("{s:s, s:s, s:s, s:i}", "name", c->cc.name,
+	                      "region", c->cc.region, "isp", c->cc.isp, "pid", (int)getpid());
+	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(v);
+	char *bk = etcd_b64(key, strlen(key)), *bv = etcd_b64(text, strlen(text));
+	free(text);
+	json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:[{s:{s:s, s:s, s:s}}], "
+	                        "s:[{s:{s:s}}]}",
+	                        "compare", "target", "CREATE", "key", bk, "result", "EQUAL",
+	                        "create_revision", "0",
+	                        "success", "request_put", "key", bk, "value", bv, "lease", lease,
+	                        "failure", "request_range", "key", bk);
+	free(bk);
+	free(bv);
+	json_t *ans = NULL;
+	int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err));
+	json_decref(req);
+	if (rc) {
+		log_debug("cluster: campaign: %s", err);
+		return;
+	}
+	int64_t ep = 0;
+	if (json_is_true(json_object_get(ans, "succeeded"))) {
+		ep = etcd_int(json_object_get(ans, "header"), "revision");
+		log_notice("cluster: %s elected to make the automatic decisions (epoch %lld)",
+		           c->cc.name, (long long)ep);
+	} else {
+		json_t *r = json_object_get(json_array_get(json_object_get(ans, "responses"), 0),
+		                            "response_range");
+		etcd_kv_t kv;
+		if (!etcd_kv_parse(json_array_get(json_object_get(r, "kvs"), 0), &kv)) {
+			if (kv.lease == c->lease)
+				ep = kv.create_rev;
+			pthread_mutex_lock(&c->vmu);
+			leader_event(c, &kv, 0);
+			pthread_mutex_unlock(&c->vmu);
+			etcd_kv_clear(&kv);
+		}
+	}
+	json_decref(ans);
+	if (ep) {
+		pthread_mutex_lock(&c->vmu);
+		snprintf(c->leader, sizeof(c->leader), "%s", c->cc.name);
+		pthread_mutex_unlock(&c->vmu);
+	}
+	__atomic_store_n(&c->epoch, ep, __ATOMIC_RELAXED);
+}
+
+/* Views out ------------------------------------------------------- */
+
+/* Whether view @a and @b differ in what the quorum reads. */
+static int verdict_moved(json_t *a, json_t *b)
+{
+	static const char *const f[] = { "state", "pct", "stale" };
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!json_equal(json_object_get(a, f[i]), json_object_get(b, f[i])))
+			return 1;
+	return 0;
+}
+
+/* Puts this instance's views that moved (at once) or only aged (every
+ * VIEW_REFRESH_MS) under P health/NODE/NAME with the member lease, in
+ * transactions of TXN_OPS. */
+static void publish_views(cluster_t *c, etcd_t *e)
+{
+	int64_t now = mono_ms();
+	json_t *todo = json_object();
+	pthread_mutex_lock(&c->vmu);
+	const char *node;
+	json_t *v;
+	json_object_foreach(c->mine, node, v) {
+		json_t *was = json_object_get(c->sent, node);
+		json_t *wv = json_array_get(was, 0);
+		if (!was || verdict_moved(v, wv) ||
+		    (!json_equal(v, wv) &&
+		     now - json_integer_value(json_array_get(was, 1)) >= VIEW_REFRESH_MS))
+			json_object_set_new(todo, node, json_deep_copy(v));
+	}
+	pthread_mutex_unlock(&c->vmu);
+	char lease[32], err[1024];
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->lease);
+	json_t *ops = json_array(), *batch = json_array();
+	void *it = json_object_iter(todo);
+	while (it || json_array_size(ops)) {
+		if (it) {
+			node = json_object_iter_key(it);
+			v = json_object_iter_value(it);
+			char key[512];
+			snprintf(key, sizeof(key), "%shealth/%s/%s", c->cc.prefix, node, c->cc.name);
+			json_t *pv = json_deep_copy(v);
+			json_object_set_new(pv, "instance", json_string(c->cc.name));
+			json_object_set_new(pv, "region", json_string(c->cc.region));
+			json_object_set_new(pv, "isp", json_string(c->cc.isp));
+			char *text = json_dumps(pv, JSON_COMPACT | JSON_SORT_KEYS);
+			json_decref(pv);
+			char *bk = etcd_b64(key, strlen(key)), *bv = etcd_b64(text, strlen(text));
+			free(text);
+			json_array_append_new(ops, json_pack("{s:{s:s, s:s, s:s}}", "request_put",
+			                      "key", bk, "value", bv, "lease", lease));
+			free(bk);
+			free(bv);
+			json_array_append_new(batch, json_string(node));
+			it = json_object_iter_next(todo, it);
+			if (it && json_array_size(ops) < TXN_OPS)
+				continue;
+		}
+		json_t *req = json_pack("{s:o}", "success", ops), *ans = NULL;
+		ops = json_array();
+		int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err));
+		json_decref(req);
+		json_decref(ans);
+		if (rc) {
+			log_debug("cluster: publishing views: %s", err);
+			break;
+		}
+		size_t i;
+		json_t *n;
+		json_array_foreach(batch, i, n)
+			json_object_set_new(c->sent, json_string_value(n), json_pack("[O, I]",
+			    json_object_get(todo, json_string_value(n)), (json_int_t)now));
+		json_array_clear(batch);
+	}
+	json_decref(ops);
+	json_decref(batch);
+	json_decref(todo);
+}
+
 static void *lease_main(void *arg)
 {
 	cluster_t *c = arg;
 	etcd_t *e = etcd_new(&c->cc);
 	char err[1024];
 	/* Renewed three times per TTL: one lost renewal never loses it. */
-	unsigned every_ms = c->cc.lease_ttl * 1000 / 3;
+	int64_t every_ms = c->cc.lease_ttl * 1000 / 3, next_keep = 0, next_campaign = 0;
 	while (!stopping(c)) {
 		int rc = 0;
+		int64_t now = mono_ms();
 		if (!c->lease) {
-			rc = etcd_lease_grant(e, c->cc.lease_ttl, &c->lease, err, sizeof(err));
-			if (!rc && (rc = put_member(c, e, err, sizeof(err))))
-				c->lease = 0;
-			if (!rc)
+			int64_t id = 0;
+			rc = etcd_lease_grant(e, c->cc.lease_ttl, &id, err, sizeof(err));
+			if (!rc) {
+				__atomic_store_n(&c->lease, id, __ATOMIC_RELAXED);
+				if ((rc = put_member(c, e, err, sizeof(err))))
+					__atomic_store_n(&c->lease, 0, __ATOMIC_RELAXED);
+			}
+			if (!rc) {
 				log_info("cluster: member %s joined with lease %llx", c->cc.name,
 				         (unsigned long long)c->lease);
-		} else {
+				/* The views of a former lease went with it. */
+				json_object_clear(c->sent);
+				next_keep = now + every_ms;
+				next_campaign = 0;
+			}
+		} else if (now >= next_keep) {
 			rc = etcd_lease_keepalive(e, c->lease, err, sizeof(err));
 			if (rc == GSLB_ENOENT) {
 				log_warning("cluster: %s; joining again", err);
-				c->lease = 0;
+				__atomic_store_n(&c->lease, 0, __ATOMIC_RELAXED);
+				set_epoch(c, 0);
 				continue;
 			}
+			/* Unable to renew: the lease may run out before etcd
+			 * is back, so stop deciding now. */
+			if (rc)
+				set_epoch(c, 0);
+			next_keep = now + (rc ? RETRY_MIN_MS : every_ms);
 		}
-		if (rc)
+		if (rc) {
 			log_debug("cluster: lease: %s", err);
-		if (nap(c, rc ? RETRY_MIN_MS * 5 : every_ms))
+		} else {
+			pthread_mutex_lock(&c->vmu);
+			int none = !c->leader[0];
+			pthread_mutex_unlock(&c->vmu);
+			/* A vacant leader key is campaigned for at once, an
+			 * occupied one checked once per renewal. */
+			/* Only once the table and the views are read: an
+			 * instance that decided before would decide blind. */
+			if (!__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
+			    __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED) &&
+			    (none || now >= next_campaign)) {
+				campaign(c, e);
+				next_campaign = now + every_ms;
+			}
+			publish_views(c, e);
+		}
+		if (nap(c, rc ? RETRY_MIN_MS * 5 : STEP_MS))
 			break;
 	}
+	set_epoch(c, 0);
 	if (c->lease) {
 		char id[32];
 		snprintf(id, sizeof(id), "%lld", (long long)c->lease);
@@ -283,6 +610,116 @@ static void *lease_main(void *arg)
 	}
 	etcd_free(e);
 	return NULL;
+}
+
+/* The health thread's hooks -------------------------------------- */
+
+static int64_t hook_leader(void *arg)
+{
+	cluster_t *c = arg;
+	return __atomic_load_n(&c->epoch, __ATOMIC_RELAXED);
+}
+
+static uint64_t hook_views_gen(void *arg)
+{
+	cluster_t *c = arg;
+	return __atomic_load_n(&c->vgen, __ATOMIC_RELAXED);
+}
+
+static void hook_combined(void *arg, const char *node, health_combined_t *out)
+{
+	cluster_t *c = arg;
+	pthread_mutex_lock(&c->vmu);
+	cluster_combine(json_object_get(c->views, node), c->cc.quorum, out);
+	pthread_mutex_unlock(&c->vmu);
+}
+
+static void hook_view(void *arg, const char *node, json_t *view)
+{
+	cluster_t *c = arg;
+	pthread_mutex_lock(&c->vmu);
+	json_t *was = json_object_get(c->mine, node);
+	int moved = !was || verdict_moved(was, view);
+	json_object_set_new(c->mine, node, json_deep_copy(view));
+	pthread_mutex_unlock(&c->vmu);
+	if (moved)
+		kick(c);
+}
+
+/* The leader's decisions into etcd: each transaction compares the
+ * leader key's create revision with the epoch the decisions were made
+ * under, so that an instance that lost the election (and may not know
+ * it yet) writes nothing, and no decision is made twice. */
+static int hook_publish(void *arg, int64_t epoch, json_t *records,
+                        const char *what, char *err, size_t errlen)
+{
+	cluster_t *c = arg;
+	if (!c->he)
+		c->he = etcd_new(&c->cc);
+	char lk[512], dk[512], ep[32], now[40];
+	snprintf(lk, sizeof(lk), "%sleader", c->cc.prefix);
+	snprintf(dk, sizeof(dk), "%sdecided", c->cc.prefix);
+	snprintf(ep, sizeof(ep), "%lld", (long long)epoch);
+	time_t tt = time(NULL);
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	void *it = json_object_iter(records);
+	while (it) {
+		json_t *ops = json_array();
+		for (; it && json_array_size(ops) < TXN_OPS - 1;
+		     it = json_object_iter_next(records, it)) {
+			char key[1024];
+			cluster_key(key, sizeof(key), c->cc.prefix, WDB_HEALTH,
+			            json_object_iter_key(it));
+			char *bk = etcd_b64(key, strlen(key));
+			json_t *rec = json_object_iter_value(it);
+			if (json_is_null(rec)) {
+				json_array_append_new(ops, json_pack("{s:{s:s}}",
+				                      "request_delete_range", "key", bk));
+			} else {
+				char *v = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+				char *bv = etcd_b64(v, strlen(v));
+				json_array_append_new(ops, json_pack("{s:{s:s, s:s}}", "request_put",
+				                      "key", bk, "value", bv));
+				free(v);
+				free(bv);
+			}
+			free(bk);
+		}
+		json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", c->actor,
+		                        "what", what, "time", now, "instance", c->cc.name,
+		                        "epoch", (json_int_t)epoch);
+		char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(rec);
+		char *bk = etcd_b64(dk, strlen(dk)), *bv = etcd_b64(rv, strlen(rv));
+		free(rv);
+		json_array_append_new(ops, json_pack("{s:{s:s, s:s}}", "request_put",
+		                      "key", bk, "value", bv));
+		free(bk);
+		free(bv);
+		bk = etcd_b64(lk, strlen(lk));
+		json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:o}", "compare",
+		                        "target", "CREATE", "key", bk, "result", "EQUAL",
+		                        "create_revision", ep, "success", ops);
+		free(bk);
+		json_t *ans = NULL;
+		int rc = etcd_post(c->he, "/v3/kv/txn", req, &ans, err, errlen);
+		json_decref(req);
+		if (rc)
+			return rc;
+		int ok = json_is_true(json_object_get(ans, "succeeded"));
+		json_decref(ans);
+		if (!ok) {
+			int64_t mine = epoch;
+			__atomic_compare_exchange_n(&c->epoch, &mine, 0, 0, __ATOMIC_RELAXED,
+			                            __ATOMIC_RELAXED);
+			snprintf(err, errlen, "no longer the elected instance: decisions "
+			         "not written");
+			return GSLB_EINVAL;
+		}
+	}
+	return 0;
 }
 
 static void copy_conf(cluster_conf_t *dst, const cluster_conf_t *src)
@@ -302,9 +739,16 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	cluster_t *c = xcalloc(1, sizeof(*c));
 	copy_conf(&c->cc, cc);
 	c->db = db;
+	c->connected = -1; /* not tried yet: the first failure is logged too */
 	snprintf(c->actor, sizeof(c->actor), "cluster:%s", cc->name);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	pthread_mutex_init(&c->vmu, NULL);
+	c->views = json_object();
+	c->mine = json_object();
+	c->sent = json_object();
+	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
+	                               hook_view, hook_publish };
 	if (pthread_create(&c->watch_thr, NULL, watch_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the watch thread");
 		cluster_stop(c);
@@ -336,14 +780,25 @@ void cluster_stop(cluster_t *c)
 		pthread_join(c->lease_thr, NULL);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->vmu);
+	json_decref(c->views);
+	json_decref(c->mine);
+	json_decref(c->sent);
+	etcd_free(c->he);
 	cluster_conf_free(&c->cc);
 	free(c);
 }
 
 void cluster_info(cluster_t *c, cluster_info_t *out)
 {
-	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED);
+	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED) > 0;
 	out->revision = __atomic_load_n(&c->rev, __ATOMIC_RELAXED);
 	out->resyncs = __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED);
 	out->applied = __atomic_load_n(&c->applied, __ATOMIC_RELAXED);
+	out->elected = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED) != 0;
+}
+
+const health_cluster_t *cluster_health_hooks(cluster_t *c)
+{
+	return c ? &c->hooks : NULL;
 }

@@ -3,7 +3,9 @@
  * equal to the table in etcd (full range at start and after a compaction
  * or a broken history, then the watch, each revision applied in one LMDB
  * transaction through the store's usual write path), and a thread that
- * keeps this instance's lease and its member key alive.  The query path
+ * keeps this instance's lease and its member key alive, campaigns for
+ * the leader key (the elected instance makes the automatic decisions)
+ * and publishes this instance's health views on the lease.  The query path
  * is not involved: the workers read the local store as in standalone
  * mode, so answers go on through any etcd outage.
  *
@@ -15,6 +17,7 @@
 #include <stdint.h>
 
 #include "cluster/cluster_conf.h"
+#include "health/health.h"
 #include "store/weightdb.h"
 
 typedef struct cluster cluster_t;
@@ -25,6 +28,7 @@ typedef struct cluster_info {
 	int64_t revision;      /* the etcd revision the local store reflects */
 	uint64_t resyncs;      /* full resyncs done */
 	uint64_t applied;      /* revisions applied from the watch */
+	int elected;           /* this instance makes the automatic decisions */
 } cluster_info_t;
 
 /** Starts the cluster threads for @cc (copied) on @db.  Returns NULL
@@ -37,5 +41,11 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 void cluster_stop(cluster_t *c);
 /** Fills @out. */
 void cluster_info(cluster_t *c, cluster_info_t *out);
+
+/** The hooks that connect the health thread to @c (health_set_cluster();
+ * S4-6): its views published, the election, the combined verdicts and
+ * the elected instance's decisions written to etcd.  Owned by @c; NULL
+ * for NULL.  Stop the health thread before cluster_stop(). */
+const health_cluster_t *cluster_health_hooks(cluster_t *c);
 
 #endif

@@ -21,6 +21,7 @@ struct etcd {
 	char *endpoints[CLUSTER_MAX_ENDPOINTS];
 	size_t n, good;          /* good: the endpoint that answered last */
 	long timeout_ms;
+	int bulk;                /* the request under way is a bulk one */
 	char *ca, *cert, *key, *user, *password;
 	char *token;             /* from /v3/auth/authenticate */
 };
@@ -131,7 +132,9 @@ static int post_one(etcd_t *e, size_t i, const char *path, const char *body,
 	char url[512];
 	snprintf(url, sizeof(url), "%s%s", e->endpoints[i], path);
 	buf_t b = { 0 };
-	struct curl_slist *h = prepare(e, url, body, e->timeout_ms);
+	long limit = e->bulk && e->timeout_ms < ETCD_BULK_TIMEOUT_MS ?
+	             ETCD_BULK_TIMEOUT_MS : e->timeout_ms;
+	struct curl_slist *h = prepare(e, url, body, limit);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, &b);
 	CURLcode cc = curl_easy_perform(e->curl);
@@ -219,6 +222,15 @@ int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
 		}
 	}
 	free(text);
+	return rc;
+}
+
+int etcd_post_bulk(etcd_t *e, const char *path, json_t *body, json_t **out,
+                   char *err, size_t errlen)
+{
+	e->bulk = 1;
+	int rc = etcd_post(e, path, body, out, err, errlen);
+	e->bulk = 0;
 	return rc;
 }
 

@@ -12,6 +12,9 @@
 static const struct { wdb_kind_t kind; const char *name; } shared[] = {
 	{ WDB_SERVICE, "service" }, { WDB_NODE, "node" },
 	{ WDB_WEIGHT, "weight" }, { WDB_CUTOVER, "cutover" },
+	/* The elected instance's decisions (S4-6): last, after the nodes
+	 * they are about. */
+	{ WDB_HEALTH, "health" },
 };
 #define NSHARED (sizeof(shared) / sizeof(shared[0]))
 
@@ -88,7 +91,13 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
 		if (!key || !change_kind(c, &kind))
 			continue;
 		json_t *after = json_object_get(c, "after");
-		if ((rc = wdb_set(t, kind, key, json_is_null(after) ? NULL : after))) {
+		rc = wdb_set(t, kind, key, json_is_null(after) ? NULL : after);
+		if (rc == GSLB_ENOENT && kind == WDB_HEALTH) {
+			/* A decision about a node deleted meanwhile. */
+			rc = 0;
+			continue;
+		}
+		if (rc) {
 			snprintf(err, errlen, "%s %s: %s", after ? "writing" : "deleting",
 			         key, wdb_strerror(rc));
 			wdb_abort(t);
@@ -189,8 +198,13 @@ static int apply_table(weightdb_t *db, table_t *tb, int64_t rev,
 		const char *ok;
 		json_t *v;
 		json_object_foreach(d.want, ok, v) {
-			if (rc || (rc = wdb_set(t, k, ok, v)))
+			if (rc || (rc = wdb_set(t, k, ok, v))) {
+				if (rc == GSLB_ENOENT && k == WDB_HEALTH) {
+					rc = 0; /* about a node that is gone */
+					continue;
+				}
 				break;
+			}
 			n++;
 		}
 	}
@@ -220,7 +234,7 @@ int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
 	                        "request_range", etcd_range_req(mk, 0),
 	                        "request_range", etcd_range_req(ck, 1));
 	json_t *ans = NULL;
-	int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, errlen);
+	int rc = etcd_post_bulk(e, "/v3/kv/txn", req, &ans, err, errlen);
 	json_decref(req);
 	if (rc)
 		return rc;

@@ -5,15 +5,23 @@
  *
  * Layout under the cluster prefix P:
  *   P config/KIND/KEY  the object (KIND service, node, weight or cutover),
- *                      the same JSON as the local store holds
+ *                      the same JSON as the local store holds; KIND
+ *                      health: the elected instance's decision about a
+ *                      node (the store's health record, with the
+ *                      combined verdict of every vantage)
  *   P change           the audit record of the last change ({actor,
  *                      what, time, instance, count}); every writer puts it
  *                      in the same transaction as its change and compares
  *                      its revision with the one it read, so no update is
  *                      lost
  *   P members/NAME     a live instance (on its lease)
- *   P health/NODE/NAME one instance's view of a node (on its lease)
- *   P leader           the instance that makes automatic decisions
+ *   P decided          the audit record of the last decision of the
+ *                      elected instance (the "change" of its writes)
+ *   P health/NODE/NAME one instance's view of a node (on its lease):
+ *                      its verdict, weight, score and the latency of each
+ *                      probe (cluster/quorum.h), the latency matrix
+ *   P leader           the instance that makes automatic decisions (on
+ *                      its lease; created only when absent)
  *
  * The store's meta "clusterrev" is the etcd revision the local table
  * reflects; a change of revision R is applied only when clusterrev < R,
@@ -29,7 +37,8 @@
 #include "cluster/etcd.h"
 #include "store/weightdb.h"
 
-/** Whether @kind is kept in etcd (service, node, weight, cutover). */
+/** Whether @kind is kept in etcd (service, node, weight, cutover, and
+ * health: the elected instance's decisions). */
 int cluster_kind_shared(wdb_kind_t kind);
 
 /** The shared kind named @name ("node") in *@kind: 1, or 0 when

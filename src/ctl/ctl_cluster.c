@@ -5,7 +5,8 @@
  * transaction that compares the revision of the last change with the one
  * read, together with the change's audit record; the local store gets
  * them at once, the other instances through their watch.  And `cluster
- * status`. */
+ * status` (members, leader) and `cluster health` (every vantage's view
+ * of each node: the latency matrix, S4-6). */
 #include "config.h"
 #include "ctl/ctl.h"
 #include "cluster/cluster_conf.h"
@@ -202,11 +203,120 @@ static int collect_member(const etcd_kv_t *kv, void *arg)
 	return 0;
 }
 
+/* cluster health: the latency matrix ------------------------------ */
+
+/* One view into {node: {instance: view}}. */
+static int collect_view(const etcd_kv_t *kv, void *arg)
+{
+	size_t pl = strlen(ccf.prefix) + 7; /* "health/" */
+	const char *k = kv->key + pl, *slash = strrchr(k, '/');
+	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+	if (!slash || !v) {
+		json_decref(v);
+		return 0;
+	}
+	char node[512];
+	snprintf(node, sizeof(node), "%.*s", (int)(slash - k), k);
+	json_t *per = json_object_get(arg, node);
+	if (!per)
+		json_object_set_new(arg, node, per = json_object());
+	json_object_set_new(per, slash + 1, v);
+	return 0;
+}
+
+/* `cluster health [NODE]`: every live instance's view of each node (or
+ * of NODE), with the decision the local store holds (S4-6). */
+static int cluster_health(const char *node)
+{
+	char err[1024], key[600];
+	if (node && (!*node || strchr(node, '/')))
+		ctl_die("cluster health: bad node name '%s'", node);
+	snprintf(key, sizeof(key), "%shealth/%s%s", ccf.prefix, node ? node : "",
+	         node ? "/" : "");
+	json_t *views = json_object();
+	int rc = etcd_get(ce, key, 1, NULL, collect_view, views, err, sizeof(err));
+	if (rc) {
+		json_decref(views);
+		ctl_die("cluster: etcd is unreachable: %s", err);
+	}
+	if (node && !json_object_size(views)) {
+		json_decref(views);
+		ctl_die("cluster health: no instance publishes a view of node '%s'", node);
+	}
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *out = json_object();
+	const char *id;
+	json_t *per;
+	json_object_foreach(views, id, per) {
+		json_t *h = wdb_get(t, WDB_HEALTH, id);
+		json_t *d = json_pack("{s:O, s:s?, s:s?, s:O?}", "views", per,
+		    "state", json_string_value(json_object_get(h, "state")),
+		    "reason", json_string_value(json_object_get(h, "reason")),
+		    "down_from", json_object_get(h, "down_from"));
+		json_object_set_new(d, "partial",
+		                    json_boolean(json_is_true(json_object_get(h, "partial"))));
+		json_object_set_new(out, id, d);
+		json_decref(h);
+	}
+	wdb_abort(t);
+	json_decref(views);
+	if (ctl_json) {
+		ctl_print_json(out);
+		json_decref(out);
+		return 0;
+	}
+	printf("%-18s %-10s %-16s %-8s %6s %5s  %s\n", "NODE", "VANTAGE", "REGION/ISP",
+	       "STATE", "WEIGHT", "SCORE", "PROBES (connect/total ms)");
+	json_t *d;
+	json_object_foreach(out, id, d) {
+		const char *inst;
+		json_t *v;
+		json_object_foreach(json_object_get(d, "views"), inst, v) {
+			char where[140], probes[600] = "";
+			snprintf(where, sizeof(where), "%s/%s",
+			         json_string_value(json_object_get(v, "region")) ?: "-",
+			         json_string_value(json_object_get(v, "isp")) ?: "-");
+			size_t i, l = 0;
+			json_t *p;
+			json_array_foreach(json_object_get(v, "probes"), i, p)
+				if (l < sizeof(probes))
+					l += (size_t)snprintf(probes + l, sizeof(probes) - l, "%s%s %s %lld/%lld",
+					    i ? ", " : "", json_string_value(json_object_get(p, "probe")),
+					    json_is_true(json_object_get(p, "ok")) ? "ok" : "FAIL",
+					    json_integer_value(json_object_get(p, "connect_ms")),
+					    json_integer_value(json_object_get(p, "total_ms")));
+			double sc = json_number_value(json_object_get(v, "score"));
+			char scs[16] = "-";
+			if (sc >= 0)
+				snprintf(scs, sizeof(scs), "%.0f", sc);
+			printf("%-18s %-10s %-16s %-8s %5lld%% %5s  %s\n", id, inst, where,
+			       json_string_value(json_object_get(v, "state")) ?: "?",
+			       json_integer_value(json_object_get(v, "pct")), scs,
+			       *probes ? probes : "-");
+		}
+		const char *st = json_string_value(json_object_get(d, "state"));
+		printf("%-18s decision: %s%s%s\n", id,
+		       json_is_true(json_object_get(d, "partial")) ? "partial" : st ? st : "none yet",
+		       st ? " - " : "",
+		       json_string_value(json_object_get(d, "reason")) ?: "");
+	}
+	json_decref(out);
+	return 0;
+}
+
 int ctl_cmd_cluster(int argc, char **argv)
 {
 	char err[1024], key[512];
+	if (argc >= 1 && strcmp(argv[0], "health") == 0 && argc <= 2) {
+		if (!ce) {
+			fprintf(stderr, "gslbctl: cluster health: %s has no cluster section "
+			        "(standalone)\n", ctl_conf ? ctl_conf->path : "-d");
+			return 1;
+		}
+		return cluster_health(argc == 2 ? argv[1] : NULL);
+	}
 	if (argc != 1 || strcmp(argv[0], "status") != 0) {
-		fprintf(stderr, "gslbctl: usage: cluster status\n");
+		fprintf(stderr, "gslbctl: usage: cluster status | cluster health [NODE]\n");
 		return 2;
 	}
 	if (!ce) {

@@ -317,6 +317,12 @@ static void status_detail(wdb_txn_t *t, const char *id, char *buf, size_t size)
 	else if (json_is_true(json_object_get(hh, "stale")) && !strstr(buf, "stale"))
 		snprintf(buf + hl, size - hl, "; health stale: %s",
 		         json_string_value(json_object_get(hh, "reason")));
+	/* Cluster mode (S4-6): down from a minority of the vantages. */
+	if (json_is_true(json_object_get(hh, "partial"))) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, size - l, "; health partial: %s",
+		         json_string_value(json_object_get(hh, "reason")));
+	}
 	const char *ph = json_string_value(json_object_get(hh, "cutover_phase"));
 	if (ph) {
 		size_t l = strlen(buf);

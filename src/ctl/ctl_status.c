@@ -97,6 +97,8 @@ static void status_summary(json_t *e, json_t *h, json_t *st)
 		state = "unmonitored";
 	else if (json_is_true(json_object_get(h, "stale")))
 		state = "stale";
+	else if (json_is_true(json_object_get(h, "partial")))
+		state = "partial"; /* cluster mode, S4-6: down from a minority */
 	json_object_set_new(e, "state", json_string(state ? state :
 	                    st ? "unknown" : "no record"));
 	/* No score where nothing was measured. */

@@ -369,6 +369,7 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
 	}
 	h->probes = probe_engine_new(&h->loop, "gslbd-health/" PACKAGE_VERSION);
 	h->fail_file = getenv("GSLBD_TEST_HEALTH_FAIL_FILE"); /* repool.c */
+	h->probe_map = getenv("GSLBD_TEST_PROBE_MAP"); /* nodes.c */
 	h->beat = util_mono_sec();
 	hstats_init(&h->stats);
 	pthread_mutex_init(&h->pub_lock, NULL);

@@ -10,6 +10,7 @@
 #ifndef GSLB_HEALTH_H
 #define GSLB_HEALTH_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include <stdint.h>
@@ -20,6 +21,56 @@
 
 /** The health thread (opaque). */
 typedef struct health health_t;
+
+/* Cluster mode (S4-6) ---------------------------------------------
+ * The health thread of each instance publishes its own view of every
+ * node; the elected instance turns the views of all live instances into
+ * one decision per node (and makes the standby promotions and cutover
+ * phase changes), written to etcd; every instance, the elected one
+ * included, gets the decisions into its store from etcd.  These hooks
+ * are how the thread reaches the cluster code without depending on it
+ * (main.c wires them); they are called on the health thread only. */
+
+/* At most this many instances' views count for one node. */
+#define HEALTH_COMBINED_MAX 64
+
+/** What the views of all live instances say of one node together. */
+typedef struct health_combined {
+	int state;                   /* verdict_state_t; VERDICT_UNKNOWN: no
+	                                instance has a verdict */
+	unsigned pct;                /* effective weight, percent */
+	unsigned views;              /* instances with a verdict */
+	unsigned down;               /* of those, seeing it demoted */
+	unsigned quorum;             /* down views that take it out */
+	char failing[200];           /* the instances seeing it demoted,
+	                                sorted, space-separated */
+} health_combined_t;
+
+/** The cluster's side, as the health thread calls it. */
+typedef struct health_cluster {
+	void *arg;
+	/** The epoch of this instance's leadership (the etcd revision that
+	 * created its leader key), 0 when another instance decides. */
+	int64_t (*leader)(void *arg);
+	/** A counter that moves whenever any instance's view moves. */
+	uint64_t (*views_gen)(void *arg);
+	/** The combined verdict of @node into @out. */
+	void (*combined)(void *arg, const char *node, health_combined_t *out);
+	/** This instance's own view of @node (borrowed), to publish. */
+	void (*view)(void *arg, const char *node, json_t *view);
+	/** Writes the decisions @records ({node: health record, or null to
+	 * delete}) to the cluster on behalf of leadership @epoch, with audit
+	 * text @what.  Returns 0, or an error with @err when it was not
+	 * written (no longer the leader, etcd unreachable): nothing of it
+	 * then counts. */
+	int (*publish)(void *arg, int64_t epoch, json_t *records, const char *what,
+	               char *err, size_t errlen);
+} health_cluster_t;
+
+/** Connects the running thread @h to the cluster (@cl copied by
+ * pointer: it must outlive the thread; NULL: standalone).  Call
+ * health_stop() before freeing what the hooks use. */
+void health_set_cluster(health_t *h, const health_cluster_t *cl);
 
 /** Starts the health thread on @db with a copy of @hc.  @db must outlive
  * the thread.  Returns the handle (the caller stops it with health_stop),

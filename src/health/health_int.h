@@ -80,6 +80,10 @@ struct hnode {
 	unsigned extra;              /* extra probe rounds run in a cutover
 	                                window since its last good sample
 	                                (cutover_extra_probe()) */
+	/* cluster mode (vantage.c): the combined verdict of every live
+	 * instance's view, as last decided, and when it moved */
+	health_combined_t cl;
+	uint32_t cl_since, cl_moved;
 	int shadow_grade;            /* grade under health.shadow-profile,
 	                                SCORE_GRADE_UNKNOWN before the first */
 	double shadow_score;
@@ -110,6 +114,8 @@ struct health {
 	int have_changes;
 	const char *fail_file;       /* test hook: GSLBD_TEST_HEALTH_FAIL_FILE
 	                                (repool.c) */
+	const char *probe_map;       /* test hook: GSLBD_TEST_PROBE_MAP
+	                                (nodes.c) */
 	int64_t beat;                /* atomic: util_mono_sec() of the last tick */
 	hstats_counters_t stats;     /* counted by this thread (hstats.h) */
 	uint64_t promotions_pending; /* promoted in the transaction under way */
@@ -120,6 +126,9 @@ struct health {
 	uv_async_t reconf;
 	pthread_mutex_t reconf_mu;
 	health_conf_t *pending;
+	const health_cluster_t *cl;  /* atomic: cluster mode's hooks, or NULL */
+	int64_t cl_epoch;            /* leadership the decisions were made for */
+	uint64_t cl_gen;             /* views_gen() last combined */
 };
 
 /* health.c: the clock and scheduling. */
@@ -178,6 +187,29 @@ void health__note(health_t *h, const char *fmt, ...)
 
 /** Scores @n's newest round, runs the verdict and applies it. */
 void health__evaluate(health_t *h, hnode_t *n);
+
+/* vantage.c: cluster mode (S4-6). */
+
+/** The cluster hooks, or NULL in standalone mode; follows a change of
+ * leadership (the new leader takes the decisions in its store as its
+ * own) and, on the leader, a change of any view (nodes whose combined
+ * verdict moved are marked changed). */
+const health_cluster_t *health__cluster(health_t *h);
+
+/** The state decisions follow: the combined verdict on the leader of a
+ * cluster, else the node's own. */
+verdict_state_t health__decided(const health_t *h, const hnode_t *n);
+
+/** Hands this instance's view of @n to the cluster. */
+void health__view(health_t *h, const health_cluster_t *cl, const hnode_t *n,
+                  uint32_t now);
+
+/** The leader's health record @rec of @n with the combined verdict in
+ * place of its own (state, usable, weight, reason, the failing
+ * vantages); added to @out unless the store (@t) holds the same
+ * decision. */
+void health__cluster_record(health_t *h, wdb_txn_t *t, const hnode_t *n,
+                            json_t *rec, json_t *out);
 
 /** Writes the changed decisions (with the re-pool) and, if
  * @status_due, the live status and history, in one transaction. */

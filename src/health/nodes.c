@@ -180,6 +180,34 @@ static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
 	return n;
 }
 
+/* Test hook: GSLBD_TEST_PROBE_MAP="FROM=TO,..." makes this instance
+ * probe TO wherever a probe names FROM (an address and port), so that a
+ * test gives each instance of a cluster its own path to a node (and
+ * blocks one vantage only).  Unset in production: one getenv() at start.
+ * Writes the probe to run into @out (empty: as written); returns
+ * whether it was mapped. */
+static int map_probe(const char *map, const char *text, char *out, size_t size)
+{
+	out[0] = 0;
+	for (const char *m = map; m && *m;) {
+		const char *eq = strchr(m, '='), *end = strchr(m, ',');
+		if (!end)
+			end = m + strlen(m);
+		char from[128];
+		const char *at;
+		if (eq && eq < end && eq > m && (size_t)(eq - m) < sizeof(from)) {
+			snprintf(from, sizeof(from), "%.*s", (int)(eq - m), m);
+			if ((at = strstr(text, from))) {
+				snprintf(out, size, "%.*s%.*s%s", (int)(at - text), text,
+				         (int)(end - eq - 1), eq + 1, at + strlen(from));
+				return 1;
+			}
+		}
+		m = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 /* Probes: the set is rebuilt (and the window emptied) when any text
  * changed; running probes of the old set are cancelled. */
 static void sync_probes(health_t *h, hnode_t *n, json_t *probes)
@@ -203,8 +231,11 @@ static void sync_probes(health_t *h, hnode_t *n, json_t *probes)
 		hprobe_t *p = &n->probe[n->nprobe];
 		char perr[256];
 		memset(p, 0, sizeof(*p));
-		if (!text || probe_parse(text, h->c.interval, h->c.timeout, &p->spec,
-		                         perr, sizeof(perr))) {
+		char mapped[sizeof(p->text)] = "";
+		if (text && map_probe(h->probe_map, text, mapped, sizeof(mapped)))
+			log_notice("node %s: test hook: probe '%s' goes to '%s'", id, text, mapped);
+		if (!text || probe_parse(mapped[0] ? mapped : text, h->c.interval,
+		                         h->c.timeout, &p->spec, perr, sizeof(perr))) {
 			log_warning("node %s: ignoring probe '%s': %s", id, text ? text : "?",
 			            text ? perr : "not a string");
 			continue;
@@ -309,7 +340,7 @@ static void apply_cutovers(health_t *h, json_t *rows)
 		cutover_effect(&h->c.cut, h->windows, n->id, n->region, n->isp, standby,
 		               standby && rows && in_affected_row(h, rows, n, now), now, &e);
 		/* S0-4: only a healthy standby is pre-warmed. */
-		if (n->v.state == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
+		if (health__decided(h, n) == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
 		    strcmp(n->admin, "drain") == 0)
 			e.prewarm_pct = 0;
 		if (e.phase == n->cut.phase && e.weight_pct == n->cut.weight_pct &&

@@ -378,7 +378,8 @@ static int find_standby(const char *key, json_t *row, void *arg)
 	json_object_foreach(w, id, v) {
 		hnode_t *c = health__find_node(s->h, id, NULL);
 		if (!c || c == s->demoted || strcmp(c->pool, "standby") != 0 ||
-		    c->promoted || c->v.state == VERDICT_DEMOTED || c->v.state == VERDICT_UNKNOWN ||
+		    c->promoted || health__decided(s->h, c) == VERDICT_DEMOTED ||
+		    health__decided(s->h, c) == VERDICT_UNKNOWN ||
 		    strcmp(c->admin, "down") == 0 || strcmp(c->admin, "drain") == 0)
 			continue;
 		double usable_cap = (double)c->capacity * (100 - s->h->c.standby_headroom) / 100;
@@ -398,9 +399,9 @@ static int find_standby(const char *key, json_t *row, void *arg)
 /* Whether primary @n is out of the answers: demoted by health, or taken
  * out by its operator (admin down or drain).  Either way its row loses
  * it, and a standby takes its place (S0-9, S0-11). */
-static int primary_out(const hnode_t *n)
+static int primary_out(const health_t *h, const hnode_t *n)
 {
-	return n->v.state == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
+	return health__decided(h, n) == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
 	       strcmp(n->admin, "drain") == 0;
 }
 
@@ -455,7 +456,7 @@ static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 		int has = 0;
 		for (size_t k = 0; k < h->n && !has; k++)
 			has = h->node[k]->promoted && strcmp(h->node[k]->promoted_for, n->id) == 0;
-		if (primary_out(n)) {
+		if (primary_out(h, n)) {
 			if (has)
 				continue; /* one standby per primary, retries included */
 			standby_t s = { h, n, NULL };
@@ -468,7 +469,8 @@ static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 				s.pick->changed = 1;
 				h->promotions_pending++;
 				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
-				         n->id, n->v.state == VERDICT_DEMOTED ? "demoted" : n->admin);
+				         n->id, health__decided(h, n) == VERDICT_DEMOTED ? "demoted" :
+				         n->admin);
 				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
 			}
 		} else if (has) {
@@ -525,6 +527,10 @@ void health__flush(health_t *h, int status_due)
 {
 	int any = 0;
 	uint32_t now = health__wall();
+	/* Cluster mode (vantage.c): only the elected instance decides, and
+	 * its decisions go to etcd (@pub), not straight into the store. */
+	const health_cluster_t *cl = health__cluster(h);
+	int decide = !h->c.shadow && (!cl || h->cl_epoch);
 	for (size_t i = 0; i < h->n && !any; i++)
 		any = h->node[i]->changed || (status_due && status_wanted(h->node[i], now));
 	if (!any)
@@ -537,7 +543,8 @@ void health__flush(health_t *h, int status_due)
 	}
 	undo_log_t undo = { NULL, 0, 0 };
 	h->promotions_pending = 0;
-	if (!h->c.shadow)
+	json_t *pub = cl && decide ? json_object() : NULL;
+	if (decide)
 		repool(h, t, &undo);
 	/* Status written in this transaction; marked done after the
 	 * commit only. */
@@ -545,11 +552,16 @@ void health__flush(health_t *h, int status_due)
 	hnode_t **st_done = NULL;
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
-		if (n->changed && !h->c.shadow) {
+		if (n->changed && decide) {
 			json_t *rec = health_record(h, n);
-			wdb_set(t, WDB_HEALTH, n->id, rec);
+			if (pub)
+				health__cluster_record(h, t, n, rec, pub);
+			else
+				wdb_set(t, WDB_HEALTH, n->id, rec);
 			json_decref(rec);
 		}
+		if (cl && (n->changed || (status_due && status_wanted(n, now))))
+			health__view(h, cl, n, now);
 		if (status_due && status_wanted(n, now)) {
 			st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
 			st_done[nst++] = n;
@@ -596,7 +608,13 @@ void health__flush(health_t *h, int status_due)
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
 	int rc;
-	if (test_commit_fails(h)) {
+	if (json_object_size(pub) &&
+	    cl->publish(cl->arg, h->cl_epoch, pub, what, err, sizeof(err))) {
+		/* Not written to etcd: as a failed commit, nothing of the
+		 * re-pool counts and the next tick tries again. */
+		wdb_abort(t);
+		rc = -1;
+	} else if (test_commit_fails(h)) {
 		wdb_abort(t);
 		snprintf(err, sizeof(err), "test hook: commit refused");
 		rc = -1;
@@ -608,12 +626,14 @@ void health__flush(health_t *h, int status_due)
 		 * stay marked changed and the next tick retries them whole,
 		 * so a retry picks the same standby, never a second one. */
 		undo_apply(&undo);
+		json_decref(pub);
 		free(undo.u);
 		free(st_done);
 		h->stats.commit_failures++;
 		log_warning("health: cannot commit (%s); will retry", err);
 		return;
 	}
+	json_decref(pub);
 	free(undo.u);
 	for (size_t i = 0; i < nst; i++) {
 		st_done[i]->status_at = now;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Cluster mode's pure parts: the cluster section (defaults, every value,
  * errors naming file and line, absent = standalone), base64 and the
- * range end of a prefix, the answers' 64-bit fields, and the key layout
- * in etcd. */
+ * range end of a prefix, the answers' 64-bit fields, the key layout
+ * in etcd, and the quorum verdict over the instances' views (S4-6). */
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
+#include "cluster/quorum.h"
 #include "cluster/sync.h"
+#include "health/verdict.h"
 #include "common/conf.h"
 #include "common/log.h"
 #include "unit.h"
@@ -186,13 +188,102 @@ START_TEST(key_layout)
 	ck_assert_int_eq(cluster_parse_key("/g/", k, &kind, &key), 1);
 	ck_assert_int_eq(kind, WDB_WEIGHT);
 	ck_assert_str_eq(key, "www.x|*|*");
-	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/health/n1", &kind, &key), 0);
+	/* The elected instance's decisions are table keys; the views are
+	 * not. */
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/health/n1", &kind, &key), 1);
+	ck_assert_int_eq(kind, WDB_HEALTH);
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/health/n1/ns1", &kind, &key), 0);
 	ck_assert_int_eq(cluster_parse_key("/g/", "/g/members/ns1", &kind, &key), 0);
 	ck_assert_int_eq(cluster_parse_key("/g/", "/h/config/node/n1", &kind, &key), 0);
 	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/node/", &kind, &key), 0);
 	ck_assert(cluster_kind_shared(WDB_CUTOVER));
-	ck_assert(!cluster_kind_shared(WDB_HEALTH));
+	ck_assert(cluster_kind_shared(WDB_HEALTH));
+	ck_assert(!cluster_kind_shared(WDB_STATUS));
 	ck_assert(!cluster_kind_shared(WDB_METRICS));
+}
+END_TEST
+
+/* The views {instance: view} of @spec, "ns1=demoted ns2=up:50 ...". */
+static json_t *views_of(const char *spec)
+{
+	json_t *v = json_object();
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *sp, *tok = strtok_r(buf, " ", &sp); tok; tok = strtok_r(NULL, " ", &sp)) {
+		char *eq = strchr(tok, '='), *colon = strchr(tok, ':');
+		*eq = 0;
+		if (colon)
+			*colon = 0;
+		json_object_set_new(v, tok, json_pack("{s:s, s:i}", "state", eq + 1,
+		                    "pct", colon ? atoi(colon + 1) : 100));
+	}
+	return v;
+}
+
+static void combine(const char *spec, unsigned quorum, health_combined_t *out)
+{
+	json_t *v = views_of(spec);
+	cluster_combine(v, quorum, out);
+	json_decref(v);
+}
+
+/* S4-6: out when a quorum of the live vantages with a verdict see the
+ * node down (default a majority); down from fewer, it stays in as
+ * partial with the failing vantages listed. */
+START_TEST(quorum_verdict)
+{
+	health_combined_t c;
+	combine("ns1=up ns2=up ns3=up", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UP);
+	ck_assert_uint_eq(c.views, 3);
+	ck_assert_uint_eq(c.down, 0);
+	ck_assert_uint_eq(c.quorum, 2);
+	ck_assert_str_eq(c.failing, "");
+	/* One of three: partial, in at full weight. */
+	combine("ns1=up ns3=demoted ns2=up", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UP);
+	ck_assert_uint_eq(c.down, 1);
+	ck_assert_uint_eq(c.pct, 100);
+	ck_assert_str_eq(c.failing, "ns3");
+	/* Two of three: out, both named in order. */
+	combine("ns3=demoted ns2=up ns1=demoted", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(c.down, 2);
+	ck_assert_str_eq(c.failing, "ns1 ns3");
+	/* A vantage without a verdict does not count: 1 of 2 is no
+	 * majority of 2. */
+	combine("ns1=demoted ns2=up ns3=unknown", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UP);
+	ck_assert_uint_eq(c.views, 2);
+	ck_assert_uint_eq(c.quorum, 2);
+	/* The last live vantage decides alone. */
+	combine("ns1=demoted", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_DEMOTED);
+	/* A configured quorum; above the number of views it means all. */
+	combine("ns1=demoted ns2=up ns3=up", 1, &c);
+	ck_assert_int_eq(c.state, VERDICT_DEMOTED);
+	combine("ns1=demoted ns2=demoted ns3=up", 3, &c);
+	ck_assert_int_eq(c.state, VERDICT_UP);
+	ck_assert_str_eq(c.failing, "ns1 ns2");
+	combine("ns1=demoted ns2=demoted", 5, &c);
+	ck_assert_int_eq(c.state, VERDICT_DEMOTED);
+	ck_assert_uint_eq(c.quorum, 2);
+	/* The weight of a node that stays in: the median of the others',
+	 * the lower middle of an even count. */
+	combine("ns1=derated:50 ns2=up ns3=derated:50", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_DERATED);
+	ck_assert_uint_eq(c.pct, 50);
+	combine("ns1=derated:50 ns2=up ns3=demoted", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_DERATED);
+	ck_assert_uint_eq(c.pct, 50);
+	combine("ns1=up ns2=up:100 ns3=derated:70", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UP);
+	/* Nobody has a verdict. */
+	combine("ns1=unknown", 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UNKNOWN);
+	cluster_combine(NULL, 0, &c);
+	ck_assert_int_eq(c.state, VERDICT_UNKNOWN);
+	ck_assert_uint_eq(c.views, 0);
 }
 END_TEST
 
@@ -207,6 +298,7 @@ static Suite *cluster_suite(void)
 	tcase_add_test(t, base64);
 	tcase_add_test(t, answers);
 	tcase_add_test(t, key_layout);
+	tcase_add_test(t, quorum_verdict);
 	suite_add_tcase(s, t);
 	return s;
 }
