@@ -96,6 +96,24 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The keys of @a and of @b (objects or NULL), each once, sorted: a
+ * NULL-terminated array to free(); the strings live in *@keys, to
+ * json_decref() after it. */
+static const char **union_keys(json_t *a, json_t *b, json_t **keys, size_t *n)
+{
+	*keys = json_object();
+	json_object_update(*keys, a);
+	json_object_update(*keys, b);
+	const char **sorted = xcalloc(json_object_size(*keys) + 1, sizeof(*sorted));
+	const char *key;
+	json_t *o;
+	*n = 0;
+	json_object_foreach(*keys, key, o)
+		sorted[(*n)++] = key;
+	qsort(sorted, *n, sizeof(*sorted), cmp_str);
+	return sorted;
+}
+
 json_t *wdb_table_diff(json_t *have, json_t *want)
 {
 	json_t *d = json_pack("{s:{s:[], s:[], s:[]}, s:{s:[], s:[], s:[]}, s:{s:[], s:[], s:[]}}",
@@ -106,16 +124,9 @@ json_t *wdb_table_diff(json_t *have, json_t *want)
 		json_t *h = json_object_get(have, wdb_doc_lists[k]);
 		json_t *w = json_object_get(want, wdb_doc_lists[k]);
 		/* Keys in key order, as the store lists them. */
-		json_t *keys = json_object();
-		json_object_update(keys, h);
-		json_object_update(keys, w);
-		const char **sorted = xcalloc(json_object_size(keys) + 1, sizeof(*sorted));
-		size_t n = 0;
-		const char *key;
-		json_t *o;
-		json_object_foreach(keys, key, o)
-			sorted[n++] = key;
-		qsort(sorted, n, sizeof(*sorted), cmp_str);
+		json_t *keys;
+		size_t n;
+		const char **sorted = union_keys(h, w, &keys, &n);
 		for (size_t i = 0; i < n; i++) {
 			json_t *a = json_object_get(h, sorted[i]);
 			json_t *b = json_object_get(w, sorted[i]);
@@ -309,16 +320,9 @@ static const char *const quiet_fields[] = {
  * @before (NULL for an added object), in key order. */
 static void put_fields(line_t *l, json_t *before, json_t *after, int all)
 {
-	json_t *keys = json_object();
-	json_object_update(keys, before);
-	json_object_update(keys, after);
-	const char **sorted = xcalloc(json_object_size(keys) + 1, sizeof(*sorted));
-	size_t n = 0;
-	const char *f;
-	json_t *v;
-	json_object_foreach(keys, f, v)
-		sorted[n++] = f;
-	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	json_t *keys;
+	size_t n;
+	const char **sorted = union_keys(before, after, &keys, &n);
 	for (size_t i = 0; i < n; i++) {
 		json_t *a = json_object_get(before, sorted[i]);
 		json_t *b = json_object_get(after, sorted[i]);
