@@ -229,37 +229,7 @@ for s in $SERVERS; do i=$((i + 1)); PORT[$s]=$((BASE_PORT + i)); done
 # --- inputs ----------------------------------------------------------------
 echo "bench: generating inputs in $OUT" >&2
 GEN="python3 $ROOT/bench/gslbgen.py"
-WIREQ="python3 $ROOT/bench/wireq.py"
-# gdnsd refuses a DS at a delegation point: every server loads the demo
-# zone without it (as in bench/run.sh).
-grep -v -E '^[^;]*[[:space:]]IN[[:space:]]+DS[[:space:]]' "zones/$ZONE.zone" > "$OUT/$ZONE.zone"
-bench_zone() {
-  cat <<EOZ
-\$TTL 300
-@       SOA ns1 hostmaster 1 3600 600 86400 300
-        NS  ns1
-ns1     A   192.0.2.53
-static  A   192.0.2.80
-EOZ
-}
-$GEN geo-src > "$OUT/geo.txt"
-perl bench/mmdb-continent.pl geoip/build-demo.pl "$OUT/geo.txt" "$OUT/geo.mmdb" > /dev/null
-echo "static.$ZONE A" > "$OUT/static.txt"
-cat > "$OUT/mixed.txt" <<EOF
-nx1.$ZONE A
-missing.$ZONE MX
-img.$ZONE A
-img.$ZONE AAAA
-a.edge.$ZONE A
-x.y.edge.$ZONE A
-mail.$ZONE AAAA
-ns2.$ZONE AAAA
-EOF
-# 288 distinct ECS /24s, spread over the 400 GeoIP networks (the first
-# 288 of gslbgen's shuffled list).
-$GEN geo-queries set.bench.test | head -288 > "$OUT/geo-set.txt"
-sed 's/^set\./www./' "$OUT/geo-set.txt" > "$OUT/geo-pick.txt"
-for q in geo-set geo-pick; do $WIREQ < "$OUT/$q.txt" > "$OUT/$q.bin"; done
+compare_inputs "$OUT" "$ZONE"
 
 if has reflector; then
   mkdir -p "$OUT/bin"; gcc -O2 -Wall -o "$OUT/bin/reflector" bench/reflector.c || die "cannot build the reflector"

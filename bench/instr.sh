@@ -27,6 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+. bench/lib.sh
 WORKLOADS=${WORKLOADS:-"static mixed geo-set geo-pick"}
 N=${N:-10000}
 PORT=15480
@@ -44,23 +45,9 @@ cleanup() { [ -z "$PID" ] || { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/d
 trap cleanup EXIT
 
 # The inputs of bench/compare.sh.
-grep -v -E '^[^;]*[[:space:]]IN[[:space:]]+DS[[:space:]]' "zones/$ZONE.zone" > "$OUT/$ZONE.zone"
-cat > "$OUT/bench.test.zone" <<'EOZ'
-$TTL 300
-@       SOA ns1 hostmaster 1 3600 600 86400 300
-        NS  ns1
-ns1     A   192.0.2.53
-static  A   192.0.2.80
-EOZ
-$GEN geo-src > "$OUT/geo.txt"
-perl bench/mmdb-continent.pl geoip/build-demo.pl "$OUT/geo.txt" "$OUT/geo.mmdb" > /dev/null
+compare_inputs "$OUT" "$ZONE"
 $GEN compare-json > "$OUT/table.json"
-echo "static.$ZONE A" > "$OUT/static.txt"
-printf '%s\n' "nx1.$ZONE A" "missing.$ZONE MX" "img.$ZONE A" "img.$ZONE AAAA" \
-  "a.edge.$ZONE A" "x.y.edge.$ZONE A" "mail.$ZONE AAAA" "ns2.$ZONE AAAA" > "$OUT/mixed.txt"
-$GEN geo-queries set.bench.test | head -288 > "$OUT/geo-set.txt"
-sed 's/^set\./www./' "$OUT/geo-set.txt" > "$OUT/geo-pick.txt"
-for q in geo-set geo-pick; do python3 bench/wireq.py < "$OUT/$q.txt" > "$OUT/$q.bin"; done
+bench_zone > "$OUT/bench.test.zone"
 
 echo "| build | workload | query_process / query | UDP thread / query |" > "$OUT/summary.md"
 echo "|---|---|--:|--:|" >> "$OUT/summary.md"

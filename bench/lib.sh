@@ -157,3 +157,35 @@ env_info() {
   done
   echo "dnsperf: $(dpkg-query -W -f '${Version}' dnsperf 2>/dev/null)"
 }
+
+# bench_zone: the small bench.test zone that the compare inputs serve
+# beside the demo zone.
+bench_zone() {
+  cat <<EOZ
+\$TTL 300
+@       SOA ns1 hostmaster 1 3600 600 86400 300
+        NS  ns1
+ns1     A   192.0.2.53
+static  A   192.0.2.80
+EOZ
+}
+
+# compare_inputs OUT ZONE: the inputs of bench/compare.sh and
+# bench/instr.sh in OUT: ZONE's zone without its DS (gdnsd refuses a DS
+# at a delegation point, as in bench/run.sh), the GeoIP database
+# (geo.mmdb), the static and mixed query files, and 288 distinct ECS
+# /24s over the 400 GeoIP networks (the first 288 of gslbgen's shuffled
+# list) for set.bench.test (geo-set) and www.bench.test (geo-pick), as
+# text and wire files.
+compare_inputs() {
+  local out=$1 zone=$2 gen="python3 bench/gslbgen.py" q
+  grep -v -E '^[^;]*[[:space:]]IN[[:space:]]+DS[[:space:]]' "zones/$zone.zone" > "$out/$zone.zone"
+  $gen geo-src > "$out/geo.txt"
+  perl bench/mmdb-continent.pl geoip/build-demo.pl "$out/geo.txt" "$out/geo.mmdb" > /dev/null
+  echo "static.$zone A" > "$out/static.txt"
+  printf '%s\n' "nx1.$zone A" "missing.$zone MX" "img.$zone A" "img.$zone AAAA" \
+    "a.edge.$zone A" "x.y.edge.$zone A" "mail.$zone AAAA" "ns2.$zone AAAA" > "$out/mixed.txt"
+  $gen geo-queries set.bench.test | head -288 > "$out/geo-set.txt"
+  sed 's/^set\./www./' "$out/geo-set.txt" > "$out/geo-pick.txt"
+  for q in geo-set geo-pick; do python3 bench/wireq.py < "$out/$q.txt" > "$out/$q.bin"; done
+}
