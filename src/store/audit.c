@@ -81,13 +81,20 @@ int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget)
 	if (rc)
 		return wdb__fail(t, wdb__code(rc));
 	MDB_val k, v;
+	weightdb_t *db = t->db;
 	while (*budget > 0 && (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST)) == 0) {
-		json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
-		const char *tm_s = json_string_value(json_object_get(rec, "time"));
+		uint64_t id = k.mv_size == 8 ? wdb__id_of(k.mv_data) : 0;
+		if (!id || id != db->audit_head_id || v.mv_size != db->audit_head_size) {
+			json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+			const char *tm_s = json_string_value(json_object_get(rec, "time"));
+			snprintf(db->audit_head_time, sizeof(db->audit_head_time), "%s",
+			         tm_s ? tm_s : "");
+			db->audit_head_id = id;
+			db->audit_head_size = v.mv_size;
+			json_decref(rec);
+		}
 		/* RFC 3339 UTC strings compare in time order. */
-		int old = tm_s && strcmp(tm_s, cut) < 0;
-		json_decref(rec);
-		if (!old)
+		if (!db->audit_head_time[0] || strcmp(db->audit_head_time, cut) >= 0)
 			break;
 		if ((rc = mdb_cursor_del(c, 0)))
 			break;
