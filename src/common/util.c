@@ -140,15 +140,10 @@ int dname_is_sub(const uint8_t *n, const uint8_t *zone)
 
 uint32_t dname_hash(const uint8_t *n)
 {
-	uint32_t h = HASH_FNV32_INIT;
-	for (;;) {
-		uint8_t l = *n++;
-		h = hash_fnv32_step(h, l);
-		if (!l)
-			return h;
-		for (uint8_t k = 0; k < l; k++)
-			h = hash_fnv32_step(h, dname_lower[*n++]);
-	}
+	const uint8_t *e = n;
+	while (*e)
+		e += *e + 1;
+	return (uint32_t)hash_words(n, (size_t)(e - n) + 1, 1);
 }
 
 size_t dname_unpack(const uint8_t *pkt, size_t len, size_t *pos,

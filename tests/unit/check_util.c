@@ -6,6 +6,7 @@
 #include "common/util.h"
 #include "unit.h"
 
+#include <ctype.h>
 #include <string.h>
 
 START_TEST(unpack_plain_and_pointer)
@@ -233,6 +234,41 @@ START_TEST(to_str_small_buffer)
 }
 END_TEST
 
+/* The name hash ignores case in every byte position of its words and
+ * tells apart names that differ anywhere, tail bytes included. */
+START_TEST(hash_ignores_case)
+{
+	static const char *const names[] = {
+		"a", "ab.c", "www.example.test", "abcdefg.h", "abcdefgh.ij",
+		"s1.big.test", "0123456789.abcdefghijklmnopqrstuvwxyz.example",
+	};
+	uint32_t seen[sizeof(names) / sizeof(*names)];
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char up[100];
+		size_t l = strlen(names[i]);
+		for (size_t k = 0; k <= l; k++)
+			up[k] = (char)toupper((unsigned char)names[i][k]);
+		uint8_t a[256], b[256], c[256];
+		ck_assert_uint_gt(dname_from_str(names[i], a), 0);
+		ck_assert_uint_gt(dname_from_str(up, b), 0);
+		ck_assert_uint_eq(dname_hash(a), dname_hash(b));
+		seen[i] = dname_hash(a);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_uint_ne(seen[j], seen[i]);
+		/* One byte changed, at each position: another hash. */
+		size_t wl = dname_len(a, sizeof(a));
+		for (size_t k = 1; k + 1 < wl; k++) {
+			memcpy(c, a, wl);
+			if (c[k] >= 'a' && c[k] <= 'z')
+				c[k] = c[k] == 'z' ? 'y' : (uint8_t)(c[k] + 1);
+			else
+				continue;
+			ck_assert_uint_ne(dname_hash(c), seen[i]);
+		}
+	}
+}
+END_TEST
+
 START_TEST(equal_ignores_case)
 {
 	uint8_t a[256], b[256], c[256];
@@ -299,6 +335,7 @@ static Suite *util_suite(void)
 	tcase_add_test(t, unpack_overlong);
 	tcase_add_test(t, str_round_trip);
 	tcase_add_test(t, str_round_trip_random);
+	tcase_add_test(t, hash_ignores_case);
 	tcase_add_test(t, str_rejects);
 	tcase_add_test(t, to_str_small_buffer);
 	tcase_add_test(t, equal_ignores_case);
