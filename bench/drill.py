@@ -57,6 +57,7 @@ simulated seconds) is marked invalid and left out of the medians.  --burn SHARE 
 the drill, each busy for SHARE of every 10 ms (a reproducible "busy
 machine"; 0.9 puts the load average near the core count), stopped with
 the drill.
+GSLBD and GSLBCTL in the environment name the binaries (default build/).
 Standard library only.  Every process started here is stopped by PID.
 """
 import argparse
@@ -74,8 +75,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GSLBD = os.path.join(ROOT, "build", "gslbd")
-GSLBCTL = os.path.join(ROOT, "build", "gslbctl")
+# GSLBD and GSLBCTL in the environment name other binaries (a copy, so
+# that a rebuild during a long run does not pull them away).
+GSLBD = os.environ.get("GSLBD", os.path.join(ROOT, "build", "gslbd"))
+GSLBCTL = os.environ.get("GSLBCTL", os.path.join(ROOT, "build", "gslbctl"))
 MMDB = os.path.join(ROOT, "geoip", "demo.mmdb")
 
 # The event, in simulated seconds from the start of the cutover window.
