@@ -289,6 +289,26 @@ START_TEST(equal_ignores_case)
 	dname_from_str("WWW.Example.TEST", a);
 	ck_assert_uint_eq(dname_copy_lower(l, a), 18);
 	ck_assert_mem_eq(l, "\x03www\x07" "example\x04test", 18);
+	/* Every byte value, at every offset within a word: only A-Z fold,
+	 * and not one byte past the name is written. */
+	for (unsigned lab = 1; lab <= 20; lab++) {
+		for (unsigned base = 0; base < 256; base += 17) {
+			uint8_t src[64], dst[64];
+			src[0] = (uint8_t)lab;
+			for (unsigned k = 0; k < lab; k++)
+				src[1 + k] = (uint8_t)(base + k * 13);
+			src[1 + lab] = 0;
+			memset(dst, 0xAA, sizeof(dst));
+			ck_assert_uint_eq(dname_copy_lower(dst, src), lab + 2);
+			ck_assert_uint_eq(dst[0], lab);
+			for (unsigned k = 0; k < lab; k++) {
+				uint8_t ch = src[1 + k];
+				ck_assert_uint_eq(dst[1 + k], ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+			}
+			ck_assert_uint_eq(dst[1 + lab], 0);
+			ck_assert_uint_eq(dst[2 + lab], 0xAA);
+		}
+	}
 }
 END_TEST
 
