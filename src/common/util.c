@@ -145,12 +145,17 @@ int dname_is_sub(const uint8_t *n, const uint8_t *zone)
 	return dname_equal(dname_suffix(n, lz), zone);
 }
 
+uint32_t dname_hash_len(const uint8_t *n, size_t len)
+{
+	return (uint32_t)hash_words(n, len, 1);
+}
+
 uint32_t dname_hash(const uint8_t *n)
 {
 	const uint8_t *e = n;
 	while (*e)
 		e += *e + 1;
-	return (uint32_t)hash_words(n, (size_t)(e - n) + 1, 1);
+	return dname_hash_len(n, (size_t)(e - n) + 1);
 }
 
 size_t dname_unpack(const uint8_t *pkt, size_t len, size_t *pos,
