@@ -450,11 +450,22 @@ cutover:
         else:
             raise RuntimeError("the node servers did not start; see %s/serve.log" % d)
 
-        log = open(os.path.join(d, "gslbd.log"), "w")
-        g = subprocess.Popen([GSLBD, "-c", os.path.join(d, "gslbd.conf")],
-                             stdout=log, stderr=subprocess.STDOUT)
-        self.procs.append(g)
         qs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for attempt in range(3):
+            log = open(os.path.join(d, "gslbd.log"), "w")
+            g = subprocess.Popen([GSLBD, "-c", os.path.join(d, "gslbd.conf")],
+                                 stdout=log, stderr=subprocess.STDOUT)
+            self.procs.append(g)
+            time.sleep(0.3)
+            if g.poll() is None or "already served" not in open(log.name).read():
+                break
+            # The free port was taken between the probe and gslbd's
+            # bind (other work on the machine): another one.
+            new = self.free_port()
+            conf = open(os.path.join(d, "gslbd.conf")).read()
+            with open(os.path.join(d, "gslbd.conf"), "w") as cf:
+                cf.write(conf.replace("127.0.0.1@%d" % port, "127.0.0.1@%d" % new))
+            port = new
         for _ in range(300):
             if g.poll() is not None:
                 raise RuntimeError("gslbd exited; see %s/gslbd.log" % d)
