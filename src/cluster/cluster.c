@@ -8,6 +8,7 @@
 #include "cluster/sync.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "health/verdict.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@ struct cluster {
 	int need_resync;
 	int connected;            /* atomic; -1 until the first try */
 	uint64_t resyncs, applied; /* atomic */
+	int64_t last_apply;       /* atomic: unix time, cluster_info_t */
+	uint64_t decisions, conflicts; /* atomic: cluster_info_t */
 	int64_t lease;            /* atomic; written by the lease thread */
 	int kick;                 /* under mu: the lease thread has work */
 	/* S4-6: every live instance's view of every node, from the watch:
@@ -249,6 +252,7 @@ static int flush_group(cluster_t *c, group_t *g)
 			c->need_resync = 1;
 		} else if (rc > 0) {
 			__atomic_add_fetch(&c->applied, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->last_apply, (int64_t)time(NULL), __ATOMIC_RELAXED);
 			log_info("cluster: applied revision %lld: %s (%s)",
 			         (long long)g->rev, g->what, g->actor);
 		}
@@ -354,6 +358,7 @@ static void *watch_main(void *arg)
 			int64_t local = cluster_local_rev(c->db);
 			__atomic_store_n(&c->rev, local > rev ? local : rev, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&c->resyncs, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->last_apply, (int64_t)time(NULL), __ATOMIC_RELAXED);
 			set_connected(c, 1, NULL);
 			log_info("cluster: resynced from etcd at revision %lld: %d objects "
 			         "changed in %lld ms", (long long)rev, rc,
@@ -711,6 +716,7 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		int ok = json_is_true(json_object_get(ans, "succeeded"));
 		json_decref(ans);
 		if (!ok) {
+			__atomic_add_fetch(&c->conflicts, 1, __ATOMIC_RELAXED);
 			int64_t mine = epoch;
 			__atomic_compare_exchange_n(&c->epoch, &mine, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
@@ -718,6 +724,7 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 			         "not written");
 			return GSLB_EINVAL;
 		}
+		__atomic_add_fetch(&c->decisions, 1, __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -796,6 +803,26 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->resyncs = __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED);
 	out->applied = __atomic_load_n(&c->applied, __ATOMIC_RELAXED);
 	out->elected = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED) != 0;
+	out->last_apply = __atomic_load_n(&c->last_apply, __ATOMIC_RELAXED);
+	out->decisions = __atomic_load_n(&c->decisions, __ATOMIC_RELAXED);
+	out->conflicts = __atomic_load_n(&c->conflicts, __ATOMIC_RELAXED);
+	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
+	pthread_mutex_lock(&c->vmu);
+	const char *node;
+	json_t *per;
+	json_object_foreach(c->views, node, per) {
+		health_combined_t hc;
+		cluster_combine(per, c->cc.quorum, &hc);
+		if (!hc.views)
+			continue;
+		if (hc.state == VERDICT_DEMOTED)
+			out->nodes_down++;
+		else if (hc.down)
+			out->nodes_partial++;
+		else
+			out->nodes_up++;
+	}
+	pthread_mutex_unlock(&c->vmu);
 }
 
 const health_cluster_t *cluster_health_hooks(cluster_t *c)
