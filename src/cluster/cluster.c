@@ -651,7 +651,8 @@ static void hook_view(void *arg, const char *node, json_t *view)
 		kick(c);
 }
 
-/* The leader's decisions into etcd: each transaction compares the
+/* The leader's decisions into etcd (health records, and the steering
+ * engine's rows and state): each transaction compares the
  * leader key's create revision with the epoch the decisions were made
  * under, so that an instance that lost the election (and may not know
  * it yet) writes nothing, and no decision is made twice. */
@@ -669,16 +670,30 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 	struct tm tm;
 	gmtime_r(&tt, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	void *it = json_object_iter(records);
-	while (it) {
+	/* Flattened: [kind, key, record] of every kind's records. */
+	json_t *flat = json_array();
+	const char *kname;
+	json_t *recs;
+	json_object_foreach(records, kname, recs) {
+		wdb_kind_t kind;
+		if (!cluster_kind_by_name(kname, &kind))
+			continue;
+		const char *key;
+		json_t *rec;
+		json_object_foreach(recs, key, rec)
+			json_array_append_new(flat, json_pack("[i, s, O]", (int)kind, key, rec));
+	}
+	size_t next = 0, nflat = json_array_size(flat);
+	while (next < nflat) {
 		json_t *ops = json_array();
-		for (; it && json_array_size(ops) < TXN_OPS - 1;
-		     it = json_object_iter_next(records, it)) {
+		for (; next < nflat && json_array_size(ops) < TXN_OPS - 1; next++) {
+			json_t *f = json_array_get(flat, next);
 			char key[1024];
-			cluster_key(key, sizeof(key), c->cc.prefix, WDB_HEALTH,
-			            json_object_iter_key(it));
+			cluster_key(key, sizeof(key), c->cc.prefix,
+			            (wdb_kind_t)json_integer_value(json_array_get(f, 0)),
+			            json_string_value(json_array_get(f, 1)));
 			char *bk = etcd_b64(key, strlen(key));
-			json_t *rec = json_object_iter_value(it);
+			json_t *rec = json_array_get(f, 2);
 			if (json_is_null(rec)) {
 				json_array_append_new(ops, json_pack("{s:{s:s}}",
 				                      "request_delete_range", "key", bk));
@@ -711,11 +726,14 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		json_t *ans = NULL;
 		int rc = etcd_post(c->he, "/v3/kv/txn", req, &ans, err, errlen);
 		json_decref(req);
-		if (rc)
+		if (rc) {
+			json_decref(flat);
 			return rc;
+		}
 		int ok = json_is_true(json_object_get(ans, "succeeded"));
 		json_decref(ans);
 		if (!ok) {
+			json_decref(flat);
 			__atomic_add_fetch(&c->conflicts, 1, __ATOMIC_RELAXED);
 			int64_t mine = epoch;
 			__atomic_compare_exchange_n(&c->epoch, &mine, 0, 0, __ATOMIC_RELAXED,
@@ -726,6 +744,7 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		}
 		__atomic_add_fetch(&c->decisions, 1, __ATOMIC_RELAXED);
 	}
+	json_decref(flat);
 	return 0;
 }
 

@@ -1,0 +1,157 @@
+#!/bin/bash
+# The steering engine in cluster mode, with a real 3-member etcd and 3
+# gslbd instances on loopback (S3-3): only the elected instance runs the
+# engine and writes its shares, through etcd; every instance applies
+# them, so all three hold the same shares and answer alike; every
+# steering change in each instance's audit log names the elected
+# instance, once; the engine's state is shared, so when the elected
+# instance is killed, the next one goes on steering from it.
+. "$(dirname "$0")/lib.sh"
+LEASE_TTL=3
+. "$(dirname "$0")/cluster_lib.sh"
+gslb_zone
+for i in 1 2 3; do
+	ns_conf "$i"
+	printf 'steer:\n  interval: 1\n  tau: 2\n  windows: [4, 8]\n  stale: 8\n  min-step: 1\n  max-step: 20\n  max-change-per-hour: 100\n  floor: 5\n' \
+		>> "$T/ns$i/gslbd.conf"
+done
+etcd_cluster_start || exit 1
+CTLN 1 service add www.gslb.test --ttl 30 --answers 1 --steering dynamic \
+	--weights success=0.5,latency=0.5,cost=0 >/dev/null || fail "service add"
+CTLN 2 node add a --addr 192.0.2.1 >/dev/null
+CTLN 3 node add b --addr 192.0.2.2 >/dev/null
+CTLN 1 weight set www.gslb.test a=50 b=50 >/dev/null
+for i in 1 2 3; do ns_start "$i"; done
+
+# Steering inputs stay in the store they are pushed to: a feeder pushes
+# them to every instance, every 0.3 s while $T/feeding exists, for at most
+# 4 minutes.  b is slow ($T/lat_b ms).
+echo 200 > "$T/lat_b"
+touch "$T/feeding"
+(
+	end=$((SECONDS + 240))
+	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
+		for i in 1 2 3; do
+			[ -n "${NSPID[$i]}" ] || continue
+			CTLN "$i" metrics push a success=99.9 latency=20 >/dev/null 2>&1
+			CTLN "$i" metrics push b success=99.9 latency="$(cat "$T/lat_b")" >/dev/null 2>&1
+		done
+		sleep 0.3
+	done
+) &
+FEEDER=$!
+trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cluster_cleanup' EXIT
+
+# share I NODE: the engine's share of NODE (basis points) in nsI's store.
+share() {
+	CTLN "$1" --json steer show www.gslb.test 2>/dev/null | python3 -c "
+import json, sys
+for r in json.load(sys.stdin):
+    print(r['nodes']['$2']['weight'] if r['steered'] else '')" 2>/dev/null
+}
+wait_for() { # SECONDS CONDITION...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.3
+	done
+	return 1
+}
+leader_now() { CTLN 1 cluster status 2>/dev/null | sed -n 's/^leader: ns//p'; }
+low_b() { local w; w=$(share "$1" b); [ -n "$w" ] && [ "$w" -le "$2" ]; }
+# The steering records of nsI's audit log: "ACTOR WHAT" per line.
+steer_log() {
+	CTLN "$1" --json log --limit 1000 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+for r in d['records']:
+    if r.get('what', '').startswith('steer '):
+        print(r.get('actor'), r.get('what'))"
+}
+
+L=
+for _ in $(seq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
+[[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
+if wait_for 30 low_b "$L" 2500; then ok "slow b loses share (ns$L's engine: $(share "$L" b) bp)"
+else fail "b's share did not fall: $(CTLN "$L" steer show www.gslb.test 2>&1)"; fi
+# The same shares everywhere: each store's row and the engine's shares
+# in it (one steer show per instance), compared once the engine holds
+# still, within 60 s.
+rowof() {
+	CTLN "$1" --json steer show www.gslb.test 2>/dev/null | python3 -c "
+import json, sys
+for r in json.load(sys.stdin):
+    print(r['row'], r['steered'], sorted((n, v['weight']) for n, v in r['nodes'].items()))" 2>/dev/null
+}
+same=0
+end=$((SECONDS + 60))
+while [ $SECONDS -lt $end ]; do
+	for i in 1 2 3; do W[$i]=$(rowof "$i"); done
+	[ -n "${W[1]}" ] && [ "${W[1]}" = "${W[2]}" ] && [ "${W[1]}" = "${W[3]}" ] && { same=1; break; }
+	sleep 0.2
+done
+[ $same = 1 ] && ok "the three stores hold the same shares: ${W[1]}" ||
+	fail "steered rows differ: ${W[1]} / ${W[2]} / ${W[3]}"
+# Answers: 300 queries to each instance; b's share of them follows the
+# engine's share on all three (a binomial spread of about 2.5 %).
+w=$(share 1 b)
+for i in 1 2 3; do
+	for _ in $(seq 300); do echo "www.gslb.test A"; done > "$T/batch"
+	dig @127.0.0.1 -p "${NSPORT[$i]}" +short +tries=1 +time=2 -f "$T/batch" > "$T/picks$i"
+	got=$(( $(grep -c '^192\.0\.2\.2$' "$T/picks$i") * 10000 / $(grep -c . "$T/picks$i") ))
+	[ $((got - w)) -le 1000 ] && [ $((w - got)) -le 1000 ] &&
+		ok "ns$i answers b $got bp of the time (engine: $w bp)" ||
+		fail "ns$i answers b $got bp of the time, the engine says $w bp"
+done
+
+# Only the elected instance decides: every steering record in every
+# instance's audit log comes from it, and all three logs hold the same
+# records (each decision applied once everywhere).
+for i in 1 2 3; do steer_log "$i" > "$T/steer$i"; done
+n=$(grep -c . "$T/steer1")
+[ "$n" -ge 1 ] && ok "$n steering changes audited" || fail "no steering change audited"
+expect_not "$(cat "$T/steer1" "$T/steer2" "$T/steer3")" "^(cluster:ns[^$L]|gslbd:steer)" \
+	"every steering change was made by ns$L"
+cmp -s "$T/steer1" "$T/steer2" && cmp -s "$T/steer1" "$T/steer3" &&
+	ok "the three audit logs hold the same steering changes" ||
+	fail "steering logs differ: $(wc -l "$T"/steer[123] | tr '\n' ' ')"
+for i in 1 2 3; do
+	[ "$i" = "$L" ] && continue
+	m=$(scrape "$i")
+	[ "$(mval "$m" gslbd_cluster_decision_writes_total)" = 0 ] &&
+		ok "ns$i wrote no decision" || fail "ns$i wrote decisions: $(mval "$m" gslbd_cluster_decision_writes_total)"
+done
+m=$(scrape "$L")
+dw=$(mval "$m" gslbd_cluster_decision_writes_total)
+[ "${dw:-0}" -ge 1 ] && ok "ns$L wrote $dw decision transactions" || fail "ns$L decision writes: '$dw'"
+ETCDCTL get --prefix /gslbd/config/steer/ --keys-only | grep -q 'www.gslb.test' &&
+	ok "the engine's state of the row is in etcd" || fail "no engine state in etcd"
+
+# The elected instance dies: another is elected and goes on steering
+# from the shared state; b is fast again and regains share.
+ns_stop "$L"
+NSPID[$L]=
+echo 20 > "$T/lat_b"
+N=
+for _ in $(seq 100); do
+	N=$(CTLN $(( L % 3 + 1 )) cluster status 2>/dev/null | sed -n 's/^leader: ns//p')
+	[[ "$N" =~ ^[123]$ ]] && [ "$N" != "$L" ] && break
+	sleep 0.1
+done
+[[ "$N" =~ ^[123]$ ]] && [ "$N" != "$L" ] && ok "ns$N is elected after ns$L died" || fail "no new leader: '$N'"
+high_b() { local w; w=$(share "$N" b); [ -n "$w" ] && [ "$w" -ge 4000 ]; }
+if wait_for 40 high_b; then ok "ns$N goes on steering: b back to $(share "$N" b) bp"
+else fail "b did not regain share under ns$N: $(CTLN "$N" steer show www.gslb.test 2>&1)"; fi
+O=$(( 6 - L - N ))
+steer_log "$N" > "$T/steerN"
+tail -1 "$T/steerN" | grep -q "^cluster:ns$N " && ok "the last steering change was made by ns$N" ||
+	fail "last steering change: $(tail -1 "$T/steerN")"
+ok=0
+for _ in $(seq 40); do
+	[ "$(CTLN "$N" --json weight show www.gslb.test 2>/dev/null)" = \
+	  "$(CTLN "$O" --json weight show www.gslb.test 2>/dev/null)" ] && { ok=1; break; }
+	sleep 0.25
+done
+[ $ok = 1 ] && ok "ns$O holds ns$N's shares" || fail "ns$O's row differs from ns$N's"
+finish
