@@ -49,15 +49,6 @@ import json, sys
 for r in json.load(sys.stdin):
     print(r['nodes']['$2']['weight'] if r['steered'] else '')" 2>/dev/null
 }
-wait_for() { # SECONDS CONDITION...
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.3
-	done
-	return 1
-}
 leader_now() { CTLN 1 cluster status 2>/dev/null | sed -n 's/^leader: ns//p'; }
 low_b() { local w; w=$(share "$1" b); [ -n "$w" ] && [ "$w" -le "$2" ]; }
 # The steering records of nsI's audit log: "ACTOR WHAT" per line.
@@ -73,7 +64,7 @@ for r in d['records']:
 L=
 for _ in $(seq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
 [[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
-if wait_for 30 low_b "$L" 2500; then ok "slow b loses share (ns$L's engine: $(share "$L" b) bp)"
+if wait_until 30 low_b "$L" 2500; then ok "slow b loses share (ns$L's engine: $(share "$L" b) bp)"
 else fail "b's share did not fall: $(CTLN "$L" steer show www.gslb.test 2>&1)"; fi
 # The same shares everywhere: each store's row and the engine's shares
 # in it (one steer show per instance), compared once the engine holds
@@ -141,7 +132,7 @@ for _ in $(seq 100); do
 done
 [[ "$N" =~ ^[123]$ ]] && [ "$N" != "$L" ] && ok "ns$N is elected after ns$L died" || fail "no new leader: '$N'"
 high_b() { local w; w=$(share "$N" b); [ -n "$w" ] && [ "$w" -ge 4000 ]; }
-if wait_for 40 high_b; then ok "ns$N goes on steering: b back to $(share "$N" b) bp"
+if wait_until 40 high_b; then ok "ns$N goes on steering: b back to $(share "$N" b) bp"
 else fail "b did not regain share under ns$N: $(CTLN "$N" steer show www.gslb.test 2>&1)"; fi
 O=$(( 6 - L - N ))
 steer_log "$N" > "$T/steerN"
