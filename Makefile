@@ -188,6 +188,7 @@ install: all
 	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
 	install -m 644 contrib/grafana/gslbd.json $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json
 	install -m 644 contrib/prometheus/gslbd-rules.yml $(DESTDIR)$(datadir)/gslbd/gslbd-rules.yml
+	install -m 644 contrib/etcd-gslbd.conf $(DESTDIR)$(datadir)/gslbd/etcd-gslbd.conf
 	install -m 644 contrib/gslbctl.bash-completion $(DESTDIR)$(completionsdir)/gslbctl
 	sed -e 's|/var/lib/GeoIP/GeoIP2-City.mmdb|$(datadir)/gslbd/demo.mmdb|' \
 	  contrib/gslbd.conf.sample > $(CONF_DIR)/gslbd.conf.sample
@@ -201,6 +202,7 @@ uninstall:
 	rm -f $(DESTDIR)$(prefix)/sbin/gslbd $(DESTDIR)$(prefix)/bin/gslbctl \
 	  $(DESTDIR)$(unitdir)/gslbd.service $(DESTDIR)$(datadir)/gslbd/demo.mmdb \
 	  $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json $(DESTDIR)$(datadir)/gslbd/gslbd-rules.yml \
+	  $(DESTDIR)$(datadir)/gslbd/etcd-gslbd.conf \
 	  $(CONF_DIR)/cdn.example.com.zone $(DESTDIR)$(completionsdir)/gslbctl
 	for m in $(MAN); do s=$${m##*.}; b=$${m##*/}; \
 	  rm -f $(DESTDIR)$(prefix)/share/man/man$$s/$$b; done

@@ -13,8 +13,9 @@
 #      record), and a poller asks gslbd every millisecond; the lag of a
 #      change is from its write to the first answer with the new
 #      address.  Then 50 changes of a node's address at 10 per second:
-#      the store's commit of a node change looks for the rows naming it
-#      in every row, which bounds that rate on a large table.
+#      the store's commit of a node change rebuilds the plans of the rows
+#      naming it, found through its index of node rows (it read every
+#      row before, which bounded that rate on a large table).
 # One etcd member and one gslbd on loopback (ports BENCHPORT.., default
 # 36500), everything under a temporary directory, stopped by PID at exit.
 # Usage: bench/cluster.sh  (from the top of the tree, after make)

@@ -21,16 +21,25 @@
 #   WORKLOADS="static mixed geo-set geo-pick"  N=10000 (queries a workload)
 #   CONF_EXTRA="rrl: ..."   appended to gslbd's configuration (to count
 #                           what a feature costs: run with and without)
+#   CLUSTER_BUILDS="2"      the builds (by position) that run in cluster
+#                           mode: one etcd member is started on loopback
+#                           (the two ports after the bench's), each such
+#                           build gets a cluster section with a prefix of
+#                           its own, and its table is applied through
+#                           etcd.  The same binary twice compares cluster
+#                           mode off and on in one run:
+#                           CLUSTER_BUILDS=2 bench/instr.sh build/gslbd build/gslbd
 #
 # Output: bench/out/instr-DATE/ (summary.md, callgrind files).  Port
-# 15480.  Every process started here is stopped by PID.
+# 15480 (INSTRPORT=N for another).  Every process started here is
+# stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 . bench/lib.sh
 WORKLOADS=${WORKLOADS:-"static mixed geo-set geo-pick"}
 N=${N:-10000}
-PORT=15480
+PORT=${INSTRPORT:-15480}
 BUILDS=("$@")
 [ ${#BUILDS[@]} -gt 0 ] || BUILDS=("$ROOT/build/gslbd")
 for t in valgrind callgrind_annotate callgrind_control dnsperf dig perl python3; do
@@ -41,8 +50,26 @@ mkdir -p "$OUT"
 GEN="python3 $ROOT/bench/gslbgen.py"
 ZONE=cdn.example.test
 PID=
-cleanup() { [ -z "$PID" ] || { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; }
+EPID=
+cleanup() {
+  [ -z "$PID" ] || { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
+  [ -z "$EPID" ] || { kill "$EPID" 2>/dev/null || true; wait "$EPID" 2>/dev/null || true; }
+}
 trap cleanup EXIT
+if [ -n "${CLUSTER_BUILDS:-}" ]; then
+  command -v etcd >/dev/null || { echo "instr: etcd not found" >&2; exit 1; }
+  EP=http://127.0.0.1:$((PORT + 1))
+  etcd --name i1 --data-dir "$OUT/etcd" --listen-client-urls "$EP" --advertise-client-urls "$EP" \
+    --listen-peer-urls "http://127.0.0.1:$((PORT + 2))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((PORT + 2))" \
+    --initial-cluster "i1=http://127.0.0.1:$((PORT + 2))" \
+    --max-txn-ops 200000 --max-request-bytes 67108864 > "$OUT/etcd.log" 2>&1 &
+  EPID=$!
+  for _ in $(seq 100); do
+    ETCDCTL_API=3 etcdctl --endpoints="$EP" put /probe x > /dev/null 2>&1 && break
+    sleep 0.1
+  done
+fi
 
 # The inputs of bench/compare.sh.
 compare_inputs "$OUT" "$ZONE"
@@ -55,7 +82,14 @@ b=0
 for bin in "${BUILDS[@]}"; do
   b=$((b + 1))
   d=$OUT/b$b; mkdir -p "$d/db"
-  echo "$bin ($(cd "$(dirname "$bin")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))" > "$d/build.txt"
+  cl=
+  case " ${CLUSTER_BUILDS:-} " in
+    *" $b "*) cl="cluster:
+  etcd: [ \"$EP\" ]
+  prefix: /instr-b$b/
+  name: instr$b" ;;
+  esac
+  echo "$bin ($(cd "$(dirname "$bin")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))${cl:+, cluster mode}" > "$d/build.txt"
   cat > "$d/gslbd.conf" <<EOC
 server:
   listen: [ "127.0.0.1@$PORT" ]
@@ -74,11 +108,17 @@ geoip:
   region: [ region ]
   isp: [ isp ]
 ${CONF_EXTRA:-}
+$cl
 EOC
   # A new store: --create (builds from before it had the option create
   # without it).
-  "$(dirname "$bin")/gslbctl" -d "$d/db" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
-    "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
+  if [ -n "$cl" ]; then
+    # Into etcd and the store, as an operator moves a table to a cluster.
+    "$(dirname "$bin")/gslbctl" -c "$d/gslbd.conf" apply "$OUT/table.json" > /dev/null
+  else
+    "$(dirname "$bin")/gslbctl" -d "$d/db" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
+      "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
+  fi
   for w in $WORKLOADS; do
     case $w in
       static|mixed) args=(-d "$OUT/$w.txt") ;;

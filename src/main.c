@@ -1200,6 +1200,16 @@ static void metrics(expo_t *e, void *arg)
 	wdb_info_t wi;
 	if (weightdb_info(g_db, &wi) == 0)
 		s.store = &wi;
+	stats_cluster_t sc;
+	if (g_cluster) {
+		cluster_info_t ci;
+		cluster_info(g_cluster, &ci);
+		sc = (stats_cluster_t){ ci.connected, ci.revision, ci.last_apply,
+		                        ci.resyncs, ci.applied, ci.elected,
+		                        ci.decisions, ci.conflicts, ci.nodes_up,
+		                        ci.nodes_partial, ci.nodes_down };
+		s.cluster = &sc;
+	}
 	s.now = (int64_t)time(NULL);
 	stats_render(&s, e);
 	hstats_put(hs);

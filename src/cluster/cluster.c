@@ -8,6 +8,7 @@
 #include "cluster/sync.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "health/verdict.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@ struct cluster {
 	int need_resync;
 	int connected;            /* atomic; -1 until the first try */
 	uint64_t resyncs, applied; /* atomic */
+	int64_t last_apply;       /* atomic: unix time, cluster_info_t */
+	uint64_t decisions, conflicts; /* atomic: cluster_info_t */
 	int64_t lease;            /* atomic; written by the lease thread */
 	int kick;                 /* under mu: the lease thread has work */
 	/* S4-6: every live instance's view of every node, from the watch:
@@ -249,6 +252,7 @@ static int flush_group(cluster_t *c, group_t *g)
 			c->need_resync = 1;
 		} else if (rc > 0) {
 			__atomic_add_fetch(&c->applied, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->last_apply, (int64_t)time(NULL), __ATOMIC_RELAXED);
 			log_info("cluster: applied revision %lld: %s (%s)",
 			         (long long)g->rev, g->what, g->actor);
 		}
@@ -354,6 +358,7 @@ static void *watch_main(void *arg)
 			int64_t local = cluster_local_rev(c->db);
 			__atomic_store_n(&c->rev, local > rev ? local : rev, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&c->resyncs, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->last_apply, (int64_t)time(NULL), __ATOMIC_RELAXED);
 			set_connected(c, 1, NULL);
 			log_info("cluster: resynced from etcd at revision %lld: %d objects "
 			         "changed in %lld ms", (long long)rev, rc,
@@ -646,7 +651,8 @@ static void hook_view(void *arg, const char *node, json_t *view)
 		kick(c);
 }
 
-/* The leader's decisions into etcd: each transaction compares the
+/* The leader's decisions into etcd (health records, and the steering
+ * engine's rows and state): each transaction compares the
  * leader key's create revision with the epoch the decisions were made
  * under, so that an instance that lost the election (and may not know
  * it yet) writes nothing, and no decision is made twice. */
@@ -664,16 +670,30 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 	struct tm tm;
 	gmtime_r(&tt, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	void *it = json_object_iter(records);
-	while (it) {
+	/* Flattened: [kind, key, record] of every kind's records. */
+	json_t *flat = json_array();
+	const char *kname;
+	json_t *recs;
+	json_object_foreach(records, kname, recs) {
+		wdb_kind_t kind;
+		if (!cluster_kind_by_name(kname, &kind))
+			continue;
+		const char *key;
+		json_t *rec;
+		json_object_foreach(recs, key, rec)
+			json_array_append_new(flat, json_pack("[i, s, O]", (int)kind, key, rec));
+	}
+	size_t next = 0, nflat = json_array_size(flat);
+	while (next < nflat) {
 		json_t *ops = json_array();
-		for (; it && json_array_size(ops) < TXN_OPS - 1;
-		     it = json_object_iter_next(records, it)) {
+		for (; next < nflat && json_array_size(ops) < TXN_OPS - 1; next++) {
+			json_t *f = json_array_get(flat, next);
 			char key[1024];
-			cluster_key(key, sizeof(key), c->cc.prefix, WDB_HEALTH,
-			            json_object_iter_key(it));
+			cluster_key(key, sizeof(key), c->cc.prefix,
+			            (wdb_kind_t)json_integer_value(json_array_get(f, 0)),
+			            json_string_value(json_array_get(f, 1)));
 			char *bk = etcd_b64(key, strlen(key));
-			json_t *rec = json_object_iter_value(it);
+			json_t *rec = json_array_get(f, 2);
 			if (json_is_null(rec)) {
 				json_array_append_new(ops, json_pack("{s:{s:s}}",
 				                      "request_delete_range", "key", bk));
@@ -706,11 +726,15 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		json_t *ans = NULL;
 		int rc = etcd_post(c->he, "/v3/kv/txn", req, &ans, err, errlen);
 		json_decref(req);
-		if (rc)
+		if (rc) {
+			json_decref(flat);
 			return rc;
+		}
 		int ok = json_is_true(json_object_get(ans, "succeeded"));
 		json_decref(ans);
 		if (!ok) {
+			json_decref(flat);
+			__atomic_add_fetch(&c->conflicts, 1, __ATOMIC_RELAXED);
 			int64_t mine = epoch;
 			__atomic_compare_exchange_n(&c->epoch, &mine, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
@@ -718,7 +742,9 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 			         "not written");
 			return GSLB_EINVAL;
 		}
+		__atomic_add_fetch(&c->decisions, 1, __ATOMIC_RELAXED);
 	}
+	json_decref(flat);
 	return 0;
 }
 
@@ -796,6 +822,26 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->resyncs = __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED);
 	out->applied = __atomic_load_n(&c->applied, __ATOMIC_RELAXED);
 	out->elected = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED) != 0;
+	out->last_apply = __atomic_load_n(&c->last_apply, __ATOMIC_RELAXED);
+	out->decisions = __atomic_load_n(&c->decisions, __ATOMIC_RELAXED);
+	out->conflicts = __atomic_load_n(&c->conflicts, __ATOMIC_RELAXED);
+	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
+	pthread_mutex_lock(&c->vmu);
+	const char *node;
+	json_t *per;
+	json_object_foreach(c->views, node, per) {
+		health_combined_t hc;
+		cluster_combine(per, c->cc.quorum, &hc);
+		if (!hc.views)
+			continue;
+		if (hc.state == VERDICT_DEMOTED)
+			out->nodes_down++;
+		else if (hc.down)
+			out->nodes_partial++;
+		else
+			out->nodes_up++;
+	}
+	pthread_mutex_unlock(&c->vmu);
 }
 
 const health_cluster_t *cluster_health_hooks(cluster_t *c)

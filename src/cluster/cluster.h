@@ -29,6 +29,18 @@ typedef struct cluster_info {
 	uint64_t resyncs;      /* full resyncs done */
 	uint64_t applied;      /* revisions applied from the watch */
 	int elected;           /* this instance makes the automatic decisions */
+	int64_t last_apply;    /* unix time the store was last brought up to
+	                          etcd (a revision applied or a full read);
+	                          0: not yet */
+	uint64_t decisions;    /* decision transactions this instance wrote
+	                          while elected */
+	uint64_t conflicts;    /* decision writes etcd refused: another
+	                          instance had been elected meanwhile */
+	/* The quorum verdict over the live instances' views, counted over
+	 * the nodes that have views: in the answers with no vantage seeing
+	 * them down, in while seen down by fewer than the quorum
+	 * (partial), out (down). */
+	unsigned nodes_up, nodes_partial, nodes_down;
 } cluster_info_t;
 
 /** Starts the cluster threads for @cc (copied) on @db.  Returns NULL
@@ -39,7 +51,8 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 /** Stops the threads (within about a second) and frees @c; NULL is
  * fine.  The lease is revoked so that this instance's keys go at once. */
 void cluster_stop(cluster_t *c);
-/** Fills @out. */
+/** Fills @out (the verdict counts combine every node's views, under the
+ * views' lock: called at a scrape, never on the query path). */
 void cluster_info(cluster_t *c, cluster_info_t *out);
 
 /** The hooks that connect the health thread to @c (health_set_cluster();

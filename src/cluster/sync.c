@@ -12,9 +12,11 @@
 static const struct { wdb_kind_t kind; const char *name; } shared[] = {
 	{ WDB_SERVICE, "service" }, { WDB_NODE, "node" },
 	{ WDB_WEIGHT, "weight" }, { WDB_CUTOVER, "cutover" },
+	{ WDB_BUDGET, "budget" },
 	/* The elected instance's decisions (S4-6): last, after the nodes
-	 * they are about. */
-	{ WDB_HEALTH, "health" },
+	 * they are about; and the steering engine's state of each row, so
+	 * that a new elected instance goes on from its predecessor's. */
+	{ WDB_HEALTH, "health" }, { WDB_STEER, "steer" },
 };
 #define NSHARED (sizeof(shared) / sizeof(shared[0]))
 

@@ -4,11 +4,14 @@
  * written into LMDB) and the application of one etcd revision's changes.
  *
  * Layout under the cluster prefix P:
- *   P config/KIND/KEY  the object (KIND service, node, weight or cutover),
- *                      the same JSON as the local store holds; KIND
- *                      health: the elected instance's decision about a
- *                      node (the store's health record, with the
- *                      combined verdict of every vantage)
+ *   P config/KIND/KEY  the object (KIND service, node, weight, cutover or
+ *                      budget), the same JSON as the local store holds;
+ *                      KIND health: the elected instance's decision about
+ *                      a node (the store's health record, with the
+ *                      combined verdict of every vantage); KIND steer:
+ *                      the steering engine's state of a row, written by
+ *                      the elected instance with the shares it puts in
+ *                      the row (S3-3)
  *   P change           the audit record of the last change ({actor,
  *                      what, time, instance, count}); every writer puts it
  *                      in the same transaction as its change and compares
@@ -37,8 +40,8 @@
 #include "cluster/etcd.h"
 #include "store/weightdb.h"
 
-/** Whether @kind is kept in etcd (service, node, weight, cutover, and
- * health: the elected instance's decisions). */
+/** Whether @kind is kept in etcd (service, node, weight, cutover,
+ * budget, and the elected instance's decisions: health, steer). */
 int cluster_kind_shared(wdb_kind_t kind);
 
 /** The shared kind named @name ("node") in *@kind: 1, or 0 when

@@ -111,7 +111,7 @@ static void usage(FILE *f)
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
-"  cluster status\n"
+"  cluster status                 cluster health [NODE]\n"
 "  stats                          (the daemon's counters, from stats.listen)\n"
 "TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
 "starts at that change.\n", f);

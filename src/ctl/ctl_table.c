@@ -276,17 +276,10 @@ static int node_list(void)
 	return 0;
 }
 
-typedef struct {
-	const char *id;
-	json_t *rows;
-} node_refs_t;
-
-/* Collects the keys of the weight rows that name node nr->id. */
-static int rows_using_node(const char *key, json_t *row, void *arg)
+/* Collects row key @key into the array @arg. */
+static int collect_row(const char *key, void *arg)
 {
-	node_refs_t *nr = arg;
-	if (json_object_get(json_object_get(row, "weights"), nr->id))
-		json_array_append_new(nr->rows, json_string(key));
+	json_array_append_new(arg, json_string(key));
 	return 0;
 }
 
@@ -296,8 +289,7 @@ static int node_del(wdb_txn_t *t, const char *id, json_t *old)
 	if (!old)
 		ctl_die("node %s does not exist", id);
 	json_t *rows = json_array();
-	node_refs_t nr = { id, rows };
-	wdb_each(t, WDB_WEIGHT, NULL, rows_using_node, &nr);
+	wdb_node_rows(t, id, collect_row, rows);
 	if (json_array_size(rows)) {
 		char *list = json_dumps(rows, JSON_COMPACT);
 		ctl_die("node %s is used by weight row(s) %s; remove it there first",

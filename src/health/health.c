@@ -211,6 +211,20 @@ static void stale_check(health_t *h)
 	}
 }
 
+/* The elected instance's steering decisions into the shared table,
+ * under its leadership epoch (steer_publish_fn). */
+static int steer_publish(void *arg, json_t *records, const char *what,
+                         char *err, size_t errlen)
+{
+	health_t *h = arg;
+	const health_cluster_t *cl = health__cluster(h);
+	if (!cl || !h->cl_epoch) {
+		snprintf(err, errlen, "steer: no longer the elected instance");
+		return GSLB_EINVAL;
+	}
+	return cl->publish(cl->arg, h->cl_epoch, records, what, err, errlen);
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	health_t *h = t->data;
@@ -263,8 +277,13 @@ static void on_tick(uv_timer_t *t)
 	 * every steer.interval; its shares reach the workers through the
 	 * plans it rebuilds. */
 	if (now - h->last_steer >= h->c.steer.interval) {
+		/* Cluster mode: only the elected instance runs the engine,
+		 * and its shares go to etcd like its other decisions. */
+		const health_cluster_t *cl = health__cluster(h);
 		char err[512];
-		if (steer_run(h->db, &h->c.steer, health__wall(), err, sizeof(err)) < 0)
+		if ((!cl || h->cl_epoch) &&
+		    steer_run(h->db, &h->c.steer, health__wall(), cl ? steer_publish : NULL,
+		              h, err, sizeof(err)) < 0)
 			log_warning("%s", err);
 		h->last_steer = now;
 	}

@@ -58,11 +58,14 @@ typedef struct health_cluster {
 	void (*combined)(void *arg, const char *node, health_combined_t *out);
 	/** This instance's own view of @node (borrowed), to publish. */
 	void (*view)(void *arg, const char *node, json_t *view);
-	/** Writes the decisions @records ({node: health record, or null to
-	 * delete}) to the cluster on behalf of leadership @epoch, with audit
-	 * text @what.  Returns 0, or an error with @err when it was not
-	 * written (no longer the leader, etcd unreachable): nothing of it
-	 * then counts. */
+	/** Writes the decisions @records to the cluster on behalf of
+	 * leadership @epoch, with audit text @what, in one etcd transaction
+	 * per up to about a hundred records.  @records maps a kind of the
+	 * shared table to its records: {"health": {node: health record},
+	 * "weight": {row key: row}, "steer": {row key: the steering
+	 * engine's state}}, null to delete.  Returns 0, or an error with
+	 * @err when it was not written (no longer the leader, etcd
+	 * unreachable): nothing of it then counts. */
 	int (*publish)(void *arg, int64_t epoch, json_t *records, const char *what,
 	               char *err, size_t errlen);
 } health_cluster_t;

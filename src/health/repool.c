@@ -608,8 +608,10 @@ void health__flush(health_t *h, int status_due)
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
 	int rc;
-	if (json_object_size(pub) &&
-	    cl->publish(cl->arg, h->cl_epoch, pub, what, err, sizeof(err))) {
+	json_t *recs = json_object_size(pub) ? json_pack("{s:O}", "health", pub) : NULL;
+	int prc = recs ? cl->publish(cl->arg, h->cl_epoch, recs, what, err, sizeof(err)) : 0;
+	json_decref(recs);
+	if (prc) {
 		/* Not written to etcd: as a failed commit, nothing of the
 		 * re-pool counts and the next tick tries again. */
 		wdb_abort(t);

@@ -227,7 +227,27 @@ typedef struct {
 	size_t wl;
 	int changed;
 	int rc;
+	/* Cluster mode: what the run writes, for the elected instance to
+	 * publish, {"weight": {key: row or null}, "steer": {key: state or
+	 * null}}; NULL in standalone mode, where the run commits it. */
+	json_t *pub;
 } run_t;
+
+/* Writes (@kind, @key, @val) in the run's transaction, which the
+ * evaluation of the next rows reads, and notes it for publication in
+ * cluster mode. */
+static int put(run_t *r, wdb_kind_t kind, const char *key, json_t *val)
+{
+	int rc = wdb_set(r->t, kind, key, val);
+	if (!rc && r->pub) {
+		const char *k = kind == WDB_WEIGHT ? "weight" : "steer";
+		json_t *o = json_object_get(r->pub, k);
+		if (!o)
+			json_object_set_new(r->pub, k, o = json_object());
+		json_object_set(o, key, val ? val : json_null());
+	}
+	return rc;
+}
 
 static int collect_obj(const char *key, json_t *val, void *arg)
 {
@@ -398,7 +418,7 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 	}
 	json_decref(state);
 	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
-	int rc = wdb_set(r->t, WDB_STEER, key, state = state_json(in, out, n, v, r->now));
+	int rc = put(r, WDB_STEER, key, state = state_json(in, out, n, v, r->now));
 	json_decref(state);
 	if (rc)
 		return rc;
@@ -445,7 +465,7 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 			first = 0;
 		}
 	}
-	rc = wdb_set(r->t, WDB_WEIGHT, key, nrow);
+	rc = put(r, WDB_WEIGHT, key, nrow);
 	json_decref(nrow);
 	r->changed++;
 	return rc;
@@ -469,13 +489,13 @@ static int row_cb(const char *key, json_t *row, void *arg)
 		json_object_del(nrow, "steer");
 		note(r, "%ssteer %s: steering off, the operator's weights", r->changed ? "; " : "",
 		     key);
-		r->rc = wdb_set(r->t, WDB_WEIGHT, key, nrow);
+		r->rc = put(r, WDB_WEIGHT, key, nrow);
 		json_decref(nrow);
 		r->changed++;
 	}
 	json_t *state = wdb_get(r->t, WDB_STEER, key);
 	if (state && !r->rc)
-		r->rc = wdb_set(r->t, WDB_STEER, key, NULL);
+		r->rc = put(r, WDB_STEER, key, NULL);
 	json_decref(state);
 	return r->rc != 0;
 }
@@ -496,8 +516,8 @@ static int has_steer_state(const char *key, json_t *val, void *arg)
 	return 1;
 }
 
-int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now, char *err,
-              size_t errlen)
+int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+              steer_publish_fn publish, void *arg, char *err, size_t errlen)
 {
 	run_t r;
 	memset(&r, 0, sizeof(r));
@@ -519,14 +539,31 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now, char *err,
 	}
 	r.nodes = json_object();
 	r.budget_state = json_object();
+	r.pub = publish ? json_object() : NULL;
 	wdb_each(r.t, WDB_WEIGHT, NULL, row_cb, &r);
 	json_decref(r.services);
 	json_decref(r.nodes);
 	json_decref(r.budget_state);
 	if (r.rc) {
 		snprintf(err, errlen, "steer: %s", wdb_strerror(r.rc));
+		json_decref(r.pub);
 		wdb_abort(r.t);
 		return r.rc;
+	}
+	if (publish) {
+		/* Cluster mode: nothing into the store here; every instance,
+		 * this one included, gets the shares and the state from etcd. */
+		wdb_abort(r.t);
+		int rc = 0;
+		if (json_object_size(r.pub))
+			rc = publish(arg, r.pub, r.changed ? r.what : "steer: state", err,
+			             errlen);
+		json_decref(r.pub);
+		if (rc)
+			return rc;
+		if (r.changed)
+			log_info("%s", r.what);
+		return r.changed;
 	}
 	int64_t id = wdb_commit(r.t, r.what, err, errlen);
 	if (id < 0)

@@ -26,14 +26,25 @@
 #include "health/steer.h"
 #include "store/weightdb.h"
 
+/** Writes what one run decided elsewhere than the local store (cluster
+ * mode): @records is {"weight": {row key: row, or null}, "steer": {row
+ * key: engine state, or null}} (borrowed), @what the audit text.
+ * Returns 0, or an error with @err when nothing of it was written. */
+typedef int (*steer_publish_fn)(void *arg, json_t *records, const char *what,
+                                char *err, size_t errlen);
+
 /** Evaluates every row of every service with "steering": "dynamic" at
  * @now under @c, and drops the engine's shares from the rows of services
  * that no longer steer.  One write transaction; the changed rows carry
- * their decision and the audit record says what moved and why.  Returns
- * the number of rows whose shares changed, or a negative error with the
- * reason in @err. */
+ * their decision and the audit record says what moved and why.  With
+ * @publish (cluster mode: the elected instance), the rows and the
+ * engine's state are evaluated in a transaction that is then aborted,
+ * and handed to @publish(@arg, ...) instead, so that every instance
+ * gets the same shares from the shared table.  Returns the number of
+ * rows whose shares changed, or a negative error with the reason in
+ * @err. */
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              char *err, size_t errlen);
+              steer_publish_fn publish, void *arg, char *err, size_t errlen);
 
 /** Whether service object @svc is steered: "steering" is "dynamic" or
  * "shadow" (S2-9: computed, recorded and explained, but its plans keep

@@ -277,6 +277,56 @@ static void store(expo_t *e, const stats_sample_t *s)
 	       "1 while the daemon's last write found the store full.", w->full);
 }
 
+/* Cluster mode: etcd, the local copy's revision, the election and the
+ * quorum verdicts (S4-6).  Absent in standalone mode. */
+static void cluster(expo_t *e, const stats_sample_t *s)
+{
+	const stats_cluster_t *c = s->cluster;
+	if (!c)
+		return;
+	gauge1(e, "gslbd_cluster_etcd_reachable",
+	       "1 while the watch on etcd is up; 0 while answers come from the "
+	       "local store alone.", c->reachable);
+	gauge1(e, "gslbd_cluster_revision",
+	       "The etcd revision of the table the local store holds.",
+	       (double)c->revision);
+	const char *name = "gslbd_cluster_last_apply_age_seconds";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Seconds since the local store last took a change from etcd "
+	            "(a revision from the watch or a full read; absent before "
+	            "the first).");
+	if (c->last_apply)
+		expo_sample(e, name, NULL, 0, (double)(s->now - c->last_apply));
+	counter1(e, "gslbd_cluster_resyncs_total",
+	         "Full reads of the table from etcd (the start, a compaction "
+	         "past the store's revision, an apply that failed).", c->resyncs);
+	counter1(e, "gslbd_cluster_applied_revisions_total",
+	         "etcd revisions applied to the local store from the watch.",
+	         c->applied);
+	gauge1(e, "gslbd_cluster_leader",
+	       "1 while this instance is the elected one that makes the automatic "
+	       "decisions.", c->leader);
+	counter1(e, "gslbd_cluster_decision_writes_total",
+	         "Transactions of automatic decisions this instance wrote to etcd "
+	         "while elected.", c->decisions);
+	counter1(e, "gslbd_cluster_write_conflicts_total",
+	         "Decision writes etcd refused because another instance had been "
+	         "elected meanwhile (nothing was written).", c->conflicts);
+	name = "gslbd_cluster_quorum_nodes";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Nodes by the quorum verdict over the live instances' views: "
+	            "up (no vantage sees them down), partial (seen down by fewer "
+	            "than the quorum, still in the answers), down (out).");
+	const struct { const char *st; unsigned n; } q[] = {
+		{ "up", c->nodes_up }, { "partial", c->nodes_partial },
+		{ "down", c->nodes_down },
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		const char *l[] = { "state", q[i].st };
+		expo_sample_u64(e, name, l, 1, q[i].n);
+	}
+}
+
 void stats_render(const stats_sample_t *s, expo_t *e)
 {
 	const char *bl[] = { "version", s->version };
@@ -345,4 +395,5 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	                s->snapshot_generation);
 	health(e, s);
 	store(e, s);
+	cluster(e, s);
 }

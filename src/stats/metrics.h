@@ -38,6 +38,21 @@ typedef struct stats_answer {
 	uint64_t count;
 } stats_answer_t;
 
+/** Cluster mode as the scrape finds it (main.c copies it from
+ * cluster_info(): stats/ does not include cluster/). */
+typedef struct stats_cluster {
+	int reachable;            /* the watch on etcd is up */
+	int64_t revision;         /* the etcd revision the store reflects */
+	int64_t last_apply;       /* unix time of the last revision applied or
+	                             full read; 0: none yet */
+	uint64_t resyncs;         /* full reads of the table */
+	uint64_t applied;         /* revisions applied from the watch */
+	int leader;               /* this instance makes the decisions */
+	uint64_t decisions;       /* decision writes of this instance */
+	uint64_t conflicts;       /* decision writes refused by etcd */
+	unsigned nodes_up, nodes_partial, nodes_down; /* quorum verdicts */
+} stats_cluster_t;
+
 /** What one scrape reports, taken by the caller. */
 typedef struct stats_sample {
 	const char *version;      /* PACKAGE_VERSION */
@@ -55,6 +70,7 @@ typedef struct stats_sample {
 	                             none yet (its counters are shown as 0) */
 	int64_t health_beat_age;  /* seconds since the health thread ticked */
 	const wdb_info_t *store;  /* NULL: the store could not be read */
+	const stats_cluster_t *cluster; /* NULL: standalone (no family) */
 	int64_t now;              /* unix time of the scrape */
 } stats_sample_t;
 

@@ -244,7 +244,20 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 {
 	json_t *before = wdb_get(t, kind, key);
-	int rc;
+	int rc = 0;
+	/* The node -> row index follows the row: the entries of the nodes
+	 * it named go, those of the nodes it names come. */
+	if (kind == WDB_WEIGHT) {
+		MDB_dbi ix = t->db->dbi[DBI_NODEROWS];
+		size_t kl = strlen(key);
+		rc = wdb__noderows(t->txn, ix, key, kl, before, 1);
+		if (!rc)
+			rc = wdb__noderows(t->txn, ix, key, kl, val, 0);
+		if (rc) {
+			json_decref(before);
+			return wdb__fail(t, wdb__code(rc));
+		}
+	}
 	if (val) {
 		char *s = json_dumps(val, JSON_COMPACT | JSON_SORT_KEYS);
 		rc = s ? wdb__put_raw(t, kind_dbi[kind], key, s, strlen(s))
@@ -498,19 +511,61 @@ typedef struct {
 	wdb_txn_t *t;
 } refs_t;
 
-static int find_refs(const char *key, json_t *row, void *arg)
+/* Notes the service of row @key for a rebuild. */
+static int ref_service(const char *key, void *arg)
 {
 	refs_t *r = arg;
-	const char *id;
-	json_t *w;
-	json_object_foreach(json_object_get(row, "weights"), id, w) {
-		if (!json_object_get(r->nodes, id))
-			continue;
-		char svc[256];
-		row_service(key, svc, sizeof(svc));
-		json_object_set_new(r->services, svc, json_true());
-	}
+	char svc[256];
+	row_service(key, svc, sizeof(svc));
+	json_object_set_new(r->services, svc, json_true());
 	return 0;
+}
+
+/* Whether the store has its node -> row index (schema 2).  A store
+ * whose index could not be built at open (its map was full) is read in
+ * full instead: slow, never wrong. */
+static int indexed(wdb_txn_t *t)
+{
+	MDB_val k = { 6, "schema" }, v;
+	return mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 &&
+	       v.mv_size == 4 && rd32(v.mv_data) >= 2;
+}
+
+typedef struct {
+	const char *id;
+	int (*fn)(const char *row, void *arg);
+	void *arg;
+} scan_rows_t;
+
+static int scan_row(const char *key, json_t *row, void *arg)
+{
+	scan_rows_t *s = arg;
+	return json_object_get(json_object_get(row, "weights"), s->id) ?
+	       s->fn(key, s->arg) : 0;
+}
+
+int wdb_node_rows(wdb_txn_t *t, const char *id,
+                  int (*fn)(const char *row, void *arg), void *arg)
+{
+	if (!indexed(t)) {
+		scan_rows_t s = { id, fn, arg };
+		return wdb_each(t, WDB_WEIGHT, NULL, scan_row, &s);
+	}
+	MDB_cursor *c;
+	if (mdb_cursor_open(t->txn, t->db->dbi[DBI_NODEROWS], &c))
+		return GSLB_EIO;
+	MDB_val k = { strlen(id), (void *)id }, v;
+	int rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY), stop = 0;
+	while (rc == 0 && !stop) {
+		char key[512];
+		size_t n = v.mv_size < sizeof(key) - 1 ? v.mv_size : sizeof(key) - 1;
+		memcpy(key, v.mv_data, n);
+		key[n] = 0;
+		stop = fn(key, arg);
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP);
+	}
+	mdb_cursor_close(c);
+	return stop ? stop : rc == MDB_NOTFOUND ? 0 : GSLB_EIO;
 }
 
 /* Generation counters in meta: "tablegen" (the operator's table) and
@@ -610,7 +665,15 @@ static int validate(wdb_txn_t *t, char *err, size_t errlen)
 		return fail_abort(t, t->rc, err, errlen);
 	if (json_object_size(t->nodes)) {
 		refs_t r = { t->nodes, t->services, NULL, t };
-		wdb_each(t, WDB_WEIGHT, NULL, find_refs, &r);
+		const char *id;
+		json_t *dummy;
+		json_object_foreach(t->nodes, id, dummy)
+			if (wdb_node_rows(t, id, ref_service, &r) < 0) {
+				wdb_abort(t);
+				snprintf(err, errlen, "database %s: the rows of node %s "
+				         "cannot be read", t->db->path, id);
+				return GSLB_EIO;
+			}
 	}
 	json_t *cache = json_object();
 	const char *svc;

@@ -19,7 +19,7 @@
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
 	"health", "status", "metrics", "history", "cutovers", "histtime",
-	"budgets", "steerin", "steer"
+	"budgets", "steerin", "steer", "noderows"
 };
 
 static int mkdir_p(const char *path)
@@ -80,6 +80,61 @@ static int index_history(MDB_txn *txn, weightdb_t *db)
 		return rc;
 	mv = (MDB_val){ 1, "1" };
 	return mdb_put(txn, db->dbi[DBI_META], &mk, &mv, 0);
+}
+
+int wdb__noderows(MDB_txn *txn, MDB_dbi dbi, const char *key, size_t keylen,
+                  json_t *row, int del)
+{
+	const char *id;
+	json_t *w;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		MDB_val k = { strlen(id), (void *)id }, v = { keylen, (void *)key };
+		int rc = del ? mdb_del(txn, dbi, &k, &v)
+		             : mdb_put(txn, dbi, &k, &v, MDB_NODUPDATA);
+		if (rc && rc != MDB_NOTFOUND && rc != MDB_KEYEXIST)
+			return rc;
+	}
+	return 0;
+}
+
+/* Builds the node -> row index of a store of schema 1 (weightdb.h):
+ * once, at the first read-write open, in one transaction with the
+ * schema's update, so that a store is either of schema 1 without the
+ * index or of schema 2 with all of it. */
+static int index_rows(MDB_txn *txn, weightdb_t *db)
+{
+	MDB_val sk = { 6, "schema" }, sv;
+	if (mdb_get(txn, db->dbi[DBI_META], &sk, &sv) == 0 && sv.mv_size == 4 &&
+	    rd32(sv.mv_data) >= 2)
+		return 0;
+	int rc = mdb_drop(txn, db->dbi[DBI_NODEROWS], 0);
+	MDB_cursor *c;
+	if (rc || (rc = mdb_cursor_open(txn, db->dbi[DBI_WEIGHTS], &c)))
+		return rc;
+	MDB_val k, v;
+	size_t rows = 0;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		json_t *row = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+		rc = wdb__noderows(txn, db->dbi[DBI_NODEROWS], k.mv_data, k.mv_size,
+		                   row, 0);
+		json_decref(row);
+		if (rc)
+			break;
+		rows++;
+	}
+	mdb_cursor_close(c);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	uint8_t ver[4];
+	wr32(ver, WDB_SCHEMA);
+	sv = (MDB_val){ 4, ver };
+	if ((rc = mdb_put(txn, db->dbi[DBI_META], &sk, &sv, 0)))
+		return rc;
+	log_notice("database %s: indexed the weight rows of every node (%zu "
+	           "rows); the store is now of schema %d", db->path, rows,
+	           WDB_SCHEMA);
+	return 0;
 }
 
 /* Records the map size in meta "mapsize" when it changed, for
@@ -169,7 +224,9 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		goto fail;
 	}
 	for (int i = 0; i < DBI_COUNT; i++)
-		if ((rc = mdb_dbi_open(txn, dbi_names[i], o->read_only ? 0 : MDB_CREATE,
+		if ((rc = mdb_dbi_open(txn, dbi_names[i],
+		                       (o->read_only ? 0 : MDB_CREATE) |
+		                       (i == DBI_NODEROWS ? MDB_DUPSORT : 0),
 		                       &db->dbi[i]))) {
 			snprintf(err, errlen, "database %s: %s: %s%s", path, dbi_names[i],
 			         mdb_strerror(rc), o->read_only && rc == MDB_NOTFOUND ?
@@ -222,6 +279,8 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		goto fail;
 	}
 	rc = index_history(txn, db);
+	if (!rc)
+		rc = index_rows(txn, db);
 	if (!rc && o->map_size)
 		rc = record_map_size(txn, db);
 	if (rc)

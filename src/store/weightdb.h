@@ -28,6 +28,11 @@
  *             for the row (smoothed scores, SLA counters, the last
  *             evaluation): data, not audited; the shares it decides go
  *             into the weight row's "steer" object, audited (S3-7)
+ *   noderows  node id -> the keys of the weight rows that name it
+ *             (sorted duplicates): kept in the same transaction as the
+ *             rows, so that a node change rebuilds the plans of its rows
+ *             without reading every row.  Schema 2; a store of schema 1
+ *             gets it built at its first read-write open.
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -48,7 +53,7 @@
  * compose and split them with the codec of keys.h. */
 #include "store/keys.h"
 
-#define WDB_SCHEMA 1
+#define WDB_SCHEMA 2
 #define WDB_NAME_MAX 64       /* region, ISP and node id names */
 
 typedef struct weightdb weightdb_t;
@@ -226,6 +231,13 @@ uint64_t wdb_cutover_next_id(wdb_txn_t *t, uint64_t floor);
  * (NULL: all), in key order; stops when @fn returns non-zero. */
 int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
              int (*fn)(const char *key, json_t *val, void *arg), void *arg);
+/** Calls @fn with the key of every weight row that names node @id in
+ * @t (NUL-terminated, valid during the call), in key order, until @fn
+ * returns non-zero.  Reads the node -> row index: the work is the rows
+ * of @id, never a scan of the table.  Returns what @fn last returned, 0
+ * when it never stopped, or GSLB_EIO. */
+int wdb_node_rows(wdb_txn_t *t, const char *id,
+                  int (*fn)(const char *row, void *arg), void *arg);
 /** Validates references, rebuilds the affected plans, appends the audit
  * record describing @what and commits.  Returns the audit id (> 0) or a
  * negative error with the reason in @err; on error nothing is written. */

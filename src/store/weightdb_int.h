@@ -21,7 +21,7 @@
 enum { DBI_META, DBI_SERVICES, DBI_SVCREC, DBI_NODES, DBI_WEIGHTS, DBI_PLANS,
        DBI_AUDIT, DBI_HEALTH, DBI_STATUS, DBI_METRICS, DBI_HISTORY,
        DBI_CUTOVERS, DBI_HISTTIME, DBI_BUDGETS, DBI_STEERIN, DBI_STEER,
-       DBI_COUNT };
+       DBI_NODEROWS, DBI_COUNT };
 
 struct weightdb {
 	MDB_env *env;
@@ -133,6 +133,14 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 void wdb__id_key(uint8_t kb[8], uint64_t id);
 uint64_t wdb__id_of(const uint8_t kb[8]);
 
+
+/** Adds (@del 0) or removes (@del 1) the node -> row index entries of
+ * weight row @key (@keylen bytes) for every node that @row (a weight row
+ * object, NULL: none) names, in @txn.  Adding an entry that exists and
+ * removing one that does not are no errors.  Returns 0 or an LMDB
+ * error. */
+int wdb__noderows(MDB_txn *txn, MDB_dbi dbi, const char *key, size_t keylen,
+                  json_t *row, int del);
 
 /** Writes the history key of (@node, @time) into @k.  Returns its
  * length. */

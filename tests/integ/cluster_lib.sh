@@ -9,6 +9,8 @@
 #   ns_start I [ENDPOINTS] / ns_stop I   # gslbd nsI
 #   CTLN I ARGS...                   # gslbctl -c $T/nsI/gslbd.conf
 #   qn I NAME [TYPE]                 # dig +short at nsI
+#   scrape I                         # nsI's /metrics (port PORT + 20 + I)
+#   mval TEXT NAME                   # the value of sample NAME in TEXT
 command -v etcd >/dev/null || { echo "etcd is not installed (contrib/deps.sh)"; exit 1; }
 # etcd's ports: 1000 above the test's base port, 20 per test script, a
 # client and a peer port per member.
@@ -85,6 +87,8 @@ server:
   listen: [ "127.0.0.1@${NSPORT[$i]}" ]
   workers: 1
   identity: ns$i
+stats:
+  listen: [ "127.0.0.1@$((PORT + 20 + i))" ]
 database:
   path: db
 zones:
@@ -103,6 +107,16 @@ cluster:
   lease-ttl: ${LEASE_TTL:-3}
   timeout: 1
 EOC
+}
+
+scrape() { # i
+	python3 -c "import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())" \
+		"http://127.0.0.1:$((PORT + 20 + $1))/metrics" 2>/dev/null
+}
+
+mval() { # text name-with-labels
+	awk -v m="$2" '$1 == m { print $2 }' <<<"$1"
 }
 
 ns_start() { # i [endpoints]

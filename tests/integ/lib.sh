@@ -16,6 +16,7 @@
 #   section OUT SECTION                # the RR lines of one section
 #   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
 #   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
+#   wait_until SECONDS CONDITION...    # polls CONDITION every 0.3 s
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
@@ -42,6 +43,18 @@ trap cleanup EXIT
 
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
 fail() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
+
+# Runs CONDITION (a command and its arguments) every 0.3 s until it
+# succeeds (0) or SECONDS have passed (1).
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.3
+	done
+	return 1
+}
 
 # Writes a minimal configuration for one zone; tests may write their own.
 write_conf() { # zone-name zone-file [extra yaml...]

@@ -167,6 +167,9 @@ python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["format"] == 1 and
 	ok "etcd down: cluster status --json says so, in the versioned shape" ||
 	fail "cluster status --json: $out"
 grep -q "etcd unreachable" "$T/ns2.log" && ok "etcd down: gslbd logs it" || fail "etcd down: nothing in ns2's log"
+m=$(scrape 2)
+[ "$(mval "$m" gslbd_cluster_etcd_reachable)" = 0 ] && ok "etcd down: the metrics say etcd is unreachable" ||
+	fail "etcd down: $(grep '^gslbd_cluster_etcd' <<<"$m")"
 ns_stop 3
 for i in 1 2 3; do etcd_start "$i"; done
 etcd_wait
@@ -206,4 +209,37 @@ done
 [ "$(export_of 2)" = "$(export_of 1)" ] && ok "ns2 equal to ns1" || fail "ns2 differs from ns1"
 grep -q "compacted past revision" "$T/ns3.log" && ok "compaction: ns3 logged its full resync" ||
 	fail "compaction: no resync in ns3's log"
+
+# The cluster metrics of the three instances: promtool accepts each
+# scrape; all reach etcd and hold the same revision; exactly one is
+# elected; ns3 counts its full reads (the start and the compaction).
+for _ in $(seq 50); do
+	for i in 1 2 3; do M[$i]=$(scrape "$i"); done
+	r1=$(mval "${M[1]}" gslbd_cluster_revision)
+	[ -n "$r1" ] && [ "$(mval "${M[2]}" gslbd_cluster_revision)" = "$r1" ] &&
+		[ "$(mval "${M[3]}" gslbd_cluster_revision)" = "$r1" ] && break
+	sleep 0.1
+done
+for i in 1 2 3; do
+	out=$(promtool check metrics <<<"${M[$i]}" 2>&1) && ok "ns$i: promtool check metrics accepts the scrape" ||
+		fail "ns$i: promtool check metrics: $out"
+done
+[ "$(mval "${M[2]}" gslbd_cluster_revision)" = "$r1" ] && [ "$(mval "${M[3]}" gslbd_cluster_revision)" = "$r1" ] &&
+	ok "metrics: the three stores hold etcd revision $r1" ||
+	fail "metrics: revisions $(for i in 1 2 3; do mval "${M[$i]}" gslbd_cluster_revision; done | tr '\n' ' ')"
+n=0; e=0
+for i in 1 2 3; do
+	n=$((n + $(mval "${M[$i]}" gslbd_cluster_leader)))
+	e=$((e + $(mval "${M[$i]}" gslbd_cluster_etcd_reachable)))
+done
+[ $e = 3 ] && ok "metrics: the three reach etcd" || fail "metrics: $e of 3 reach etcd"
+[ $n = 1 ] && ok "metrics: exactly one instance is elected" || fail "metrics: $n elected"
+rs=$(mval "${M[3]}" gslbd_cluster_resyncs_total)
+[ "${rs:-0}" -ge 2 ] && ok "metrics: ns3 counted $rs full reads" || fail "metrics: ns3 resyncs '$rs'"
+ap=$(mval "${M[1]}" gslbd_cluster_applied_revisions_total)
+[ "${ap:-0}" -ge 5 ] && ok "metrics: ns1 applied $ap revisions from its watch" || fail "metrics: ns1 applied '$ap'"
+age=$(mval "${M[1]}" gslbd_cluster_last_apply_age_seconds)
+[ -n "$age" ] && [ "${age%.*}" -lt 60 ] && ok "metrics: ns1's last change from etcd $age s ago" ||
+	fail "metrics: last apply age '$age'"
+expect_has "${M[1]}" '^gslbd_cluster_quorum_nodes\{state="partial"\} 0$' "metrics: no node partial"
 finish

@@ -150,8 +150,9 @@ out=$(CTL node set a --capacity 5 2>&1)
 expect_not "$out" "warning" "a write with gslbd running: no warning"
 
 # 2. rollback.
-CTL weight set www.gslb.test a=10 b=7 >/dev/null 2>&1      # X
-idx=$(CTL log --limit 1 | awk '{print $1}')
+# X; its id as gslbctl prints it (the health thread may write right
+# after it, so the newest record need not be X).
+idx=$(CTL weight set www.gslb.test a=10 b=7 2>/dev/null | sed -n 's/^change \([0-9]*\): .*/\1/p')
 SUDO_USER=otheruser CTL service set s1.gslb.test --ttl 60 >/dev/null 2>&1
 CTL weight set www.gslb.test nx=1 >/dev/null 2>&1 && fail "weight set nx accepted"
 # b's probe target comes up: the health thread writes b's recovery

@@ -67,16 +67,6 @@ for r in json.load(sys.stdin):
     if r['row'] == '$key':
         print(r['nodes']['$2']['weight'] if r['steered'] else '')"
 }
-# wait_for SECONDS CONDITION...: polls until CONDITION holds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.3
-	done
-	return 1
-}
 # share SUBNET NODE-ADDR: per mille of 1000 answers to SUBNET's clients.
 share() {
 	local sub
@@ -102,7 +92,7 @@ within "$s" 440 560 && ok "static: b keeps its half in cn-gz ($s per mille)" ||
 # and dig follows; cn-bj stays even.
 CTL service set www.gslb.test --steering dynamic --weights success=0.5,latency=0.5,cost=0 >/dev/null
 low_b_gz() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 2000 ]; }
-if wait_for 20 low_b_gz; then ok "slow b loses share in cn-gz (now $(weight gz b) bp)"
+if wait_until 20 low_b_gz; then ok "slow b loses share in cn-gz (now $(weight gz b) bp)"
 else fail "b's share in cn-gz did not fall: $(CTL steer show www.gslb.test)"; fi
 wbj=$(weight bj b)
 [ -z "$wbj" ] || within "$wbj" 4900 5100 && ok "cn-bj unchanged (b: ${wbj:-operator weight})" ||
@@ -146,12 +136,12 @@ s=$(share gz 192.0.2.2)
 set_m b:gz "success=99.9 latency=20"
 CTL service set www.gslb.test --weights success=0.4,latency=0.3,cost=0.3 >/dev/null
 even() { w=$(weight gz a); [ -n "$w" ] && within "$w" 4800 5200; }
-wait_for 20 even && ok "equal quality and price: even again" || fail "not even: $(weight gz a)"
+wait_until 20 even && ok "equal quality and price: even again" || fail "not even: $(weight gz a)"
 CTL budget set cdn-a --limit 100 --period month --alert 80 >/dev/null
 CTL metrics push --provider cdn-a spent=150 >/dev/null
 expect_has "$(CTL budget list)" "^cdn-a .* exhausted" "budget list: cdn-a exhausted"
 low_a() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -le 3000 ]; }
-if wait_for 20 low_a; then ok "cdn-a over budget: a down to $(weight gz a) bp in cn-gz"
+if wait_until 20 low_a; then ok "cdn-a over budget: a down to $(weight gz a) bp in cn-gz"
 else fail "a did not lose share over budget: $(CTL steer show www.gslb.test)"; fi
 s=$(share gz 192.0.2.1)
 [ "$s" -le 350 ] && ok "dig: a answers $s per mille in cn-gz" || fail "dig: a still answers $s per mille"
@@ -162,7 +152,7 @@ CTL budget del cdn-a >/dev/null
 # 5. SLA: b's success falls below 98 % in cn-bj: out at once.
 set_m b:bj "success=90 latency=20"
 zero_b() { [ "$(weight bj b)" = 0 ]; }
-if wait_for 20 zero_b; then ok "b below the SLA in cn-bj: weight 0"
+if wait_until 20 zero_b; then ok "b below the SLA in cn-bj: weight 0"
 else fail "b not out for the SLA: $(CTL steer show www.gslb.test)"; fi
 s=$(share bj 192.0.2.2)
 [ "$s" = 0 ] && ok "dig: b no longer answers in cn-bj" || fail "dig: b still answers $s per mille in cn-bj"

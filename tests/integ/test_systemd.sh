@@ -11,7 +11,7 @@ make -s -C "$ROOT" install prefix="$P" B="$B" SAN="${SAN:-}" >"$T/install.log" 2
 	{ cat "$T/install.log"; fail "make install"; }
 for f in sbin/gslbd bin/gslbctl lib/systemd/system/gslbd.service etc/gslbd/gslbd.conf \
          etc/gslbd/gslbd.conf.sample etc/gslbd/cdn.example.com.zone share/gslbd/demo.mmdb \
-         share/gslbd/grafana-gslbd.json share/gslbd/gslbd-rules.yml \
+         share/gslbd/grafana-gslbd.json share/gslbd/gslbd-rules.yml share/gslbd/etcd-gslbd.conf \
          share/man/man8/gslbd.8 share/man/man5/gslbd.conf.5 share/man/man8/gslbctl.8 \
          share/bash-completion/completions/gslbctl; do
 	[ -e "$P/$f" ] && ok "installed $f" || fail "installed $f"
@@ -28,6 +28,56 @@ if command -v systemd-analyze >/dev/null; then
 else
 	fail "systemd-analyze is not installed"
 fi
+
+# --- the etcd drop-in of a cluster deployment ---------------------------
+# Applied to Debian's etcd.service, systemd-analyze accepts it without a
+# warning; a real etcd started with its ETCD_* variables takes a
+# transaction of 300 operations, which etcd's default (128) refuses.
+if [ -e /lib/systemd/system/etcd.service ] && command -v etcd >/dev/null; then
+	mkdir -p "$T/units/etcd.service.d"
+	cp /lib/systemd/system/etcd.service "$T/units/"
+	cp "$P/share/gslbd/etcd-gslbd.conf" "$T/units/etcd.service.d/gslbd.conf"
+	out=$(SYSTEMD_UNIT_PATH="$T/units:" systemd-analyze verify "$T/units/etcd.service" 2>&1)
+	[ $? -eq 0 ] && [ -z "$out" ] && ok "systemd-analyze verify accepts etcd.service with the drop-in" ||
+		fail "etcd drop-in: $out"
+	txn300() { # etcd-env-assignments...: 0 when a 300-operation txn succeeds
+		local ep="http://127.0.0.1:$((PORT + 30))" pid rc
+		rm -rf "$T/etcd"
+		env "$@" etcd --name s1 --data-dir "$T/etcd" --listen-client-urls "$ep" \
+			--advertise-client-urls "$ep" --listen-peer-urls "http://127.0.0.1:$((PORT + 31))" \
+			--initial-advertise-peer-urls "http://127.0.0.1:$((PORT + 31))" \
+			--initial-cluster "s1=http://127.0.0.1:$((PORT + 31))" >"$T/etcd.log" 2>&1 &
+		pid=$!
+		python3 - "$ep" <<'EOP'
+import base64, json, sys, time, urllib.request
+ep = sys.argv[1]
+b = lambda s: base64.b64encode(s.encode()).decode()
+ops = [{"request_put": {"key": b("/t/%d" % i), "value": b("x")}} for i in range(300)]
+for _ in range(100):
+    try:
+        req = urllib.request.Request(ep + "/v3/kv/txn", json.dumps({"success": ops}).encode())
+        r = json.load(urllib.request.urlopen(req, timeout=5))
+        sys.exit(0 if "header" in r else 1)
+    except urllib.error.HTTPError:
+        sys.exit(1)          # refused: too many operations
+    except Exception:
+        time.sleep(0.1)      # not up yet
+sys.exit(2)
+EOP
+		rc=$?
+		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+		return $rc
+	}
+	txn300; [ $? = 1 ] && ok "etcd's defaults refuse a 300-operation transaction" ||
+		fail "etcd's defaults took a 300-operation transaction (or did not start)"
+	envs=$(sed -n 's/^Environment=//p' "$P/share/gslbd/etcd-gslbd.conf")
+	# shellcheck disable=SC2086
+	txn300 $envs && ok "with the drop-in's settings etcd takes it" ||
+		fail "with the drop-in's settings: $(tail -3 "$T/etcd.log")"
+else
+	fail "etcd-server is not installed"
+fi
+
 echo "# edited" >> "$P/etc/gslbd/gslbd.conf"
 make -s -C "$ROOT" uninstall prefix="$P" B="$B" >/dev/null 2>&1
 left=$(cd "$P" && find . -type f | sort | tr '\n' ' ')

@@ -198,6 +198,9 @@ START_TEST(key_layout)
 	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/node/", &kind, &key), 0);
 	ck_assert(cluster_kind_shared(WDB_CUTOVER));
 	ck_assert(cluster_kind_shared(WDB_HEALTH));
+	ck_assert(cluster_kind_shared(WDB_BUDGET));
+	ck_assert(cluster_kind_shared(WDB_STEER));
+	ck_assert(!cluster_kind_shared(WDB_STEERIN));
 	ck_assert(!cluster_kind_shared(WDB_STATUS));
 	ck_assert(!cluster_kind_shared(WDB_METRICS));
 }

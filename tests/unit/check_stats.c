@@ -179,6 +179,42 @@ START_TEST(render_health_and_store)
 	ck_assert(has_line(e.buf, "gslbd_health_detection_seconds_bucket{le=\"+Inf\"} 0"));
 	ck_assert(has_line(e.buf, "gslbd_health_recoveries_total 0"));
 	ck_assert(!strstr(e.buf, "gslbd_store_"));
+	ck_assert(!strstr(e.buf, "gslbd_cluster_"));   /* standalone */
+	expo_free(&e);
+}
+END_TEST
+
+/* Cluster mode's families (S4-6), present only with a cluster. */
+START_TEST(render_cluster)
+{
+	stats_sample_t s;
+	memset(&s, 0, sizeof(s));
+	s.version = "1.0";
+	s.now = 1700000030;
+	stats_cluster_t c = { 0, 4242, 1700000000, 3, 17, 1, 5, 2, 7, 1, 2 };
+	s.cluster = &c;
+	expo_t e;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "# TYPE gslbd_cluster_etcd_reachable gauge"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_etcd_reachable 0"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_revision 4242"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_last_apply_age_seconds 30"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_resyncs_total 3"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_applied_revisions_total 17"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_leader 1"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_decision_writes_total 5"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_write_conflicts_total 2"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"up\"} 7"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"partial\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"down\"} 2"));
+	expo_free(&e);
+	/* Nothing applied yet: no age, never a made-up one. */
+	c.last_apply = 0;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "# TYPE gslbd_cluster_last_apply_age_seconds gauge"));
+	ck_assert(!strstr(e.buf, "gslbd_cluster_last_apply_age_seconds 0"));
 	expo_free(&e);
 }
 END_TEST
@@ -334,6 +370,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(t, expo_escapes_and_formats);
 	tcase_add_test(t, render_sample);
 	tcase_add_test(t, render_health_and_store);
+	tcase_add_test(t, render_cluster);
 	tcase_add_test(t, section_and_allow);
 	tcase_add_test(t, expo_parse_round_trip);
 	suite_add_tcase(s, t);

@@ -11,6 +11,7 @@
 #include "unit.h"
 
 #include <fcntl.h>
+#include <lmdb.h>
 #include <limits.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -162,6 +163,19 @@ static int read_service(const char *svc, svc_rec_t *out)
 	return rc;
 }
 
+/* Sets n1's admin state to @admin; returns whether n1 is usable in the
+ * plan of row (www.s.test, cn-bj, *). */
+static int n1_admin(const char *admin)
+{
+	char err[512], json[200];
+	snprintf(json, sizeof(json), "{\"nodes\": [{\"id\": \"n1\", \"addrs\": "
+	         "[\"192.0.2.1\"], \"admin\": \"%s\"}]}", admin);
+	ck_assert_int_gt(apply(admin, json, err, sizeof(err)), 0);
+	plan_t p;
+	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
+	return (p.node[0].flags & PLAN_USABLE) != 0;
+}
+
 START_TEST(commit_builds_plans)
 {
 	char err[512];
@@ -184,11 +198,7 @@ START_TEST(commit_builds_plans)
 	ck_assert_int_eq(read_service("nothing.s.test", &s), GSLB_ENOENT);
 
 	/* A node change rebuilds the plans that name it. */
-	ck_assert_int_gt(apply("n1 down", "{\"nodes\": [{\"id\": \"n1\","
-	                       " \"addrs\": [\"192.0.2.1\"], \"admin\": \"down\"}]}",
-	                       err, sizeof(err)), 0);
-	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
-	ck_assert_uint_eq(p.node[0].flags & PLAN_USABLE, 0);
+	ck_assert(!n1_admin("down"));
 }
 END_TEST
 
@@ -542,6 +552,97 @@ START_TEST(node_delete_takes_its_records)
 }
 END_TEST
 
+static int add_row_key(const char *row, void *arg)
+{
+	json_array_append_new(arg, json_string(row));
+	return 0;
+}
+
+/* The keys of the rows that name @id, as a JSON array text (sorted). */
+static char *node_rows(const char *id)
+{
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	json_t *a = json_array();
+	ck_assert_int_eq(wdb_node_rows(t, id, add_row_key, a), 0);
+	wdb_abort(t);
+	char *s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return s;
+}
+
+#define ASSERT_ROWS(id, want) do { char *s_ = node_rows(id); \
+	ck_assert_str_eq(s_, want); free(s_); } while (0)
+
+/* Sets meta "schema" to @ver and empties the noderows index, with LMDB
+ * itself: a store as an older gslbd left it (@ver 1), or an index that
+ * is lost (@ver 2), which shows that commits read it. */
+static void raw_unindex(uint32_t ver)
+{
+	char p[PATH_MAX + 8], err[512];
+	snprintf(p, sizeof(p), "%s/db", g_dir);
+	weightdb_close(g_db);
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi meta, ix;
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	ck_assert_int_eq(mdb_env_set_maxdbs(env, 32), 0);
+	ck_assert_int_eq(mdb_env_open(env, p, MDB_NOTLS, 0644), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "noderows", MDB_DUPSORT, &ix), 0);
+	ck_assert_int_eq(mdb_drop(txn, ix, ver < 2), 0);
+	uint8_t vb[4];
+	wr32(vb, ver);
+	MDB_val k = { 6, "schema" }, v = { 4, vb };
+	ck_assert_int_eq(mdb_put(txn, meta, &k, &v, 0), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	g_db = weightdb_open(p, err, sizeof(err));
+	ck_assert_msg(g_db != NULL, "%s", err);
+}
+
+/* The node -> row index follows every row change in the commit's
+ * transaction, a node change rebuilds the plans of the rows it names
+ * through it (not by reading every row), and a store without it (schema
+ * 1) gets it at its first read-write open. */
+START_TEST(node_row_index)
+{
+	char err[512];
+	ck_assert_int_gt(apply("base", base_json, err, sizeof(err)), 0);
+	ASSERT_ROWS("n1", "[\"www.s.test|*|*\",\"www.s.test|cn-bj|*\"]");
+	ASSERT_ROWS("n2", "[\"www.s.test|*|*\"]");
+	ASSERT_ROWS("n3", "[]");
+	/* A row that drops n1 and one deleted: their entries go. */
+	ck_assert_int_gt(apply("rows", "{\"weights\": [{\"service\": \"www.s.test\","
+	                       " \"region\": \"*\", \"isp\": \"*\","
+	                       " \"weights\": {\"n2\": 7}}]}", err, sizeof(err)), 0);
+	ASSERT_ROWS("n1", "[\"www.s.test|cn-bj|*\"]");
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_int_eq(wdb_set(t, WDB_WEIGHT, "www.s.test|cn-bj|*", NULL), 0);
+	/* Not committed: the index is that of the transaction. */
+	json_t *a = json_array();
+	ck_assert_int_eq(wdb_node_rows(t, "n1", add_row_key, a), 0);
+	ck_assert_uint_eq(json_array_size(a), 0);
+	json_decref(a);
+	wdb_abort(t);
+	ASSERT_ROWS("n1", "[\"www.s.test|cn-bj|*\"]");
+
+	/* A lost index: a node change no longer reaches the plan, which
+	 * shows that the commit reads the index, not the rows. */
+	raw_unindex(2);
+	ASSERT_ROWS("n1", "[]");
+	ck_assert(n1_admin("down"));   /* the plan was not rebuilt */
+
+	/* Schema 1: the open builds the index, and node changes reach the
+	 * plans again. */
+	raw_unindex(1);
+	ASSERT_ROWS("n1", "[\"www.s.test|cn-bj|*\"]");
+	ASSERT_ROWS("n2", "[\"www.s.test|*|*\"]");
+	ck_assert(n1_admin("auto"));
+	ck_assert(!n1_admin("down"));
+}
+END_TEST
+
 /* A node whose probes are removed loses the verdict they gave it but
  * keeps its cutover derating (S2-7: its pushes, if any, judge it next). */
 START_TEST(no_probes_clears_verdict)
@@ -823,6 +924,7 @@ static Suite *store_suite(void)
 	tcase_add_test(t, history_samples);
 	tcase_add_test(t, node_delete_takes_its_records);
 	tcase_add_test(t, no_probes_clears_verdict);
+	tcase_add_test(t, node_row_index);
 	tcase_add_test(t, reader_cache_follows_commits);
 	tcase_add_test(t, read_txn_does_not_block_writers);
 	tcase_add_test(t, read_only_open);
