@@ -15,14 +15,17 @@ nodes, same operator weights, `--steering static`), and the answers'
 shares decide where that step's requests and bytes go.  Failed requests,
 mean latency and spend are the true curves weighted by those shares.
 
-Time compression (docs/STEERING.md): one evaluation (steer.interval
-1 s) is one simulated minute in scenarios 1, 2 and 4 (factor 60: tau
-5 s = 5 simulated minutes, windows 1/5/15 s, stale 5 s), and four
-simulated hours in scenario 3, which runs a whole month in 180 steps.
-The hour of max-change-per-hour is fixed at 3600 s in the engine and
-cannot be compressed: the drill sets the limit to 100 (off), so the
-changes per hour it counts are those that smoothing and min-step alone
-allow.
+Time compression (docs/STEERING.md): one step of STEP real seconds
+(--step, default 2; steer.interval) is one evaluation.  In scenarios 1,
+2 and 4 a step is one simulated minute (factor 30 by default), and tau,
+the windows and staleness keep their ratio to the interval (tau 5 steps,
+windows 1/5/15 steps, stale 5 steps); scenario 3 runs a whole month in
+180 steps of four simulated hours.  The hour of max-change-per-hour is
+fixed at 3600 s in the engine and cannot be compressed: the drill sets
+the limit to 100 (off), so the changes per hour it counts are those that
+smoothing and min-step alone allow.  A step that starts late by more
+than half a step marks its scenario as lagging (a machine too busy for
+the compression).
 
 Scenarios, each on a fresh daemon and store:
   1  provider B degrades in ap-south (success 99.5 % -> 95 % over 2
@@ -40,7 +43,7 @@ Scenarios, each on a fresh daemon and store:
 
 Usage: python3 bench/steerdrill.py [--scenarios 1,2,3] [--seed 1]
                                    [--queries 100] [--port N] [--out DIR]
-                                   [--short]
+                                   [--step 2] [--build build] [--short]
 --short shortens every phase (for tests/integ/test_steerdrill.sh; the
 targets are checked on the shortened phases).  Output: bench/out/
 steerdrill-DATE/ (per scenario: gslbd.conf, gslbd.log, the audit log,
@@ -54,6 +57,7 @@ import calendar
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -517,7 +521,14 @@ def main():
     ap.add_argument("--short", action="store_true")
     ap.add_argument("--step", type=int, default=2,
                     help="real seconds per step (steer.interval)")
+    ap.add_argument("--build", default="build",
+                    help="the build directory holding gslbd and gslbctl")
     a = ap.parse_args()
+    global GSLBD, GSLBCTL
+    GSLBD = os.path.join(ROOT, a.build, "gslbd")
+    GSLBCTL = os.path.join(ROOT, a.build, "gslbctl")
+    # A TERM (a test's timeout) still stops the daemon of the scenario.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for b in (GSLBD, GSLBCTL):
         if not os.access(b, os.X_OK):
             sys.exit("steerdrill: %s missing: run make" % b)
