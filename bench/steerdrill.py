@@ -48,7 +48,7 @@ Usage: python3 bench/steerdrill.py [--scenarios 1,2,3] [--seed 1]
 targets are checked on the shortened phases).  Output: bench/out/
 steerdrill-DATE/ (per scenario: gslbd.conf, gslbd.log, the audit log,
 the per-step series), results.md and results.json; the tables and one
-PASS/FAIL line per target are printed.  Exit status 1 if a target
+PASS, FAIL or SHOWN line per target are printed.  Exit status 1 if a target
 fails.  Standard library only.  Every process started here is stopped by
 PID; all traffic is to 127.0.0.1.
 """
@@ -265,16 +265,17 @@ class Trace:
         return out
 
 
-def outcome(trace, minute, shares):
-    """Failed requests and latency sum of one simulated minute, per
-    region, for the given answer shares."""
+def outcome(trace, rec, key):
+    """Failed requests and latency sum of the step of @rec, per region,
+    for the answer shares of service @key ("dyn" or "static")."""
+    reqs = REQS * rec["sim_min"]
     out = []
     for r in range(len(REGIONS)):
         failed = lat = 0.0
-        for node, share in shares[r].items():
-            s, l = trace.truth(node, r, minute)
-            failed += share * REQS * (1 - s / 100)
-            lat += share * REQS * l
+        for node, share in rec[key][r].items():
+            s, l = trace.truth(node, r, rec["minute"])
+            failed += share * reqs * (1 - s / 100)
+            lat += share * reqs * l
         out.append((failed, lat))
     return out
 
@@ -314,7 +315,8 @@ def run_steps(dm, trace, first, steps, sim_per_step, queries, noise=True,
         # evaluation.
         time.sleep(max(0, t0 + dm.step / 2 - t1))
         t2 = time.time()
-        rec = {"step": k, "minute": minute, "t": t0, "lag": lag, "push_s": t1 - t0,
+        rec = {"step": k, "minute": minute, "sim_min": sim_per_step / 60,
+               "t": t0, "lag": lag, "push_s": t1 - t0,
                "load": load(), "dyn": dm.shares(SVC, queries),
                "static": dm.shares(TWIN, queries)}
         t3 = time.time()
@@ -334,13 +336,15 @@ def share_of(engine_row, node):
 
 
 def totals(trace, series, key):
+    """Requests, failed requests and mean latency of service @key over
+    @series."""
     failed = lat = 0.0
     for rec in series:
-        for f, l in outcome(trace, rec["minute"], rec[key]):
+        for f, l in outcome(trace, rec, key):
             failed += f
             lat += l
-    n = len(series) * len(REGIONS) * REQS
-    return failed, lat / n if n else 0
+    n = sum(REQS * rec["sim_min"] for rec in series) * len(REGIONS)
+    return n, failed, lat / n if n else 0
 
 
 # ---------------------------------------------------------------------------
@@ -503,9 +507,8 @@ def scenario3(dm, a):
 
 
 def side_by_side(name, trace, series):
-    fs, ls = totals(trace, series, "static")
-    fd, ld = totals(trace, series, "dyn")
-    n = len(series) * len(REGIONS) * REQS
+    n, fs, ls = totals(trace, series, "static")
+    n, fd, ld = totals(trace, series, "dyn")
     return {"trace": name, "requests": n, "failed_static": fs, "failed_dyn": fd,
             "latency_static": ls, "latency_dyn": ld}
 
