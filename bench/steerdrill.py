@@ -40,6 +40,8 @@ Scenarios, each on a fresh daemon and store:
   4  static vs dynamic: failed requests and mean latency of the static
      twin and the steered service, side by side, on scenario 1's and
      scenario 3's traces (it runs with them).
+After each scenario, `gslbctl steer replay` recomputes every automatic
+change from its recorded inputs: all must come out identical (S3-7).
 
 Usage: python3 bench/steerdrill.py [--scenarios 1,2,3] [--seed 1]
                                    [--queries 100] [--port N] [--out DIR]
@@ -167,11 +169,12 @@ geoip:
             raise RuntimeError("gslbctl %s: %s" % (" ".join(args), r.stderr))
         return json.loads(r.stdout) if json_out else r.stdout
 
-    def push(self, measurements, extra=()):
+    def push(self, measurements, at, extra=()):
         """measurements: [(node, region, success, latency)], as the
-        pipeline pushes them, dated now, with the lines of extra (other
+        pipeline pushes them, dated @at, with the lines of extra (other
         pushes), in one gslbctl and one transaction."""
-        lines = ["%s --region %s success=%.3f latency=%.2f" % m for m in measurements]
+        lines = ["%s --region %s --at %d success=%.3f latency=%.2f" % (m[:2] + (at,) + m[2:])
+                 for m in measurements]
         r = subprocess.run([GSLBCTL, "-c", os.path.join(self.d, "gslbd.conf"),
                             "metrics", "push", "--file", "-"],
                            input="\n".join(lines + list(extra)) + "\n",
@@ -288,10 +291,12 @@ class Clock:
         self.t = int(time.time()) + 1
 
     def wait(self):
-        """Waits for the next step; returns how late it starts (s)."""
+        """Waits for the next step; returns how late it starts (s).
+        self.start is its scheduled start (whole seconds)."""
         left = self.t - time.time()
         if left > 0:
             time.sleep(left)
+        self.start = self.t
         self.t += self.step
         return max(0.0, -left)
 
@@ -308,7 +313,11 @@ def run_steps(dm, trace, first, steps, sim_per_step, queries, noise=True,
         minute = k * sim_per_step / 60
         extra = each(k, minute) if each else ()
         t0 = time.time()
-        dm.push(trace.measured(minute, noise), extra)
+        # Dated at the middle of the step it describes: gslbctl would
+        # date it in whole seconds when it runs, and an evaluation during
+        # a push (a large part of a compressed step) would then find the
+        # shortest window empty (docs/STEERING.md).
+        dm.push(trace.measured(minute, noise), clock.start + dm.step // 2, extra)
         t1 = time.time()
         # The engine evaluates once per step on the health thread: read
         # the answers in the second half of the step, after this step's
@@ -506,6 +515,17 @@ def scenario3(dm, a):
     return trace, series, res, targets
 
 
+def replay(dm, sc):
+    """S3-7: every automatic change of the scenario, recomputed by
+    `steer replay` from its recorded inputs, comes out identical."""
+    out = dm.ctl("steer", "replay", SVC, check=False, json_out=True)
+    same = sum(1 for d in out if d.get("result") == "identical")
+    decided = sum(1 for d in out if "shares" in d)
+    return ("S%s replay: every automatic change recomputes identically" % sc,
+            decided > 0 and same == decided,
+            "%d decisions replayed, %d identical" % (decided, same))
+
+
 def side_by_side(name, trace, series):
     n, fs, ls = totals(trace, series, "static")
     n, fd, ld = totals(trace, series, "dyn")
@@ -555,6 +575,7 @@ def main():
         try:
             trace, series, res, tg = {"1": scenario1, "2": scenario2,
                                       "3": scenario3}[sc](dm, a)
+            tg.append(replay(dm, sc))
         finally:
             dm.stop()
         res["real_seconds"] = round(time.time() - t0)

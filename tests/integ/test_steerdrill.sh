@@ -14,6 +14,8 @@ echo "$out" > "$T/drill.txt"
 expect_has "$out" "^PASS S1 >= 90 % of B's ap-south share moved within 10 simulated min: " \
 	"B's share moved off the degraded region"
 expect_has "$out" "^PASS S1 other regions unchanged" "the other regions stay put"
+expect_has "$out" "^PASS S1 replay: every automatic change recomputes identically: [1-9][0-9]* decisions" \
+	"steer replay: the drill's decisions recompute identically (S3-7)"
 expect_has "$out" "^SHOWN S4 static vs dynamic: scenario 1 .*failed [0-9]+ vs [0-9]+" \
 	"static and dynamic side by side"
 # The dynamic service fails fewer requests than its static twin on the
