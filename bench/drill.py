@@ -57,6 +57,7 @@ simulated seconds) is marked invalid and left out of the medians.  --burn SHARE 
 the drill, each busy for SHARE of every 10 ms (a reproducible "busy
 machine"; 0.9 puts the load average near the core count), stopped with
 the drill.
+GSLBD and GSLBCTL in the environment name the binaries (default build/).
 Standard library only.  Every process started here is stopped by PID.
 """
 import argparse
@@ -74,8 +75,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GSLBD = os.path.join(ROOT, "build", "gslbd")
-GSLBCTL = os.path.join(ROOT, "build", "gslbctl")
+# GSLBD and GSLBCTL in the environment name other binaries (a copy, so
+# that a rebuild during a long run does not pull them away).
+GSLBD = os.environ.get("GSLBD", os.path.join(ROOT, "build", "gslbd"))
+GSLBCTL = os.environ.get("GSLBCTL", os.path.join(ROOT, "build", "gslbctl"))
 MMDB = os.path.join(ROOT, "geoip", "demo.mmdb")
 
 # The event, in simulated seconds from the start of the cutover window.
@@ -447,11 +450,22 @@ cutover:
         else:
             raise RuntimeError("the node servers did not start; see %s/serve.log" % d)
 
-        log = open(os.path.join(d, "gslbd.log"), "w")
-        g = subprocess.Popen([GSLBD, "-c", os.path.join(d, "gslbd.conf")],
-                             stdout=log, stderr=subprocess.STDOUT)
-        self.procs.append(g)
         qs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for attempt in range(3):
+            log = open(os.path.join(d, "gslbd.log"), "w")
+            g = subprocess.Popen([GSLBD, "-c", os.path.join(d, "gslbd.conf")],
+                                 stdout=log, stderr=subprocess.STDOUT)
+            self.procs.append(g)
+            time.sleep(0.3)
+            if g.poll() is None or "already served" not in open(log.name).read():
+                break
+            # The free port was taken between the probe and gslbd's
+            # bind (other work on the machine): another one.
+            new = self.free_port()
+            conf = open(os.path.join(d, "gslbd.conf")).read()
+            with open(os.path.join(d, "gslbd.conf"), "w") as cf:
+                cf.write(conf.replace("127.0.0.1@%d" % port, "127.0.0.1@%d" % new))
+            port = new
         for _ in range(300):
             if g.poll() is not None:
                 raise RuntimeError("gslbd exited; see %s/gslbd.log" % d)

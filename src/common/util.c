@@ -94,15 +94,22 @@ unsigned dname_labels(const uint8_t *n)
 
 size_t dname_copy_lower(uint8_t *dst, const uint8_t *src)
 {
+	size_t n = 0;
+	while (src[n])
+		n += src[n] + 1u;
+	n++;
+	/* Eight bytes at a time: length bytes are < 'A', so lowercasing
+	 * whole words leaves them alone. */
 	size_t i = 0;
-	for (;;) {
-		uint8_t l = src[i];
-		dst[i++] = l;
-		if (!l)
-			return i;
-		for (uint8_t k = 0; k < l; k++, i++)
-			dst[i] = dname_lower[src[i]];
+	uint64_t w;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, src + i, 8);
+		w = hash_lower8(w);
+		memcpy(dst + i, &w, 8);
 	}
+	for (; i < n; i++)
+		dst[i] = dname_lower[src[i]];
+	return n;
 }
 
 int dname_equal(const uint8_t *a, const uint8_t *b)
@@ -138,17 +145,17 @@ int dname_is_sub(const uint8_t *n, const uint8_t *zone)
 	return dname_equal(dname_suffix(n, lz), zone);
 }
 
+uint32_t dname_hash_len(const uint8_t *n, size_t len)
+{
+	return (uint32_t)hash_words(n, len, 1);
+}
+
 uint32_t dname_hash(const uint8_t *n)
 {
-	uint32_t h = HASH_FNV32_INIT;
-	for (;;) {
-		uint8_t l = *n++;
-		h = hash_fnv32_step(h, l);
-		if (!l)
-			return h;
-		for (uint8_t k = 0; k < l; k++)
-			h = hash_fnv32_step(h, dname_lower[*n++]);
-	}
+	const uint8_t *e = n;
+	while (*e)
+		e += *e + 1;
+	return dname_hash_len(n, (size_t)(e - n) + 1);
 }
 
 size_t dname_unpack(const uint8_t *pkt, size_t len, size_t *pos,

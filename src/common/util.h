@@ -60,8 +60,11 @@ const uint8_t *dname_suffix(const uint8_t *n, unsigned keep);
 /** Returns non-zero if @n equals @zone or lies below it. */
 int dname_is_sub(const uint8_t *n, const uint8_t *zone);
 
-/** FNV-1a hash of a wire name, case-insensitive. */
+/** A hash of a wire name, case-insensitive, for in-memory tables. */
 uint32_t dname_hash(const uint8_t *n);
+
+/** dname_hash() of a name whose length in bytes @len is known. */
+uint32_t dname_hash_len(const uint8_t *n, size_t len);
 
 /** Parses the possibly compressed name at @pkt[*pos] into @out
  * (uncompressed, original case), advancing *pos past it.  Returns the

@@ -34,15 +34,20 @@ static void ztable_build(snapshot_t *s)
 const zone_t *snapshot_find_zone(const snapshot_t *s, const uint8_t *lname,
                                  unsigned labels)
 {
-	const uint8_t *n = lname;
+	const uint8_t *n = lname, *end = lname;
+	while (*end)
+		end += *end + 1;
+	end++;
 	for (unsigned l = labels + 1; l-- > 0; n += *n + 1) {
 		/* Most suffixes cannot be an apex: no zone has that many
 		 * labels.  Hashing them was a third of a static answer. */
 		if (!(s->apex_labels >> (l < 63 ? l : 63) & 1))
 			continue;
-		uint32_t h = dname_hash(n) & s->zmask;
+		size_t len = (size_t)(end - n);
+		uint32_t h = dname_hash_len(n, len) & s->zmask;
 		for (const zone_t *z; (z = s->ztable[h]); h = (h + 1) & s->zmask)
-			if (z->apex_labels == l && dname_equal(z->apex, n))
+			/* Both lowercase: equal bytes are equal names. */
+			if (z->apex_len == len && memcmp(z->apex, n, len) == 0)
 				return z;
 	}
 	return NULL;

@@ -398,7 +398,7 @@ zone_t *zone_load(const uint8_t *apex, const char *file, char *err,
 {
 	reader_t r = { .err = err, .errlen = errlen };
 	zone_t *z = xcalloc(1, sizeof(*z));
-	dname_copy_lower(z->apex, apex);
+	z->apex_len = dname_copy_lower(z->apex, apex);
 	z->apex_labels = dname_labels(z->apex);
 	z->file = xstrdup(file);
 	z->loaded = (int64_t)time(NULL);

@@ -52,6 +52,7 @@ struct znode {
 
 typedef struct zone {
 	uint8_t apex[256];      /* lowercase wire name */
+	size_t apex_len;        /* its length in bytes */
 	unsigned apex_labels;
 	const znode_t *apex_node;
 	const zrrset_t *soa;
