@@ -29,6 +29,12 @@
 #                           etcd.  The same binary twice compares cluster
 #                           mode off and on in one run:
 #                           CLUSTER_BUILDS=2 bench/instr.sh build/gslbd build/gslbd
+#   STEERING="static dynamic"  runs every build once per mode, in the same
+#                           run: "dynamic" turns on the steering engine
+#                           for www.bench.test and set.bench.test, pushes
+#                           a success and latency for every node, and
+#                           counts only once every row answers with the
+#                           engine's shares (default: static)
 #
 # Output: bench/out/instr-DATE/ (summary.md, callgrind files).  Port
 # 15480 (INSTRPORT=N for another).  Every process started here is
@@ -76,21 +82,47 @@ compare_inputs "$OUT" "$ZONE"
 $GEN compare-json > "$OUT/table.json"
 bench_zone > "$OUT/bench.test.zone"
 
+STEERING=${STEERING:-static}
+# The steering engine's section for the dynamic mode: an evaluation every
+# second, and inputs that stay fresh for the whole run (valgrind is slow).
+STEER_CONF="steer:
+  interval: 1
+  stale: 86400
+  windows: [ 86400 ]"
+# steered CTL...: whether every row of both services with more than one
+# node (a single node's share cannot move) answers with the engine's
+# shares.
+steered() {
+  local s
+  for s in www.bench.test set.bench.test; do
+    "$@" --json steer show $s 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(0 if all(r["steered"] for r in json.load(sys.stdin)
+                  if len(r["nodes"]) > 1) else 1)' || return 1
+  done
+}
+
 echo "| build | workload | query_process / query | UDP thread / query |" > "$OUT/summary.md"
 echo "|---|---|--:|--:|" >> "$OUT/summary.md"
 b=0
 for bin in "${BUILDS[@]}"; do
   b=$((b + 1))
-  d=$OUT/b$b; mkdir -p "$d/db"
-  cl=
-  case " ${CLUSTER_BUILDS:-} " in
-    *" $b "*) cl="cluster:
+  for mode in $STEERING; do
+    if [ "$STEERING" = static ]; then label=b$b; else label="b$b $mode"; fi
+    d=$OUT/${label// /-}; mkdir -p "$d/db"
+    cl=
+    case " ${CLUSTER_BUILDS:-} " in
+      *" $b "*) cl="cluster:
   etcd: [ \"$EP\" ]
-  prefix: /instr-b$b/
+  prefix: /instr-${label// /-}/
   name: instr$b" ;;
-  esac
-  echo "$bin ($(cd "$(dirname "$bin")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))${cl:+, cluster mode}" > "$d/build.txt"
-  cat > "$d/gslbd.conf" <<EOC
+    esac
+    # In cluster mode the table goes into etcd and the store, as an
+    # operator moves a table to a cluster.
+    if [ -n "$cl" ]; then ctl=("$(dirname "$bin")/gslbctl" -c "$d/gslbd.conf")
+    else ctl=("$(dirname "$bin")/gslbctl" -d "$d/db"); fi
+    echo "$bin ($(cd "$(dirname "$bin")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))${cl:+, cluster mode}" > "$d/build.txt"
+    cat > "$d/gslbd.conf" <<EOC
 server:
   listen: [ "127.0.0.1@$PORT" ]
   workers: 1
@@ -108,47 +140,66 @@ geoip:
   region: [ region ]
   isp: [ isp ]
 ${CONF_EXTRA:-}
+$([ "$mode" = static ] || echo "$STEER_CONF")
 $cl
 EOC
-  # A new store: --create (builds from before it had the option create
-  # without it).
-  if [ -n "$cl" ]; then
-    # Into etcd and the store, as an operator moves a table to a cluster.
-    "$(dirname "$bin")/gslbctl" -c "$d/gslbd.conf" apply "$OUT/table.json" > /dev/null
-  else
-    "$(dirname "$bin")/gslbctl" -d "$d/db" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
-      "$(dirname "$bin")/gslbctl" -d "$d/db" apply "$OUT/table.json" > /dev/null
-  fi
-  for w in $WORKLOADS; do
-    case $w in
-      static|mixed) args=(-d "$OUT/$w.txt") ;;
-      *) args=(-B -d "$OUT/$w.bin") ;;
-    esac
-    lines=$(case $w in static) echo 1 ;; mixed) echo 8 ;; *) echo 288 ;; esac)
-    valgrind --tool=callgrind --callgrind-out-file="$d/cg.$w" --dump-instr=no \
-      "$bin" -c "$d/gslbd.conf" -w 1 > "$d/valgrind-$w.log" 2>&1 &
-    PID=$!
-    for _ in $(seq 200); do
-      dig +time=1 +tries=1 @127.0.0.1 -p $PORT static.$ZONE > /dev/null 2>&1 && break
-      sleep 0.3
+    # A new store: --create (builds from before it had the option create
+    # without it).
+    if [ -n "$cl" ]; then
+      "${ctl[@]}" apply "$OUT/table.json" > /dev/null
+    else
+      "${ctl[@]}" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
+        "${ctl[@]}" apply "$OUT/table.json" > /dev/null
+    fi
+    if [ "$mode" = dynamic ]; then
+      for s in www.bench.test set.bench.test; do
+        "${ctl[@]}" service set $s --steering dynamic --policy live > /dev/null
+      done
+      # Every node measured, for all its rows: in each row (nodes
+      # REGION-0, -1, -2, weights 3, 2, 1) the heaviest node is the
+      # slowest, so that the engine's shares differ from the weights.
+      "${ctl[@]}" --json node list | python3 -c '
+import json, sys
+for n in sorted(x["id"] for x in json.load(sys.stdin)["nodes"]):
+    k = int(n[-1]) % 3 if n[-1].isdigit() else 1
+    print("%s success=%s latency=%d" % (n, ("99.0", "99.5", "99.9")[k], (150, 60, 20)[k]))' |
+        "${ctl[@]}" metrics push --file - > /dev/null
+    fi
+    for w in $WORKLOADS; do
+      case $w in
+        static|mixed) args=(-d "$OUT/$w.txt") ;;
+        *) args=(-B -d "$OUT/$w.bin") ;;
+      esac
+      lines=$(case $w in static) echo 1 ;; mixed) echo 8 ;; *) echo 288 ;; esac)
+      valgrind --tool=callgrind --callgrind-out-file="$d/cg.$w" --dump-instr=no \
+        "$bin" -c "$d/gslbd.conf" -w 1 > "$d/valgrind-$w.log" 2>&1 &
+      PID=$!
+      for _ in $(seq 200); do
+        dig +time=1 +tries=1 @127.0.0.1 -p $PORT static.$ZONE > /dev/null 2>&1 && break
+        sleep 0.3
+      done
+      if [ "$mode" = dynamic ]; then
+        for _ in $(seq 120); do steered "${ctl[@]}" && break; sleep 0.5; done
+        steered "${ctl[@]}" || { echo "instr: the engine did not steer every row" >&2; exit 1; }
+      fi
+      callgrind_control -z "$PID" > /dev/null
+      dnsperf -s 127.0.0.1 -p $PORT -n $(( (N + lines - 1) / lines )) -Q 3000 -c 1 -q 20 \
+        "${args[@]}" > "$d/dnsperf-$w.txt" 2>&1
+      done_q=$(awk '/Queries completed:/ { print $3 }' "$d/dnsperf-$w.txt")
+      callgrind_control -d "$PID" > /dev/null
+      sleep 1
+      kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+      f=$(ls "$d/cg.$w".* | sort | tail -1)
+      callgrind_annotate --inclusive=yes "$f" > "$d/annotate-$w.txt" 2>/dev/null
+      # The first (largest, inclusive) line of the function: callgrind
+      # also lists the parts inlined from other files on lines of their own.
+      ir() { awk -v fn="$1" '$0 ~ fn { gsub(",", "", $1); print $1; exit }' "$d/annotate-$w.txt"; }
+      qp=$(ir ':query_process( |$)')
+      ut=$(ir ':udp_main( |$)')
+      printf '| %s | %s | %d | %d |\n' "$label" "$w" $((qp / done_q)) $((ut / done_q)) >> "$OUT/summary.md"
     done
-    callgrind_control -z "$PID" > /dev/null
-    dnsperf -s 127.0.0.1 -p $PORT -n $(( (N + lines - 1) / lines )) -Q 3000 -c 1 -q 20 \
-      "${args[@]}" > "$d/dnsperf-$w.txt" 2>&1
-    done_q=$(awk '/Queries completed:/ { print $3 }' "$d/dnsperf-$w.txt")
-    callgrind_control -d "$PID" > /dev/null
-    sleep 1
-    kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
-    f=$(ls "$d/cg.$w".* | sort | tail -1)
-    callgrind_annotate --inclusive=yes "$f" > "$d/annotate-$w.txt" 2>/dev/null
-    # The first (largest, inclusive) line of the function: callgrind
-    # also lists the parts inlined from other files on lines of their own.
-    ir() { awk -v fn="$1" '$0 ~ fn { gsub(",", "", $1); print $1; exit }' "$d/annotate-$w.txt"; }
-    qp=$(ir ':query_process( |$)')
-    ut=$(ir ':udp_main( |$)')
-    printf '| %s | %s | %d | %d |\n' "b$b" "$w" $((qp / done_q)) $((ut / done_q)) >> "$OUT/summary.md"
   done
 done
-for i in $(seq $b); do echo "b$i: $(cat "$OUT/b$i/build.txt")" >> "$OUT/summary.md"; done
+for i in $(seq $b); do echo "b$i: $(cat "$OUT"/b$i*/build.txt | head -1)" >> "$OUT/summary.md"; done
 cat "$OUT/summary.md"
 echo "instr: output in $OUT" >&2
