@@ -204,7 +204,11 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	}
 	uint8_t sbits = 0;
 	int sticky = (out->svc.flags & SVC_STICKY) != 0;
-	uint64_t key = sticky ? sticky_key(c, &sbits) : 0;
+	/* A gray release (S4-10) splits the row's clients by the same key
+	 * as the sticky pick, so its answers vary by that network too. */
+	int by_key = sticky || out->plan.release_slot != 0;
+	uint64_t key = by_key ? sticky_key(c, &sbits) : 0;
+	out->client_key = key;
 	unsigned want = out->svc.answers ? out->svc.answers : 1;
 	/* Only nodes that can answer the asked type are candidates, so an
 	 * AAAA query never draws a node without IPv6 (which would be a
@@ -236,7 +240,7 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	 * bits, so a /16 is scope /112, not /16 of IPv6 space. */
 	if (c->mapped && c->from_ecs && (out->svc.flags & SVC_CLIENT_ROWS))
 		out->scope = (uint8_t)(out->scope + 96);
-	if (sticky && sbits > out->scope)
+	if (by_key && sbits > out->scope)
 		out->scope = sbits;
 	return 0;
 }

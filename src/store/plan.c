@@ -32,6 +32,10 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 	/* Version 1 nodes lack the reason byte (see plan.h). */
 	size_t hdr = d[0] == 1 ? 16 : 17;
 	p->n = d[1];
+	p->release_slot = 0;
+	p->release_bp = (uint16_t)(d[2] << 8 | d[3]);
+	if (p->release_bp > PLAN_RELEASE_ALL)
+		return -1;
 	size_t o = 4;
 	for (unsigned i = 0; i < p->n; i++) {
 		plan_node_t *n = &p->node[i];
@@ -47,6 +51,11 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 		n->why = hdr == 17 ? d[o + 16] : PLAN_WHY_NONE;
 		if (!why_valid(n->why, (n->flags & PLAN_USABLE) != 0))
 			return -1;
+		if (n->flags & PLAN_RELEASE) {
+			if (p->release_slot)
+				return -1;   /* one release node per row */
+			p->release_slot = (uint8_t)(i + 1);
+		}
 		o += hdr;
 		size_t need = (size_t)n->n4 * 4 + (size_t)n->n6 * 16 + n->cname_len + 1;
 		if (o + need > len)
@@ -86,6 +95,25 @@ json_t *plan_row_weights(json_t *row, int dynamic)
 			return w;
 	}
 	return s;
+}
+
+int plan_release_row(json_t *rel, const char *region, const char *isp,
+                     json_t *weights, const char **node, uint32_t *bp)
+{
+	const char *id = json_string_value(json_object_get(rel, "node"));
+	const char *st = json_string_value(json_object_get(rel, "state"));
+	const char *rr = json_string_value(json_object_get(rel, "region"));
+	const char *ri = json_string_value(json_object_get(rel, "isp"));
+	if (!id || !st || strcmp(st, "completed") == 0 || !json_object_get(weights, id) ||
+	    (rr && strcmp(rr, region) != 0) || (ri && strcmp(ri, isp) != 0))
+		return 0;
+	/* S4-10: the share in force, in basis points of the row's clients;
+	 * a rolled-back or aborted release holds 0 (the node answers
+	 * nobody). */
+	double pct = json_number_value(json_object_get(rel, "percent"));
+	*node = id;
+	*bp = pct <= 0 ? 0 : pct >= 100 ? PLAN_RELEASE_ALL : (uint32_t)(pct * 100 + 0.5);
+	return 1;
 }
 
 /* Scales *@w by the percentage @pct when it is an integer; returns
@@ -146,6 +174,11 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
                 char *err, size_t errlen)
 {
 	json_t *weights = json_object_get(row, "weights");
+	json_t *rel = json_object_get(row, "release");
+	const char *rel_node = json_string_value(json_object_get(rel, "node"));
+	json_int_t rel_bp = json_integer_value(json_object_get(rel, "bp"));
+	if (rel_bp < 0 || rel_bp > PLAN_RELEASE_ALL)
+		rel_bp = 0;
 	size_t cap = 4 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
 	uint8_t *b = xmalloc(cap);
 	size_t o = 4;
@@ -217,7 +250,8 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 			short_until = (uint32_t)json_integer_value(hsu);
 		put32(hdr, w);
 		put32(hdr + 4, plan_id_hash(id, idl));
-		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0));
+		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0) |
+		                   (rel_node && strcmp(rel_node, id) == 0 ? PLAN_RELEASE : 0));
 		hdr[9] = n4;
 		hdr[10] = n6;
 		hdr[11] = cl;
@@ -227,7 +261,8 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	}
 	b[0] = PLAN_VERSION;
 	b[1] = (uint8_t)n;
-	b[2] = b[3] = 0;
+	b[2] = (uint8_t)(rel_node ? rel_bp >> 8 : 0);
+	b[3] = (uint8_t)(rel_node ? rel_bp & 0xff : 0);
 	*out = b;
 	*outlen = o;
 	return 0;
