@@ -216,6 +216,15 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	unsigned need = qtype == 1 ? POLICY_NEED_V4 : qtype == 28 ? POLICY_NEED_V6 : 0;
 	out->npicked = (uint8_t)policy_pick(&out->plan, want, all, sticky, key,
 	                                    need, rng, out->picked);
+	if (!out->npicked && !all && by_key && out->plan.release_slot &&
+	    out->svc.all_down != SVC_ALL_DOWN_EMPTY) {
+		/* S4-10: the release node was the row's only usable node and
+		 * this client is outside the release: the row is all down for
+		 * it, so it fails open like any all-down row. */
+		out->failed_open = 1;
+		out->npicked = (uint8_t)policy_pick(&out->plan, want, 1, sticky, key,
+		                                    need, rng, out->picked);
+	}
 	/* The short TTL while anything in the row is moving: a node of it
 	 * demoted, restored, derated, draining or gray-switching within the
 	 * settle period (S0-11, S1-8), so resolvers follow the change soon. */

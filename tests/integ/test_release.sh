@@ -91,10 +91,12 @@ s=$(in_set)
 # 2. Start: 10 %, a stable set, the others never get new.
 CTL release start www.gslb.test --node new $G --guard 'success>=99' >/dev/null &&
 	ok "release started" || fail "release start failed"
+# Paused while the 10 % step is looked at, however slow the machine.
+CTL release pause www.gslb.test >/dev/null
 sleep 0.5
 expect_has "$(CTL release show www.gslb.test)" "success>=99: 99\.9, holds" "show: the guard as observed"
 # shellcheck disable=SC2086
-bad 1 "has a running release of node new already" www.gslb.test --node new $G
+bad 1 "has a paused release of node new already" www.gslb.test --node new $G
 # shellcheck disable=SC2086
 bad 1 "node new is in a release of service www.gslb.test already" two.gslb.test --node new $G
 s1=$(in_set)
@@ -112,21 +114,23 @@ outside=$(seq 300 | grep -vxF -f <(echo "$s1") | head -1)
 sub="10.$(((outside - 1) / 100)).$(((outside - 1) % 100)).7"
 expect_has "$(CTL explain www.gslb.test --client "$sub")" "outside, never given it" \
 	"explain: a client outside the release"
-expect_has "$(CTL status)" "^www\.gslb\.test +new +\* +\* +running +10%" "status shows the release"
+expect_has "$(CTL status)" "^www\.gslb\.test +new +\* +\* +paused +10%" "status shows the release"
+CTL release resume www.gslb.test >/dev/null
 
 # 3. Widening on schedule, the set only grows.
 t0=$SECONDS
-if wait_for 16 pct_is 30; then ok "widened to 30 % after $((SECONDS - t0)) s of the remaining step (every 10 s)"
+if wait_for 16 pct_is 30; then ok "widened to 30 % $((SECONDS - t0)) s after the resume (every 10 s)"
 else fail "not widened to 30 %: $(CTL release show www.gslb.test)"; fi
+# Paused at once: the step holds however slow the checks below are.
+CTL release pause www.gslb.test >/dev/null && ok "paused" || fail "pause failed"
 s2=$(in_set)
 n2=$(grep -c . <<<"$s2")
 [ -z "$(comm -23 <(sort <<<"$s1") <(sort <<<"$s2"))" ] && ok "30 %: $n2 networks, every one of the 10 % still in" ||
 	fail "networks left the release when it widened"
 [ "$n2" -ge 60 ] && [ "$n2" -le 120 ] && ok "30 %: $n2 of 300" || fail "30 %: $n2 of 300"
 
-# 4. Pause holds the step past --every; resume goes on to 60 % and then
-# completes at 100 %.
-CTL release pause www.gslb.test >/dev/null && ok "paused" || fail "pause failed"
+# 4. Pause (made above) holds the step past --every; resume goes on to
+# 60 % and then completes at 100 %.
 sleep 11
 pct_is 30 && state_is paused && ok "paused: still 30 % after 11 s" ||
 	fail "paused release moved: $(field percent) $(field state)"
@@ -183,6 +187,16 @@ s=$(in_set)
 CTL release abort www.gslb.test >/dev/null && ok "aborted" || fail "abort failed"
 s=$(in_set)
 [ -z "$s" ] && ok "after abort no network gets new" || fail "after abort $(wc -l <<<"$s") get new"
+# With the release node the only usable one, the clients outside the
+# release fail open to the others rather than get nothing.
+CTL node set a --admin down >/dev/null
+CTL node set b --admin down >/dev/null
+dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=2 -f "$T/batch" > "$T/picks"
+[ "$(grep -c '^192\.0\.2\.[12]$' "$T/picks")" -eq 300 ] &&
+	ok "new the only usable node at 0 %: all 300 networks fail open to a and b" ||
+	fail "with a and b down: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+CTL node set a --admin auto >/dev/null
+CTL node set b --admin auto >/dev/null
 out=$(CTL release abort www.gslb.test 2>&1); rc=$?
 [ $rc = 1 ] && expect_has "$out" "is aborted already" "abort twice: status 1" || fail "abort twice: $rc $out"
 out=$(CTL release pause nope.gslb.test 2>&1); rc=$?
