@@ -8,14 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The newest sample of field @which (1 success, 2 latency) taken at or
- * after @since in inputs record @rec. */
+/* The newest sample of field @which (1 success, 2 latency) taken after
+ * the second @since in inputs record @rec.  Samples are dated to the
+ * second, so one of the second a step began may be from before it. */
 static int newest_since(json_t *rec, int which, uint32_t since, double *out)
 {
 	json_t *a = json_object_get(rec, "samples");
 	for (size_t i = json_array_size(a); i-- > 0;) {
 		json_t *e = json_array_get(a, i);
-		if ((uint32_t)json_integer_value(json_array_get(e, 0)) < since)
+		if ((uint32_t)json_integer_value(json_array_get(e, 0)) <= since)
 			return 0;   /* in time order: the rest are older */
 		json_t *v = json_array_get(e, which);
 		if (json_is_number(v)) {

@@ -22,7 +22,7 @@
 
 /** Fills @obs[0..@r->nguards) for release @rel (its record) of service
  * as read in @t: the node's live score (status record), and the newest
- * pushed success and latency taken since the step began, from the
+ * pushed success and latency taken after the second the step began, from the
  * most specific input record of the release's region and ISP.  Used by
  * the controller and by `gslbctl release show`. */
 void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,

@@ -93,8 +93,9 @@ CTL release start www.gslb.test --node new $G --guard 'success>=99' >/dev/null &
 	ok "release started" || fail "release start failed"
 # Paused while the 10 % step is looked at, however slow the machine.
 CTL release pause www.gslb.test >/dev/null
-sleep 0.5
-expect_has "$(CTL release show www.gslb.test)" "success>=99: 99\.9, holds" "show: the guard as observed"
+observed() { CTL release show www.gslb.test | grep -q "success>=99: 99\.9, holds"; }
+wait_for 5 observed && ok "show: the guard as observed" ||
+	fail "show: $(CTL release show www.gslb.test)"
 # shellcheck disable=SC2086
 bad 1 "has a paused release of node new already" www.gslb.test --node new $G
 # shellcheck disable=SC2086
