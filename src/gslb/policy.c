@@ -54,26 +54,21 @@ static int candidate(const plan_node_t *n, int all, unsigned need)
 	       !(((need & POLICY_NEED_V4) && !n->n4) || ((need & POLICY_NEED_V6) && !n->n6));
 }
 
-unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
-                     uint64_t key, unsigned need, uint64_t *rng, uint8_t *idx)
+/* The pick of policy_pick() into @idx[@first..), leaving out node @skip
+ * (-1: none).  Inlined twice, so that the pick of a plan without a
+ * release, with the constants -1 and 0, costs what it did before
+ * releases existed. */
+static inline __attribute__((always_inline)) unsigned
+pick(const plan_t *p, unsigned want, int all, int sticky, uint64_t key,
+     unsigned need, uint64_t *rng, uint8_t *idx, int skip, unsigned first)
 {
 	uint8_t cand[PLAN_MAX_NODES];
 	double score[PLAN_MAX_NODES];
 	uint64_t total = 0;
-	unsigned nc = 0, first = 0, skip = PLAN_MAX_NODES;
-	if (p->release_slot) {
-		/* S4-10: a gray release.  The clients whose bucket is below
-		 * the share get its node first; nobody else ever sees it.
-		 * Widening the share keeps everyone already in. */
-		skip = p->release_slot - 1u;
-		const plan_node_t *rn = &p->node[skip];
-		if (want && policy_release_bucket(key, rn->idhash) < p->release_bp &&
-		    candidate(rn, all, need))
-			idx[first++] = (uint8_t)skip;
-	}
+	unsigned nc = 0;
 	for (unsigned i = 0; i < p->n; i++) {
 		const plan_node_t *n = &p->node[i];
-		if (i == skip || !candidate(n, all, need))
+		if ((int)i == skip || !candidate(n, all, need))
 			continue;
 		cand[nc] = (uint8_t)i;
 		total += n->weight;
@@ -114,4 +109,20 @@ unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
 		nc--;
 	}
 	return want;
+}
+
+unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
+                     uint64_t key, unsigned need, uint64_t *rng, uint8_t *idx)
+{
+	if (!p->release_slot)
+		return pick(p, want, all, sticky, key, need, rng, idx, -1, 0);
+	/* S4-10: a gray release.  The clients whose bucket is below the
+	 * share get its node first; nobody else ever sees it.  Widening the
+	 * share keeps everyone already in. */
+	unsigned skip = p->release_slot - 1u, first = 0;
+	const plan_node_t *rn = &p->node[skip];
+	if (want && policy_release_bucket(key, rn->idhash) < p->release_bp &&
+	    candidate(rn, all, need))
+		idx[first++] = (uint8_t)skip;
+	return pick(p, want, all, sticky, key, need, rng, idx, (int)skip, first);
 }
