@@ -45,8 +45,10 @@ uint32_t policy_release_bucket(uint64_t key, uint32_t idhash)
 }
 
 /* Whether node @n may answer: it has a weight, is usable (or @all) and
- * can answer the type @need asks for (CNAME nodes always can). */
-static int candidate(const plan_node_t *n, int all, unsigned need)
+ * can answer the type @need asks for (CNAME nodes always can).  Inlined:
+ * the pick tests every node of a plan with it. */
+static inline __attribute__((always_inline)) int
+candidate(const plan_node_t *n, int all, unsigned need)
 {
 	if (n->weight == 0 || (!all && !(n->flags & PLAN_USABLE)))
 		return 0;

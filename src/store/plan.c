@@ -32,9 +32,10 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 	/* Version 1 nodes lack the reason byte (see plan.h). */
 	size_t hdr = d[0] == 1 ? 16 : 17;
 	p->n = d[1];
+	unsigned rel = (unsigned)d[2] << 8 | d[3];
 	p->release_slot = 0;
-	p->release_bp = (uint16_t)(d[2] << 8 | d[3]);
-	if (p->release_bp > PLAN_RELEASE_ALL)
+	p->release_bp = (uint16_t)(rel & ~PLAN_HAS_RELEASE);
+	if ((!(rel & PLAN_HAS_RELEASE) && rel) || p->release_bp > PLAN_RELEASE_ALL)
 		return -1;
 	size_t o = 4;
 	for (unsigned i = 0; i < p->n; i++) {
@@ -51,11 +52,6 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 		n->why = hdr == 17 ? d[o + 16] : PLAN_WHY_NONE;
 		if (!why_valid(n->why, (n->flags & PLAN_USABLE) != 0))
 			return -1;
-		if (n->flags & PLAN_RELEASE) {
-			if (p->release_slot)
-				return -1;   /* one release node per row */
-			p->release_slot = (uint8_t)(i + 1);
-		}
 		o += hdr;
 		size_t need = (size_t)n->n4 * 4 + (size_t)n->n6 * 16 + n->cname_len + 1;
 		if (o + need > len)
@@ -74,7 +70,20 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 		n->id = (const char *)d + o;
 		o += n->id_len;
 	}
-	return o == len ? 0 : -1;
+	if (o != len)
+		return -1;
+	if (rel & PLAN_HAS_RELEASE) {
+		/* Exactly one release node. */
+		for (unsigned i = 0; i < p->n; i++)
+			if (p->node[i].flags & PLAN_RELEASE) {
+				if (p->release_slot)
+					return -1;
+				p->release_slot = (uint8_t)(i + 1);
+			}
+		if (!p->release_slot)
+			return -1;
+	}
+	return 0;
 }
 
 static void put32(uint8_t *p, uint32_t v) { wr32(p, v); }
@@ -179,6 +188,7 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	json_int_t rel_bp = json_integer_value(json_object_get(rel, "bp"));
 	if (rel_bp < 0 || rel_bp > PLAN_RELEASE_ALL)
 		rel_bp = 0;
+	int has_rel = 0;
 	size_t cap = 4 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
 	uint8_t *b = xmalloc(cap);
 	size_t o = 4;
@@ -250,8 +260,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 			short_until = (uint32_t)json_integer_value(hsu);
 		put32(hdr, w);
 		put32(hdr + 4, plan_id_hash(id, idl));
+		int is_rel = rel_node && strcmp(rel_node, id) == 0;
+		has_rel |= is_rel;
 		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0) |
-		                   (rel_node && strcmp(rel_node, id) == 0 ? PLAN_RELEASE : 0));
+		                   (is_rel ? PLAN_RELEASE : 0));
 		hdr[9] = n4;
 		hdr[10] = n6;
 		hdr[11] = cl;
@@ -261,8 +273,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	}
 	b[0] = PLAN_VERSION;
 	b[1] = (uint8_t)n;
-	b[2] = (uint8_t)(rel_node ? rel_bp >> 8 : 0);
-	b[3] = (uint8_t)(rel_node ? rel_bp & 0xff : 0);
+	/* The release node may be missing from the row: then no release. */
+	unsigned rel_hdr = has_rel ? PLAN_HAS_RELEASE | (unsigned)rel_bp : 0;
+	b[2] = (uint8_t)(rel_hdr >> 8);
+	b[3] = (uint8_t)(rel_hdr & 0xff);
 	*out = b;
 	*outlen = o;
 	return 0;

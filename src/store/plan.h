@@ -11,7 +11,7 @@
  * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
  *
  * Binary layout (all integers big-endian):
- *   u8 version (2) | u8 node count | u16 release share (basis points)
+ *   u8 version (2) | u8 node count | u16 release (see below)
  *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
  *             u8 cname length | u32 short-TTL-until (unix time) |
  *             u8 reason (PLAN_WHY_*) |
@@ -21,10 +21,11 @@
  * reasons existed keeps version 1 plans until a change rebuilds them, so
  * they still decode, with the reason PLAN_WHY_NONE.
  *
- * A gray release (S4-10) marks one node PLAN_RELEASE and puts the share
- * of the row's clients it may answer, 0 to PLAN_RELEASE_ALL basis
- * points, in the header's third and fourth bytes (0 in plans without a
- * release, and in version 1 plans, where they were reserved). */
+ * A gray release (S4-10) marks one node PLAN_RELEASE and puts
+ * PLAN_HAS_RELEASE plus the share of the row's clients it may answer, 0
+ * to PLAN_RELEASE_ALL basis points, in the header's u16 (0 in plans
+ * without a release, and in version 1 plans, where it was reserved), so
+ * that decoding a plan without a release tests one bit. */
 #ifndef GSLB_PLAN_H
 #define GSLB_PLAN_H
 
@@ -43,6 +44,7 @@ enum {
 };
 
 #define PLAN_RELEASE_ALL 10000u   /* a release share of every client, bp */
+#define PLAN_HAS_RELEASE 0x8000u  /* header bit: a node is PLAN_RELEASE */
 
 
 /* Why a node is or is not usable, as plan_encode() decided.  The low

@@ -422,19 +422,39 @@ START_TEST(release_plan_and_pick)
 	ck_assert_uint_eq(p.release_slot, 2);   /* dual, the second node */
 	ck_assert_uint_eq(p.node[1].flags & PLAN_RELEASE, PLAN_RELEASE);
 	ck_assert_uint_eq(p.node[0].flags & PLAN_RELEASE, 0);
-	/* A second release node is malformed. */
+	ck_assert_uint_eq(b[2], (PLAN_HAS_RELEASE | 2500) >> 8);
+	/* Where dual's flags are: its addresses follow its 17-byte header. */
+	size_t dual_flags = (size_t)(p.node[1].a4 - b) - 17 + 8;
+	/* A share above every client, or a second release node, is
+	 * malformed. */
+	b[2] = (PLAN_HAS_RELEASE | 10001) >> 8;
+	b[3] = (PLAN_HAS_RELEASE | 10001) & 0xff;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	b[2] = (PLAN_HAS_RELEASE | 2500) >> 8;
+	b[3] = (PLAN_HAS_RELEASE | 2500) & 0xff;
 	b[4 + 8] |= PLAN_RELEASE;
 	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	/* The header's bit without a release node is malformed too. */
+	b[4 + 8] &= (uint8_t)~PLAN_RELEASE;
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	b[dual_flags] &= (uint8_t)~PLAN_RELEASE;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
 	free(b);
-	/* No release: no slot, a zero share; a share above every client is
-	 * malformed. */
+	/* No release: no slot, a zero share; a share without the header's
+	 * release bit is malformed (the bytes were reserved). */
 	ck_assert_int_eq(encode(nodes_json, row_json, 0, &b, &len, err, sizeof(err)), 0);
 	ck_assert_int_eq(plan_decode(b, len, &p), 0);
 	ck_assert_uint_eq(p.release_slot, 0);
 	ck_assert_uint_eq(p.release_bp, 0);
-	b[2] = 0x27;
-	b[3] = 0x11;   /* 10001 */
+	b[3] = 100;
 	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	free(b);
+	/* A release whose node is not in the row: no release. */
+	ck_assert_int_eq(encode(nodes_json,
+		"{\"weights\": {\"v4\": 100}, \"release\": {\"node\": \"dual\", \"bp\": 100}}",
+		0, &b, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.release_slot, 0);
 	free(b);
 
 	/* The pick: clients below the share get the release node, the others
