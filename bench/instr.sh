@@ -23,14 +23,14 @@
 #                           what a feature costs: run with and without)
 #
 # Output: bench/out/instr-DATE/ (summary.md, callgrind files).  Port
-# 15480.  Every process started here is stopped by PID.
+# 15480, or PORT.  Every process started here is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 . bench/lib.sh
 WORKLOADS=${WORKLOADS:-"static mixed geo-set geo-pick"}
 N=${N:-10000}
-PORT=15480
+PORT=${PORT:-15480}
 BUILDS=("$@")
 [ ${#BUILDS[@]} -gt 0 ] || BUILDS=("$ROOT/build/gslbd")
 for t in valgrind callgrind_annotate callgrind_control dnsperf dig perl python3; do
