@@ -37,7 +37,7 @@
 #                           engine's shares (default: static)
 #
 # Output: bench/out/instr-DATE/ (summary.md, callgrind files).  Port
-# 15480 (INSTRPORT=N for another).  Every process started here is
+# 15480 (INSTRPORT=N or PORT=N for another).  Every process started here is
 # stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ ROOT=$PWD
 . bench/lib.sh
 WORKLOADS=${WORKLOADS:-"static mixed geo-set geo-pick"}
 N=${N:-10000}
-PORT=${INSTRPORT:-15480}
+PORT=${INSTRPORT:-${PORT:-15480}}
 BUILDS=("$@")
 [ ${#BUILDS[@]} -gt 0 ] || BUILDS=("$ROOT/build/gslbd")
 for t in valgrind callgrind_annotate callgrind_control dnsperf dig perl python3; do

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_steer.h"
+#include "ctl/ctl_release.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/util.h"
@@ -111,6 +112,9 @@ static void usage(FILE *f)
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
 "  cutover list|show ID|del ID\n"
+"  release start SERVICE --node ID [--region R] [--isp I] --steps 1,5,25,50,100\n"
+"                --every 10m [--guard score>=N|success>=PCT|latency<=MS]...\n"
+"  release list|show SERVICE|pause SERVICE|resume SERVICE|abort SERVICE\n"
 "  cluster status                 cluster health [NODE]\n"
 "  stats                          (the daemon's counters, from stats.listen)\n"
 "TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
@@ -439,7 +443,7 @@ static int read_only_command(const char *cmd, int argc, char **argv)
 	}
 	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
 	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0 &&
-	    strcmp(cmd, "budget") != 0)
+	    strcmp(cmd, "budget") != 0 && strcmp(cmd, "release") != 0)
 		return 0;
 	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
 }
@@ -553,6 +557,7 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "history") == 0) rc = ctl_cmd_history(n, args);
 	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);
 	else if (strcmp(cmd, "cluster") == 0) rc = ctl_cmd_cluster(n, args);
+	else if (strcmp(cmd, "release") == 0) rc = ctl_cmd_release(n, args);
 	else {
 		fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
 		usage(stderr);

@@ -474,6 +474,16 @@ static json_t *service_json(const ask_t *a, const run_t *r)
 			                                           g->plan.node[i].id_len));
 	json_object_set_new(out, "short_ttl_nodes", moving);
 	json_object_set_new(out, "sticky", json_boolean(g->svc.flags & SVC_STICKY));
+	if (g->row != GSLB_ROW_NONE && g->plan.release_slot) {
+		/* S4-10: the client's place in the row's gray release, as
+		 * the pick computed it. */
+		const plan_node_t *rn = &g->plan.node[g->plan.release_slot - 1];
+		uint32_t bucket = policy_release_bucket(g->client_key, rn->idhash);
+		json_object_set_new(out, "release", json_pack("{s:s%, s:f, s:f, s:b}",
+			"node", rn->id, (size_t)rn->id_len, "percent", g->plan.release_bp / 100.0,
+			"client_position", bucket / 100.0, "in",
+			bucket < g->plan.release_bp));
+	}
 	wdb_txn_t *t = wdb_begin_read(ctl_db);
 	json_t *svcj = t ? wdb_get(t, WDB_SERVICE, a->name) : NULL;
 	wdb_abort(t);
@@ -605,6 +615,15 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		printf("sticky    the same client network keeps its node\n");
 	else
 		printf("pick      weighted random: another query may get another node\n");
+	json_t *rel = json_object_get(out, "release");
+	if (rel)
+		printf("release   node %s answers the clients below %g%% of its row; this "
+		       "client is at %.2f%%: %s\n",
+		       json_string_value(json_object_get(rel, "node")),
+		       json_number_value(json_object_get(rel, "percent")),
+		       json_number_value(json_object_get(rel, "client_position")),
+		       json_is_true(json_object_get(rel, "in")) ? "in the release" :
+		       "outside, never given it");
 	if (json_object_get(out, "steering"))
 		ctl_steer_print(json_object_get(out, "steering"));
 	print_response(out);

@@ -5,6 +5,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_steer.h"
 #include "health/cutover.h"
+#include "ctl/ctl_release.h"
 #include "health/score.h"
 #include "store/plan.h"
 
@@ -316,6 +317,11 @@ static void print_status(json_t *out)
 		json_array_foreach(wins, i, r)
 			ctl_print_window(r);
 	}
+	json_t *rels = json_object_get(out, "releases");
+	if (json_array_size(rels)) {
+		putchar('\n');
+		ctl_release_table(rels);
+	}
 }
 
 int ctl_cmd_status(int argc, char **argv)
@@ -342,6 +348,7 @@ int ctl_cmd_status(int argc, char **argv)
 	json_array_foreach(wins, i, r)
 		json_object_set_new(r, "phase", json_string(cutover_phase_name(
 			cutover_window_phase(&ctl_hc.cut, r, time(NULL)))));
+	json_object_set_new(out, "releases", ctl_releases(t, name));
 	json_object_set_new(out, "daemon", ctl_daemon_state(t));
 	wdb_abort(t);
 	if (ctl_json) {

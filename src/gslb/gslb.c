@@ -204,7 +204,11 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	}
 	uint8_t sbits = 0;
 	int sticky = (out->svc.flags & SVC_STICKY) != 0;
-	uint64_t key = sticky ? sticky_key(c, &sbits) : 0;
+	/* A gray release (S4-10) splits the row's clients by the same key
+	 * as the sticky pick, so its answers vary by that network too. */
+	int by_key = sticky || out->plan.release_slot != 0;
+	uint64_t key = by_key ? sticky_key(c, &sbits) : 0;
+	out->client_key = key;
 	unsigned want = out->svc.answers ? out->svc.answers : 1;
 	/* Only nodes that can answer the asked type are candidates, so an
 	 * AAAA query never draws a node without IPv6 (which would be a
@@ -212,6 +216,15 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	unsigned need = qtype == 1 ? POLICY_NEED_V4 : qtype == 28 ? POLICY_NEED_V6 : 0;
 	out->npicked = (uint8_t)policy_pick(&out->plan, want, all, sticky, key,
 	                                    need, rng, out->picked);
+	if (!out->npicked && !all && by_key && out->plan.release_slot &&
+	    out->svc.all_down != SVC_ALL_DOWN_EMPTY) {
+		/* S4-10: the release node was the row's only usable node and
+		 * this client is outside the release: the row is all down for
+		 * it, so it fails open like any all-down row. */
+		out->failed_open = 1;
+		out->npicked = (uint8_t)policy_pick(&out->plan, want, 1, sticky, key,
+		                                    need, rng, out->picked);
+	}
 	/* The short TTL while anything in the row is moving: a node of it
 	 * demoted, restored, derated, draining or gray-switching within the
 	 * settle period (S0-11, S1-8), so resolvers follow the change soon. */
@@ -236,7 +249,7 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 	 * bits, so a /16 is scope /112, not /16 of IPv6 space. */
 	if (c->mapped && c->from_ecs && (out->svc.flags & SVC_CLIENT_ROWS))
 		out->scope = (uint8_t)(out->scope + 96);
-	if (sticky && sbits > out->scope)
+	if (by_key && sbits > out->scope)
 		out->scope = sbits;
 	return 0;
 }

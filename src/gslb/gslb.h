@@ -50,6 +50,8 @@ typedef struct gslb_result {
 	uint8_t short_ttl;             /* the short TTL was chosen */
 	uint8_t from_fallback;         /* all-down fallback: an earlier row
 	                                  of the chain had no usable node */
+	uint64_t client_key;           /* the sticky key, when the service is
+	                                  sticky or the row has a release */
 } gslb_result_t;
 
 /* What one level of the row chain gave (gslb_trail_t.level). */

@@ -24,6 +24,10 @@ static uint64_t rng_next(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* Any fixed odd constant: it only keeps release buckets apart from the
+ * sticky pick's hashes of the same key. */
+#define RELEASE_SALT 0x7F4A7C159E3779B9ull
+
 /* splitmix64 finaliser: mixes a client key with a node hash. */
 static uint64_t mix64(uint64_t z)
 {
@@ -32,8 +36,33 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
-                     uint64_t key, unsigned need, uint64_t *rng, uint8_t *idx)
+uint32_t policy_release_bucket(uint64_t key, uint32_t idhash)
+{
+	/* Mixed with the release node's hash, so that each release draws
+	 * its own clients rather than the same first percent every time. */
+	return (uint32_t)(mix64(key ^ RELEASE_SALT ^ ((uint64_t)idhash << 32 | idhash)) %
+	                  PLAN_RELEASE_ALL);
+}
+
+/* Whether node @n may answer: it has a weight, is usable (or @all) and
+ * can answer the type @need asks for (CNAME nodes always can).  Inlined:
+ * the pick tests every node of a plan with it. */
+static inline __attribute__((always_inline)) int
+candidate(const plan_node_t *n, int all, unsigned need)
+{
+	if (n->weight == 0 || (!all && !(n->flags & PLAN_USABLE)))
+		return 0;
+	return (n->flags & PLAN_CNAME) ||
+	       !(((need & POLICY_NEED_V4) && !n->n4) || ((need & POLICY_NEED_V6) && !n->n6));
+}
+
+/* The pick of policy_pick() into @idx[@first..), leaving out node @skip
+ * (-1: none).  Inlined twice, so that the pick of a plan without a
+ * release, with the constants -1 and 0, costs what it did before
+ * releases existed. */
+static inline __attribute__((always_inline)) unsigned
+pick(const plan_t *p, unsigned want, int all, int sticky, uint64_t key,
+     unsigned need, uint64_t *rng, uint8_t *idx, int skip, unsigned first)
 {
 	uint8_t cand[PLAN_MAX_NODES];
 	double score[PLAN_MAX_NODES];
@@ -41,11 +70,7 @@ unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
 	unsigned nc = 0;
 	for (unsigned i = 0; i < p->n; i++) {
 		const plan_node_t *n = &p->node[i];
-		if (n->weight == 0 || (!all && !(n->flags & PLAN_USABLE)))
-			continue;
-		if (!(n->flags & PLAN_CNAME) &&
-		    (((need & POLICY_NEED_V4) && !n->n4) ||
-		     ((need & POLICY_NEED_V6) && !n->n6)))
+		if ((int)i == skip || !candidate(n, all, need))
 			continue;
 		cand[nc] = (uint8_t)i;
 		total += n->weight;
@@ -59,13 +84,11 @@ unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
 		}
 		nc++;
 	}
-	if (!nc)
-		return 0;
-	if (want > nc)
-		want = nc;
 	if (want > POLICY_MAX_ANSWERS)
 		want = POLICY_MAX_ANSWERS;
-	for (unsigned k = 0; k < want; k++) {
+	if (want > nc + first)
+		want = nc + first;
+	for (unsigned k = first; k < want; k++) {
 		unsigned best = 0;
 		if (sticky) {
 			for (unsigned j = 1; j < nc; j++)
@@ -88,4 +111,20 @@ unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
 		nc--;
 	}
 	return want;
+}
+
+unsigned policy_pick(const plan_t *p, unsigned want, int all, int sticky,
+                     uint64_t key, unsigned need, uint64_t *rng, uint8_t *idx)
+{
+	if (!p->release_slot)
+		return pick(p, want, all, sticky, key, need, rng, idx, -1, 0);
+	/* S4-10: a gray release.  The clients whose bucket is below the
+	 * share get its node first; nobody else ever sees it.  Widening the
+	 * share keeps everyone already in. */
+	unsigned skip = p->release_slot - 1u, first = 0;
+	const plan_node_t *rn = &p->node[skip];
+	if (want && policy_release_bucket(key, rn->idhash) < p->release_bp &&
+	    candidate(rn, all, need))
+		idx[first++] = (uint8_t)skip;
+	return pick(p, want, all, sticky, key, need, rng, idx, (int)skip, first);
 }

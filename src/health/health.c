@@ -16,6 +16,7 @@
 #include "config.h"
 #include "health/health_int.h"
 #include "health/steer_run.h"
+#include "health/release_run.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -286,6 +287,13 @@ static void on_tick(uv_timer_t *t)
 		              h, err, sizeof(err)) < 0)
 			log_warning("%s", err);
 		h->last_steer = now;
+	}
+	/* S4-10: the gray release controller, off the query path too. */
+	if (now - h->last_release >= RELEASE_EVAL_EVERY) {
+		char err[512];
+		if (release_run(h->db, health__wall(), err, sizeof(err)) < 0)
+			log_warning("%s", err);
+		h->last_release = now;
 	}
 }
 

@@ -18,7 +18,9 @@ const char *const wdb_doc_lists[3] = { "services", "nodes", "weights" };
 /* The keys an object of each list may hold: what gslbctl writes. */
 static const char *const service_keys[] = {
 	"name", "ttl", "short_ttl", "answers", "all_down", "sticky", "shadow",
-	"profile", "max_failure_rate", NULL
+	"profile", "max_failure_rate",
+	"release",    /* a gray release (S4-10), checked by gslbctl apply */
+	NULL
 };
 static const char *const node_keys[] = {
 	"id", "addrs", "cname", "region", "isp", "capacity", "pool", "admin",

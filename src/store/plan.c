@@ -32,6 +32,11 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 	/* Version 1 nodes lack the reason byte (see plan.h). */
 	size_t hdr = d[0] == 1 ? 16 : 17;
 	p->n = d[1];
+	unsigned rel = (unsigned)d[2] << 8 | d[3];
+	p->release_slot = 0;
+	p->release_bp = (uint16_t)(rel & ~PLAN_HAS_RELEASE);
+	if ((!(rel & PLAN_HAS_RELEASE) && rel) || p->release_bp > PLAN_RELEASE_ALL)
+		return -1;
 	size_t o = 4;
 	for (unsigned i = 0; i < p->n; i++) {
 		plan_node_t *n = &p->node[i];
@@ -65,7 +70,20 @@ int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 		n->id = (const char *)d + o;
 		o += n->id_len;
 	}
-	return o == len ? 0 : -1;
+	if (o != len)
+		return -1;
+	if (rel & PLAN_HAS_RELEASE) {
+		/* Exactly one release node. */
+		for (unsigned i = 0; i < p->n; i++)
+			if (p->node[i].flags & PLAN_RELEASE) {
+				if (p->release_slot)
+					return -1;
+				p->release_slot = (uint8_t)(i + 1);
+			}
+		if (!p->release_slot)
+			return -1;
+	}
+	return 0;
 }
 
 static void put32(uint8_t *p, uint32_t v) { wr32(p, v); }
@@ -86,6 +104,25 @@ json_t *plan_row_weights(json_t *row, int dynamic)
 			return w;
 	}
 	return s;
+}
+
+int plan_release_row(json_t *rel, const char *region, const char *isp,
+                     json_t *weights, const char **node, uint32_t *bp)
+{
+	const char *id = json_string_value(json_object_get(rel, "node"));
+	const char *st = json_string_value(json_object_get(rel, "state"));
+	const char *rr = json_string_value(json_object_get(rel, "region"));
+	const char *ri = json_string_value(json_object_get(rel, "isp"));
+	if (!id || !st || strcmp(st, "completed") == 0 || !json_object_get(weights, id) ||
+	    (rr && strcmp(rr, region) != 0) || (ri && strcmp(ri, isp) != 0))
+		return 0;
+	/* S4-10: the share in force, in basis points of the row's clients;
+	 * a rolled-back or aborted release holds 0 (the node answers
+	 * nobody). */
+	double pct = json_number_value(json_object_get(rel, "percent"));
+	*node = id;
+	*bp = pct <= 0 ? 0 : pct >= 100 ? PLAN_RELEASE_ALL : (uint32_t)(pct * 100 + 0.5);
+	return 1;
 }
 
 /* Scales *@w by the percentage @pct when it is an integer; returns
@@ -146,6 +183,12 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
                 char *err, size_t errlen)
 {
 	json_t *weights = json_object_get(row, "weights");
+	json_t *rel = json_object_get(row, "release");
+	const char *rel_node = json_string_value(json_object_get(rel, "node"));
+	json_int_t rel_bp = json_integer_value(json_object_get(rel, "bp"));
+	if (rel_bp < 0 || rel_bp > PLAN_RELEASE_ALL)
+		rel_bp = 0;
+	int has_rel = 0;
 	size_t cap = 4 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
 	uint8_t *b = xmalloc(cap);
 	size_t o = 4;
@@ -217,7 +260,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 			short_until = (uint32_t)json_integer_value(hsu);
 		put32(hdr, w);
 		put32(hdr + 4, plan_id_hash(id, idl));
-		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0));
+		int is_rel = rel_node && strcmp(rel_node, id) == 0;
+		has_rel |= is_rel;
+		hdr[8] = (uint8_t)((usable ? PLAN_USABLE : 0) | (cl ? PLAN_CNAME : 0) |
+		                   (is_rel ? PLAN_RELEASE : 0));
 		hdr[9] = n4;
 		hdr[10] = n6;
 		hdr[11] = cl;
@@ -227,7 +273,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	}
 	b[0] = PLAN_VERSION;
 	b[1] = (uint8_t)n;
-	b[2] = b[3] = 0;
+	/* The release node may be missing from the row: then no release. */
+	unsigned rel_hdr = has_rel ? PLAN_HAS_RELEASE | (unsigned)rel_bp : 0;
+	b[2] = (uint8_t)(rel_hdr >> 8);
+	b[3] = (uint8_t)(rel_hdr & 0xff);
 	*out = b;
 	*outlen = o;
 	return 0;

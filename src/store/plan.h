@@ -11,7 +11,7 @@
  * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
  *
  * Binary layout (all integers big-endian):
- *   u8 version (2) | u8 node count | u16 reserved
+ *   u8 version (2) | u8 node count | u16 release (see below)
  *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
  *             u8 cname length | u32 short-TTL-until (unix time) |
  *             u8 reason (PLAN_WHY_*) |
@@ -19,7 +19,13 @@
  *             u8 id length | id
  * Version 1 is the same without the reason byte.  A store written before
  * reasons existed keeps version 1 plans until a change rebuilds them, so
- * they still decode, with the reason PLAN_WHY_NONE. */
+ * they still decode, with the reason PLAN_WHY_NONE.
+ *
+ * A gray release (S4-10) marks one node PLAN_RELEASE and puts
+ * PLAN_HAS_RELEASE plus the share of the row's clients it may answer, 0
+ * to PLAN_RELEASE_ALL basis points, in the header's u16 (0 in plans
+ * without a release, and in version 1 plans, where it was reserved), so
+ * that decoding a plan without a release tests one bit. */
 #ifndef GSLB_PLAN_H
 #define GSLB_PLAN_H
 
@@ -34,7 +40,12 @@
 enum {
 	PLAN_USABLE = 1,          /* may be handed out */
 	PLAN_CNAME = 2,           /* answers with a CNAME (multi-CDN) */
+	PLAN_RELEASE = 4,         /* the node of a gray release (S4-10) */
 };
+
+#define PLAN_RELEASE_ALL 10000u   /* a release share of every client, bp */
+#define PLAN_HAS_RELEASE 0x8000u  /* header bit: a node is PLAN_RELEASE */
+
 
 /* Why a node is or is not usable, as plan_encode() decided.  The low
  * nibble is the decision; the high bits say what scaled a usable node's
@@ -71,6 +82,9 @@ typedef struct plan_node {
 
 typedef struct plan {
 	uint8_t n;
+	uint8_t release_slot;     /* 1 + index of the PLAN_RELEASE node, 0:
+	                             none (so a zeroed plan has none) */
+	uint16_t release_bp;      /* its share of the row's clients, bp */
 	plan_node_t node[PLAN_MAX_NODES];
 } plan_t;
 
@@ -80,7 +94,8 @@ typedef struct plan {
  * usable flag. */
 int plan_decode(const uint8_t *data, size_t len, plan_t *p);
 
-/** Encodes the plan of weight row @row ({"weights": {id: w}}) given the
+/** Encodes the plan of weight row @row ({"weights": {id: w}, and
+ * "release": {"node": id, "bp": share} for a row under a gray release}) given the
  * node objects (looked up with @node_of) into a new buffer (*@out, free()
  * it), in the current version, each node with its usability reason.  @shadow: the service runs in shadow mode (S2-9), health and
  * cutover decisions are left out.  Returns 0 or -1 with the reason in
@@ -95,6 +110,14 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
  * the nodes of the operator's "weights", those shares (S3-3); otherwise
  * the operator's weights, as a static service always has them. */
 json_t *plan_row_weights(json_t *row, int dynamic);
+
+/** Whether gray release @rel (a service's "release" object) concerns
+ * weight row (@region, @isp) with weights @weights: the release is not
+ * completed, its node is in the row and its "region" and "isp" (absent:
+ * any) match the row's.  Then *@node (borrowed from @rel) and *@bp, the
+ * share of the row's clients it answers now, are set.  Returns 1 or 0. */
+int plan_release_row(json_t *rel, const char *region, const char *isp,
+                     json_t *weights, const char **node, uint32_t *bp);
 
 /** 32-bit hash of a node id, as stored in plans. */
 uint32_t plan_id_hash(const char *id, size_t len);

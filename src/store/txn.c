@@ -365,6 +365,7 @@ typedef struct {
 	int shadow;           /* the service ignores health (S2-9) */
 	int dynamic;          /* the service steers dynamically (S3-3) */
 	const char *svc;
+	json_t *release;      /* the service's gray release (S4-10), or NULL */
 } rebuild_t;
 
 static json_t *node_of(const char *id, void *arg)
@@ -418,6 +419,23 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	json_t *w = plan_row_weights(row, r->dynamic);
 	json_t *use = w == json_object_get(row, "weights") ? json_incref(row) :
 	              json_pack("{s:O}", "weights", w);
+	/* S4-10: a gray release of one of the row's nodes goes into the
+	 * plan with the share of clients it answers now. */
+	wdb_row_parts_t rp;
+	wdb_row_split(key, strlen(key), &rp);
+	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
+	snprintf(region, sizeof(region), "%.*s", (int)rp.region_len, rp.region);
+	snprintf(isp, sizeof(isp), "%.*s", (int)rp.isp_len, rp.isp);
+	const char *rel_node;
+	uint32_t rel_bp;
+	if (plan_release_row(r->release, region, isp, json_object_get(row, "weights"),
+	                     &rel_node, &rel_bp)) {
+		json_t *u = json_pack("{s:O, s:{s:s, s:I}}", "weights",
+		                      json_object_get(use, "weights"), "release",
+		                      "node", rel_node, "bp", (json_int_t)rel_bp);
+		json_decref(use);
+		use = u;
+	}
 	int erc = plan_encode(use, node_of, r, r->shadow, &plan, &len, msg,
 	                      sizeof(msg));
 	json_decref(use);
@@ -483,7 +501,8 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 	const char *steering = json_string_value(json_object_get(s, "steering"));
 	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
 	                json_is_true(json_object_get(s, "shadow")),
-	                steering && strcmp(steering, "dynamic") == 0, svc };
+	                steering && strcmp(steering, "dynamic") == 0, svc,
+	                json_object_get(s, "release") };
 	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
 	if (r.rc) {
 		json_decref(s);

@@ -406,6 +406,102 @@ START_TEST(distinct_answers)
 }
 END_TEST
 
+/* S4-10: a gray release in the plan and in the pick. */
+START_TEST(release_plan_and_pick)
+{
+	uint8_t *b;
+	size_t len;
+	char err[256];
+	ck_assert_int_eq(encode(nodes_json,
+		"{\"weights\": {\"v4\": 100, \"dual\": 80},"
+		" \"release\": {\"node\": \"dual\", \"bp\": 2500}}", 0, &b, &len, err,
+		sizeof(err)), 0);
+	plan_t p;
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.release_bp, 2500);
+	ck_assert_uint_eq(p.release_slot, 2);   /* dual, the second node */
+	ck_assert_uint_eq(p.node[1].flags & PLAN_RELEASE, PLAN_RELEASE);
+	ck_assert_uint_eq(p.node[0].flags & PLAN_RELEASE, 0);
+	ck_assert_uint_eq(b[2], (PLAN_HAS_RELEASE | 2500) >> 8);
+	/* Where dual's flags are: its addresses follow its 17-byte header. */
+	size_t dual_flags = (size_t)(p.node[1].a4 - b) - 17 + 8;
+	/* A share above every client, or a second release node, is
+	 * malformed. */
+	b[2] = (PLAN_HAS_RELEASE | 10001) >> 8;
+	b[3] = (PLAN_HAS_RELEASE | 10001) & 0xff;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	b[2] = (PLAN_HAS_RELEASE | 2500) >> 8;
+	b[3] = (PLAN_HAS_RELEASE | 2500) & 0xff;
+	b[4 + 8] |= PLAN_RELEASE;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	/* The header's bit without a release node is malformed too. */
+	b[4 + 8] &= (uint8_t)~PLAN_RELEASE;
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	b[dual_flags] &= (uint8_t)~PLAN_RELEASE;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	free(b);
+	/* No release: no slot, a zero share; a share without the header's
+	 * release bit is malformed (the bytes were reserved). */
+	ck_assert_int_eq(encode(nodes_json, row_json, 0, &b, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.release_slot, 0);
+	ck_assert_uint_eq(p.release_bp, 0);
+	b[3] = 100;
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	free(b);
+	/* A release whose node is not in the row: no release. */
+	ck_assert_int_eq(encode(nodes_json,
+		"{\"weights\": {\"v4\": 100}, \"release\": {\"node\": \"dual\", \"bp\": 100}}",
+		0, &b, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.release_slot, 0);
+	free(b);
+
+	/* The pick: clients below the share get the release node, the others
+	 * never; widening keeps everyone already in. */
+	plan_t q = { 0 };
+	add(&q, 11, 50, 1, 4);
+	add(&q, 22, 50, 1, 4);
+	add(&q, 33, 1, 1, 4);
+	q.release_slot = 3;
+	static uint8_t in_at[4000];
+	static const uint16_t shares[] = { 0, 100, 500, 2500, 5000, 10000 };
+	for (unsigned s = 0; s < sizeof(shares) / sizeof(shares[0]); s++) {
+		q.release_bp = shares[s];
+		unsigned in = 0;
+		for (uint64_t key = 0; key < 4000; key++) {
+			uint8_t idx[2];
+			uint64_t rng = key + 1;
+			uint64_t k = key * 0x9E3779B97F4A7C15ull;
+			unsigned n = policy_pick(&q, 2, 0, key & 1, k, 0, &rng, idx);
+			ck_assert_uint_eq(n, 2);
+			int got = idx[0] == 2 || idx[1] == 2;
+			ck_assert_int_eq(got, policy_release_bucket(k, 33) < shares[s]);
+			if (got) {
+				ck_assert_uint_eq(idx[0], 2);   /* first */
+				ck_assert_uint_ne(idx[1], 2);
+				in++;
+			}
+			ck_assert_int_ge(got, in_at[key]);  /* never leaves */
+			in_at[key] = (uint8_t)got;
+		}
+		double pct = 100.0 * in / 4000, want = shares[s] / 100.0;
+		ck_assert_msg(pct >= want - 2 && pct <= want + 2, "share %.2f%%: %.2f%% in",
+		              want, pct);
+	}
+	/* An unusable release node answers nobody; its clients get the
+	 * others. */
+	q.node[2].flags = 0;
+	q.release_bp = 10000;
+	for (uint64_t key = 0; key < 100; key++) {
+		uint8_t idx[1];
+		uint64_t rng = key + 1;
+		ck_assert_uint_eq(policy_pick(&q, 1, 0, 0, key, 0, &rng, idx), 1);
+		ck_assert_uint_ne(idx[0], 2);
+	}
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -421,6 +517,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(t, need_family);
 	tcase_add_test(t, fail_open_all);
 	tcase_add_test(t, distinct_answers);
+	tcase_add_test(t, release_plan_and_pick);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl release: start, watch and stop gray releases (S4-10).  A
+ * release lives in its service's object (health/release.h); the health
+ * thread's controller widens and rolls it back, these commands start,
+ * pause, resume and abort it, every change audited. */
+#include "ctl/ctl_release.h"
+#include "health/release.h"
+#include "health/release_run.h"
+#include "store/keys.h"
+#include "store/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_t *release_view(const char *svc, json_t *rel)
+{
+	static const char *const keys[] = { "node", "state", "percent", "step", "steps",
+		"every", "guards", "reason", NULL };
+	json_t *v = json_pack("{s:s}", "service", svc);
+	for (const char *const *k = keys; *k; k++)
+		json_object_set_new(v, *k, ctl_field(rel, *k));
+	if (!json_is_array(json_object_get(v, "guards")))
+		json_object_set_new(v, "guards", json_array());
+	static const char *const words[] = { "region", "isp" };
+	for (int k = 0; k < 2; k++) {
+		const char *w = json_string_value(json_object_get(rel, words[k]));
+		json_object_set_new(v, words[k], json_string(w ? w : "*"));
+	}
+	ctl_set_time(v, "started", json_integer_value(json_object_get(rel, "started")));
+	ctl_set_time(v, "since", json_integer_value(json_object_get(rel, "since")));
+	/* When the next step is due, for a running release below its last
+	 * step (it widens then if every guard held). */
+	release_t r;
+	char err[300];
+	int64_t next = 0;
+	if (!release_from_json(rel, &r, err, sizeof(err)) && r.state == RELEASE_RUNNING &&
+	    r.step + 1 < r.nsteps)
+		next = (int64_t)r.since + r.every;
+	ctl_set_time(v, "next", next);
+	return v;
+}
+
+typedef struct {
+	json_t *out;
+	const char *only;
+} coll_t;
+
+static int collect(const char *name, json_t *svc, void *arg)
+{
+	coll_t *c = arg;
+	json_t *rel = json_object_get(svc, "release");
+	if (rel && (!c->only || !*c->only || strcmp(c->only, name) == 0))
+		json_array_append_new(c->out, release_view(name, rel));
+	return 0;
+}
+
+json_t *ctl_releases(wdb_txn_t *t, const char *svc)
+{
+	coll_t c = { json_array(), svc };
+	wdb_each(t, WDB_SERVICE, NULL, collect, &c);
+	return c.out;
+}
+
+void ctl_release_table(json_t *views)
+{
+	printf("%-30s %-16s %-10s %-8s %-11s %7s %-20s %s\n", "RELEASE", "NODE", "REGION",
+	       "ISP", "STATE", "PERCENT", "NEXT STEP", "GUARDS");
+	size_t i, k;
+	json_t *v, *g;
+	json_array_foreach(views, i, v) {
+		char guards[300] = "";
+		json_array_foreach(json_object_get(v, "guards"), k, g) {
+			size_t l = strlen(guards);
+			snprintf(guards + l, sizeof(guards) - l, "%s%s", l ? "," : "",
+			         json_string_value(g));
+		}
+		const char *next = json_string_value(json_object_get(v, "next"));
+		printf("%-30s %-16s %-10s %-8s %-11s %6g%% %-20s %s\n",
+		       json_string_value(json_object_get(v, "service")),
+		       json_string_value(json_object_get(v, "node")),
+		       json_string_value(json_object_get(v, "region")),
+		       json_string_value(json_object_get(v, "isp")),
+		       json_string_value(json_object_get(v, "state")),
+		       json_number_value(json_object_get(v, "percent")), next ? next : "-",
+		       *guards ? guards : "-");
+	}
+}
+
+void ctl_release_check(json_t *svc, const char *name)
+{
+	json_t *rel = json_object_get(svc, "release");
+	release_t r;
+	char err[300];
+	if (rel && release_from_json(rel, &r, err, sizeof(err)))
+		ctl_die("apply: service %s: %s", name, err);
+}
+
+/* The rows of @svc that release @rel concerns and that hold its node:
+ * how many. */
+typedef struct {
+	json_t *rel;
+	unsigned concerned, holding;
+} rows_t;
+
+static int row_cb(const char *key, json_t *row, void *arg)
+{
+	rows_t *x = arg;
+	wdb_row_parts_t p;
+	if (wdb_row_split(key, strlen(key), &p))
+		return 0;
+	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
+	snprintf(region, sizeof(region), "%.*s", (int)p.region_len, p.region);
+	snprintf(isp, sizeof(isp), "%.*s", (int)p.isp_len, p.isp);
+	const char *rr = json_string_value(json_object_get(x->rel, "region"));
+	const char *ri = json_string_value(json_object_get(x->rel, "isp"));
+	if ((rr && strcmp(rr, region) != 0) || (ri && strcmp(ri, isp) != 0))
+		return 0;
+	x->concerned++;
+	const char *node;
+	uint32_t bp;
+	x->holding += plan_release_row(x->rel, region, isp, json_object_get(row, "weights"),
+	                               &node, &bp);
+	return 0;
+}
+
+/* Whether a running or paused release of node @node exists in another
+ * service than @svc: its service's name into @other. */
+typedef struct {
+	const char *node, *svc;
+	char other[1100];
+} busy_t;
+
+static int busy_cb(const char *name, json_t *s, void *arg)
+{
+	busy_t *b = arg;
+	json_t *rel = json_object_get(s, "release");
+	const char *st = json_string_value(json_object_get(rel, "state"));
+	const char *n = json_string_value(json_object_get(rel, "node"));
+	if (n && strcmp(n, b->node) == 0 && st &&
+	    (strcmp(st, "running") == 0 || strcmp(st, "paused") == 0) &&
+	    strcmp(name, b->svc) != 0) {
+		snprintf(b->other, sizeof(b->other), "%s", name);
+		return 1;
+	}
+	return 0;
+}
+
+static int release_start(int argc, char **argv)
+{
+	if (argc < 2)
+		ctl_die("release start: missing service name");
+	char name[1100];
+	ctl_service_name(argv[1], name, sizeof(name));
+	const char *node = NULL, *region = NULL, *isp = NULL, *steps_s = NULL, *every_s = NULL;
+	json_t *guards = json_array();
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(o, "--node") != 0 && strcmp(o, "--region") != 0 &&
+		    strcmp(o, "--isp") != 0 && strcmp(o, "--steps") != 0 &&
+		    strcmp(o, "--every") != 0 && strcmp(o, "--guard") != 0)
+			ctl_usage_die("release start: unknown option '%s'", o);
+		if (!v)
+			ctl_usage_die("release start: %s needs a value", o);
+		i++;
+		char err[300];
+		if (strcmp(o, "--node") == 0)
+			node = v;
+		else if (strcmp(o, "--region") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("release start: --region %s: use a short lowercase name "
+				        "like cn-bj", v);
+			region = v;
+		} else if (strcmp(o, "--isp") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("release start: --isp %s: use a short lowercase name "
+				        "like ctcc", v);
+			isp = v;
+		} else if (strcmp(o, "--steps") == 0)
+			steps_s = v;
+		else if (strcmp(o, "--every") == 0)
+			every_s = v;
+		else {
+			release_guard_t g;
+			if (release_parse_guard(v, &g, err, sizeof(err)))
+				ctl_die("release start: --guard %s", err);
+			if (json_array_size(guards) == RELEASE_MAX_GUARDS)
+				ctl_die("release start: at most %d guards", RELEASE_MAX_GUARDS);
+			char txt[64];
+			json_array_append_new(guards, json_string(release_guard_text(&g, txt,
+			                                                         sizeof(txt))));
+		}
+	}
+	if (!node)
+		ctl_usage_die("release start: give --node NEW");
+	if (!steps_s)
+		ctl_usage_die("release start: give --steps, like 1,5,25,50,100");
+	if (!every_s)
+		ctl_usage_die("release start: give --every, like 10m");
+	uint32_t steps[RELEASE_MAX_STEPS], every;
+	unsigned nsteps;
+	char err[300];
+	if (release_parse_steps(steps_s, steps, &nsteps, err, sizeof(err)))
+		ctl_die("release start: --steps %s: %s", steps_s, err);
+	if (release_parse_every(every_s, &every, err, sizeof(err)))
+		ctl_die("release start: --every %s", err);
+
+	wdb_txn_t *t = ctl_begin();
+	json_t *svc = wdb_get(t, WDB_SERVICE, name);
+	if (!svc)
+		ctl_die("release start: service %s does not exist", name);
+	json_t *n = wdb_get(t, WDB_NODE, node);
+	if (!n)
+		ctl_die("release start: node %s does not exist", node);
+	json_decref(n);
+	json_t *old = json_object_get(svc, "release");
+	const char *ost = json_string_value(json_object_get(old, "state"));
+	if (ost && (strcmp(ost, "running") == 0 || strcmp(ost, "paused") == 0))
+		ctl_die("release start: service %s has a %s release of node %s already "
+		        "(release abort %s first)", name, ost,
+		        json_string_value(json_object_get(old, "node")), name);
+	busy_t b = { node, name, "" };
+	wdb_each(t, WDB_SERVICE, NULL, busy_cb, &b);
+	if (*b.other)
+		ctl_die("release start: node %s is in a release of service %s already",
+		        node, b.other);
+	uint32_t now = (uint32_t)time(NULL);
+	json_t *jsteps = json_array();
+	for (unsigned i = 0; i < nsteps; i++)
+		json_array_append_new(jsteps, release_pct_json(steps[i]));
+	json_t *rel = json_pack("{s:s, s:o, s:I, s:o, s:s, s:i, s:o, s:I, s:I, s:s}",
+		"node", node, "steps", jsteps, "every", (json_int_t)every, "guards", guards,
+		"state", "running", "step", 0, "percent", release_pct_json(steps[0]),
+		"since", (json_int_t)now, "started", (json_int_t)now,
+		"reason", "started");
+	if (region)
+		json_object_set_new(rel, "region", json_string(region));
+	if (isp)
+		json_object_set_new(rel, "isp", json_string(isp));
+	rows_t x = { rel, 0, 0 };
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), name);
+	wdb_each(t, WDB_WEIGHT, prefix, row_cb, &x);
+	if (!x.concerned)
+		ctl_die("release start: service %s has no weight row for region %s, ISP %s",
+		        name, region ? region : "*", isp ? isp : "*");
+	if (!x.holding)
+		ctl_die("release start: node %s is in none of the weight rows of %s for "
+		        "region %s, ISP %s (weight set %s ... %s=W first)", node, name,
+		        region ? region : "*", isp ? isp : "*", name, node);
+	json_object_set_new(svc, "release", rel);
+	ctl_set(t, WDB_SERVICE, name, svc);
+	json_decref(svc);
+	char what[1500];
+	snprintf(what, sizeof(what), "release start %s node %s at %g%% (steps %s every %us)",
+	         name, node, steps[0] / 100.0, steps_s, every);
+	ctl_commit(t, what);
+	return 0;
+}
+
+/* pause, resume and abort: a state change of the release of argv[1]. */
+static int release_change(const char *sub, int argc, char **argv)
+{
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "release %s", sub);
+	if (argc < 2)
+		ctl_die("%s: missing service name", cmd);
+	ctl_no_more_args(cmd, argc, argv, 2);
+	char name[1100];
+	ctl_service_name(argv[1], name, sizeof(name));
+	wdb_txn_t *t = ctl_begin();
+	json_t *svc = wdb_get(t, WDB_SERVICE, name);
+	if (!svc)
+		ctl_die("%s: service %s does not exist", cmd, name);
+	json_t *rel = json_object_get(svc, "release");
+	if (!rel)
+		ctl_die("%s: service %s has no release", cmd, name);
+	const char *st = json_string_value(json_object_get(rel, "state"));
+	int running = st && strcmp(st, "running") == 0;
+	int paused = st && strcmp(st, "paused") == 0;
+	uint32_t now = (uint32_t)time(NULL);
+	if (strcmp(sub, "pause") == 0) {
+		if (!running)
+			ctl_die("%s: the release of %s is %s, not running", cmd, name, st);
+		json_object_set_new(rel, "state", json_string("paused"));
+		json_object_set_new(rel, "reason", json_string("paused"));
+	} else if (strcmp(sub, "resume") == 0) {
+		if (!paused)
+			ctl_die("%s: the release of %s is %s, not paused%s", cmd, name, st,
+			        running ? "" : " (release start it again)");
+		/* The step is watched for a whole --every again. */
+		json_object_set_new(rel, "state", json_string("running"));
+		json_object_set_new(rel, "since", json_integer(now));
+		json_object_set_new(rel, "reason", json_string("resumed"));
+	} else {
+		if (!running && !paused)
+			ctl_die("%s: the release of %s is %s already", cmd, name, st);
+		json_object_set_new(rel, "state", json_string("aborted"));
+		json_object_set_new(rel, "percent", json_integer(0));
+		json_object_set_new(rel, "since", json_integer(now));
+		json_object_set_new(rel, "reason", json_string("aborted"));
+	}
+	char what[1300];
+	snprintf(what, sizeof(what), "release %s %s node %s", sub, name,
+	         json_string_value(json_object_get(rel, "node")));
+	ctl_set(t, WDB_SERVICE, name, svc);
+	json_decref(svc);
+	ctl_commit(t, what);
+	return 0;
+}
+
+static int release_show(int argc, char **argv)
+{
+	if (argc < 2)
+		ctl_die("release show: missing service name");
+	ctl_no_more_args("release show", argc, argv, 2);
+	char name[1100];
+	ctl_service_name(argv[1], name, sizeof(name));
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *svc = wdb_get(t, WDB_SERVICE, name);
+	if (!svc)
+		ctl_die("release show: service %s does not exist", name);
+	json_t *rel = json_object_get(svc, "release");
+	if (!rel)
+		ctl_die("release show: service %s has no release", name);
+	json_t *v = release_view(name, rel);
+	/* What the guards see now, from the same inputs as the
+	 * controller. */
+	release_t r;
+	char err[300];
+	json_t *seen = json_array();
+	if (!release_from_json(rel, &r, err, sizeof(err))) {
+		release_obs_t obs[RELEASE_MAX_GUARDS];
+		release_observe(t, rel, &r, obs);
+		for (unsigned i = 0; i < r.nguards; i++) {
+			char g[64];
+			release_guard_text(&r.guard[i], g, sizeof(g));
+			json_array_append_new(seen, obs[i].has ?
+				json_pack("{s:s, s:f, s:b}", "guard", g, "value", obs[i].value,
+				          "holds", release_guard_holds(&r.guard[i], obs[i].value)) :
+				json_pack("{s:s, s:n, s:n}", "guard", g, "value", "holds"));
+		}
+	}
+	wdb_abort(t);
+	json_decref(svc);
+	json_object_set_new(v, "observed", seen);
+	static const char *const keys[] = { "service", "node", "region", "isp", "state",
+		"percent", "steps", "step", "every", "guards", "started", "since", "next",
+		"reason", NULL };
+	if (ctl_json)
+		return ctl_show("release", v, keys);
+	ctl_print_fields(v, keys);
+	size_t i;
+	json_t *o;
+	json_array_foreach(seen, i, o) {
+		json_t *val = json_object_get(o, "value");
+		if (json_is_number(val))
+			printf("%-16s %s: %g, %s\n", i ? "" : "observed",
+			       json_string_value(json_object_get(o, "guard")), json_number_value(val),
+			       json_is_true(json_object_get(o, "holds")) ? "holds" : "BROKEN");
+		else
+			printf("%-16s %s: no input since the step began\n", i ? "" : "observed",
+			       json_string_value(json_object_get(o, "guard")));
+	}
+	json_decref(v);
+	return 0;
+}
+
+int ctl_cmd_release(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_usage_die("release: missing subcommand (start, list, show, pause, "
+		              "resume, abort)");
+	const char *sub = argv[0];
+	if (strcmp(sub, "start") == 0)
+		return release_start(argc, argv);
+	if (strcmp(sub, "show") == 0)
+		return release_show(argc, argv);
+	if (strcmp(sub, "list") == 0) {
+		ctl_no_more_args("release list", argc, argv, 1);
+		wdb_txn_t *t = ctl_begin_read();
+		json_t *all = ctl_releases(t, NULL);
+		wdb_abort(t);
+		if (ctl_json)
+			ctl_emit(json_pack("{s:o}", "releases", all));
+		else {
+			ctl_release_table(all);
+			json_decref(all);
+		}
+		return 0;
+	}
+	if (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0 ||
+	    strcmp(sub, "abort") == 0)
+		return release_change(sub, argc, argv);
+	ctl_usage_die("release: unknown subcommand '%s' (start, list, show, pause, resume, "
+	              "abort)", sub);
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* Gray releases (S4-10): the decision of one evaluation (guards, widening,
+ * completion, rollback, pause), the parsers of steps, durations and
+ * guards, and the record's checks.  Pure: no files, no store. */
+#include "health/release.h"
+#include "unit.h"
+
+#include <string.h>
+
+#define NOW 1700000000u
+
+/* A running release at step @step of 1,5,25,50,100 % every 600 s, begun
+ * @ago seconds before NOW, with guards success>=99 and score>=80. */
+static release_t rel(unsigned step, uint32_t ago)
+{
+	release_t r;
+	char err[200];
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(release_parse_steps("1,5,25,50,100", r.steps, &r.nsteps, err,
+	                                     sizeof(err)), 0);
+	r.state = RELEASE_RUNNING;
+	r.step = step;
+	r.every = 600;
+	r.since = NOW - ago;
+	ck_assert_int_eq(release_parse_guard("success>=99", &r.guard[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(release_parse_guard("score>=80", &r.guard[1], err, sizeof(err)), 0);
+	r.nguards = 2;
+	return r;
+}
+
+static const release_obs_t good[2] = { { 1, 99.5 }, { 1, 90 } };
+
+START_TEST(widens_after_every_with_guards_held)
+{
+	release_t r = rel(0, 599);
+	int broken;
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_KEEP);
+	r.since = NOW - 600;
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_WIDEN);
+	ck_assert_int_eq(broken, -1);
+	/* From 50 % the next step is 100 %: the release completes. */
+	r.step = 3;
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_COMPLETE);
+	/* A guard exactly at its bound holds. */
+	release_obs_t edge[2] = { { 1, 99 }, { 1, 80 } };
+	ck_assert_int_eq(release_step(&r, edge, NOW, &broken), RELEASE_COMPLETE);
+}
+END_TEST
+
+START_TEST(waits_without_input)
+{
+	release_t r = rel(1, 700);
+	release_obs_t none[2] = { { 1, 99.9 }, { 0, 0 } };
+	int broken;
+	ck_assert_int_eq(release_step(&r, none, NOW, &broken), RELEASE_WAIT);
+	/* Before the step is due, missing input is nothing to report. */
+	r.since = NOW - 10;
+	ck_assert_int_eq(release_step(&r, none, NOW, &broken), RELEASE_KEEP);
+	/* No guards at all: time alone widens. */
+	r.nguards = 0;
+	r.since = NOW - 600;
+	ck_assert_int_eq(release_step(&r, NULL, NOW, &broken), RELEASE_WIDEN);
+}
+END_TEST
+
+START_TEST(rolls_back_at_once)
+{
+	release_t r = rel(2, 5);
+	release_obs_t bad[2] = { { 1, 98.9 }, { 1, 90 } };
+	int broken;
+	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
+	ck_assert_int_eq(broken, 0);
+	bad[0].value = 99.9;
+	bad[1].value = 79;
+	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
+	ck_assert_int_eq(broken, 1);
+	/* A latency guard is kept from above. */
+	char err[200];
+	ck_assert_int_eq(release_parse_guard("latency<=150", &r.guard[0], err, sizeof(err)), 0);
+	release_obs_t lat[2] = { { 1, 151 }, { 1, 90 } };
+	ck_assert_int_eq(release_step(&r, lat, NOW, &broken), RELEASE_ROLLBACK);
+	lat[0].value = 150;
+	ck_assert_int_eq(release_step(&r, lat, NOW, &broken), RELEASE_KEEP);
+}
+END_TEST
+
+START_TEST(pause_and_ended)
+{
+	release_t r = rel(0, 10000);
+	r.state = RELEASE_PAUSED;
+	int broken;
+	/* Paused: never widens, but a broken guard still rolls back. */
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_KEEP);
+	release_obs_t bad[2] = { { 1, 50 }, { 1, 90 } };
+	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
+	/* Ended releases do nothing. */
+	for (int s = RELEASE_ROLLED_BACK; s <= RELEASE_COMPLETED; s++) {
+		r.state = (release_state_t)s;
+		ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_KEEP);
+	}
+	/* The last step below 100 % holds there. */
+	char err[200];
+	ck_assert_int_eq(release_parse_steps("1,10", r.steps, &r.nsteps, err, sizeof(err)), 0);
+	r.state = RELEASE_RUNNING;
+	r.step = 1;
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_KEEP);
+	/* A clock that went back does not widen. */
+	r.step = 0;
+	r.since = NOW + 100;
+	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_KEEP);
+}
+END_TEST
+
+START_TEST(parse_steps)
+{
+	uint32_t st[RELEASE_MAX_STEPS];
+	unsigned n;
+	char err[200];
+	ck_assert_int_eq(release_parse_steps("0.5,1,5,25,50,100", st, &n, err, sizeof(err)), 0);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_uint_eq(st[0], 50);
+	ck_assert_uint_eq(st[5], 10000);
+	static const char *const bad[] = { "", "0,5", "5,5", "5,1", "1,101", "100",
+		"1,,5", "1,5,", "abc", "1.234", "-1,5", NULL };
+	for (const char *const *b = bad; *b; b++)
+		ck_assert_msg(release_parse_steps(*b, st, &n, err, sizeof(err)) == -1,
+		              "steps '%s' accepted", *b);
+	ck_assert_int_eq(release_parse_steps("5,1", st, &n, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "increase"));
+}
+END_TEST
+
+START_TEST(parse_every_and_guards)
+{
+	uint32_t s;
+	char err[200];
+	ck_assert_int_eq(release_parse_every("10m", &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s, 600);
+	ck_assert_int_eq(release_parse_every("2", &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s, 2);
+	ck_assert_int_eq(release_parse_every("1h", &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s, 3600);
+	static const char *const bad_every[] = { "", "0", "0s", "10x", "m", "31d",
+		"-5", "99999999999999999999", NULL };
+	for (const char *const *b = bad_every; *b; b++)
+		ck_assert_msg(release_parse_every(*b, &s, err, sizeof(err)) == -1,
+		              "every '%s' accepted", *b);
+	release_guard_t g;
+	char txt[64];
+	ck_assert_int_eq(release_parse_guard("success>=99.5", &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(release_guard_text(&g, txt, sizeof(txt)), "success>=99.5");
+	static const char *const bad_guard[] = { "score>80", "score<=80", "latency>=5",
+		"success>=101", "success>=", "cpu>=5", "score>=x", "", NULL };
+	for (const char *const *b = bad_guard; *b; b++)
+		ck_assert_msg(release_parse_guard(*b, &g, err, sizeof(err)) == -1,
+		              "guard '%s' accepted", *b);
+}
+END_TEST
+
+START_TEST(record_checks)
+{
+	json_error_t je;
+	json_t *j = json_loads("{\"node\": \"n\", \"steps\": [1, 5, 100], \"every\": 60,"
+		"\"guards\": [\"score>=80\"], \"state\": \"running\", \"step\": 1,"
+		"\"percent\": 5, \"since\": 1700000000}", 0, &je);
+	release_t r;
+	char err[200];
+	ck_assert_int_eq(release_from_json(j, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.nsteps, 3);
+	ck_assert_uint_eq(r.step, 1);
+	ck_assert_uint_eq(r.nguards, 1);
+	static const char *const breaks[][2] = {
+		{ "state", "\"gone\"" }, { "steps", "[5, 1]" }, { "every", "0" },
+		{ "step", "3" }, { "guards", "[\"cpu>=1\"]" }, { "percent", "101" },
+		{ "node", "5" }, { "since", "-1" }, { "region", "1" },
+	};
+	for (size_t i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
+		json_t *c = json_deep_copy(j);
+		json_object_set_new(c, breaks[i][0], json_loads(breaks[i][1],
+		                    JSON_DECODE_ANY, &je));
+		ck_assert_msg(release_from_json(c, &r, err, sizeof(err)) == -1,
+		              "%s=%s accepted", breaks[i][0], breaks[i][1]);
+		json_decref(c);
+	}
+	json_decref(j);
+	ck_assert_int_eq(release_state_of("rolled-back"), RELEASE_ROLLED_BACK);
+	ck_assert_int_eq(release_state_of("x"), -1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("release");
+	TCase *t = tcase_create("core");
+	tcase_add_test(t, widens_after_every_with_guards_held);
+	tcase_add_test(t, waits_without_input);
+	tcase_add_test(t, rolls_back_at_once);
+	tcase_add_test(t, pause_and_ended);
+	tcase_add_test(t, parse_steps);
+	tcase_add_test(t, parse_every_and_guards);
+	tcase_add_test(t, record_checks);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(suite)
