@@ -37,6 +37,8 @@ typedef struct steer_conf {
 	double max_hour;          /* share points per node per hour (30,
 	                             S3-8) */
 	double floor;             /* share points every candidate keeps (5) */
+	double headroom;          /* % of a node's capacity kept free: the
+	                             ceiling of its share (20, S1-6) */
 	double sla;               /* success below this, twice, takes a node
 	                             out (98 %, S3-5) */
 	unsigned sla_after;       /* consecutive evaluations below (2, S3-9) */
@@ -78,6 +80,9 @@ typedef struct steer_in {
 	int sla_out;              /* out for the SLA (S3-5) */
 	uint32_t hour_start;      /* the per-hour limit's window (S3-8) */
 	uint32_t hour_moved;      /* share moved in it, basis points */
+	int has_ceiling;
+	uint32_t ceiling;         /* the most its capacity allows, bp (S1-6;
+	                             steer_ceilings()) */
 } steer_in_t;
 
 /* What limited or shaped a node's share (steer_out_t.limits). */
@@ -90,6 +95,7 @@ enum {
 	STEER_LIM_BUDGET = 32,    /* its provider is over the budget alert */
 	STEER_LIM_UNKNOWN = 64,   /* no fresh input: scored conservatively */
 	STEER_LIM_ALLSLA = 128,   /* every node is below the SLA: none out */
+	STEER_LIM_CAPACITY = 256, /* held at its capacity ceiling (S1-6) */
 };
 
 /** The engine's view of one node after a step. */
@@ -141,8 +147,25 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
 int steer_budget_state(double limit, double alert_pct, double spent,
                        uint32_t now);
 
+/** The demand of a row (S1-6), in the unit of its nodes' capacities,
+ * estimated from the @n nodes @in with a capacity @cap[i] > 0, a known
+ * load @util[i] (percent of capacity; NaN unknown) and a share above 0
+ * (in[i].prev, or the operator's share when the row has none): their
+ * load over their share.  Returns it, or 0 when it is unknown. */
+double steer_demand(unsigned n, const double *cap, const double *util,
+                    const steer_in_t *in);
+
+/** The capacity ceilings (S1-6) of the @n nodes @in of a row whose
+ * demand is @demand (steer_demand(); 0: unknown, no ceiling): node i
+ * with capacity @cap[i] > 0 may carry at most (100 - @headroom) % of it.
+ * Sets in[i].has_ceiling and in[i].ceiling (basis points, at most
+ * STEER_TOTAL).  Returns how many got one. */
+unsigned steer_ceilings(double headroom, unsigned n, const double *cap,
+                        double demand, steer_in_t *in);
+
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
- * scores, smooths, applies the SLA, floor, step and hourly limits and
+ * scores, smooths, applies the SLA, floor, capacity ceilings (the excess
+ * goes to the other candidates by score), step and hourly limits and
  * fills @out[0..@n).  Returns what it decided. */
 steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
                            uint32_t now, unsigned n, const steer_in_t *in,

@@ -36,7 +36,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		return 0;
 	static const char *const keys[] = {
 		"interval", "tau", "windows", "stale", "min-step", "max-step",
-		"max-change-per-hour", "floor", "sla", "sla-after",
+		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
 		"latency-bad", "budget-boost", NULL
 	};
@@ -60,6 +60,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		NUM("max-step", 0.1, 100, o->max_step)
 		NUM("max-change-per-hour", 0.1, 100, o->max_hour)
 		NUM("floor", 0, 50, o->floor)
+		NUM("headroom", 0, 90, o->headroom)
 		NUM("sla", 0, 100, o->sla)
 		NUM("sla-after", 1, 100, o->sla_after)
 		NUM("restore-after", 1, 100, o->restore_after)

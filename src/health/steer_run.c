@@ -38,7 +38,7 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 {
 	static const char *const names[] = { "floor", "max-step",
 		"max-change-per-hour", "below min-step", "SLA", "over budget",
-		"no fresh input", "all below SLA" };
+		"no fresh input", "all below SLA", "capacity" };
 	size_t l = 0;
 	buf[0] = 0;
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -151,6 +151,8 @@ static json_t *in_json(const steer_in_t *in)
 		json_object_set_new(j, "ob", json_true());
 	if (in->has_ema)
 		json_object_set_new(j, "ema", json_real(in->ema));
+	if (in->has_ceiling)
+		json_object_set_new(j, "cap", json_integer(in->ceiling));
 	return j;
 }
 
@@ -209,6 +211,8 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
 		x->over_budget = json_is_true(json_object_get(e, "ob"));
 		if ((x->has_ema = json_is_number(json_object_get(e, "ema"))))
 			x->ema = dnum(e, "ema");
+		if ((x->has_ceiling = json_is_integer(json_object_get(e, "cap"))))
+			x->ceiling = (uint32_t)json_integer_value(json_object_get(e, "cap"));
 		(*n)++;
 	}
 	return 0;
@@ -262,6 +266,26 @@ static int budget_of(run_t *r, const char *provider)
 	}
 	json_object_set_new(r->budget_state, provider, json_integer(st));
 	return st;
+}
+
+/* S1-6: the capacity of node @id (@node; 0: none) and its load, the
+ * pushed bandwidth metric in percent of that capacity (NaN: none, older
+ * than steer.stale, or not newer than @since, when the shares in force
+ * were applied: a load measured before is the load of other shares). */
+static void node_load(run_t *r, const char *id, json_t *node, uint32_t since,
+                      double *cap, double *util)
+{
+	*cap = (double)json_integer_value(json_object_get(node, "capacity"));
+	*util = NAN;
+	if (*cap <= 0)
+		return;
+	json_t *m = wdb_get(r->t, WDB_METRICS, id);
+	json_t *bw = json_object_get(m, "bandwidth");
+	uint32_t at = (uint32_t)json_integer_value(json_object_get(bw, "time"));
+	if (json_is_number(json_object_get(bw, "value")) && at > since &&
+	    (at >= r->now || r->now - at <= r->c->stale))
+		*util = dnum(bw, "value");
+	json_decref(m);
 }
 
 /* The fresh inputs of node @in->id for the row (@region, @isp): per
@@ -333,6 +357,8 @@ static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n
 			json_object_set_new(j, "latency", json_real(in[i].latency));
 		if (in[i].has_cost)
 			json_object_set_new(j, "cost", json_real(in[i].cost));
+		if (in[i].has_ceiling)
+			json_object_set_new(j, "ceiling", json_integer(in[i].ceiling));
 		if (o[i].ns >= 0)
 			json_object_set_new(j, "ns", json_real(o[i].ns));
 		if (o[i].nl >= 0)
@@ -368,6 +394,7 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 
 	static steer_in_t in[STEER_MAX_NODES];
 	static steer_out_t out[STEER_MAX_NODES];
+	double cap[STEER_MAX_NODES], util[STEER_MAX_NODES];
 	unsigned n = 0;
 	const char *id;
 	json_t *w;
@@ -395,10 +422,28 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 		if (prov)
 			x->over_budget = budget_of(r, prov) > 0;
 		gather(r, region, isp, x);
+		node_load(r, id, node, steered ? (uint32_t)json_integer_value(json_object_get(
+			json_object_get(row, "steer"), "at")) : 0, &cap[n - 1], &util[n - 1]);
+	}
+	/* S1-6: the row's demand, measured again once loads newer than
+	 * the shares in force arrive; until then the last estimate holds
+	 * (a load that lags its share would make the ceiling swing). */
+	double demand = steer_demand(n, cap, util, in);
+	uint32_t demand_at = r->now;
+	if (demand <= 0 && json_is_number(json_object_get(state, "demand"))) {
+		demand_at = (uint32_t)json_integer_value(json_object_get(state, "demand_at"));
+		if (r->now - demand_at <= c.stale)
+			demand = dnum(state, "demand");
 	}
 	json_decref(state);
+	steer_ceilings(c.headroom, n, cap, demand, in);
 	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
-	int rc = wdb_set(r->t, WDB_STEER, key, state = state_json(in, out, n, v, r->now));
+	state = state_json(in, out, n, v, r->now);
+	if (demand > 0) {
+		json_object_set_new(state, "demand", json_real(demand));
+		json_object_set_new(state, "demand_at", json_integer(demand_at));
+	}
+	int rc = wdb_set(r->t, WDB_STEER, key, state);
 	json_decref(state);
 	if (rc)
 		return rc;

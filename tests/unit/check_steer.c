@@ -381,6 +381,55 @@ START_TEST(decision_replay)
 }
 END_TEST
 
+/* S1-6: the row's demand comes from the measured load over the share it
+ * is carried for; a node keeps headroom % of its capacity free, and what
+ * it cannot take goes to the others by score; no capacity, no ceiling. */
+START_TEST(capacity_ceiling)
+{
+	steer_conf_t c = conf();
+	c.max_step = 100;
+	c.max_hour = 100;
+	steer_policy_t p = pol();
+	steer_in_t in[3] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 200),
+	                     node("c", 0, 99.9, 20) };
+	double cap[3] = { 1000, 0, 1000 }, util[3] = { 60, NAN, 0 };
+	/* a carries 600 at half the row: demand 1200; 80 % of 1000 is
+	 * two thirds of it. */
+	double demand = steer_demand(3, cap, util, in);
+	ck_assert_double_eq_tol(demand, 1200, 1e-9);
+	ck_assert_uint_eq(steer_ceilings(c.headroom, 3, cap, demand, in), 2);
+	ck_assert(in[0].has_ceiling && !in[1].has_ceiling);
+	ck_assert_uint_eq(in[0].ceiling, 6666);
+	steer_out_t out[3];
+	steer_step(&c, &p, NOW, 3, in, out);
+	ck_assert_uint_eq(out[0].share, 6666);
+	ck_assert_uint_eq(out[1].share, 3334);
+	ck_assert(out[0].limits & STEER_LIM_CAPACITY);
+	ck_assert(!(out[1].limits & STEER_LIM_CAPACITY));
+	/* Without the ceiling the score alone gives a far more. */
+	in[0].has_ceiling = 0;
+	steer_step(&c, &p, NOW, 3, in, out);
+	ck_assert_uint_gt(out[0].share, 7000);
+	/* More headroom, lower ceiling. */
+	steer_ceilings(50, 3, cap, demand, in);
+	ck_assert_uint_eq(in[0].ceiling, 4166);
+	/* No load measured anywhere: the demand is unknown, no ceiling. */
+	util[0] = NAN;
+	ck_assert_double_eq(steer_demand(3, cap, util, in), 0);
+	ck_assert_uint_eq(steer_ceilings(c.headroom, 3, cap, 0, in), 0);
+	ck_assert(!in[0].has_ceiling);
+	/* Every candidate capped: the row is over its capacity, the rest is
+	 * spread by the ceilings and the shares still add up. */
+	steer_in_t two[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	two[0].has_ceiling = two[1].has_ceiling = 1;
+	two[0].ceiling = 3000;
+	two[1].ceiling = 1000;
+	steer_step(&c, &p, NOW, 2, two, out);
+	ck_assert_uint_eq(out[0].share, 7500);
+	ck_assert_uint_eq(sum(2, out), STEER_TOTAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("steer");
@@ -398,6 +447,7 @@ static Suite *suite(void)
 	tcase_add_test(t, stale);
 	tcase_add_test(t, deterministic);
 	tcase_add_test(t, decision_replay);
+	tcase_add_test(t, capacity_ceiling);
 	suite_add_tcase(s, t);
 	return s;
 }
