@@ -264,8 +264,12 @@ static void on_tick(uv_timer_t *t)
 	 * plans it rebuilds. */
 	if (now - h->last_steer >= h->c.steer.interval) {
 		char err[512];
-		if (steer_run(h->db, &h->c.steer, health__wall(), err, sizeof(err)) < 0)
+		json_t *sla = json_object();
+		if (steer_run(h->db, &h->c.steer, health__wall(), sla, err, sizeof(err)) < 0)
 			log_warning("%s", err);
+		else
+			health__steer_sla(h, sla);
+		json_decref(sla);
 		h->last_steer = now;
 	}
 }

@@ -227,6 +227,7 @@ typedef struct {
 	json_t *services;     /* name -> service object */
 	json_t *nodes;        /* id -> node object (cache) */
 	json_t *budget_state; /* provider -> 0, 1, 2 (cache) */
+	json_t *sla;          /* node id -> [row keys] out for the SLA */
 	char what[4096];
 	size_t wl;
 	int changed;
@@ -438,6 +439,17 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 	json_decref(state);
 	steer_ceilings(c.headroom, n, cap, demand, in);
 	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
+	/* S3-5: the nodes out for the SLA, whose standby the health thread
+	 * raises; a shadow service acts on nothing. */
+	int shadow = strcmp(json_string_value(json_object_get(svc, "steering")), "shadow") == 0;
+	for (unsigned i = 0; i < n && !shadow; i++) {
+		if (!(out[i].limits & STEER_LIM_SLA))
+			continue;
+		json_t *rows = json_object_get(r->sla, in[i].id);
+		if (!rows)
+			json_object_set_new(r->sla, in[i].id, rows = json_array());
+		json_array_append_new(rows, json_string(key));
+	}
 	state = state_json(in, out, n, v, r->now);
 	if (demand > 0) {
 		json_object_set_new(state, "demand", json_real(demand));
@@ -541,8 +553,8 @@ static int has_steer_state(const char *key, json_t *val, void *arg)
 	return 1;
 }
 
-int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now, char *err,
-              size_t errlen)
+int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+              json_t *sla_out, char *err, size_t errlen)
 {
 	run_t r;
 	memset(&r, 0, sizeof(r));
@@ -564,6 +576,7 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now, char *err,
 	}
 	r.nodes = json_object();
 	r.budget_state = json_object();
+	r.sla = json_object();
 	wdb_each(r.t, WDB_WEIGHT, NULL, row_cb, &r);
 	json_decref(r.services);
 	json_decref(r.nodes);
@@ -571,11 +584,17 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now, char *err,
 	if (r.rc) {
 		snprintf(err, errlen, "steer: %s", wdb_strerror(r.rc));
 		wdb_abort(r.t);
+		json_decref(r.sla);
 		return r.rc;
 	}
 	int64_t id = wdb_commit(r.t, r.what, err, errlen);
-	if (id < 0)
+	if (id < 0) {
+		json_decref(r.sla);
 		return (int)id;
+	}
+	if (sla_out)
+		json_object_update(sla_out, r.sla);
+	json_decref(r.sla);
 	if (r.changed)
 		log_info("%s", r.what);
 	return r.changed;

@@ -29,11 +29,14 @@
 /** Evaluates every row of every service with "steering": "dynamic" at
  * @now under @c, and drops the engine's shares from the rows of services
  * that no longer steer.  One write transaction; the changed rows carry
- * their decision and the audit record says what moved and why.  Returns
- * the number of rows whose shares changed, or a negative error with the
- * reason in @err. */
+ * their decision and the audit record says what moved and why.
+ * @sla_out (may be NULL; an object the caller owns) gets, once the
+ * transaction is committed, every node taken out for the SLA (S3-5) in a
+ * row of a dynamic (not shadow) service: id -> [row keys].  Returns the
+ * number of rows whose shares changed, or a negative error with the
+ * reason in @err (and nothing in @sla_out). */
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              char *err, size_t errlen);
+              json_t *sla_out, char *err, size_t errlen);
 
 /** Whether service object @svc is steered: "steering" is "dynamic" or
  * "shadow" (S2-9: computed, recorded and explained, but its plans keep

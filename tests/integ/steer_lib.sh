@@ -41,7 +41,7 @@ start_feeder() {
 		done
 	) &
 	FEEDER=$!
-	trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cleanup' EXIT
+	trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; stop_httpds; cleanup' EXIT
 }
 
 stop_feeder() { rm -f "$T/feeding"; wait "$FEEDER"; }
