@@ -91,7 +91,7 @@ static void usage(FILE *f)
 "  weight list [SERVICE]          weight show SERVICE [--region R] [--isp I]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
 "  export                         apply [--dry-run] [--force] FILE\n"
-"  log [--since TIME|ID] [--limit N]\n"
+"  log [--auto] [--since TIME|ID] [--limit N]\n"
 "  rollback [--dry-run] [--force] [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
 "  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
