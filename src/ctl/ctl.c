@@ -100,6 +100,7 @@ static void usage(FILE *f)
 "  budget set NAME --limit AMOUNT [--period month] [--alert PCT]\n"
 "  budget del NAME                budget list\n"
 "  steer show SERVICE             steer replay SERVICE [--from TIME] [--to TIME]\n"
+"  steer unpin SERVICE [--region R] [--isp I]\n"
 "  history NODE [--since TIME] [--dimensions]\n"
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
@@ -420,10 +421,12 @@ void ctl_print_json(json_t *j)
 static int read_only_command(const char *cmd, int argc, char **argv)
 {
 	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", "cluster", "steer", NULL };
+	                                       "history", "log", "cluster", NULL };
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
+	if (strcmp(cmd, "steer") == 0)
+		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
 	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
 		for (int i = 0; i < argc; i++)
 			if (strcmp(argv[i], "--dry-run") == 0)

@@ -4,6 +4,7 @@
  * S3-8).  Which change a bare rollback undoes is the pure rule of
  * wdb_rollback_pick() (store/change.h). */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "health/cutover.h"
 #include "store/change.h"
 
@@ -295,6 +296,14 @@ int ctl_cmd_rollback(int argc, char **argv)
 	json_t *rec = wdb_audit_get(ctl_db, id);
 	if (!rec)
 		ctl_die("rollback: change %lld does not exist", (long long)id);
+	/* S3-8: an automatic change of shares is undone by pinning the
+	 * shares before it, or the engine would make it again. */
+	const char *actor = json_string_value(json_object_get(rec, "actor"));
+	if (actor && strcmp(actor, "gslbd:steer") == 0) {
+		int rc = ctl_steer_rollback(rec, id, dry);
+		json_decref(rec);
+		return rc;
+	}
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
 	json_t *undo = undo_of(t, rec, id);
 	char line[1000], why[1000];

@@ -269,6 +269,73 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 	return 1;
 }
 
+/* Rollback and pins ------------------------------------------------ */
+
+int ctl_steer_rollback(json_t *rec, int64_t id, int dry)
+{
+	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
+	json_t *rows = json_object();
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(rec, "changes"), i, c) {
+		const char *kind = json_string_value(json_object_get(c, "kind"));
+		const char *key = json_string_value(json_object_get(c, "key"));
+		if (!kind || strcmp(kind, "weight") != 0 || !key)
+			continue;
+		json_t *before = json_object_get(c, "before");
+		json_t *now = wdb_get(t, WDB_WEIGHT, key);
+		if (!now || !json_is_object(before) ||
+		    !json_equal(json_object_get(now, "weights"), json_object_get(before, "weights")))
+			ctl_die("rollback: the operator's weights of row %s changed after change "
+			        "%lld: they are in force, there is nothing to pin", key, (long long)id);
+		json_t *pinned = json_deep_copy(now);
+		json_decref(now);
+		json_t *prev = json_object_get(before, "steer");
+		if (prev)
+			json_object_set(pinned, "steer", prev);
+		else
+			json_object_del(pinned, "steer");
+		json_object_set_new(pinned, "pin", json_pack("{s:s, s:I, s:I}", "by", ctl_user,
+			"at", (json_int_t)time(NULL), "change", (json_int_t)id));
+		json_object_set_new(rows, key, pinned);
+	}
+	if (!json_object_size(rows))
+		ctl_die("rollback: change %lld moved no weight row", (long long)id);
+	const char *key;
+	json_t *row;
+	json_object_foreach(rows, key, row) {
+		json_t *w = plan_row_weights(row, 1);
+		if (!ctl_json || dry) {
+			printf("%s row %s at ", dry ? "rollback would pin" : "pinning", key);
+			const char *nid;
+			json_t *v;
+			int first = 1;
+			if (w == json_object_get(row, "weights"))
+				printf("the operator's weights");
+			else
+				json_object_foreach(w, nid, v) {
+					printf("%s%s %.2f%%", first ? "" : ", ", nid,
+					       json_integer_value(v) / 100.0);
+					first = 0;
+				}
+			printf(" (before change %lld)\n", (long long)id);
+		}
+		if (!dry)
+			ctl_set(t, WDB_WEIGHT, key, row);
+	}
+	json_decref(rows);
+	if (dry) {
+		wdb_abort(t);
+		printf("--dry-run: nothing was written\n");
+		return 0;
+	}
+	wdb_txn_note(t, "undoes", json_integer(id));
+	char what[200];
+	snprintf(what, sizeof(what), "rollback %lld: steering pinned", (long long)id);
+	ctl_commit(t, what);
+	return 0;
+}
+
 /* Budgets ---------------------------------------------------------- */
 
 static int collect_obj(const char *key, json_t *val, void *obj)
@@ -401,6 +468,12 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_object_get(state, "at"))));
 	json_object_set(out, "verdict", json_object_get(state, "verdict") ?
 	                json_object_get(state, "verdict") : json_string("not evaluated yet"));
+	json_t *pin = json_object_get(row, "pin");
+	if (pin) {
+		json_t *p2 = json_deep_copy(pin);
+		ctl_set_time(p2, "at", json_integer_value(json_object_get(pin, "at")));
+		json_object_set_new(out, "pinned", p2);
+	}
 	json_t *nodes = json_object();
 	const char *id;
 	json_t *w;
@@ -467,6 +540,13 @@ void ctl_steer_print(json_t *st)
 	       json_is_true(json_object_get(st, "steered")) ? "engine's shares in force" :
 	       "operator's weights in force",
 	       json_string_value(json_object_get(st, "verdict")));
+	json_t *pin = json_object_get(st, "pinned");
+	if (pin)
+		printf("          pinned by %s at %s (rollback of change %lld): the engine "
+		       "leaves this row alone until steer unpin\n",
+		       json_string_value(json_object_get(pin, "by")),
+		       json_string_value(json_object_get(pin, "at")),
+		       json_integer_value(json_object_get(pin, "change")));
 	printf("  %-14s %5s %7s %7s %7s %6s %6s %7s %7s  %s\n", "NODE", "BASE", "SUCCESS",
 	       "LATENCY", "COST", "SCORE", "SMOOTH", "TARGET%", "SHARE%", "LIMITS");
 	const char *id;
@@ -531,6 +611,74 @@ static int steer_show(const char *svc)
 			ctl_steer_print(k);
 	json_decref(keys);
 	json_decref(out);
+	return 0;
+}
+
+/* steer unpin SERVICE [--region R] [--isp I]: without either, every
+ * pinned row of the service. */
+static int steer_unpin(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_usage_die("steer unpin: usage: steer unpin SERVICE [--region R] [--isp I]");
+	char svc[1100];
+	ctl_service_name(argv[0], svc, sizeof(svc));
+	const char *region = NULL, *isp = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			ctl_usage_die("steer unpin: %s needs a value", argv[i]);
+		const char *v = argv[++i];
+		if (strcmp(argv[i - 1], "--region") == 0 && (strcmp(v, "*") == 0 || ctl_valid_word(v, 0)))
+			region = v;
+		else if (strcmp(argv[i - 1], "--isp") == 0 && (strcmp(v, "*") == 0 || ctl_valid_word(v, 0)))
+			isp = v;
+		else
+			ctl_usage_die("steer unpin: unknown option or bad value '%s %s' (usage: steer "
+			              "unpin SERVICE [--region R] [--isp I])", argv[i - 1], v);
+	}
+	wdb_txn_t *t = ctl_begin();
+	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (!s)
+		ctl_die("steer unpin: service %s does not exist", svc);
+	json_decref(s);
+	json_t *keys = json_array();
+	char key[1300];
+	if (region || isp) {
+		json_array_append_new(keys, json_string(wdb_row_key(key, sizeof(key), svc,
+			region ? region : "*", isp ? isp : "*")));
+	} else {
+		wdb_row_prefix(key, sizeof(key), svc);
+		wdb_each(t, WDB_WEIGHT, key, ctl_collect_key, keys);
+	}
+	char what[1500];
+	size_t wl = (size_t)snprintf(what, sizeof(what), "steer unpin");
+	unsigned n = 0;
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k) {
+		json_t *row = wdb_get(t, WDB_WEIGHT, json_string_value(k));
+		if (!json_object_get(row, "pin")) {
+			json_decref(row);
+			continue;
+		}
+		json_object_del(row, "pin");
+		ctl_set(t, WDB_WEIGHT, json_string_value(k), row);
+		json_decref(row);
+		if (wl < sizeof(what))
+			wl += (size_t)snprintf(what + wl, sizeof(what) - wl, "%s %s", n ? "," : "",
+			                       json_string_value(k));
+		if (!ctl_json)
+			printf("row %s unpinned: the engine steers it again\n", json_string_value(k));
+		n++;
+	}
+	json_decref(keys);
+	if (!n) {
+		wdb_abort(t);
+		if (region || isp)
+			ctl_die("steer unpin: row %s --region %s --isp %s is not pinned", svc,
+			        region ? region : "*", isp ? isp : "*");
+		ctl_die("steer unpin: service %s has no pinned row", svc);
+	}
+	ctl_commit(t, what);
 	return 0;
 }
 
@@ -646,9 +794,11 @@ static int steer_replay(int argc, char **argv)
 int ctl_cmd_steer(int argc, char **argv)
 {
 	if (argc < 1)
-		ctl_die("steer: missing subcommand (show, replay)");
+		ctl_die("steer: missing subcommand (show, replay, unpin)");
 	if (strcmp(argv[0], "replay") == 0)
 		return steer_replay(argc - 1, argv + 1);
+	if (strcmp(argv[0], "unpin") == 0)
+		return steer_unpin(argc - 1, argv + 1);
 	if (strcmp(argv[0], "show") == 0) {
 		if (argc != 2)
 			ctl_die("steer show: usage: steer show SERVICE");
@@ -656,5 +806,5 @@ int ctl_cmd_steer(int argc, char **argv)
 		ctl_service_name(argv[1], svc, sizeof(svc));
 		return steer_show(svc);
 	}
-	ctl_die("steer: unknown subcommand '%s' (show, replay)", argv[0]);
+	ctl_die("steer: unknown subcommand '%s' (show, replay, unpin)", argv[0]);
 }

@@ -516,6 +516,10 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	json_t *s = json_object_get(r->services, svc);
+	/* S3-8: a row pinned by the rollback of one of the engine's changes
+	 * keeps its shares until the operator unpins it. */
+	if (steer_service_on(s) && json_object_get(row, "pin"))
+		return 0;
 	if (steer_service_on(s)) {
 		r->rc = eval_row(r, key, row, s);
 		return r->rc != 0;

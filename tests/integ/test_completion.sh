@@ -38,7 +38,7 @@ c "$C node del " "bj-1 gd-1" "node ids from the store"
 c "$C weight set www.gslb.test g" "gd-1=" "weight set: NODE= from the store"
 c "$C service add www.gslb.test --all-down " "empty fallback open" "--all-down values"
 c "$C metrics push " "bj-1 gd-1" "metrics push: node ids"
-c "$C steer " "replay show" "steer: subcommands"
+c "$C steer " "replay show unpin" "steer: subcommands"
 c "$C steer replay " "img.gslb.test www.gslb.test" "steer replay: service names"
 c "$C service set www.gslb.test --steering " "dynamic shadow static" "--steering values"
 finish
