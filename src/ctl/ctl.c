@@ -97,7 +97,7 @@ static void usage(FILE *f)
 "  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
 "               [latency=MS] [bytes=N]\n"
 "  metrics push --provider NAME [--at TIME] spent=AMOUNT\n"
-"  budget set NAME --limit AMOUNT [--period month] [--alert PCT]\n"
+"  budget set NAME --limit AMOUNT [--period day|week|month|Nd] [--alert PCT]\n"
 "  budget del NAME                budget list\n"
 "  steer show SERVICE             steer replay SERVICE [--from TIME] [--to TIME]\n"
 "  steer unpin SERVICE [--region R] [--isp I]\n"

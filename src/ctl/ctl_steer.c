@@ -100,13 +100,13 @@ static int push_spend(int argc, char **argv)
 		ctl_die("metrics push --provider %s: give spent=AMOUNT", name);
 	wdb_txn_t *t = ctl_begin();
 	char key[200];
-	steer_spend_key(key, sizeof(key), name, at);
+	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
 	json_t *rec = input_record(t, key);
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
 	input_commit(t, key, rec);
 	if (!ctl_json)
-		printf("spend of %s for %.7s stored\n", name, key + strlen(name) + 3);
+		printf("spend of %s for %s stored\n", name, key + strlen(name) + 3);
 	return 0;
 }
 
@@ -169,7 +169,7 @@ int ctl_steer_metrics(int argc, char **argv)
 			        "--cost-per-gb (node set %s --provider NAME --cost-per-gb PRICE)",
 			        id, id);
 		char key[200];
-		steer_spend_key(key, sizeof(key), prov, at);
+		steer_spend_key(key, sizeof(key), prov, steer_provider_period(t, prov), at);
 		json_t *rec = input_record(t, key);
 		double was = json_number_value(json_object_get(rec, "derived"));
 		json_object_set_new(rec, "derived",
@@ -353,12 +353,8 @@ static int budget_list(void)
 	const char *name;
 	json_t *b;
 	json_object_foreach(all, name, b) {
-		char key[200];
-		json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(key, sizeof(key), name, now));
-		double spent = steer_spend_of(rec);
-		json_decref(rec);
-		int st = steer_budget_state(json_number_value(json_object_get(b, "limit")),
-		                            json_number_value(json_object_get(b, "alert")), spent, now);
+		double spent;
+		int st = steer_budget_read(t, name, now, &spent, NULL);
 		static const char *const states[] = { "within", "over alert", "exhausted" };
 		json_object_set_new(b, "spent", json_real(spent));
 		json_object_set_new(b, "state", json_string(states[st]));
@@ -371,7 +367,8 @@ static int budget_list(void)
 		       "SPENT", "STATE");
 		json_object_foreach(all, name, b)
 			printf("%-16s %12.2f %7s %5.0f%% %12.2f %s\n", name,
-			       json_number_value(json_object_get(b, "limit")), "month",
+			       json_number_value(json_object_get(b, "limit")),
+			       json_string_value(json_object_get(b, "period")) ?: "month",
 			       json_number_value(json_object_get(b, "alert")),
 			       json_number_value(json_object_get(b, "spent")),
 			       json_string_value(json_object_get(b, "state")));
@@ -415,8 +412,13 @@ int ctl_cmd_budget(int argc, char **argv)
 		else if (strcmp(o, "--alert") == 0)
 			json_object_set_new(b, "alert", json_real(parse_real("budget set", o, v, 1, 100)));
 		else if (strcmp(o, "--period") == 0) {
-			if (strcmp(v, "month") != 0)
-				ctl_die("budget set: --period %s: only month is supported", v);
+			unsigned days;
+			char text[16];
+			if (steer_period_parse(v, &days))
+				ctl_die("budget set: --period %s: give day, week, month or a number of "
+				        "days from 1 to %d such as 10d", v, STEER_PERIOD_MAX);
+			json_object_set_new(b, "period", json_string(steer_period_text(days, text,
+			                                                               sizeof(text))));
 		} else
 			ctl_die("budget set: unknown option '%s'", o);
 	}
@@ -490,20 +492,16 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_t *prov = json_object_get(node, "provider");
 		if (prov) {
 			json_object_set(j, "provider", prov);
-			json_t *b = wdb_get(t, WDB_BUDGET, json_string_value(prov));
+			json_t *b;
+			double spent;
+			int st = steer_budget_read(t, json_string_value(prov), (uint32_t)time(NULL),
+			                           &spent, &b);
 			if (b) {
-				char k[200];
-				uint32_t now = (uint32_t)time(NULL);
-				json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(k, sizeof(k),
-				                      json_string_value(prov), now));
-				double spent = steer_spend_of(rec);
 				static const char *const states[] = { "within", "over alert", "exhausted" };
-				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s}",
+				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s, s:s}",
 					"spent", spent, "limit", json_number_value(json_object_get(b, "limit")),
-					"state", states[steer_budget_state(
-						json_number_value(json_object_get(b, "limit")),
-						json_number_value(json_object_get(b, "alert")), spent, now)]));
-				json_decref(rec);
+					"state", states[st], "period",
+					json_string_value(json_object_get(b, "period")) ?: "month"));
 				json_decref(b);
 			}
 		}

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -122,28 +123,82 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
 	return 1;
 }
 
+int steer_period_parse(const char *text, unsigned *days)
+{
+	if (strcmp(text, "month") == 0)
+		*days = 0;
+	else if (strcmp(text, "day") == 0)
+		*days = 1;
+	else if (strcmp(text, "week") == 0)
+		*days = 7;
+	else {
+		unsigned n = 0;
+		size_t i = 0;
+		for (; text[i] >= '0' && text[i] <= '9' && n <= STEER_PERIOD_MAX; i++)
+			n = n * 10 + (unsigned)(text[i] - '0');
+		if (!i || text[0] == '0' || strcmp(text + i, "d") != 0 || n < 1 ||
+		    n > STEER_PERIOD_MAX)
+			return -1;
+		*days = n;
+	}
+	return 0;
+}
+
+const char *steer_period_text(unsigned days, char *buf, size_t size)
+{
+	if (days == 0)
+		snprintf(buf, size, "month");
+	else if (days == 1)
+		snprintf(buf, size, "day");
+	else if (days == 7)
+		snprintf(buf, size, "week");
+	else
+		snprintf(buf, size, "%ud", days);
+	return buf;
+}
+
+void steer_period_bounds(unsigned days, uint32_t t, uint32_t *start,
+                         uint32_t *end)
+{
+	if (days == 0) {
+		time_t tt = (time_t)t;
+		struct tm a;
+		gmtime_r(&tt, &a);
+		a.tm_mday = 1;
+		a.tm_hour = a.tm_min = a.tm_sec = 0;
+		struct tm b = a;
+		b.tm_mon++;
+		*start = (uint32_t)timegm(&a);
+		*end = (uint32_t)timegm(&b);
+		return;
+	}
+	/* Runs of days counted from a Monday, so that a week is Monday to
+	 * Sunday: day 4 of the Unix epoch, 1970-01-05. */
+	uint32_t day = t / 86400, first = 4;
+	uint32_t k = day >= first ? (day - first) / days : 0;
+	*start = (first + k * days) * 86400;
+	*end = *start + days * 86400;
+	if (day < first) {
+		*start = 0;
+		*end = first * 86400;
+	}
+}
+
 int steer_budget_state(double limit, double alert_pct, double spent,
-                       uint32_t now)
+                       unsigned days, uint32_t now)
 {
 	if (limit <= 0)
 		return 0;
 	if (spent >= limit)
 		return 2;
-	time_t t = (time_t)now;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	struct tm a = tm, b = tm;
-	a.tm_mday = 1;
-	a.tm_hour = a.tm_min = a.tm_sec = 0;
-	b = a;
-	b.tm_mon++;
-	double start = (double)timegm(&a), end = (double)timegm(&b);
-	double frac = ((double)now - start) / (end - start);
-	/* At least one day's worth, so that the first hours of a month do
-	 * not turn any spend into an alert. */
-	double day = 86400 / (end - start);
-	if (frac < day)
-		frac = day;
+	uint32_t start, end;
+	steer_period_bounds(days, now, &start, &end);
+	double frac = ((double)now - start) / ((double)end - start);
+	/* At least a thirtieth of the period (a day of a month), so that
+	 * the first hours of a period do not turn any spend into an
+	 * alert. */
+	if (frac < 1.0 / 30)
+		frac = 1.0 / 30;
 	return spent >= limit * frac * alert_pct / 100 ? 1 : 0;
 }
 

@@ -14,6 +14,7 @@
 #ifndef GSLB_STEER_H
 #define GSLB_STEER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define STEER_TOTAL 10000u        /* a row's shares add up to this */
@@ -141,11 +142,32 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
                     unsigned n, uint32_t now, int which, double *out,
                     double *now_out);
 
-/** Whether spend @spent of a budget of @limit per calendar month (UTC)
- * passes @alert_pct of the budget pro-rated to @now (S3-6).  Returns 0
- * (within), 1 (past the alert level) or 2 (past the whole limit). */
+#define STEER_PERIOD_MAX 366  /* days of the longest budget period */
+
+/** Reads a budget period: "month" (0: the calendar month, UTC), "day"
+ * (1), "week" (7) or "Nd", N from 1 to STEER_PERIOD_MAX days, into
+ * *@days.  Returns 0, or -1 for anything else. */
+int steer_period_parse(const char *text, unsigned *days);
+
+/** The text of period @days (steer_period_parse()) into @buf: "month",
+ * "day", "week" or "Nd".  Returns @buf. */
+const char *steer_period_text(unsigned days, char *buf, size_t size);
+
+/** The period of @days that holds @t, [*@start, *@end) in unix time:
+ * the calendar month (UTC) for 0, else the run of @days days counted
+ * from Monday 1970-01-05 00:00 UTC (a day for 1, a week from Monday for
+ * 7). */
+void steer_period_bounds(unsigned days, uint32_t t, uint32_t *start,
+                         uint32_t *end);
+
+/** Whether spend @spent of a budget of @limit per period @days
+ * (steer_period_bounds()) passes @alert_pct of the budget pro-rated to
+ * the part of the period gone at @now (at least a thirtieth of it, so
+ * that the first hours of a period do not turn any spend into an alert)
+ * (S3-6).  Returns 0 (within), 1 (past the alert level) or 2 (past the
+ * whole limit). */
 int steer_budget_state(double limit, double alert_pct, double spent,
-                       uint32_t now);
+                       unsigned days, uint32_t now);
 
 /** The demand of a row (S1-6), in the unit of its nodes' capacities,
  * estimated from the @n nodes @in with a capacity @cap[i] > 0, a known

@@ -50,13 +50,58 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 }
 
 const char *steer_spend_key(char *buf, size_t size, const char *name,
-                            uint32_t t)
+                            unsigned days, uint32_t t)
 {
-	time_t tt = (time_t)t;
+	uint32_t start, end;
+	steer_period_bounds(days, t, &start, &end);
+	time_t tt = (time_t)start;
 	struct tm tm;
 	gmtime_r(&tt, &tm);
-	snprintf(buf, size, "p|%s|%04d-%02d", name, tm.tm_year + 1900, tm.tm_mon + 1);
+	if (days == 0)
+		snprintf(buf, size, "p|%s|%04d-%02d", name, tm.tm_year + 1900, tm.tm_mon + 1);
+	else
+		snprintf(buf, size, "p|%s|%04d-%02d-%02d/%ud", name, tm.tm_year + 1900,
+		         tm.tm_mon + 1, tm.tm_mday, days);
 	return buf;
+}
+
+/* The period of budget object @b (0, the month, when it says none). */
+static unsigned budget_period(json_t *b)
+{
+	unsigned days = 0;
+	const char *p = json_string_value(json_object_get(b, "period"));
+	if (!p || steer_period_parse(p, &days))
+		days = 0;
+	return days;
+}
+
+unsigned steer_provider_period(wdb_txn_t *t, const char *name)
+{
+	json_t *b = wdb_get(t, WDB_BUDGET, name);
+	unsigned days = budget_period(b);
+	json_decref(b);
+	return days;
+}
+
+int steer_budget_read(wdb_txn_t *t, const char *name, uint32_t now,
+                      double *spent, json_t **budget)
+{
+	json_t *b = wdb_get(t, WDB_BUDGET, name);
+	unsigned days = budget_period(b);
+	char key[200];
+	json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(key, sizeof(key), name, days, now));
+	double s = steer_spend_of(rec);
+	json_decref(rec);
+	int st = b ? steer_budget_state(json_number_value(json_object_get(b, "limit")),
+	                                json_number_value(json_object_get(b, "alert")), s,
+	                                days, now) : 0;
+	if (spent)
+		*spent = s;
+	if (budget)
+		*budget = b;
+	else
+		json_decref(b);
+	return st;
 }
 
 double steer_spend_of(json_t *rec)
@@ -254,17 +299,7 @@ static int budget_of(run_t *r, const char *provider)
 	json_t *s = json_object_get(r->budget_state, provider);
 	if (s)
 		return (int)json_integer_value(s);
-	int st = 0;
-	json_t *b = wdb_get(r->t, WDB_BUDGET, provider);
-	if (b) {
-		char key[200];
-		json_t *spend = wdb_get(r->t, WDB_STEERIN,
-		                        steer_spend_key(key, sizeof(key), provider, r->now));
-		st = steer_budget_state(dnum(b, "limit"), dnum(b, "alert"),
-		                        steer_spend_of(spend), r->now);
-		json_decref(spend);
-		json_decref(b);
-	}
+	int st = steer_budget_read(r->t, provider, r->now, NULL, NULL);
 	json_object_set_new(r->budget_state, provider, json_integer(st));
 	return st;
 }

@@ -56,10 +56,23 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
  * "-" for none.  Returns @buf. */
 const char *steer_limits_text(unsigned lim, char *buf, size_t size);
 
-/** The key of provider @name's spend record for the month of @t
- * ("p|NAME|YYYY-MM") into @buf.  Returns @buf. */
+/** The key of provider @name's spend record for its budget period
+ * @days (steer_period_parse()) holding @t into @buf: "p|NAME|YYYY-MM"
+ * for a calendar month, "p|NAME|YYYY-MM-DD/Nd" (the first day) for
+ * others.  Returns @buf. */
 const char *steer_spend_key(char *buf, size_t size, const char *name,
-                            uint32_t t);
+                            unsigned days, uint32_t t);
+
+/** The budget period of provider @name in @t: its budget's, or the
+ * calendar month (0) when it has none. */
+unsigned steer_provider_period(wdb_txn_t *t, const char *name);
+
+/** The budget of provider @name in @t at @now: returns its state
+ * (steer_budget_state(); 0 when it has no budget), with the spend of the
+ * period in *@spent and the budget object in *@budget (new reference, or
+ * NULL when there is none; both may be NULL). */
+int steer_budget_read(wdb_txn_t *t, const char *name, uint32_t now,
+                      double *spent, json_t **budget);
 
 /** A provider's spend in the record @rec: the pushed figure when there
  * is one, else bytes times price. */

@@ -141,6 +141,17 @@ expect_has "$out" "--region CN-GZ: use a short lowercase name" "bad region refus
 CTL budget set cdn-b --limit 1000 >/dev/null
 CTL metrics push b bytes=5000000000 >/dev/null
 expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "bytes x price counted as spend"
+# Other periods: spend counts per period; a new period starts from 0.
+CTL budget set cdn-b --period week >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +week +80% +0\.00 within" "a weekly budget starts its own spend"
+CTL metrics push b bytes=10000000000 >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +week +80% +0\.20 within" "bytes counted in the week"
+CTL budget set cdn-b --period 10d >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +10d " "a budget of 10 days"
+out=$(CTL budget set cdn-b --period year 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "--period year: give day, week, month or a number of days" \
+	"bad --period refused" || fail "--period year: rc $rc: $out"
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +10d " "the refused period changed nothing"
 CTL node set b --provider none --cost-per-gb none >/dev/null
 out=$(CTL metrics push b bytes=1000 2>&1)
 expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"
