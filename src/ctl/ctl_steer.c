@@ -485,9 +485,17 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_object_set(j, "base", w);
 		json_object_set_new(j, "weight", json_integer(
 			json_integer_value(json_object_get(applied, id))));
-		char lim[200];
-		json_object_set_new(j, "limits_text", json_string(steer_limits_text(
-			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
+		/* The limits that applied, and the capacity ceiling (S1-6)
+		 * when it is below the whole row. */
+		char lim[240];
+		unsigned lims = (unsigned)json_integer_value(json_object_get(n, "limits"));
+		json_t *ceil = json_object_get(n, "ceiling");
+		int capped = json_is_integer(ceil) && json_integer_value(ceil) < STEER_TOTAL;
+		steer_limits_text(lims, lim, sizeof(lim) - 40);
+		if (capped)
+			snprintf(lims ? lim + strlen(lim) : lim, 40, "%sceiling %.2f%%",
+			         lims ? ", " : "", json_integer_value(ceil) / 100.0);
+		json_object_set_new(j, "limits_text", json_string(lim));
 		json_t *node = wdb_get(t, WDB_NODE, id);
 		json_t *prov = json_object_get(node, "provider");
 		if (prov) {

@@ -431,6 +431,11 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 	static steer_in_t in[STEER_MAX_NODES];
 	static steer_out_t out[STEER_MAX_NODES];
 	double cap[STEER_MAX_NODES], util[STEER_MAX_NODES];
+	/* When the weights in force were applied: the engine's shares, or
+	 * its hand-back to the operator's weights. */
+	uint32_t reverted_at = (uint32_t)json_integer_value(json_object_get(state, "reverted_at"));
+	uint32_t applied_at = steered ? (uint32_t)json_integer_value(json_object_get(
+		json_object_get(row, "steer"), "at")) : reverted_at;
 	unsigned n = 0;
 	const char *id;
 	json_t *w;
@@ -458,8 +463,7 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 		if (prov)
 			x->over_budget = budget_of(r, prov) > 0;
 		gather(r, region, isp, x);
-		node_load(r, id, node, steered ? (uint32_t)json_integer_value(json_object_get(
-			json_object_get(row, "steer"), "at")) : 0, &cap[n - 1], &util[n - 1]);
+		node_load(r, id, node, applied_at, &cap[n - 1], &util[n - 1]);
 	}
 	/* S1-6: the row's demand, measured again once loads newer than
 	 * the shares in force arrive; until then the last estimate holds
@@ -490,6 +494,9 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 		json_object_set_new(state, "demand", json_real(demand));
 		json_object_set_new(state, "demand_at", json_integer(demand_at));
 	}
+	if (v == STEER_REVERT || reverted_at)
+		json_object_set_new(state, "reverted_at",
+		                    json_integer(v == STEER_REVERT ? r->now : reverted_at));
 	int rc = wdb_set(r->t, WDB_STEER, key, state);
 	json_decref(state);
 	if (rc)

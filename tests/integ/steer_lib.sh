@@ -14,6 +14,34 @@ EOG
 		{ echo "cannot build mmdb"; exit 1; }
 }
 
+# steer_setup [SECTIONS] [STEER-KEYS]: the GeoIP database, the zone and
+# gslbd.conf with time compressed steering (an evaluation every second,
+# tau 2 s, short windows, generous step limits), SECTIONS (YAML, such as
+# a health section) added and each "key: value" line of STEER-KEYS in
+# place of the default of that key.
+steer_setup() {
+	local steer="  interval: 1
+  tau: 2
+  windows: [4, 8]
+  stale: 8
+  min-step: 1
+  max-step: 20
+  max-change-per-hour: 100
+  floor: 5" line
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		steer=$(grep -v "^  ${line%%:*}:" <<<"$steer")
+		steer+=$'\n'"  $line"
+	done <<<"${2-}"
+	steer_geo
+	gslb_zone
+	write_conf gslb.test z.zone "geoip:
+  database: geo.mmdb
+${1-}
+steer:
+$steer"
+}
+
 # set_m NODE:ROW "KEY=VALUE...": the measurements the feeder pushes for
 # NODE in ROW (gz, bj, or - for the node as a whole), one file each.
 set_m() { mkdir -p "$T/m"; echo "$2" > "$T/m/$1"; }

@@ -9,19 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/steer_lib.sh"
-steer_geo
-gslb_zone
-write_conf gslb.test z.zone "geoip:
-  database: geo.mmdb
-steer:
-  interval: 1
-  tau: 2
-  windows: [4, 8]
-  stale: 8
-  min-step: 1
-  max-step: 20
-  max-change-per-hour: 100
-  floor: 5"
+steer_setup
 
 CTL service add www.gslb.test --ttl 30 --answers 1 >/dev/null
 CTL node add a --addr 192.0.2.1 --provider cdn-a --cost-per-gb 0.02 >/dev/null

@@ -8,20 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/steer_lib.sh"
 
-steer_geo
-gslb_zone
-write_conf gslb.test z.zone "geoip:
-  database: geo.mmdb
-steer:
-  interval: 1
-  tau: 2
-  windows: [4, 8]
-  stale: 8
-  min-step: 1
-  max-step: 20
-  max-change-per-hour: 100
-  floor: 5
-  headroom: 20"
+steer_setup "" "headroom: 20
+stale: 30"
 
 CTL service add www.gslb.test --ttl 30 --answers 1 >/dev/null
 CTL node add a --addr 192.0.2.1 --capacity 1000 >/dev/null
@@ -51,7 +39,7 @@ sleep 3
 w=$(weight gz a)
 [ -n "$w" ] && [ "$w" -le 6670 ] && ok "a stays at or below the ceiling ($w bp)" ||
 	fail "a went past its ceiling: $w bp"
-expect_has "$(CTL steer show www.gslb.test)" "^  a .*capacity" "steer show: the capacity limit"
+expect_has "$(CTL steer show www.gslb.test)" "^  a .*capacity, ceiling 66\.6[0-9]%" "steer show: the capacity limit and the ceiling"
 expect_has "$(steer_field gz a ceiling)" "^66[0-9][0-9]$" "steer show --json: the ceiling"
 s=$(share gz 192.0.2.1)
 within "$s" 610 720 && ok "dig: a answers $s per mille, its ceiling is 667" ||

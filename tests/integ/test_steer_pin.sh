@@ -7,22 +7,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/steer_lib.sh"
 
-steer_geo
-gslb_zone
-write_conf gslb.test z.zone "geoip:
-  database: geo.mmdb
-health:
+steer_setup "health:
   interval: 1
-  timeout: 0.9
-steer:
-  interval: 1
-  tau: 2
-  windows: [4, 8]
-  stale: 8
-  min-step: 1
-  max-step: 20
-  max-change-per-hour: 100
-  floor: 5"
+  timeout: 0.9"
 HP1=$((PORT + 3000))
 start_httpd "$HP1"
 

@@ -8,23 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/steer_lib.sh"
 
-steer_geo
-gslb_zone
-write_conf gslb.test z.zone "geoip:
-  database: geo.mmdb
-health:
+steer_setup "health:
   interval: 1
   timeout: 0.9
-  settle: 2
-steer:
-  interval: 1
-  tau: 2
-  windows: [2, 4]
-  stale: 8
-  min-step: 1
-  max-step: 50
-  max-change-per-hour: 100
-  floor: 5"
+  settle: 2" "windows: [2, 4]
+max-step: 50"
 HP1=$((PORT + 3000)); HP2=$((PORT + 3001))
 for p in $HP1 $HP2; do start_httpd "$p"; done
 
