@@ -94,15 +94,22 @@ unsigned dname_labels(const uint8_t *n)
 
 size_t dname_copy_lower(uint8_t *dst, const uint8_t *src)
 {
+	size_t n = 0;
+	while (src[n])
+		n += src[n] + 1u;
+	n++;
+	/* Eight bytes at a time: length bytes are < 'A', so lowercasing
+	 * whole words leaves them alone. */
 	size_t i = 0;
-	for (;;) {
-		uint8_t l = src[i];
-		dst[i++] = l;
-		if (!l)
-			return i;
-		for (uint8_t k = 0; k < l; k++, i++)
-			dst[i] = dname_lower[src[i]];
+	uint64_t w;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, src + i, 8);
+		w = hash_lower8(w);
+		memcpy(dst + i, &w, 8);
 	}
+	for (; i < n; i++)
+		dst[i] = dname_lower[src[i]];
+	return n;
 }
 
 int dname_equal(const uint8_t *a, const uint8_t *b)
@@ -140,15 +147,10 @@ int dname_is_sub(const uint8_t *n, const uint8_t *zone)
 
 uint32_t dname_hash(const uint8_t *n)
 {
-	uint32_t h = HASH_FNV32_INIT;
-	for (;;) {
-		uint8_t l = *n++;
-		h = hash_fnv32_step(h, l);
-		if (!l)
-			return h;
-		for (uint8_t k = 0; k < l; k++)
-			h = hash_fnv32_step(h, dname_lower[*n++]);
-	}
+	const uint8_t *e = n;
+	while (*e)
+		e += *e + 1;
+	return (uint32_t)hash_words(n, (size_t)(e - n) + 1, 1);
 }
 
 size_t dname_unpack(const uint8_t *pkt, size_t len, size_t *pos,
@@ -209,6 +211,13 @@ int dname_skip(const uint8_t *pkt, size_t len, size_t *pos)
 	}
 }
 
+/* Bytes a presentation name shows as themselves: printable ASCII but
+ * for the ones zone syntax gives a meaning (. \\ " ; ( ) $ @). */
+static const uint8_t name_plain[256] = {
+	['!'] = 1, ['#'] = 1, ['%' ... '\''] = 1, ['*' ... '-'] = 1,
+	['/' ... ':'] = 1, ['<' ... '?'] = 1, ['A' ... '['] = 1, [']' ... '~'] = 1,
+};
+
 char *dname_to_str(const uint8_t *n, char *buf, size_t size)
 {
 	size_t o = 0;
@@ -221,17 +230,30 @@ char *dname_to_str(const uint8_t *n, char *buf, size_t size)
 		buf[0] = '.', buf[1] = 0;
 		return buf;
 	}
+	const uint8_t *plain = name_plain;
 	while (*n && o + 5 < size) {
 		uint8_t l = *n++;
-		for (uint8_t k = 0; k < l && o + 5 < size; k++, n++) {
+		/* The usual label (letters, digits, hyphens) is copied whole;
+		 * byte by byte only when one needs an escape. */
+		uint8_t k = 0;
+		if (o + l + 6 < size)
+			while (k < l && plain[n[k]])
+				k++;
+		if (k == l) {
+			memcpy(buf + o, n, l);
+			o += l;
+			n += l;
+			buf[o++] = '.';
+			continue;
+		}
+		for (k = 0; k < l && o + 5 < size; k++, n++) {
 			uint8_t c = *n;
-			if (c == '.' || c == '\\' || c == '"' || c == ';' ||
-			    c == '(' || c == ')' || c == '$' || c == '@')
-				buf[o++] = '\\', buf[o++] = (char)c;
+			if (plain[c])
+				buf[o++] = (char)c;
 			else if (c <= ' ' || c >= 0x7f)
 				o += (size_t)snprintf(buf + o, size - o, "\\%03u", c);
 			else
-				buf[o++] = (char)c;
+				buf[o++] = '\\', buf[o++] = (char)c;
 		}
 		buf[o++] = '.';
 	}

@@ -424,16 +424,6 @@ static int skip_rr(const uint8_t *p, size_t len, size_t *pos, uint16_t *type,
 /* Unpacks the name at @p[*pos] into @name in lowercase; 0 or -1. */
 /* The eight bytes of @w with ASCII 'A'..'Z' made lowercase, at once
  * (SWAR): a byte's high bit in m is set where it lies in 'A'..'Z'. */
-static inline uint64_t lower8(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
-	uint64_t t = w & ~high;
-	uint64_t a = t + ones * (0x80 - 'A');
-	uint64_t z = t + ones * (0x80 - 'Z' - 1);
-	uint64_t m = (a ^ z) & ~w & high;
-	return w | (m >> 2);
-}
-
 static int read_name(const uint8_t *p, size_t len, size_t *pos, uint8_t *name)
 {
 	size_t n = dname_unpack(p, len, pos, name);
@@ -444,7 +434,7 @@ static int read_name(const uint8_t *p, size_t len, size_t *pos, uint8_t *name)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 		memcpy(&w, name + i, 8);
-		w = lower8(w);
+		w = hash_lower8(w);
 		memcpy(name + i, &w, 8);
 	}
 	for (; i < n; i++)

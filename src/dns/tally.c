@@ -63,13 +63,9 @@ void tally_add(tally_t *t, const char *svc, size_t len, const gslb_result_t *g)
 	row_fields(g, &reg, &isp);
 	/* One hash of the service and row, then one step per node: the
 	 * node's id hash is already in the plan. */
-	uint64_t h = hash_fnv64(svc, len);
-	h = hash_fnv64_step(h, (uint8_t)g->row);
-	for (const char *p = reg; *p; p++)
-		h = hash_fnv64_step(h, (uint8_t)*p);
-	h = hash_fnv64_step(h, '|');
-	for (const char *p = isp; *p; p++)
-		h = hash_fnv64_step(h, (uint8_t)*p);
+	uint64_t h = (hash_words(svc, len, 0) ^ (uint64_t)g->row) * 1099511628211ull;
+	h = (h ^ hash_words(reg, strlen(reg), 0)) * 1099511628211ull;
+	h ^= hash_words(isp, strlen(isp), 0);
 	if (!g->npicked) {
 		count(t, h, svc, len, g, reg, isp, "", 0);
 		return;

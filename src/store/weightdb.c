@@ -376,7 +376,7 @@ static int reader_get(wdb_reader_t *r, unsigned dbi, const char *key,
 	MDB_val k = { klen, (void *)key };
 	if (klen > WDB_CACHE_KEY)
 		return mdb_get(r->txn, r->db->dbi[dbi], &k, v) ? GSLB_ENOENT : 0;
-	uint64_t h = hash_fnv64(key, klen) ^ dbi;
+	uint64_t h = hash_words(key, klen, 0) ^ dbi;
 	wdb_cslot_t *c = &r->cache[h & (WDB_CACHE_SLOTS - 1)];
 	if (c->txnid == r->txnid && c->hash == h && c->dbi == dbi &&
 	    c->klen == klen && memcmp(c->key, key, klen) == 0) {

@@ -46,8 +46,10 @@ $steer"
 # NODE in ROW (gz, bj, or - for the node as a whole), one file each.
 set_m() { mkdir -p "$T/m"; echo "$2" > "$T/m/$1"; }
 
-# Pushes every file of $T/m, then runs feed_hook when the test defines
-# one, every 0.2 s while $T/feeding exists, for at most 5 minutes.
+# Pushes every file of $T/m in one batch (one process, one transaction,
+# as a pipeline would each round), then runs feed_hook when the test
+# defines one, every 0.2 s while $T/feeding exists, for at most 5
+# minutes.
 start_feeder() {
 	touch "$T/feeding"
 	(
@@ -60,10 +62,8 @@ start_feeder() {
 				bj) reg="--region cn-bj --isp cucc" ;;
 				*) reg= ;;
 				esac
-				# shellcheck disable=SC2046,SC2086
-				CTL metrics push "$n" $reg $(cat "$f") >/dev/null ||
-					echo "FAIL - metrics push $n $r"
-			done
+				echo "$n $reg $(cat "$f")"
+			done | CTL metrics push --file - >/dev/null || echo "FAIL - metrics push --file"
 			if declare -F feed_hook >/dev/null; then feed_hook; fi
 			sleep 0.2
 		done

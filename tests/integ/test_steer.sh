@@ -144,4 +144,20 @@ CTL node set b --provider none --cost-per-gb none >/dev/null
 out=$(CTL metrics push b bytes=1000 2>&1)
 expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"
 
+# 8. A batch push is one transaction: a bad line names the file and line,
+# and the good lines before it are not written either.
+spent() { CTL budget list | awk '$1 == "cdn-b" { print $5 }'; }
+CTL node set b --provider cdn-b --cost-per-gb 0.02 >/dev/null
+before=$(spent)
+printf '# pipeline round\nb bytes=5000000000\n\na --region cn-gz latency=-1\n' > "$T/batch"
+out=$(CTL metrics push --file "$T/batch" 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "$T/batch:4: metrics push: latency -1" "batch: bad line named" ||
+	fail "batch with a bad line: rc $rc: $out"
+[ "$(spent)" = "$before" ] && ok "batch: nothing written ($before)" || fail "batch wrote: $(spent) vs $before"
+out=$(printf 'b bytes=5000000000\nb bytes=5000000000\n' | CTL metrics push --file - 2>&1)
+expect_has "$out" "^2 measurements from stdin stored" "batch from stdin"
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.30 within" "batch: both lines counted"
+out=$(CTL metrics push --file "$T/none" 2>&1)
+expect_has "$out" "metrics push --file $T/none: No such file" "batch: missing file named"
+
 finish

@@ -6,6 +6,7 @@
 #include "common/util.h"
 #include "unit.h"
 
+#include <ctype.h>
 #include <string.h>
 
 START_TEST(unpack_plain_and_pointer)
@@ -164,6 +165,34 @@ START_TEST(str_round_trip)
 }
 END_TEST
 
+/* Every byte value in every label position: the text form reads back
+ * as the same wire name (the whole-label copy and the escapes agree). */
+START_TEST(str_round_trip_random)
+{
+	uint64_t x = 88172645463325252ull;
+	for (int round = 0; round < 20000; round++) {
+		uint8_t w[256], back[256];
+		size_t o = 0;
+		unsigned labels = 1 + round % 5;
+		for (unsigned i = 0; i < labels; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint8_t l = (uint8_t)(1 + x % 40);
+			w[o++] = l;
+			for (uint8_t k = 0; k < l; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				/* Mostly plain, sometimes any byte. */
+				w[o++] = (uint8_t)(x % 8 ? 'a' + (x >> 8) % 26 : (x >> 16) & 0xff);
+			}
+		}
+		w[o++] = 0;
+		char buf[1100];
+		dname_to_str(w, buf, sizeof(buf));
+		ck_assert_uint_eq(dname_from_str(buf, back), o);
+		ck_assert_mem_eq(back, w, o);
+	}
+}
+END_TEST
+
 START_TEST(str_rejects)
 {
 	uint8_t w[256];
@@ -205,6 +234,41 @@ START_TEST(to_str_small_buffer)
 }
 END_TEST
 
+/* The name hash ignores case in every byte position of its words and
+ * tells apart names that differ anywhere, tail bytes included. */
+START_TEST(hash_ignores_case)
+{
+	static const char *const names[] = {
+		"a", "ab.c", "www.example.test", "abcdefg.h", "abcdefgh.ij",
+		"s1.big.test", "0123456789.abcdefghijklmnopqrstuvwxyz.example",
+	};
+	uint32_t seen[sizeof(names) / sizeof(*names)];
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char up[100];
+		size_t l = strlen(names[i]);
+		for (size_t k = 0; k <= l; k++)
+			up[k] = (char)toupper((unsigned char)names[i][k]);
+		uint8_t a[256], b[256], c[256];
+		ck_assert_uint_gt(dname_from_str(names[i], a), 0);
+		ck_assert_uint_gt(dname_from_str(up, b), 0);
+		ck_assert_uint_eq(dname_hash(a), dname_hash(b));
+		seen[i] = dname_hash(a);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_uint_ne(seen[j], seen[i]);
+		/* One byte changed, at each position: another hash. */
+		size_t wl = dname_len(a, sizeof(a));
+		for (size_t k = 1; k + 1 < wl; k++) {
+			memcpy(c, a, wl);
+			if (c[k] >= 'a' && c[k] <= 'z')
+				c[k] = c[k] == 'z' ? 'y' : (uint8_t)(c[k] + 1);
+			else
+				continue;
+			ck_assert_uint_ne(dname_hash(c), seen[i]);
+		}
+	}
+}
+END_TEST
+
 START_TEST(equal_ignores_case)
 {
 	uint8_t a[256], b[256], c[256];
@@ -225,6 +289,26 @@ START_TEST(equal_ignores_case)
 	dname_from_str("WWW.Example.TEST", a);
 	ck_assert_uint_eq(dname_copy_lower(l, a), 18);
 	ck_assert_mem_eq(l, "\x03www\x07" "example\x04test", 18);
+	/* Every byte value, at every offset within a word: only A-Z fold,
+	 * and not one byte past the name is written. */
+	for (unsigned lab = 1; lab <= 20; lab++) {
+		for (unsigned base = 0; base < 256; base += 17) {
+			uint8_t src[64], dst[64];
+			src[0] = (uint8_t)lab;
+			for (unsigned k = 0; k < lab; k++)
+				src[1 + k] = (uint8_t)(base + k * 13);
+			src[1 + lab] = 0;
+			memset(dst, 0xAA, sizeof(dst));
+			ck_assert_uint_eq(dname_copy_lower(dst, src), lab + 2);
+			ck_assert_uint_eq(dst[0], lab);
+			for (unsigned k = 0; k < lab; k++) {
+				uint8_t ch = src[1 + k];
+				ck_assert_uint_eq(dst[1 + k], ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+			}
+			ck_assert_uint_eq(dst[1 + lab], 0);
+			ck_assert_uint_eq(dst[2 + lab], 0xAA);
+		}
+	}
 }
 END_TEST
 
@@ -270,6 +354,8 @@ static Suite *util_suite(void)
 	tcase_add_test(t, unpack_forward_and_bad_pointers);
 	tcase_add_test(t, unpack_overlong);
 	tcase_add_test(t, str_round_trip);
+	tcase_add_test(t, str_round_trip_random);
+	tcase_add_test(t, hash_ignores_case);
 	tcase_add_test(t, str_rejects);
 	tcase_add_test(t, to_str_small_buffer);
 	tcase_add_test(t, equal_ignores_case);
