@@ -140,6 +140,8 @@ out=$(CTL budget set cdn-b --period year 2>&1); rc=$?
 [ $rc = 1 ] && expect_has "$out" "--period year: give day, week, month or a number of days" \
 	"bad --period refused" || fail "--period year: rc $rc: $out"
 expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +10d " "the refused period changed nothing"
+CTL budget set cdn-b --period month >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "back to the month's spend"
 CTL node set b --provider none --cost-per-gb none >/dev/null
 out=$(CTL metrics push b bytes=1000 2>&1)
 expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"
