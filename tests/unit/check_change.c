@@ -144,7 +144,6 @@ START_TEST(rollback_rule)
 	ck_assert_int_eq(wdb_audit_undoes(r), 12);
 	ck_assert(wdb_audit_by_user(r, "ann"));
 	ck_assert(!wdb_audit_by_user(r, "an"));
-	json_decref(r);
 	ck_assert(!wdb_audit_automatic(r));
 	json_decref(r);
 	r = J("{\"actor\": \"health\", \"what\": \"rollback 12 x\"}");
