@@ -576,6 +576,24 @@ int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
 	return 0;
 }
 
+int conf_snum_key(const conf_t *c, const char *k, const ynode_t *v,
+                  const conf_num_t *keys, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(k, keys[i].name) != 0)
+			continue;
+		double d;
+		if (conf_snumber(c, v, k, keys[i].min, keys[i].max, &d, err, errlen))
+			return -1;
+		if (keys[i].is_unsigned)
+			*(unsigned *)keys[i].dst = (unsigned)d;
+		else
+			*(double *)keys[i].dst = d;
+		return 1;
+	}
+	return 0;
+}
+
 int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
                char *err, size_t errlen)
 {

@@ -106,6 +106,29 @@ int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
 /** Reads a number in [@min, @max]. */
 int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
                  double min, double max, double *out, char *err, size_t errlen);
+
+/** One numeric key of a module's section: its name, allowed range and
+ * the field it goes into (a double or an unsigned). */
+typedef struct conf_num {
+	const char *name;
+	double min, max;
+	int is_unsigned;          /* @dst is an unsigned (the value is cut to
+	                             a whole number), else a double */
+	void *dst;
+} conf_num_t;
+
+/** A conf_num_t for key @name in [@lo, @hi] read into *@dst, a double or
+ * an unsigned; any other type of field does not compile. */
+#define CONF_NUM(name, lo, hi, dst) \
+	{ (name), (lo), (hi), _Generic((dst), double *: 0, unsigned *: 1), (dst) }
+
+/** Reads key @k with value @v if it is one of the @n numeric keys @keys.
+ * Returns 1 when it was (the value is in its field), 0 when @k is none
+ * of them, -1 for a value that is not a number in range (conf_snumber(),
+ * nothing written). */
+int conf_snum_key(const conf_t *c, const char *k, const ynode_t *v,
+                  const conf_num_t *keys, size_t n, char *err, size_t errlen);
+
 /** Reads on/off, yes/no, true/false. */
 int conf_sbool(const conf_t *c, const ynode_t *n, const char *what, int *out,
                char *err, size_t errlen);

@@ -98,16 +98,17 @@ static void usage(FILE *f)
 "  weight list [SERVICE]          weight show SERVICE [--region R] [--isp I]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
 "  export                         apply [--dry-run] [--force] FILE\n"
-"  log [--since TIME|ID] [--limit N]\n"
+"  log [--auto] [--since TIME|ID] [--limit N]\n"
 "  rollback [--dry-run] [--force] [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"
 "  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
 "               [latency=MS] [bytes=N]\n"
 "  metrics push --provider NAME [--at TIME] spent=AMOUNT\n"
 "  metrics push --file FILE|-\n"
-"  budget set NAME --limit AMOUNT [--period month] [--alert PCT]\n"
+"  budget set NAME --limit AMOUNT [--period day|week|month|Nd] [--alert PCT]\n"
 "  budget del NAME                budget list\n"
 "  steer show SERVICE             steer replay SERVICE [--from TIME] [--to TIME]\n"
+"  steer unpin SERVICE [--region R] [--isp I]\n"
 "  history NODE [--since TIME] [--dimensions]\n"
 "  cutover add --region R [--isp I] [--node ID]... --start TIME --end TIME\n"
 "              [--impact low|medium|high | --derate PCT] [--prewarm PCT] [--note TEXT]\n"
@@ -431,10 +432,12 @@ void ctl_print_json(json_t *j)
 static int read_only_command(const char *cmd, int argc, char **argv)
 {
 	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", "cluster", "steer", NULL };
+	                                       "history", "log", "cluster", NULL };
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
+	if (strcmp(cmd, "steer") == 0)
+		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
 	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
 		for (int i = 0; i < argc; i++)
 			if (strcmp(argv[i], "--dry-run") == 0)

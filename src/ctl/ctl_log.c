@@ -4,6 +4,7 @@
  * S3-8).  Which change a bare rollback undoes is the pure rule of
  * wdb_rollback_pick() (store/change.h). */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "health/cutover.h"
 #include "store/change.h"
 
@@ -16,6 +17,7 @@
 typedef struct {
 	int has_since_time;
 	time_t since_time;
+	int automatic;            /* --auto: only the daemon's own changes */
 	json_t *out;
 } log_filter_t;
 
@@ -24,6 +26,8 @@ static int log_collect(int64_t id, json_t *rec, void *arg)
 	log_filter_t *lf = arg;
 	(void)id;
 	time_t tm;
+	if (lf->automatic && !wdb_audit_automatic(rec))
+		return 0;
 	const char *ts = json_string_value(json_object_get(rec, "time"));
 	if (lf->has_since_time && ts && cutover_parse_time(ts, &tm) == 0 &&
 	    tm < lf->since_time)
@@ -38,15 +42,60 @@ static int is_id(const char *v)
 	return *v && strspn(v, "0123456789") == strlen(v);
 }
 
+/* The inputs of one automatic change @c, compact: for a row the steering
+ * engine moved, each node's operator weight, measurements, price, budget
+ * state, ceiling and new share; for a health decision, the node's state
+ * and why; else what it changed. */
+static json_t *auto_inputs(json_t *c)
+{
+	const char *kind = json_string_value(json_object_get(c, "kind")) ?: "";
+	const char *key = json_string_value(json_object_get(c, "key")) ?: "";
+	json_t *after = json_object_get(c, "after");
+	json_t *d = json_object_get(json_object_get(after, "steer"), "decision");
+	if (strcmp(kind, "weight") == 0 && d) {
+		static const char *const keep[] = { "base", "s", "l", "c", "ob", "cap", NULL };
+		json_t *nodes = json_object(), *e;
+		size_t i;
+		json_array_foreach(json_object_get(d, "in"), i, e) {
+			json_t *n = json_object();
+			for (const char *const *k = keep; *k; k++)
+				if (json_object_get(e, *k))
+					json_object_set(n, *k, json_object_get(e, *k));
+			json_object_set(n, "share", json_object_get(json_object_get(d, "out"),
+				json_string_value(json_object_get(e, "id"))));
+			json_object_set_new(nodes, json_string_value(json_object_get(e, "id")), n);
+		}
+		return json_pack("{s:s, s:o}", "row", key, "nodes", nodes);
+	}
+	if (strcmp(kind, "weight") == 0)
+		return json_pack("{s:s, s:s}", "row", key, "result", "operator's weights");
+	if (strcmp(kind, "health") == 0 && json_is_object(after)) {
+		static const char *const keep[] = { "state", "reason", "score",
+			"effective_weight_pct", "promoted", "promoted_for", "cutover_phase",
+			"cutover_window", "cutover_pct", NULL };
+		json_t *n = json_pack("{s:s}", "node", key);
+		for (const char *const *k = keep; *k; k++)
+			if (json_object_get(after, *k))
+				json_object_set(n, *k, json_object_get(after, *k));
+		return n;
+	}
+	return json_pack("{s:s, s:s}", "kind", kind, "key", key);
+}
+
 int ctl_cmd_log(int argc, char **argv)
 {
 	int64_t since_id = 0;
 	long limit = 0;
-	log_filter_t lf = { 0, 0, json_array() };
+	log_filter_t lf = { 0, 0, 0, json_array() };
 	for (int i = 0; i < argc; i += 2) {
 		const char *o = argv[i];
+		if (strcmp(o, "--auto") == 0) {
+			lf.automatic = 1;
+			i--;
+			continue;
+		}
 		if (strcmp(o, "--since") != 0 && strcmp(o, "--limit") != 0)
-			ctl_usage_die("log: %s '%s' (usage: log [--since TIME|ID] [--limit N])",
+			ctl_usage_die("log: %s '%s' (usage: log [--auto] [--since TIME|ID] [--limit N])",
 			    o[0] == '-' ? "unknown option" : "unexpected argument", o);
 		if (i + 1 >= argc)
 			ctl_usage_die("log: %s needs a value", o);
@@ -77,6 +126,15 @@ int ctl_cmd_log(int argc, char **argv)
 			json_object_set_new(r, "summary", json_string(line));
 			ctl_set_time(r, "time", ctl_parse_utc(json_string_value(
 				json_object_get(r, "time"))));
+			if (lf.automatic) {
+				/* The inputs instead of the whole objects. */
+				json_t *in = json_array(), *c;
+				size_t k;
+				json_array_foreach(json_object_get(r, "changes"), k, c)
+					json_array_append_new(in, auto_inputs(c));
+				json_object_set_new(r, "inputs", in);
+				json_object_del(r, "changes");
+			}
 		} else {
 			printf("%5lld  %s  %-16s %s\n",
 			       json_integer_value(json_object_get(r, "id")),
@@ -238,6 +296,14 @@ int ctl_cmd_rollback(int argc, char **argv)
 	json_t *rec = wdb_audit_get(ctl_db, id);
 	if (!rec)
 		ctl_die("rollback: change %lld does not exist", (long long)id);
+	/* S3-8: an automatic change of shares is undone by pinning the
+	 * shares before it, or the engine would make it again. */
+	const char *actor = json_string_value(json_object_get(rec, "actor"));
+	if (actor && strcmp(actor, "gslbd:steer") == 0) {
+		int rc = ctl_steer_rollback(rec, id, dry);
+		json_decref(rec);
+		return rc;
+	}
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
 	json_t *undo = undo_of(t, rec, id);
 	char line[1000], why[1000];

@@ -95,12 +95,12 @@ static int push_spend(wdb_txn_t *t, int argc, char **argv, char *msg, size_t siz
 	if (isnan(spent))
 		ctl_die("metrics push --provider %s: give spent=AMOUNT", name);
 	char key[200];
-	steer_spend_key(key, sizeof(key), name, at);
+	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
 	json_t *rec = input_record(t, key);
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
 	input_store(t, key, rec);
-	snprintf(msg, size, "spend of %s for %.7s stored", name, key + strlen(name) + 3);
+	snprintf(msg, size, "spend of %s for %s stored", name, key + strlen(name) + 3);
 	return 0;
 }
 
@@ -162,7 +162,7 @@ int ctl_steer_metrics(wdb_txn_t *t, int argc, char **argv, char *msg, size_t siz
 			        "--cost-per-gb (node set %s --provider NAME --cost-per-gb PRICE)",
 			        id, id);
 		char key[200];
-		steer_spend_key(key, sizeof(key), prov, at);
+		steer_spend_key(key, sizeof(key), prov, steer_provider_period(t, prov), at);
 		json_t *rec = input_record(t, key);
 		double was = json_number_value(json_object_get(rec, "derived"));
 		json_object_set_new(rec, "derived",
@@ -257,6 +257,73 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 	return 1;
 }
 
+/* Rollback and pins ------------------------------------------------ */
+
+int ctl_steer_rollback(json_t *rec, int64_t id, int dry)
+{
+	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
+	json_t *rows = json_object();
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(rec, "changes"), i, c) {
+		const char *kind = json_string_value(json_object_get(c, "kind"));
+		const char *key = json_string_value(json_object_get(c, "key"));
+		if (!kind || strcmp(kind, "weight") != 0 || !key)
+			continue;
+		json_t *before = json_object_get(c, "before");
+		json_t *now = wdb_get(t, WDB_WEIGHT, key);
+		if (!now || !json_is_object(before) ||
+		    !json_equal(json_object_get(now, "weights"), json_object_get(before, "weights")))
+			ctl_die("rollback: the operator's weights of row %s changed after change "
+			        "%lld: they are in force, there is nothing to pin", key, (long long)id);
+		json_t *pinned = json_deep_copy(now);
+		json_decref(now);
+		json_t *prev = json_object_get(before, "steer");
+		if (prev)
+			json_object_set(pinned, "steer", prev);
+		else
+			json_object_del(pinned, "steer");
+		json_object_set_new(pinned, "pin", json_pack("{s:s, s:I, s:I}", "by", ctl_user,
+			"at", (json_int_t)time(NULL), "change", (json_int_t)id));
+		json_object_set_new(rows, key, pinned);
+	}
+	if (!json_object_size(rows))
+		ctl_die("rollback: change %lld moved no weight row", (long long)id);
+	const char *key;
+	json_t *row;
+	json_object_foreach(rows, key, row) {
+		json_t *w = plan_row_weights(row, 1);
+		if (!ctl_json || dry) {
+			printf("%s row %s at ", dry ? "rollback would pin" : "pinning", key);
+			const char *nid;
+			json_t *v;
+			int first = 1;
+			if (w == json_object_get(row, "weights"))
+				printf("the operator's weights");
+			else
+				json_object_foreach(w, nid, v) {
+					printf("%s%s %.2f%%", first ? "" : ", ", nid,
+					       json_integer_value(v) / 100.0);
+					first = 0;
+				}
+			printf(" (before change %lld)\n", (long long)id);
+		}
+		if (!dry)
+			ctl_set(t, WDB_WEIGHT, key, row);
+	}
+	json_decref(rows);
+	if (dry) {
+		wdb_abort(t);
+		printf("--dry-run: nothing was written\n");
+		return 0;
+	}
+	wdb_txn_note(t, "undoes", json_integer(id));
+	char what[200];
+	snprintf(what, sizeof(what), "rollback %lld: steering pinned", (long long)id);
+	ctl_commit(t, what);
+	return 0;
+}
+
 /* Budgets ---------------------------------------------------------- */
 
 static int collect_obj(const char *key, json_t *val, void *obj)
@@ -274,12 +341,8 @@ static int budget_list(void)
 	const char *name;
 	json_t *b;
 	json_object_foreach(all, name, b) {
-		char key[200];
-		json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(key, sizeof(key), name, now));
-		double spent = steer_spend_of(rec);
-		json_decref(rec);
-		int st = steer_budget_state(json_number_value(json_object_get(b, "limit")),
-		                            json_number_value(json_object_get(b, "alert")), spent, now);
+		double spent;
+		int st = steer_budget_read(t, name, now, &spent, NULL);
 		static const char *const states[] = { "within", "over alert", "exhausted" };
 		json_object_set_new(b, "spent", json_real(spent));
 		json_object_set_new(b, "state", json_string(states[st]));
@@ -292,7 +355,8 @@ static int budget_list(void)
 		       "SPENT", "STATE");
 		json_object_foreach(all, name, b)
 			printf("%-16s %12.2f %7s %5.0f%% %12.2f %s\n", name,
-			       json_number_value(json_object_get(b, "limit")), "month",
+			       json_number_value(json_object_get(b, "limit")),
+			       json_string_value(json_object_get(b, "period")) ?: "month",
 			       json_number_value(json_object_get(b, "alert")),
 			       json_number_value(json_object_get(b, "spent")),
 			       json_string_value(json_object_get(b, "state")));
@@ -336,8 +400,13 @@ int ctl_cmd_budget(int argc, char **argv)
 		else if (strcmp(o, "--alert") == 0)
 			json_object_set_new(b, "alert", json_real(parse_real("budget set", o, v, 1, 100)));
 		else if (strcmp(o, "--period") == 0) {
-			if (strcmp(v, "month") != 0)
-				ctl_die("budget set: --period %s: only month is supported", v);
+			unsigned days;
+			char text[16];
+			if (steer_period_parse(v, &days))
+				ctl_die("budget set: --period %s: give day, week, month or a number of "
+				        "days from 1 to %d such as 10d", v, STEER_PERIOD_MAX);
+			json_object_set_new(b, "period", json_string(steer_period_text(days, text,
+			                                                               sizeof(text))));
 		} else
 			ctl_die("budget set: unknown option '%s'", o);
 	}
@@ -389,6 +458,12 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_object_get(state, "at"))));
 	json_object_set(out, "verdict", json_object_get(state, "verdict") ?
 	                json_object_get(state, "verdict") : json_string("not evaluated yet"));
+	json_t *pin = json_object_get(row, "pin");
+	if (pin) {
+		json_t *p2 = json_deep_copy(pin);
+		ctl_set_time(p2, "at", json_integer_value(json_object_get(pin, "at")));
+		json_object_set_new(out, "pinned", p2);
+	}
 	json_t *nodes = json_object();
 	const char *id;
 	json_t *w;
@@ -398,27 +473,31 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_object_set(j, "base", w);
 		json_object_set_new(j, "weight", json_integer(
 			json_integer_value(json_object_get(applied, id))));
-		char lim[200];
-		json_object_set_new(j, "limits_text", json_string(steer_limits_text(
-			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
+		/* The limits that applied, and the capacity ceiling (S1-6)
+		 * when it is below the whole row. */
+		char lim[240];
+		unsigned lims = (unsigned)json_integer_value(json_object_get(n, "limits"));
+		json_t *ceil = json_object_get(n, "ceiling");
+		int capped = json_is_integer(ceil) && json_integer_value(ceil) < STEER_TOTAL;
+		steer_limits_text(lims, lim, sizeof(lim) - 40);
+		if (capped)
+			snprintf(lims ? lim + strlen(lim) : lim, 40, "%sceiling %.2f%%",
+			         lims ? ", " : "", json_integer_value(ceil) / 100.0);
+		json_object_set_new(j, "limits_text", json_string(lim));
 		json_t *node = wdb_get(t, WDB_NODE, id);
 		json_t *prov = json_object_get(node, "provider");
 		if (prov) {
 			json_object_set(j, "provider", prov);
-			json_t *b = wdb_get(t, WDB_BUDGET, json_string_value(prov));
+			json_t *b;
+			double spent;
+			int st = steer_budget_read(t, json_string_value(prov), (uint32_t)time(NULL),
+			                           &spent, &b);
 			if (b) {
-				char k[200];
-				uint32_t now = (uint32_t)time(NULL);
-				json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(k, sizeof(k),
-				                      json_string_value(prov), now));
-				double spent = steer_spend_of(rec);
 				static const char *const states[] = { "within", "over alert", "exhausted" };
-				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s}",
+				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s, s:s}",
 					"spent", spent, "limit", json_number_value(json_object_get(b, "limit")),
-					"state", states[steer_budget_state(
-						json_number_value(json_object_get(b, "limit")),
-						json_number_value(json_object_get(b, "alert")), spent, now)]));
-				json_decref(rec);
+					"state", states[st], "period",
+					json_string_value(json_object_get(b, "period")) ?: "month"));
 				json_decref(b);
 			}
 		}
@@ -455,6 +534,13 @@ void ctl_steer_print(json_t *st)
 	       json_is_true(json_object_get(st, "steered")) ? "engine's shares in force" :
 	       "operator's weights in force",
 	       json_string_value(json_object_get(st, "verdict")));
+	json_t *pin = json_object_get(st, "pinned");
+	if (pin)
+		printf("          pinned by %s at %s (rollback of change %lld): the engine "
+		       "leaves this row alone until steer unpin\n",
+		       json_string_value(json_object_get(pin, "by")),
+		       json_string_value(json_object_get(pin, "at")),
+		       json_integer_value(json_object_get(pin, "change")));
 	printf("  %-14s %5s %7s %7s %7s %6s %6s %7s %7s  %s\n", "NODE", "BASE", "SUCCESS",
 	       "LATENCY", "COST", "SCORE", "SMOOTH", "TARGET%", "SHARE%", "LIMITS");
 	const char *id;
@@ -519,6 +605,74 @@ static int steer_show(const char *svc)
 			ctl_steer_print(k);
 	json_decref(keys);
 	json_decref(out);
+	return 0;
+}
+
+/* steer unpin SERVICE [--region R] [--isp I]: without either, every
+ * pinned row of the service. */
+static int steer_unpin(int argc, char **argv)
+{
+	if (argc < 1)
+		ctl_usage_die("steer unpin: usage: steer unpin SERVICE [--region R] [--isp I]");
+	char svc[1100];
+	ctl_service_name(argv[0], svc, sizeof(svc));
+	const char *region = NULL, *isp = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			ctl_usage_die("steer unpin: %s needs a value", argv[i]);
+		const char *v = argv[++i];
+		if (strcmp(argv[i - 1], "--region") == 0 && (strcmp(v, "*") == 0 || ctl_valid_word(v, 0)))
+			region = v;
+		else if (strcmp(argv[i - 1], "--isp") == 0 && (strcmp(v, "*") == 0 || ctl_valid_word(v, 0)))
+			isp = v;
+		else
+			ctl_usage_die("steer unpin: unknown option or bad value '%s %s' (usage: steer "
+			              "unpin SERVICE [--region R] [--isp I])", argv[i - 1], v);
+	}
+	wdb_txn_t *t = ctl_begin();
+	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (!s)
+		ctl_die("steer unpin: service %s does not exist", svc);
+	json_decref(s);
+	json_t *keys = json_array();
+	char key[1300];
+	if (region || isp) {
+		json_array_append_new(keys, json_string(wdb_row_key(key, sizeof(key), svc,
+			region ? region : "*", isp ? isp : "*")));
+	} else {
+		wdb_row_prefix(key, sizeof(key), svc);
+		wdb_each(t, WDB_WEIGHT, key, ctl_collect_key, keys);
+	}
+	char what[1500];
+	size_t wl = (size_t)snprintf(what, sizeof(what), "steer unpin");
+	unsigned n = 0;
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k) {
+		json_t *row = wdb_get(t, WDB_WEIGHT, json_string_value(k));
+		if (!json_object_get(row, "pin")) {
+			json_decref(row);
+			continue;
+		}
+		json_object_del(row, "pin");
+		ctl_set(t, WDB_WEIGHT, json_string_value(k), row);
+		json_decref(row);
+		if (wl < sizeof(what))
+			wl += (size_t)snprintf(what + wl, sizeof(what) - wl, "%s %s", n ? "," : "",
+			                       json_string_value(k));
+		if (!ctl_json)
+			printf("row %s unpinned: the engine steers it again\n", json_string_value(k));
+		n++;
+	}
+	json_decref(keys);
+	if (!n) {
+		wdb_abort(t);
+		if (region || isp)
+			ctl_die("steer unpin: row %s --region %s --isp %s is not pinned", svc,
+			        region ? region : "*", isp ? isp : "*");
+		ctl_die("steer unpin: service %s has no pinned row", svc);
+	}
+	ctl_commit(t, what);
 	return 0;
 }
 
@@ -634,9 +788,11 @@ static int steer_replay(int argc, char **argv)
 int ctl_cmd_steer(int argc, char **argv)
 {
 	if (argc < 1)
-		ctl_die("steer: missing subcommand (show, replay)");
+		ctl_die("steer: missing subcommand (show, replay, unpin)");
 	if (strcmp(argv[0], "replay") == 0)
 		return steer_replay(argc - 1, argv + 1);
+	if (strcmp(argv[0], "unpin") == 0)
+		return steer_unpin(argc - 1, argv + 1);
 	if (strcmp(argv[0], "show") == 0) {
 		if (argc != 2)
 			ctl_die("steer show: usage: steer show SERVICE");
@@ -644,5 +800,5 @@ int ctl_cmd_steer(int argc, char **argv)
 		ctl_service_name(argv[1], svc, sizeof(svc));
 		return steer_show(svc);
 	}
-	ctl_die("steer: unknown subcommand '%s' (show, replay)", argv[0]);
+	ctl_die("steer: unknown subcommand '%s' (show, replay, unpin)", argv[0]);
 }

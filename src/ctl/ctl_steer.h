@@ -23,10 +23,20 @@ int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v);
  * if it was, 0 if not; dies on a bad value. */
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v);
 
+/** The rollback of change @id, audit record @rec, written by the
+ * steering engine (S3-8): each row it moved gets back the shares it had
+ * before (the engine's, or the operator's weights) and a pin that keeps
+ * the engine away until `steer unpin`, in one audited change that undoes
+ * @id.  With @dry, prints what it would write and writes nothing.  Dies
+ * when a row's operator weights changed since (nothing is written).
+ * Returns the exit status. */
+int ctl_steer_rollback(json_t *rec, int64_t id, int dry);
+
 /** budget set|del|list. */
 int ctl_cmd_budget(int argc, char **argv);
 
-/** steer show SERVICE | steer replay SERVICE [--from T] [--to T]. */
+/** steer show SERVICE | steer replay SERVICE [--from T] [--to T] |
+ * steer unpin SERVICE [--region R] [--isp I]. */
 int ctl_cmd_steer(int argc, char **argv);
 
 /** The steering view of weight row @key in @t (the engine's last

@@ -282,10 +282,15 @@ static void on_tick(uv_timer_t *t)
 		 * and its shares go to etcd like its other decisions. */
 		const health_cluster_t *cl = health__cluster(h);
 		char err[512];
-		if ((!cl || h->cl_epoch) &&
-		    steer_run(h->db, &h->c.steer, health__wall(), cl ? steer_publish : NULL,
-		              h, err, sizeof(err)) < 0)
-			log_warning("%s", err);
+		if (!cl || h->cl_epoch) {
+			json_t *sla = json_object();
+			if (steer_run(h->db, &h->c.steer, health__wall(),
+			              cl ? steer_publish : NULL, h, sla, err, sizeof(err)) < 0)
+				log_warning("%s", err);
+			else
+				health__steer_sla(h, sla);
+			json_decref(sla);
+		}
 		h->last_steer = now;
 	}
 	/* S4-10: the gray release controller, off the query path too. */

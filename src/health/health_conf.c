@@ -86,13 +86,36 @@ static int read_stale(const conf_t *c, const ynode_t *v, health_conf_t *o,
 static int read_key(const conf_t *c, const char *k, const ynode_t *v,
                     health_conf_t *o, char *err, size_t errlen)
 {
-	double d;
-	int rc = 0;
-#define NUM(name, lo, hi, dst) \
-	else if (strcmp(k, name) == 0) { \
-		rc = conf_snumber(c, v, name, lo, hi, &d, err, errlen); \
-		dst = d; }
-	if (strcmp(k, "shadow") == 0)
+	const conf_num_t nums[] = {
+		CONF_NUM("interval", 0.2, 3600, &o->interval),
+		CONF_NUM("timeout", 0.1, 60, &o->timeout),
+		CONF_NUM("fast-interval", 0.2, 3600, &o->fast_interval),
+		CONF_NUM("demote-after", 1, 100, &o->demote_after),
+		CONF_NUM("restore-after", 1, 100, &o->restore_after),
+		CONF_NUM("derate-factor", 0, 1, &o->derate_factor),
+		CONF_NUM("settle", 0, 86400, &o->settle),
+		CONF_NUM("gray-share", 0, 100, &o->gray_share),
+		CONF_NUM("gray-watch", 0, 86400, &o->gray_watch),
+		CONF_NUM("gray-step", 0, 3600, &o->gray_step),
+		CONF_NUM("latency-ema-alpha", 0.01, 1, &o->score.latency_alpha),
+		CONF_NUM("latency-outlier-factor", 0, 100, &o->score.outlier_factor),
+		CONF_NUM("standby-headroom", 0, 90, &o->standby_headroom),
+		CONF_NUM("history-keep", 0, 90 * 86400.0, &o->history_keep),
+		CONF_NUM("tick", 0.01, 1, &o->tick),
+		CONF_NUM("flap-window", 0, 86400, &o->flap_window),
+		CONF_NUM("failure-rate-window", 1, 3600, &o->failure_rate_window),
+		CONF_NUM("failure-rate", 0, 100, &o->failure_rate),
+		CONF_NUM("grade-good", 1, 100, &o->score.good),
+		CONF_NUM("grade-usable", 0, 99, &o->score.usable),
+		CONF_NUM("latency-threshold", 0.001, 60, &o->score.latency_threshold_ms),
+		CONF_NUM("freshness", 1, 86400, &o->score.fresh_s),
+		CONF_NUM("veto-level", 0, 1, &o->score.veto_level),
+		CONF_NUM("veto-factor", 0, 1, &o->score.veto_factor),
+	};
+	int rc = conf_snum_key(c, k, v, nums, sizeof(nums) / sizeof(nums[0]), err, errlen);
+	if (rc)
+		rc = rc < 0 ? -1 : 0;   /* a number, read or refused */
+	else if (strcmp(k, "shadow") == 0)
 		rc = conf_sbool(c, v, k, &o->shadow, err, errlen);
 	else if (strcmp(k, "hard-failure-confirm") == 0)
 		rc = conf_sbool(c, v, k, &o->hard_confirm, err, errlen);
@@ -104,31 +127,6 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		rc = read_profile(c, k, v, o, err, errlen);
 	else if (strcmp(k, "stale") == 0)
 		rc = read_stale(c, v, o, err, errlen);
-	NUM("interval", 0.2, 3600, o->interval)
-	NUM("timeout", 0.1, 60, o->timeout)
-	NUM("fast-interval", 0.2, 3600, o->fast_interval)
-	NUM("demote-after", 1, 100, o->demote_after)
-	NUM("restore-after", 1, 100, o->restore_after)
-	NUM("derate-factor", 0, 1, o->derate_factor)
-	NUM("settle", 0, 86400, o->settle)
-	NUM("gray-share", 0, 100, o->gray_share)
-	NUM("gray-watch", 0, 86400, o->gray_watch)
-	NUM("gray-step", 0, 3600, o->gray_step)
-	NUM("latency-ema-alpha", 0.01, 1, o->score.latency_alpha)
-	NUM("latency-outlier-factor", 0, 100, o->score.outlier_factor)
-	NUM("standby-headroom", 0, 90, o->standby_headroom)
-	NUM("history-keep", 0, 90 * 86400.0, o->history_keep)
-	NUM("tick", 0.01, 1, o->tick)
-	NUM("flap-window", 0, 86400, o->flap_window)
-	NUM("failure-rate-window", 1, 3600, o->failure_rate_window)
-	NUM("failure-rate", 0, 100, o->failure_rate)
-	NUM("grade-good", 1, 100, o->score.good)
-	NUM("grade-usable", 0, 99, o->score.usable)
-	NUM("latency-threshold", 0.001, 60, o->score.latency_threshold_ms)
-	NUM("freshness", 1, 86400, o->score.fresh_s)
-	NUM("veto-level", 0, 1, o->score.veto_level)
-	NUM("veto-factor", 0, 1, o->score.veto_factor)
-#undef NUM
 	if (rc)
 		return -1;
 	if (strcmp(k, "latency-threshold") == 0)

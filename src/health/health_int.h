@@ -65,6 +65,9 @@ struct hnode {
 	verdict_node_t v;
 	int promoted;
 	char promoted_for[64];
+	json_t *sla_rows;            /* rows of dynamic services where the
+	                                steering engine took it out for the
+	                                SLA (S3-5): [keys], or NULL */
 	char reason[200];
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
@@ -144,6 +147,12 @@ double health__mono(void);
 
 /** The loop's clock in seconds (the probes' schedule). */
 double health__loop_now(health_t *h);
+
+/** Takes the nodes that the steering engine has out for the SLA, @sla
+ * (steer_run(): id -> [row keys]), as primaries out of their rows: a
+ * node whose set of rows changed is re-pooled at the next flush, which
+ * raises its standby or releases it (S3-5). */
+void health__steer_sla(health_t *h, json_t *sla);
 
 /** Fresh pushed metrics arrived for @n: if they pull its score below
  * usable, its probes run now (S0-7, S2-8). */

@@ -542,6 +542,7 @@ const char *health__profile_text(health_t *h, const hnode_t *n)
 void health__free_node(hnode_t *n)
 {
 	cancel_probes(n);
+	json_decref(n->sla_rows);
 	free(n);
 }
 

@@ -365,13 +365,34 @@ typedef struct {
 	hnode_t *pick;
 } standby_t;
 
+static int in_rows(json_t *rows, const char *key)
+{
+	size_t i;
+	json_t *k;
+	json_array_foreach(rows, i, k)
+		if (strcmp(json_string_value(k), key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether primary @n is out only because the steering engine took it
+ * out for the SLA in some rows (S3-5). */
+static int sla_only(const health_t *h, const hnode_t *n)
+{
+	return n->sla_rows && health__decided(h, n) != VERDICT_DEMOTED &&
+	       strcmp(n->admin, "down") != 0 && strcmp(n->admin, "drain") != 0;
+}
+
 /* S0-9, S0-10, S1-6: a row that loses a primary gets a healthy standby of
- * the same row, with capacity for the load it takes over. */
+ * the same row, with capacity for the load it takes over; a primary out
+ * for the SLA only loses the rows the engine took it out of (S3-5). */
 static int find_standby(const char *key, json_t *row, void *arg)
 {
 	standby_t *s = arg;
 	json_t *w = json_object_get(row, "weights");
 	if (!json_object_get(w, s->demoted->id))
+		return 0;
+	if (sla_only(s->h, s->demoted) && !in_rows(s->demoted->sla_rows, key))
 		return 0;
 	const char *id;
 	json_t *v;
@@ -396,13 +417,32 @@ static int find_standby(const char *key, json_t *row, void *arg)
 	return 0;
 }
 
-/* Whether primary @n is out of the answers: demoted by health, or taken
- * out by its operator (admin down or drain).  Either way its row loses
- * it, and a standby takes its place (S0-9, S0-11). */
+/* Whether primary @n is out of the answers: demoted by health, taken
+ * out by its operator (admin down or drain), or by the steering engine
+ * for the SLA (S3-5).  Either way its row loses it, and a standby takes
+ * its place (S0-9, S0-11). */
 static int primary_out(const health_t *h, const hnode_t *n)
 {
 	return health__decided(h, n) == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
-	       strcmp(n->admin, "drain") == 0;
+	       strcmp(n->admin, "drain") == 0 || n->sla_rows;
+}
+
+void health__steer_sla(health_t *h, json_t *sla)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		json_t *rows = json_object_get(sla, n->id);
+		if ((!rows && !n->sla_rows) || (rows && n->sla_rows && json_equal(rows, n->sla_rows)))
+			continue;
+		if (rows)
+			log_info("node %s: out for the SLA in %zu row(s) of steered services",
+			         n->id, json_array_size(rows));
+		else
+			log_info("node %s: back within the SLA in every steered row", n->id);
+		json_decref(n->sla_rows);
+		n->sla_rows = rows ? json_incref(rows) : NULL;
+		n->changed = 1;
+	}
 }
 
 /* The standby fields of a node as they were before a re-pool, to undo
@@ -470,8 +510,9 @@ static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
 				h->promotions_pending++;
 				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
 				         n->id, health__decided(h, n) == VERDICT_DEMOTED ? "demoted" :
-				         n->admin);
-				health__note(h, "standby %s promoted for %s", s.pick->id, n->id);
+				         sla_only(h, n) ? "below the SLA" : n->admin);
+				health__note(h, "standby %s promoted for %s%s", s.pick->id, n->id,
+				             sla_only(h, n) ? " (below the SLA)" : "");
 			}
 		} else if (has) {
 			/* The primary is back: its standby returns to the pool. */

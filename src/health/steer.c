@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -23,6 +24,7 @@ void steer_conf_default(steer_conf_t *c)
 	c->max_step = 10;          /* S3-8: rate limit per evaluation */
 	c->max_hour = 30;          /* S3-8: rate limit per hour */
 	c->floor = 5;              /* every candidate keeps being measured */
+	c->headroom = 20;          /* S1-6: keep 20 % spare capacity */
 	c->sla = 98;               /* S3-5: success < 98 % */
 	c->sla_after = 2;          /* S3-9: two consecutive abnormal windows */
 	c->restore_after = 3;      /* S0-8: three good rounds restore */
@@ -121,28 +123,82 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
 	return 1;
 }
 
+int steer_period_parse(const char *text, unsigned *days)
+{
+	if (strcmp(text, "month") == 0)
+		*days = 0;
+	else if (strcmp(text, "day") == 0)
+		*days = 1;
+	else if (strcmp(text, "week") == 0)
+		*days = 7;
+	else {
+		unsigned n = 0;
+		size_t i = 0;
+		for (; text[i] >= '0' && text[i] <= '9' && n <= STEER_PERIOD_MAX; i++)
+			n = n * 10 + (unsigned)(text[i] - '0');
+		if (!i || text[0] == '0' || strcmp(text + i, "d") != 0 || n < 1 ||
+		    n > STEER_PERIOD_MAX)
+			return -1;
+		*days = n;
+	}
+	return 0;
+}
+
+const char *steer_period_text(unsigned days, char *buf, size_t size)
+{
+	if (days == 0)
+		snprintf(buf, size, "month");
+	else if (days == 1)
+		snprintf(buf, size, "day");
+	else if (days == 7)
+		snprintf(buf, size, "week");
+	else
+		snprintf(buf, size, "%ud", days);
+	return buf;
+}
+
+void steer_period_bounds(unsigned days, uint32_t t, uint32_t *start,
+                         uint32_t *end)
+{
+	if (days == 0) {
+		time_t tt = (time_t)t;
+		struct tm a;
+		gmtime_r(&tt, &a);
+		a.tm_mday = 1;
+		a.tm_hour = a.tm_min = a.tm_sec = 0;
+		struct tm b = a;
+		b.tm_mon++;
+		*start = (uint32_t)timegm(&a);
+		*end = (uint32_t)timegm(&b);
+		return;
+	}
+	/* Runs of days counted from a Monday, so that a week is Monday to
+	 * Sunday: day 4 of the Unix epoch, 1970-01-05. */
+	uint32_t day = t / 86400, first = 4;
+	uint32_t k = day >= first ? (day - first) / days : 0;
+	*start = (first + k * days) * 86400;
+	*end = *start + days * 86400;
+	if (day < first) {
+		*start = 0;
+		*end = first * 86400;
+	}
+}
+
 int steer_budget_state(double limit, double alert_pct, double spent,
-                       uint32_t now)
+                       unsigned days, uint32_t now)
 {
 	if (limit <= 0)
 		return 0;
 	if (spent >= limit)
 		return 2;
-	time_t t = (time_t)now;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	struct tm a = tm, b = tm;
-	a.tm_mday = 1;
-	a.tm_hour = a.tm_min = a.tm_sec = 0;
-	b = a;
-	b.tm_mon++;
-	double start = (double)timegm(&a), end = (double)timegm(&b);
-	double frac = ((double)now - start) / (end - start);
-	/* At least one day's worth, so that the first hours of a month do
-	 * not turn any spend into an alert. */
-	double day = 86400 / (end - start);
-	if (frac < day)
-		frac = day;
+	uint32_t start, end;
+	steer_period_bounds(days, now, &start, &end);
+	double frac = ((double)now - start) / ((double)end - start);
+	/* At least a thirtieth of the period (a day of a month), so that
+	 * the first hours of a period do not turn any spend into an
+	 * alert. */
+	if (frac < 1.0 / 30)
+		frac = 1.0 / 30;
 	return spent >= limit * frac * alert_pct / 100 ? 1 : 0;
 }
 
@@ -214,10 +270,97 @@ static double score(const steer_conf_t *c, const steer_policy_t *p,
 	return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
+double steer_demand(unsigned n, const double *cap, const double *util,
+                    const steer_in_t *in)
+{
+	double base_sum = 0, load = 0, share = 0;
+	int operator = 0;
+	for (unsigned i = 0; i < n; i++) {
+		base_sum += in[i].base;
+		operator |= in[i].prev < 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		double s = operator ? (base_sum > 0 ? in[i].base / base_sum : 0)
+		                    : (double)in[i].prev / STEER_TOTAL;
+		if (cap[i] <= 0 || isnan(util[i]) || s <= 0)
+			continue;
+		load += util[i] / 100 * cap[i];
+		share += s;
+	}
+	/* What the measured nodes carry over the share of the row they
+	 * carry it for. */
+	return share > 0 && load > 0 ? load / share : 0;
+}
+
+unsigned steer_ceilings(double headroom, unsigned n, const double *cap,
+                        double demand, steer_in_t *in)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		in[i].has_ceiling = 0;
+		in[i].ceiling = 0;
+		if (cap[i] <= 0 || demand <= 0)
+			continue;
+		double c = cap[i] * (100 - headroom) / 100 / demand * STEER_TOTAL;
+		in[i].ceiling = c >= STEER_TOTAL ? STEER_TOTAL : (uint32_t)floor(c);
+		in[i].has_ceiling = 1;
+		k++;
+	}
+	return k;
+}
+
+/* S1-6: holds every candidate at or below its capacity ceiling; what a
+ * capped node cannot take goes to the candidates still below theirs in
+ * proportion to what their scores ask for (@t), never to a capped one.
+ * When every candidate is capped, the row needs more than its capacity:
+ * the rest is spread in proportion to the ceilings, so that every node
+ * runs equally over. */
+static void cap_targets(unsigned n, const steer_in_t *in, steer_out_t *out,
+                        const int *cand, const double *t, double *T)
+{
+	int capped[STEER_MAX_NODES] = { 0 };
+	for (unsigned round = 0; round <= n; round++) {
+		double excess = 0, room = 0, cs = 0;
+		for (unsigned i = 0; i < n; i++) {
+			if (!cand[i] || !in[i].has_ceiling)
+				continue;
+			double c = (double)in[i].ceiling / STEER_TOTAL;
+			if (T[i] > c + 1e-12) {
+				excess += T[i] - c;
+				T[i] = c;
+				capped[i] = 1;
+				out[i].limits |= STEER_LIM_CAPACITY;
+			}
+		}
+		if (excess <= 0)
+			return;
+		int by_base = 0;
+		for (unsigned i = 0; i < n; i++)
+			room += cand[i] && !capped[i] && t[i] > 0 ? t[i] : 0;
+		if (room <= 0) {
+			by_base = 1;
+			for (unsigned i = 0; i < n; i++)
+				room += cand[i] && !capped[i] ? in[i].base : 0;
+		}
+		if (room <= 0) {
+			for (unsigned i = 0; i < n; i++)
+				cs += cand[i] ? in[i].ceiling : 0;
+			for (unsigned i = 0; i < n && cs > 0; i++)
+				if (cand[i])
+					T[i] += excess * in[i].ceiling / cs;
+			return;
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (cand[i] && !capped[i])
+				T[i] += excess * (by_base ? in[i].base : (t[i] > 0 ? t[i] : 0)) / room;
+	}
+}
+
 /* The shares that the smoothed scores ask for: the operator's weight
  * times the square of the score (so that a clearly worse node loses
  * clearly more than a slightly worse one), normalised, then every
- * candidate raised to the floor, the others scaled to make room. */
+ * candidate raised to the floor, the others scaled to make room, and
+ * held below the capacity ceilings. */
 static void targets(const steer_conf_t *c, unsigned n, const steer_in_t *in,
                     steer_out_t *out, const int *cand, double *T)
 {
@@ -265,6 +408,7 @@ static void targets(const steer_conf_t *c, unsigned n, const steer_in_t *in,
 		} else
 			T[i] = rest > 0 ? t[i] / rest * avail : 0;
 	}
+	cap_targets(n, in, out, cand, t, T);
 }
 
 steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,

@@ -14,6 +14,7 @@
 #ifndef GSLB_STEER_H
 #define GSLB_STEER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define STEER_TOTAL 10000u        /* a row's shares add up to this */
@@ -37,6 +38,8 @@ typedef struct steer_conf {
 	double max_hour;          /* share points per node per hour (30,
 	                             S3-8) */
 	double floor;             /* share points every candidate keeps (5) */
+	double headroom;          /* % of a node's capacity kept free: the
+	                             ceiling of its share (20, S1-6) */
 	double sla;               /* success below this, twice, takes a node
 	                             out (98 %, S3-5) */
 	unsigned sla_after;       /* consecutive evaluations below (2, S3-9) */
@@ -78,6 +81,9 @@ typedef struct steer_in {
 	int sla_out;              /* out for the SLA (S3-5) */
 	uint32_t hour_start;      /* the per-hour limit's window (S3-8) */
 	uint32_t hour_moved;      /* share moved in it, basis points */
+	int has_ceiling;
+	uint32_t ceiling;         /* the most its capacity allows, bp (S1-6;
+	                             steer_ceilings()) */
 } steer_in_t;
 
 /* What limited or shaped a node's share (steer_out_t.limits). */
@@ -90,6 +96,7 @@ enum {
 	STEER_LIM_BUDGET = 32,    /* its provider is over the budget alert */
 	STEER_LIM_UNKNOWN = 64,   /* no fresh input: scored conservatively */
 	STEER_LIM_ALLSLA = 128,   /* every node is below the SLA: none out */
+	STEER_LIM_CAPACITY = 256, /* held at its capacity ceiling (S1-6) */
 };
 
 /** The engine's view of one node after a step. */
@@ -135,14 +142,52 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
                     unsigned n, uint32_t now, int which, double *out,
                     double *now_out);
 
-/** Whether spend @spent of a budget of @limit per calendar month (UTC)
- * passes @alert_pct of the budget pro-rated to @now (S3-6).  Returns 0
- * (within), 1 (past the alert level) or 2 (past the whole limit). */
+#define STEER_PERIOD_MAX 366  /* days of the longest budget period */
+
+/** Reads a budget period: "month" (0: the calendar month, UTC), "day"
+ * (1), "week" (7) or "Nd", N from 1 to STEER_PERIOD_MAX days, into
+ * *@days.  Returns 0, or -1 for anything else. */
+int steer_period_parse(const char *text, unsigned *days);
+
+/** The text of period @days (steer_period_parse()) into @buf: "month",
+ * "day", "week" or "Nd".  Returns @buf. */
+const char *steer_period_text(unsigned days, char *buf, size_t size);
+
+/** The period of @days that holds @t, [*@start, *@end) in unix time:
+ * the calendar month (UTC) for 0, else the run of @days days counted
+ * from Monday 1970-01-05 00:00 UTC (a day for 1, a week from Monday for
+ * 7). */
+void steer_period_bounds(unsigned days, uint32_t t, uint32_t *start,
+                         uint32_t *end);
+
+/** Whether spend @spent of a budget of @limit per period @days
+ * (steer_period_bounds()) passes @alert_pct of the budget pro-rated to
+ * the part of the period gone at @now (at least a thirtieth of it, so
+ * that the first hours of a period do not turn any spend into an alert)
+ * (S3-6).  Returns 0 (within), 1 (past the alert level) or 2 (past the
+ * whole limit). */
 int steer_budget_state(double limit, double alert_pct, double spent,
-                       uint32_t now);
+                       unsigned days, uint32_t now);
+
+/** The demand of a row (S1-6), in the unit of its nodes' capacities,
+ * estimated from the @n nodes @in with a capacity @cap[i] > 0, a known
+ * load @util[i] (percent of capacity; NaN unknown) and a share above 0
+ * (in[i].prev, or the operator's share when the row has none): their
+ * load over their share.  Returns it, or 0 when it is unknown. */
+double steer_demand(unsigned n, const double *cap, const double *util,
+                    const steer_in_t *in);
+
+/** The capacity ceilings (S1-6) of the @n nodes @in of a row whose
+ * demand is @demand (steer_demand(); 0: unknown, no ceiling): node i
+ * with capacity @cap[i] > 0 may carry at most (100 - @headroom) % of it.
+ * Sets in[i].has_ceiling and in[i].ceiling (basis points, at most
+ * STEER_TOTAL).  Returns how many got one. */
+unsigned steer_ceilings(double headroom, unsigned n, const double *cap,
+                        double demand, steer_in_t *in);
 
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
- * scores, smooths, applies the SLA, floor, step and hourly limits and
+ * scores, smooths, applies the SLA, floor, capacity ceilings (the excess
+ * goes to the other candidates by score), step and hourly limits and
  * fills @out[0..@n).  Returns what it decided. */
 steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
                            uint32_t now, unsigned n, const steer_in_t *in,

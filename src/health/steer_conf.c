@@ -36,40 +36,36 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		return 0;
 	static const char *const keys[] = {
 		"interval", "tau", "windows", "stale", "min-step", "max-step",
-		"max-change-per-hour", "floor", "sla", "sla-after",
+		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
 		"latency-bad", "budget-boost", NULL
 	};
 	if (conf_skeys(c, s, "steer", keys, err, errlen))
 		return -1;
+	const conf_num_t nums[] = {
+		CONF_NUM("interval", 1, 3600, &o->interval),
+		CONF_NUM("tau", 0, 86400, &o->tau),
+		CONF_NUM("stale", 1, 86400, &o->stale),
+		CONF_NUM("min-step", 0, 100, &o->min_step),
+		CONF_NUM("max-step", 0.1, 100, &o->max_step),
+		CONF_NUM("max-change-per-hour", 0.1, 100, &o->max_hour),
+		CONF_NUM("floor", 0, 50, &o->floor),
+		CONF_NUM("headroom", 0, 90, &o->headroom),
+		CONF_NUM("sla", 0, 100, &o->sla),
+		CONF_NUM("sla-after", 1, 100, &o->sla_after),
+		CONF_NUM("restore-after", 1, 100, &o->restore_after),
+		CONF_NUM("success-good", 0, 100, &o->success_good),
+		CONF_NUM("success-bad", 0, 100, &o->success_bad),
+		CONF_NUM("latency-good", 0, 60000, &o->latency_good),
+		CONF_NUM("latency-bad", 0, 60000, &o->latency_bad),
+		CONF_NUM("budget-boost", 1, 100, &o->budget_boost),
+	};
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
 		const ynode_t *v = s->items[i];
-		double d;
-		int rc = 0;
-#define NUM(name, lo, hi, dst) \
-		else if (strcmp(k, name) == 0) { \
-			rc = conf_snumber(c, v, name, lo, hi, &d, err, errlen); \
-			dst = d; }
-		if (strcmp(k, "windows") == 0)
-			rc = read_windows(c, v, o, err, errlen);
-		NUM("interval", 1, 3600, o->interval)
-		NUM("tau", 0, 86400, o->tau)
-		NUM("stale", 1, 86400, o->stale)
-		NUM("min-step", 0, 100, o->min_step)
-		NUM("max-step", 0.1, 100, o->max_step)
-		NUM("max-change-per-hour", 0.1, 100, o->max_hour)
-		NUM("floor", 0, 50, o->floor)
-		NUM("sla", 0, 100, o->sla)
-		NUM("sla-after", 1, 100, o->sla_after)
-		NUM("restore-after", 1, 100, o->restore_after)
-		NUM("success-good", 0, 100, o->success_good)
-		NUM("success-bad", 0, 100, o->success_bad)
-		NUM("latency-good", 0, 60000, o->latency_good)
-		NUM("latency-bad", 0, 60000, o->latency_bad)
-		NUM("budget-boost", 1, 100, o->budget_boost)
-#undef NUM
-		if (rc)
+		int rc = strcmp(k, "windows") == 0 ? read_windows(c, v, o, err, errlen)
+		         : conf_snum_key(c, k, v, nums, sizeof(nums) / sizeof(nums[0]), err, errlen);
+		if (rc < 0)
 			return -1;
 	}
 	if (o->success_good <= o->success_bad)

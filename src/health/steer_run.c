@@ -38,7 +38,7 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 {
 	static const char *const names[] = { "floor", "max-step",
 		"max-change-per-hour", "below min-step", "SLA", "over budget",
-		"no fresh input", "all below SLA" };
+		"no fresh input", "all below SLA", "capacity" };
 	size_t l = 0;
 	buf[0] = 0;
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -50,13 +50,58 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 }
 
 const char *steer_spend_key(char *buf, size_t size, const char *name,
-                            uint32_t t)
+                            unsigned days, uint32_t t)
 {
-	time_t tt = (time_t)t;
+	uint32_t start, end;
+	steer_period_bounds(days, t, &start, &end);
+	time_t tt = (time_t)start;
 	struct tm tm;
 	gmtime_r(&tt, &tm);
-	snprintf(buf, size, "p|%s|%04d-%02d", name, tm.tm_year + 1900, tm.tm_mon + 1);
+	if (days == 0)
+		snprintf(buf, size, "p|%s|%04d-%02d", name, tm.tm_year + 1900, tm.tm_mon + 1);
+	else
+		snprintf(buf, size, "p|%s|%04d-%02d-%02d/%ud", name, tm.tm_year + 1900,
+		         tm.tm_mon + 1, tm.tm_mday, days);
 	return buf;
+}
+
+/* The period of budget object @b (0, the month, when it says none). */
+static unsigned budget_period(json_t *b)
+{
+	unsigned days = 0;
+	const char *p = json_string_value(json_object_get(b, "period"));
+	if (!p || steer_period_parse(p, &days))
+		days = 0;
+	return days;
+}
+
+unsigned steer_provider_period(wdb_txn_t *t, const char *name)
+{
+	json_t *b = wdb_get(t, WDB_BUDGET, name);
+	unsigned days = budget_period(b);
+	json_decref(b);
+	return days;
+}
+
+int steer_budget_read(wdb_txn_t *t, const char *name, uint32_t now,
+                      double *spent, json_t **budget)
+{
+	json_t *b = wdb_get(t, WDB_BUDGET, name);
+	unsigned days = budget_period(b);
+	char key[200];
+	json_t *rec = wdb_get(t, WDB_STEERIN, steer_spend_key(key, sizeof(key), name, days, now));
+	double s = steer_spend_of(rec);
+	json_decref(rec);
+	int st = b ? steer_budget_state(json_number_value(json_object_get(b, "limit")),
+	                                json_number_value(json_object_get(b, "alert")), s,
+	                                days, now) : 0;
+	if (spent)
+		*spent = s;
+	if (budget)
+		*budget = b;
+	else
+		json_decref(b);
+	return st;
 }
 
 double steer_spend_of(json_t *rec)
@@ -151,6 +196,8 @@ static json_t *in_json(const steer_in_t *in)
 		json_object_set_new(j, "ob", json_true());
 	if (in->has_ema)
 		json_object_set_new(j, "ema", json_real(in->ema));
+	if (in->has_ceiling)
+		json_object_set_new(j, "cap", json_integer(in->ceiling));
 	return j;
 }
 
@@ -209,6 +256,8 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
 		x->over_budget = json_is_true(json_object_get(e, "ob"));
 		if ((x->has_ema = json_is_number(json_object_get(e, "ema"))))
 			x->ema = dnum(e, "ema");
+		if ((x->has_ceiling = json_is_integer(json_object_get(e, "cap"))))
+			x->ceiling = (uint32_t)json_integer_value(json_object_get(e, "cap"));
 		(*n)++;
 	}
 	return 0;
@@ -223,6 +272,7 @@ typedef struct {
 	json_t *services;     /* name -> service object */
 	json_t *nodes;        /* id -> node object (cache) */
 	json_t *budget_state; /* provider -> 0, 1, 2 (cache) */
+	json_t *sla;          /* node id -> [row keys] out for the SLA */
 	char what[4096];
 	size_t wl;
 	int changed;
@@ -269,19 +319,29 @@ static int budget_of(run_t *r, const char *provider)
 	json_t *s = json_object_get(r->budget_state, provider);
 	if (s)
 		return (int)json_integer_value(s);
-	int st = 0;
-	json_t *b = wdb_get(r->t, WDB_BUDGET, provider);
-	if (b) {
-		char key[200];
-		json_t *spend = wdb_get(r->t, WDB_STEERIN,
-		                        steer_spend_key(key, sizeof(key), provider, r->now));
-		st = steer_budget_state(dnum(b, "limit"), dnum(b, "alert"),
-		                        steer_spend_of(spend), r->now);
-		json_decref(spend);
-		json_decref(b);
-	}
+	int st = steer_budget_read(r->t, provider, r->now, NULL, NULL);
 	json_object_set_new(r->budget_state, provider, json_integer(st));
 	return st;
+}
+
+/* S1-6: the capacity of node @id (@node; 0: none) and its load, the
+ * pushed bandwidth metric in percent of that capacity (NaN: none, older
+ * than steer.stale, or not newer than @since, when the shares in force
+ * were applied: a load measured before is the load of other shares). */
+static void node_load(run_t *r, const char *id, json_t *node, uint32_t since,
+                      double *cap, double *util)
+{
+	*cap = (double)json_integer_value(json_object_get(node, "capacity"));
+	*util = NAN;
+	if (*cap <= 0)
+		return;
+	json_t *m = wdb_get(r->t, WDB_METRICS, id);
+	json_t *bw = json_object_get(m, "bandwidth");
+	uint32_t at = (uint32_t)json_integer_value(json_object_get(bw, "time"));
+	if (json_is_number(json_object_get(bw, "value")) && at > since &&
+	    (at >= r->now || r->now - at <= r->c->stale))
+		*util = dnum(bw, "value");
+	json_decref(m);
 }
 
 /* The fresh inputs of node @in->id for the row (@region, @isp): per
@@ -353,6 +413,8 @@ static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n
 			json_object_set_new(j, "latency", json_real(in[i].latency));
 		if (in[i].has_cost)
 			json_object_set_new(j, "cost", json_real(in[i].cost));
+		if (in[i].has_ceiling)
+			json_object_set_new(j, "ceiling", json_integer(in[i].ceiling));
 		if (o[i].ns >= 0)
 			json_object_set_new(j, "ns", json_real(o[i].ns));
 		if (o[i].nl >= 0)
@@ -388,6 +450,12 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 
 	static steer_in_t in[STEER_MAX_NODES];
 	static steer_out_t out[STEER_MAX_NODES];
+	double cap[STEER_MAX_NODES], util[STEER_MAX_NODES];
+	/* When the weights in force were applied: the engine's shares, or
+	 * its hand-back to the operator's weights. */
+	uint32_t reverted_at = (uint32_t)json_integer_value(json_object_get(state, "reverted_at"));
+	uint32_t applied_at = steered ? (uint32_t)json_integer_value(json_object_get(
+		json_object_get(row, "steer"), "at")) : reverted_at;
 	unsigned n = 0;
 	const char *id;
 	json_t *w;
@@ -415,10 +483,41 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 		if (prov)
 			x->over_budget = budget_of(r, prov) > 0;
 		gather(r, region, isp, x);
+		node_load(r, id, node, applied_at, &cap[n - 1], &util[n - 1]);
+	}
+	/* S1-6: the row's demand, measured again once loads newer than
+	 * the shares in force arrive; until then the last estimate holds
+	 * (a load that lags its share would make the ceiling swing). */
+	double demand = steer_demand(n, cap, util, in);
+	uint32_t demand_at = r->now;
+	if (demand <= 0 && json_is_number(json_object_get(state, "demand"))) {
+		demand_at = (uint32_t)json_integer_value(json_object_get(state, "demand_at"));
+		if (r->now - demand_at <= c.stale)
+			demand = dnum(state, "demand");
 	}
 	json_decref(state);
+	steer_ceilings(c.headroom, n, cap, demand, in);
 	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
-	int rc = put(r, WDB_STEER, key, state = state_json(in, out, n, v, r->now));
+	/* S3-5: the nodes out for the SLA, whose standby the health thread
+	 * raises; a shadow service acts on nothing. */
+	int shadow = strcmp(json_string_value(json_object_get(svc, "steering")), "shadow") == 0;
+	for (unsigned i = 0; i < n && !shadow; i++) {
+		if (!(out[i].limits & STEER_LIM_SLA))
+			continue;
+		json_t *rows = json_object_get(r->sla, in[i].id);
+		if (!rows)
+			json_object_set_new(r->sla, in[i].id, rows = json_array());
+		json_array_append_new(rows, json_string(key));
+	}
+	state = state_json(in, out, n, v, r->now);
+	if (demand > 0) {
+		json_object_set_new(state, "demand", json_real(demand));
+		json_object_set_new(state, "demand_at", json_integer(demand_at));
+	}
+	if (v == STEER_REVERT || reverted_at)
+		json_object_set_new(state, "reverted_at",
+		                    json_integer(v == STEER_REVERT ? r->now : reverted_at));
+	int rc = put(r, WDB_STEER, key, state);
 	json_decref(state);
 	if (rc)
 		return rc;
@@ -479,6 +578,10 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	json_t *s = json_object_get(r->services, svc);
+	/* S3-8: a row pinned by the rollback of one of the engine's changes
+	 * keeps its shares until the operator unpins it. */
+	if (steer_service_on(s) && json_object_get(row, "pin"))
+		return 0;
 	if (steer_service_on(s)) {
 		r->rc = eval_row(r, key, row, s);
 		return r->rc != 0;
@@ -517,7 +620,8 @@ static int has_steer_state(const char *key, json_t *val, void *arg)
 }
 
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              steer_publish_fn publish, void *arg, char *err, size_t errlen)
+              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
+              size_t errlen)
 {
 	run_t r;
 	memset(&r, 0, sizeof(r));
@@ -540,6 +644,7 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 	r.nodes = json_object();
 	r.budget_state = json_object();
 	r.pub = publish ? json_object() : NULL;
+	r.sla = json_object();
 	wdb_each(r.t, WDB_WEIGHT, NULL, row_cb, &r);
 	json_decref(r.services);
 	json_decref(r.nodes);
@@ -548,6 +653,7 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 		snprintf(err, errlen, "steer: %s", wdb_strerror(r.rc));
 		json_decref(r.pub);
 		wdb_abort(r.t);
+		json_decref(r.sla);
 		return r.rc;
 	}
 	if (publish) {
@@ -559,15 +665,25 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 			rc = publish(arg, r.pub, r.changed ? r.what : "steer: state", err,
 			             errlen);
 		json_decref(r.pub);
-		if (rc)
+		if (rc) {
+			json_decref(r.sla);
 			return rc;
+		}
+		if (sla_out)
+			json_object_update(sla_out, r.sla);
+		json_decref(r.sla);
 		if (r.changed)
 			log_info("%s", r.what);
 		return r.changed;
 	}
 	int64_t id = wdb_commit(r.t, r.what, err, errlen);
-	if (id < 0)
+	if (id < 0) {
+		json_decref(r.sla);
 		return (int)id;
+	}
+	if (sla_out)
+		json_object_update(sla_out, r.sla);
+	json_decref(r.sla);
 	if (r.changed)
 		log_info("%s", r.what);
 	return r.changed;

@@ -40,11 +40,15 @@ typedef int (*steer_publish_fn)(void *arg, json_t *records, const char *what,
  * @publish (cluster mode: the elected instance), the rows and the
  * engine's state are evaluated in a transaction that is then aborted,
  * and handed to @publish(@arg, ...) instead, so that every instance
- * gets the same shares from the shared table.  Returns the number of
+ * gets the same shares from the shared table.  @sla_out (may be NULL;
+ * an object the caller owns) gets, once the transaction is committed or
+ * published, every node taken out for the SLA (S3-5) in a row of a
+ * dynamic (not shadow) service: id -> [row keys].  Returns the number of
  * rows whose shares changed, or a negative error with the reason in
- * @err. */
+ * @err (and nothing in @sla_out). */
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              steer_publish_fn publish, void *arg, char *err, size_t errlen);
+              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
+              size_t errlen);
 
 /** Whether service object @svc is steered: "steering" is "dynamic" or
  * "shadow" (S2-9: computed, recorded and explained, but its plans keep
@@ -64,10 +68,23 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
  * "-" for none.  Returns @buf. */
 const char *steer_limits_text(unsigned lim, char *buf, size_t size);
 
-/** The key of provider @name's spend record for the month of @t
- * ("p|NAME|YYYY-MM") into @buf.  Returns @buf. */
+/** The key of provider @name's spend record for its budget period
+ * @days (steer_period_parse()) holding @t into @buf: "p|NAME|YYYY-MM"
+ * for a calendar month, "p|NAME|YYYY-MM-DD/Nd" (the first day) for
+ * others.  Returns @buf. */
 const char *steer_spend_key(char *buf, size_t size, const char *name,
-                            uint32_t t);
+                            unsigned days, uint32_t t);
+
+/** The budget period of provider @name in @t: its budget's, or the
+ * calendar month (0) when it has none. */
+unsigned steer_provider_period(wdb_txn_t *t, const char *name);
+
+/** The budget of provider @name in @t at @now: returns its state
+ * (steer_budget_state(); 0 when it has no budget), with the spend of the
+ * period in *@spent and the budget object in *@budget (new reference, or
+ * NULL when there is none; both may be NULL). */
+int steer_budget_read(wdb_txn_t *t, const char *name, uint32_t now,
+                      double *spent, json_t **budget);
 
 /** A provider's spend in the record @rec: the pushed figure when there
  * is one, else bytes times price. */

@@ -191,6 +191,12 @@ int wdb_audit_by_user(json_t *rec, const char *user)
 	return strcmp(u ? u : actor + 8, user) == 0;
 }
 
+int wdb_audit_automatic(json_t *rec)
+{
+	const char *actor = json_string_value(json_object_get(rec, "actor"));
+	return actor && (strcmp(actor, "health") == 0 || strncmp(actor, "gslbd:", 6) == 0);
+}
+
 int64_t wdb_audit_undoes(json_t *rec)
 {
 	json_t *u = json_object_get(rec, "undoes");

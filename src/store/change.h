@@ -59,6 +59,12 @@ int wdb_diff_needs_force(json_t *diff, size_t rows, char *why, size_t whylen);
  * record's "user", or for older records the actor "gslbctl:USER"). */
 int wdb_audit_by_user(json_t *rec, const char *user);
 
+/** Whether audit record @rec is an automatic change: written by the
+ * daemon itself (the health thread's decisions and cutover phases, actor
+ * "health"; the steering engine's shares, "gslbd:steer"; any other
+ * "gslbd:" actor), not by an operator through gslbctl. */
+int wdb_audit_automatic(json_t *rec);
+
 /** The change a rollback record @rec undoes (its "undoes", or for older
  * records "rollback ID" in its what), or 0 when it is no rollback. */
 int64_t wdb_audit_undoes(json_t *rec);

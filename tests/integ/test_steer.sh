@@ -8,23 +8,8 @@
 # service ignores all of it.
 . "$(dirname "$0")/lib.sh"
 
-cat > "$T/geo.txt" <<'EOG'
-101.6.0.0/16     cn-gz  ctcc  4134
-101.7.0.0/16     cn-bj  cucc  4837
-EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
-gslb_zone
-write_conf gslb.test z.zone "geoip:
-  database: geo.mmdb
-steer:
-  interval: 1
-  tau: 2
-  windows: [4, 8]
-  stale: 8
-  min-step: 1
-  max-step: 20
-  max-change-per-hour: 100
-  floor: 5"
+. "$(dirname "$0")/steer_lib.sh"
+steer_setup
 
 CTL service add www.gslb.test --ttl 30 --answers 1 >/dev/null
 CTL node add a --addr 192.0.2.1 --provider cdn-a --cost-per-gb 0.02 >/dev/null
@@ -35,47 +20,10 @@ for r in "--region cn-gz --isp ctcc" "--region cn-bj --isp cucc"; do
 done
 gslbd_start
 
-# The current measurements of each node in each row, one file per (node,
-# row) under $T/m, pushed over and over by a feeder in the background
-# (as a RUM pipeline would, one batch per round) while $T/feeding exists,
-# for at most 5 minutes.
-mkdir -p "$T/m"
-set_m() { echo "$2" > "$T/m/$1"; }
+# The current measurements of each node in each row, pushed over and
+# over by the feeder (steer_lib.sh).
 for k in a:gz b:gz a:bj b:bj; do set_m $k "success=99.9 latency=20"; done
-touch "$T/feeding"
-(
-	end=$((SECONDS + 300))
-	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
-		for f in "$T"/m/*; do
-			k=${f##*/} n=${k%:*} r=${k#*:}
-			[ "$r" = gz ] && reg="--region cn-gz --isp ctcc" || reg="--region cn-bj --isp cucc"
-			echo "$n $reg $(cat "$f")"
-		done | CTL metrics push --file - >/dev/null || echo "FAIL - metrics push --file"
-		sleep 0.2
-	done
-) &
-FEEDER=$!
-trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cleanup' EXIT
-# weight SUBNET NODE: the engine's share of NODE in basis points in the
-# row of clients of SUBNET, from steer show (empty: operator's weights).
-weight() {
-	local key
-	[ "$1" = gz ] && key="www.gslb.test|cn-gz|ctcc" || key="www.gslb.test|cn-bj|cucc"
-	CTL --json steer show www.gslb.test | python3 -c "
-import json, sys
-for r in json.load(sys.stdin):
-    if r['row'] == '$key':
-        print(r['nodes']['$2']['weight'] if r['steered'] else '')"
-}
-# share SUBNET NODE-ADDR: per mille of 1000 answers to SUBNET's clients.
-share() {
-	local sub
-	[ "$1" = gz ] && sub=101.6.1.0/24 || sub=101.7.1.0/24
-	for _ in $(seq 1000); do echo "www.gslb.test A +subnet=$sub"; done > "$T/batch"
-	dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=2 -f "$T/batch" > "$T/picks"
-	echo $(( $(grep -c "^$2\$" "$T/picks") * 1000 / $(grep -c . "$T/picks") ))
-}
-within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+start_feeder
 
 # 1. Static (the default): measurements change nothing.
 set_m b:gz "success=98.5 latency=200"
@@ -159,8 +107,7 @@ s=$(share bj 192.0.2.2)
 expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "^  b .*SLA" "explain: b out for the SLA"
 
 # 6. Stale: the feed stops; the rows go back to the operator's weights.
-rm -f "$T/feeding"
-wait $FEEDER
+stop_feeder
 stale() { [ -z "$(weight gz a)" ] && [ -z "$(weight bj b)" ]; }
 end=$((SECONDS + 20))
 while [ $SECONDS -lt $end ] && ! stale; do sleep 0.5; done
@@ -182,6 +129,19 @@ expect_has "$out" "--region CN-GZ: use a short lowercase name" "bad region refus
 CTL budget set cdn-b --limit 1000 >/dev/null
 CTL metrics push b bytes=5000000000 >/dev/null
 expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "bytes x price counted as spend"
+# Other periods: spend counts per period; a new period starts from 0.
+CTL budget set cdn-b --period week >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +week +80% +0\.00 within" "a weekly budget starts its own spend"
+CTL metrics push b bytes=10000000000 >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +week +80% +0\.20 within" "bytes counted in the week"
+CTL budget set cdn-b --period 10d >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +10d " "a budget of 10 days"
+out=$(CTL budget set cdn-b --period year 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "--period year: give day, week, month or a number of days" \
+	"bad --period refused" || fail "--period year: rc $rc: $out"
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +10d " "the refused period changed nothing"
+CTL budget set cdn-b --period month >/dev/null
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "back to the month's spend"
 CTL node set b --provider none --cost-per-gb none >/dev/null
 out=$(CTL metrics push b bytes=1000 2>&1)
 expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"

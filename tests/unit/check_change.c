@@ -144,10 +144,20 @@ START_TEST(rollback_rule)
 	ck_assert_int_eq(wdb_audit_undoes(r), 12);
 	ck_assert(wdb_audit_by_user(r, "ann"));
 	ck_assert(!wdb_audit_by_user(r, "an"));
+	ck_assert(!wdb_audit_automatic(r));
 	json_decref(r);
 	r = J("{\"actor\": \"health\", \"what\": \"rollback 12 x\"}");
 	ck_assert_int_eq(wdb_audit_undoes(r), 0);
 	ck_assert(!wdb_audit_by_user(r, "health"));
+	ck_assert(wdb_audit_automatic(r));
+	json_decref(r);
+	/* The steering engine's changes are automatic; an operator named
+	 * like the daemon is not. */
+	r = J("{\"actor\": \"gslbd:steer\"}");
+	ck_assert(wdb_audit_automatic(r));
+	json_decref(r);
+	r = J("{\"actor\": \"gslbctl:gslbd\"}");
+	ck_assert(!wdb_audit_automatic(r));
 	json_decref(r);
 }
 END_TEST

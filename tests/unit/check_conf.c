@@ -447,6 +447,36 @@ START_TEST(steer_section)
 }
 END_TEST
 
+/* conf_snum_key(): a numeric key of a module's section into a double or
+ * an unsigned field, its range checked, other keys left to the caller;
+ * steer.headroom (S1-6) is read through it. */
+START_TEST(numeric_keys)
+{
+	char err[1024];
+	conf_t *c = load(ZONES "steer:\n  a: 2.5\n  b: 7.9\n  c: 11\n  d: on\n", err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	const ynode_t *x = ynode_get(c->root, "steer");
+	double a = 0;
+	unsigned b = 0;
+	const conf_num_t nums[] = { CONF_NUM("a", 0, 10, &a), CONF_NUM("b", 1, 10, &b),
+	                            CONF_NUM("c", 0, 10, &a) };
+	ck_assert_int_eq(conf_snum_key(c, "a", ynode_get(x, "a"), nums, 3, err, sizeof(err)), 1);
+	ck_assert_double_eq(a, 2.5);
+	ck_assert_int_eq(conf_snum_key(c, "b", ynode_get(x, "b"), nums, 3, err, sizeof(err)), 1);
+	ck_assert_uint_eq(b, 7);
+	ck_assert_int_eq(conf_snum_key(c, "d", ynode_get(x, "d"), nums, 3, err, sizeof(err)), 0);
+	ck_assert_int_eq(conf_snum_key(c, "c", ynode_get(x, "c"), nums, 3, err, sizeof(err)), -1);
+	ck_assert_double_eq(a, 2.5);
+	ck_assert_msg(strstr(err, ":7: c must be a number from 0 to 10, not '11'"), "%s", err);
+	conf_free(c);
+	health_conf_t hc;
+	ck_assert_double_eq((health_load(ZONES, &hc), hc.steer.headroom), 20);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  headroom: 35\n", &hc), 0);
+	ck_assert_double_eq(hc.steer.headroom, 35);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  headroom: 95\n", &hc), -1);
+}
+END_TEST
+
 /* Expects @text's health or cutover section to fail with "PATH:LINE: ..."
  * containing @what. */
 static void health_error(const char *text, int line, const char *what)
@@ -504,6 +534,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, health_rule_settings);
 	tcase_add_test(t, diff_keys);
 	tcase_add_test(t, steer_section);
+	tcase_add_test(t, numeric_keys);
 	tcase_add_test(t, cutover_window_settings);
 	suite_add_tcase(s, t);
 	return s;

@@ -288,11 +288,11 @@ START_TEST(budget)
 	 * start of November 15th (14 of 30 days gone) the alert level is
 	 * 3733, a day earlier 3467. */
 	uint32_t mid = 1700006400u;              /* 2023-11-15T00:00:00Z */
-	ck_assert_int_eq(steer_budget_state(10000, 80, 3700, mid), 0);
-	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, mid), 1);
-	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, mid - 86400), 1);
-	ck_assert_int_eq(steer_budget_state(10000, 80, 10000, mid), 2);
-	ck_assert_int_eq(steer_budget_state(0, 80, 10000, mid), 0);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3700, 0, mid), 0);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, 0, mid), 1);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 3800, 0, mid - 86400), 1);
+	ck_assert_int_eq(steer_budget_state(10000, 80, 10000, 0, mid), 2);
+	ck_assert_int_eq(steer_budget_state(0, 80, 10000, 0, mid), 0);
 }
 END_TEST
 
@@ -381,6 +381,107 @@ START_TEST(decision_replay)
 }
 END_TEST
 
+/* S1-6: the row's demand comes from the measured load over the share it
+ * is carried for; a node keeps headroom % of its capacity free, and what
+ * it cannot take goes to the others by score; no capacity, no ceiling. */
+START_TEST(capacity_ceiling)
+{
+	steer_conf_t c = conf();
+	c.max_step = 100;
+	c.max_hour = 100;
+	steer_policy_t p = pol();
+	steer_in_t in[3] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 200),
+	                     node("c", 0, 99.9, 20) };
+	double cap[3] = { 1000, 0, 1000 }, util[3] = { 60, NAN, 0 };
+	/* a carries 600 at half the row: demand 1200; 80 % of 1000 is
+	 * two thirds of it. */
+	double demand = steer_demand(3, cap, util, in);
+	ck_assert_double_eq_tol(demand, 1200, 1e-9);
+	ck_assert_uint_eq(steer_ceilings(c.headroom, 3, cap, demand, in), 2);
+	ck_assert(in[0].has_ceiling && !in[1].has_ceiling);
+	ck_assert_uint_eq(in[0].ceiling, 6666);
+	steer_out_t out[3];
+	steer_step(&c, &p, NOW, 3, in, out);
+	ck_assert_uint_eq(out[0].share, 6666);
+	ck_assert_uint_eq(out[1].share, 3334);
+	ck_assert(out[0].limits & STEER_LIM_CAPACITY);
+	ck_assert(!(out[1].limits & STEER_LIM_CAPACITY));
+	/* Without the ceiling the score alone gives a far more. */
+	in[0].has_ceiling = 0;
+	steer_step(&c, &p, NOW, 3, in, out);
+	ck_assert_uint_gt(out[0].share, 7000);
+	/* More headroom, lower ceiling. */
+	steer_ceilings(50, 3, cap, demand, in);
+	ck_assert_uint_eq(in[0].ceiling, 4166);
+	/* No load measured anywhere: the demand is unknown, no ceiling. */
+	util[0] = NAN;
+	ck_assert_double_eq(steer_demand(3, cap, util, in), 0);
+	ck_assert_uint_eq(steer_ceilings(c.headroom, 3, cap, 0, in), 0);
+	ck_assert(!in[0].has_ceiling);
+	/* Every candidate capped: the row is over its capacity, the rest is
+	 * spread by the ceilings and the shares still add up. */
+	steer_in_t two[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	two[0].has_ceiling = two[1].has_ceiling = 1;
+	two[0].ceiling = 3000;
+	two[1].ceiling = 1000;
+	steer_step(&c, &p, NOW, 2, two, out);
+	ck_assert_uint_eq(out[0].share, 7500);
+	ck_assert_uint_eq(sum(2, out), STEER_TOTAL);
+}
+END_TEST
+
+/* S3-6: budget periods other than the month, with the budget pro-rated
+ * to the part of the period gone. */
+START_TEST(budget_periods)
+{
+	unsigned d;
+	ck_assert_int_eq(steer_period_parse("month", &d), 0);
+	ck_assert_uint_eq(d, 0);
+	ck_assert_int_eq(steer_period_parse("day", &d), 0);
+	ck_assert_uint_eq(d, 1);
+	ck_assert_int_eq(steer_period_parse("week", &d), 0);
+	ck_assert_uint_eq(d, 7);
+	ck_assert_int_eq(steer_period_parse("10d", &d), 0);
+	ck_assert_uint_eq(d, 10);
+	ck_assert_int_eq(steer_period_parse("366d", &d), 0);
+	const char *bad[] = { "367d", "0d", "07d", "d", "10", "10dd", "year", "", "-1d",
+	                      "99999999999d" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(steer_period_parse(bad[i], &d) == -1, "%s accepted", bad[i]);
+	char buf[16];
+	ck_assert_str_eq(steer_period_text(7, buf, sizeof(buf)), "week");
+	ck_assert_str_eq(steer_period_text(10, buf, sizeof(buf)), "10d");
+
+	/* 2023-11-15 (a Wednesday) at 12:00 UTC. */
+	uint32_t t = 1700006400u + 43200, s, e;
+	steer_period_bounds(0, t, &s, &e);
+	ck_assert_uint_eq(s, 1698796800u);       /* 2023-11-01 */
+	ck_assert_uint_eq(e, 1701388800u);       /* 2023-12-01 */
+	steer_period_bounds(1, t, &s, &e);
+	ck_assert_uint_eq(s, 1700006400u);
+	ck_assert_uint_eq(e, 1700006400u + 86400);
+	steer_period_bounds(7, t, &s, &e);
+	ck_assert_uint_eq(s, 1699833600u);       /* Monday 2023-11-13 */
+	ck_assert_uint_eq(e, 1699833600u + 7 * 86400);
+	steer_period_bounds(10, t, &s, &e);
+	ck_assert(s <= t && t < e && e - s == 10 * 86400);
+	ck_assert_uint_eq((s / 86400 - 4) % 10, 0);
+
+	/* A day of 100 at noon: half gone, the alert at 80 % is 40. */
+	ck_assert_int_eq(steer_budget_state(100, 80, 39, 1, t), 0);
+	ck_assert_int_eq(steer_budget_state(100, 80, 41, 1, t), 1);
+	ck_assert_int_eq(steer_budget_state(100, 80, 100, 1, t), 2);
+	/* A week of 700 on Wednesday noon: 2.5 days of 7 gone, alert 200. */
+	ck_assert_int_eq(steer_budget_state(700, 80, 199, 7, t), 0);
+	ck_assert_int_eq(steer_budget_state(700, 80, 201, 7, t), 1);
+	/* The same spend a month in: far within its month. */
+	ck_assert_int_eq(steer_budget_state(700, 80, 201, 0, t), 0);
+	/* The first minutes of a day count as a thirtieth of it. */
+	ck_assert_int_eq(steer_budget_state(3000, 100, 99, 1, 1700006400u + 60), 0);
+	ck_assert_int_eq(steer_budget_state(3000, 100, 100, 1, 1700006400u + 60), 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("steer");
@@ -398,6 +499,8 @@ static Suite *suite(void)
 	tcase_add_test(t, stale);
 	tcase_add_test(t, deterministic);
 	tcase_add_test(t, decision_replay);
+	tcase_add_test(t, capacity_ceiling);
+	tcase_add_test(t, budget_periods);
 	suite_add_tcase(s, t);
 	return s;
 }
