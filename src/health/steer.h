@@ -141,6 +141,13 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
 int steer_budget_state(double limit, double alert_pct, double spent,
                        uint32_t now);
 
+/** Rounds shares @x[0..@n) (adding up to about 1; negative ones count
+ * as 0) to basis points in @out adding up to STEER_TOTAL exactly: floors,
+ * then the largest remainders (ties to the lower index) get the points
+ * left, so the result is deterministic.  All zero when nothing is
+ * positive. */
+void steer_round_shares(const double *x, unsigned n, uint32_t *out);
+
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
  * scores, smooths, applies the SLA, floor, step and hourly limits and
  * fills @out[0..@n).  Returns what it decided. */
