@@ -2,6 +2,7 @@
 /* gslbctl export and apply: the whole weight table as one JSON document,
  * and making the store equal to such a document in one audited change. */
 #include "ctl/ctl.h"
+#include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/geo.h"
 #include "gslb/policy.h"
@@ -81,6 +82,7 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 	if (pf && (!pv || (strcmp(pv, "probe") != 0 && strcmp(pv, "four") != 0)))
 		ctl_die("apply: service %s: profile must be \"probe\" or \"four\" "
 		    "(leave it out for the default)", key);
+	ctl_nearest_apply_check(o, key);
 }
 
 /* apply --allow-special: node addresses no client can use pass (a lab). */

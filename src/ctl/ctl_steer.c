@@ -5,6 +5,7 @@
  * replay`, and the steering part of `explain` (S3-1..S3-9). */
 #include "ctl/ctl_steer.h"
 #include "health/cutover.h"
+#include "health/nearest_run.h"
 #include "health/steer_run.h"
 #include "store/plan.h"
 
@@ -244,13 +245,18 @@ static json_t *parse_weights(const char *sub, const char *v)
 
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
-	static const char *const steering_set[] = { "static", "dynamic", "shadow", NULL };
+	static const char *const steering_set[] = { "static", "dynamic", "shadow", "nearest",
+	                                            NULL };
 	static const char *const policy_set[] = { "live", "vod", "custom", NULL };
 	if (strcmp(o, "--steering") == 0) {
 		if (strcmp(ctl_one_of(o, v, steering_set), "static") == 0)
 			json_object_del(s, "steering");
 		else
 			json_object_set_new(s, "steering", json_string(v));
+		if (strcmp(v, "nearest") != 0) {
+			json_object_del(s, "switch_margin");
+			json_object_del(s, "headroom");
+		}
 	} else if (strcmp(o, "--policy") == 0) {
 		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, policy_set)));
 		if (strcmp(v, "custom") != 0)
@@ -264,7 +270,7 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 		else
 			json_object_set_new(s, "sla", json_real(parse_real("service", "--sla", v, 0, 100)));
 	} else {
-		return 0;
+		return ctl_nearest_service_opt(s, sub, o, v);
 	}
 	return 1;
 }
@@ -374,6 +380,11 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)p.svc_len, p.svc);
 	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (nearest_service_on(s)) {
+		json_t *v = ctl_nearest_row(t, key, s);
+		json_decref(s);
+		return v;
+	}
 	if (!steer_service_on(s)) {
 		json_decref(s);
 		return NULL;
@@ -454,6 +465,10 @@ static void opt_num(json_t *n, const char *k, const char *fmt)
 
 void ctl_steer_print(json_t *st)
 {
+	if (json_object_get(st, "mode")) {
+		ctl_nearest_print(st);
+		return;
+	}
 	json_t *w = json_object_get(st, "weights");
 	int shadow = json_is_true(json_object_get(st, "shadow"));
 	printf("steering  %s, policy %s (success %.2f, latency %.2f, cost %.2f), SLA %.1f%%\n",
@@ -518,7 +533,7 @@ static int steer_show(const char *svc)
 		json_t *st = ctl_steer_row(t, json_string_value(k));
 		if (!st) {
 			wdb_abort(t);
-			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow)",
+			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow|nearest)",
 			        svc, svc);
 		}
 		json_array_append_new(out, st);
@@ -557,6 +572,9 @@ static int replay_one(int64_t aid, json_t *rec, void *arg)
 		json_t *after = json_object_get(json_object_get(ch, "after"), "steer");
 		json_t *before = json_object_get(json_object_get(ch, "before"), "steer");
 		json_t *d = json_object_get(after, "decision");
+		/* Nearest decisions are not the engine's: nothing to replay. */
+		if (json_object_get(after, "mode") || json_object_get(before, "mode"))
+			continue;
 		if (!d) {
 			/* Back to the operator's weights (stale inputs, or
 			 * steering turned off). */

@@ -267,6 +267,14 @@ static void on_tick(uv_timer_t *t)
 		if (steer_run(h->db, &h->c.steer, health__wall(), err, sizeof(err)) < 0)
 			log_warning("%s", err);
 		h->last_steer = now;
+		h->steer_hard = 0;
+	} else if (h->steer_hard) {
+		/* S4-4: a node demoted since the last run leaves the nearest
+		 * rows now, not at the next steer.interval. */
+		char err[512];
+		if (steer_run_hard(h->db, &h->c.steer, health__wall(), err, sizeof(err)) < 0)
+			log_warning("%s", err);
+		h->steer_hard = 0;
 	}
 }
 

@@ -93,7 +93,11 @@ int nearest_fill(unsigned m, const unsigned *order, const double *cap,
 double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in)
 {
 	double room = 100 - c->headroom;
-	if (!in->has_load || in->load <= 0)
+	if (!in->has_load)
+		return 1;
+	if (!in->load_new)
+		return in->cap_prev < 0 ? 0 : in->cap_prev > 1 ? 1 : in->cap_prev;
+	if (in->load <= 0)
 		return 1;
 	double p = in->prev > 0 ? (double)in->prev / STEER_TOTAL : 0;
 	if (p > 0) {

@@ -48,6 +48,9 @@ typedef struct nearest_in {
 	double ema;               /* smoothed latency before this step */
 	int has_load;
 	double load;              /* % of its capacity in use (bandwidth) */
+	int load_new;             /* the load was measured since the last step */
+	uint32_t load_at;         /* when (kept for the next step) */
+	double cap_prev;          /* the limit the last step set, 0..1 */
 	int32_t prev;             /* applied share, bp; -1: none yet */
 } nearest_in_t;
 
@@ -119,7 +122,9 @@ int nearest_fill(unsigned m, const unsigned *order, const double *cap,
  * L % and room R = 100 - headroom, a node serving P of the row may serve
  * P * R / L (its load is taken to follow its shares, so every row scaling
  * this way brings it to R); a node serving none of it may take the rest
- * while L < R.  1 without load data. */
+ * while L < R.  1 without load data.  A load already acted on keeps the
+ * last limit (@in->cap_prev): the controller moves on new measurements
+ * only, or one figure would shrink the share at every step. */
 double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in);
 
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) from

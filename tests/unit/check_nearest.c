@@ -27,6 +27,8 @@ static nearest_in_t node(const char *id, double lat)
 	n.has_latency = lat > 0;
 	n.latency = lat;
 	n.prev = -1;
+	n.load_new = 1;
+	n.cap_prev = 1;
 	return n;
 }
 
@@ -234,6 +236,14 @@ START_TEST(capacity_spill)
 	ck_assert_uint_eq(out[2].share, 0);
 	ck_assert(out[0].limits & NEAREST_LIM_CAP);
 	ck_assert(out[1].limits & NEAREST_LIM_SPILL);
+	/* The same measurement again: acted on already, the limit stays. */
+	carry(3, in, out);
+	was = row;
+	in[0].load_new = 0;
+	in[0].cap_prev = out[0].cap;
+	ck_assert_int_eq(nearest_step(&c, 3, in, &was, 0, &row, out), NEAREST_KEEP);
+	ck_assert_uint_eq(out[0].share, 8000);
+	in[0].load_new = 1;
 	/* The load follows: a at 80 %, steady. */
 	carry(3, in, out);
 	was = row;

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/* Nearest steering against the store (nearest_run.h): each row's
+ * latencies, loads and usability gathered, nearest_step() run, and the
+ * shares written into the weight row like the steering engine's, with
+ * the reason in the audit record (S4-1, S4-3, S4-4, S4-5). */
+#include "health/nearest_run.h"
+#include "health/steer_run.h"
+#include "store/keys.h"
+#include "store/plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int nearest_service_on(json_t *svc)
+{
+	const char *st = json_string_value(json_object_get(svc, "steering"));
+	return st && strcmp(st, "nearest") == 0;
+}
+
+void nearest_service_conf(json_t *svc, const steer_conf_t *sc, nearest_conf_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	const char *m = json_string_value(json_object_get(svc, "switch_margin"));
+	if (!m || nearest_margin_parse(m, &c->margin, &c->margin_ms))
+		nearest_margin_parse(NEAREST_MARGIN_DEFAULT, &c->margin, &c->margin_ms);
+	json_t *h = json_object_get(svc, "headroom");
+	c->headroom = json_is_number(h) ? json_number_value(h) : NEAREST_HEADROOM_DEFAULT;
+	/* S4-7: the same smoothing as the steering engine's (tau). */
+	c->alpha = sc->tau > 0 ? 1 - exp(-sc->interval / sc->tau) : 1;
+	c->min_step = sc->min_step;
+}
+
+/* Whether node record @node may take answers: what plan.c would let
+ * answer, less the derating (a hard failure is a removal, S4-4). */
+static int node_ok(json_t *node)
+{
+	const char *admin = json_string_value(json_object_get(node, "admin"));
+	const char *pool = json_string_value(json_object_get(node, "pool"));
+	json_t *h = json_object_get(node, "health");
+	if (!node || (admin && (strcmp(admin, "down") == 0 || strcmp(admin, "drain") == 0)))
+		return 0;
+	if (admin && strcmp(admin, "up") == 0)
+		return 1;
+	if (pool && strcmp(pool, "standby") == 0 &&
+	    !json_is_true(json_object_get(h, "promoted")))
+		return 0;
+	return !json_is_false(json_object_get(h, "usable"));
+}
+
+/* Appends to @what (of @size, used @*len). */
+static void add(char *what, size_t size, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add(char *what, size_t size, size_t *len, const char *fmt, ...)
+{
+	if (*len >= size - 1)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(what + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*len += (size_t)k;
+	if (*len >= size)
+		*len = size - 1;
+}
+
+static int index_of(const nearest_in_t *in, unsigned n, const char *id)
+{
+	for (unsigned i = 0; id && i < n; i++)
+		if (strcmp(in[i].id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The text of node @i's latency for a reason. */
+static const char *lat_text(const nearest_out_t *o, char *buf, size_t size)
+{
+	if (o->has_ema)
+		snprintf(buf, size, "%.0f ms", o->ema);
+	else
+		snprintf(buf, size, "no latency data");
+	return buf;
+}
+
+int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
+                    const char *key, json_t *row, json_t *svc, int hard_only,
+                    char *what, size_t size, size_t *len)
+{
+	wdb_row_parts_t parts;
+	if (wdb_row_split(key, strlen(key), &parts))
+		return 0;
+	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
+	snprintf(region, sizeof(region), "%.*s", (int)parts.region_len, parts.region);
+	snprintf(isp, sizeof(isp), "%.*s", (int)parts.isp_len, parts.isp);
+	nearest_conf_t c;
+	nearest_service_conf(svc, sc, &c);
+	json_t *weights = json_object_get(row, "weights");
+	json_t *applied = plan_row_weights(row, 1);
+	int steered = applied != weights;
+	json_t *state = wdb_get(t, WDB_STEER, key);
+	if (!json_is_string(json_object_get(state, "mode")) ||
+	    strcmp(json_string_value(json_object_get(state, "mode")), "nearest") != 0) {
+		/* The steering engine's state: nearest starts afresh. */
+		json_decref(state);
+		state = NULL;
+	}
+	if (hard_only && !state) {
+		return 0;
+	}
+	json_t *snodes = json_object_get(state, "nodes");
+
+	static nearest_in_t in[STEER_MAX_NODES];
+	static nearest_out_t out[STEER_MAX_NODES];
+	unsigned n = 0;
+	const char *id;
+	json_t *w;
+	json_object_foreach(weights, id, w) {
+		if (n == STEER_MAX_NODES)
+			break;
+		nearest_in_t *x = &in[n++];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->id, sizeof(x->id), "%s", id);
+		x->base = (uint32_t)json_integer_value(w);
+		x->prev = steered ? (int32_t)json_integer_value(json_object_get(applied, id)) : -1;
+		json_t *sn = json_object_get(snodes, id);
+		if ((x->has_ema = json_is_number(json_object_get(sn, "ema"))))
+			x->ema = json_number_value(json_object_get(sn, "ema"));
+		json_t *node = wdb_get(t, WDB_NODE, id);
+		x->usable = node_ok(node);
+		json_decref(node);
+		double agg;
+		x->has_latency = steer__row_input(t, sc, now, id, region, isp, 1, &agg,
+		                                  &x->latency);
+		/* S4-3, S1-6: the load is the pushed bandwidth, in percent
+		 * of the node's capacity, while it is fresh. */
+		json_t *m = wdb_get(t, WDB_METRICS, id);
+		json_t *bw = json_object_get(m, "bandwidth");
+		uint32_t bt = (uint32_t)json_integer_value(json_object_get(bw, "time"));
+		if (bw && (bt >= now || now - bt <= sc->stale)) {
+			x->has_load = 1;
+			x->load = json_number_value(json_object_get(bw, "value"));
+			x->load_at = bt;
+			json_t *was_at = json_object_get(sn, "load_at");
+			x->load_new = !json_is_integer(was_at) ||
+			              (uint32_t)json_integer_value(was_at) < bt;
+			json_t *cp = json_object_get(sn, "cap");
+			x->cap_prev = json_is_number(cp) ? json_number_value(cp) : 1;
+		}
+		json_decref(m);
+	}
+	nearest_row_t was = { -1, -1, 0 }, nr;
+	if (state) {
+		was.current = index_of(in, n, json_string_value(json_object_get(state, "current")));
+		was.challenger = index_of(in, n, json_string_value(json_object_get(state,
+		                                                    "challenger")));
+		was.streak = (unsigned)json_integer_value(json_object_get(state, "streak"));
+	}
+	json_decref(state);
+	nearest_verdict_t v = nearest_step(&c, n, in, &was, hard_only, &nr, out);
+	if (hard_only && v == NEAREST_KEEP)
+		return 0;
+
+	/* The reason, worded once for the log, the audit and explain. */
+	char why[600], a[40], b[40];
+	size_t wl = 0;
+	why[0] = 0;
+	const char *cur = nr.current >= 0 ? in[nr.current].id : NULL;
+	const char *old = was.current >= 0 ? in[was.current].id : NULL;
+	switch (v) {
+	case NEAREST_FIRST:
+		add(why, sizeof(why), &wl, "%s is the nearest (%s)", cur,
+		    lat_text(&out[nr.current], a, sizeof(a)));
+		break;
+	case NEAREST_SWITCH:
+		add(why, sizeof(why), &wl, "%s -> %s: %s against %s, better by more than %g%s "
+		    "in %d evaluations", old, cur, lat_text(&out[nr.current], a, sizeof(a)),
+		    lat_text(&out[was.current], b, sizeof(b)), c.margin,
+		    c.margin_ms ? " ms" : "%", NEAREST_CONFIRM);
+		break;
+	case NEAREST_PENDING:
+		add(why, sizeof(why), &wl, "%s stays: %s (%s) better than %s (%s) by more than "
+		    "%g%s, %u of %d evaluations", cur, in[nr.challenger].id,
+		    lat_text(&out[nr.challenger], a, sizeof(a)), cur,
+		    lat_text(&out[nr.current], b, sizeof(b)), c.margin,
+		    c.margin_ms ? " ms" : "%", nr.streak, NEAREST_CONFIRM);
+		break;
+	case NEAREST_HARD:
+		if (old && strcmp(old, cur) != 0)
+			add(why, sizeof(why), &wl, "%s failed hard, %s at once", old, cur);
+		else
+			add(why, sizeof(why), &wl, "a node with a share failed hard, its share moves "
+			    "at once");
+		break;
+	case NEAREST_NONE:
+		add(why, sizeof(why), &wl, "no usable node, shares unchanged");
+		break;
+	default:
+		add(why, sizeof(why), &wl, "%s stays the nearest (%s)", cur ? cur : "-",
+		    cur ? lat_text(&out[nr.current], a, sizeof(a)) : "-");
+		break;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (out[i].limits & (NEAREST_LIM_CAP | NEAREST_LIM_FULL) && out[i].rank)
+			add(why, sizeof(why), &wl, "; %s at %.0f%% of capacity, keeps %.2f%% of "
+			    "the row (headroom %g%%)", in[i].id, in[i].load, out[i].share / 100.0,
+			    c.headroom);
+
+	json_t *nodes = json_object();
+	for (unsigned i = 0; i < n; i++) {
+		json_t *j = json_pack("{s:i, s:f, s:I, s:i, s:b}", "rank", (int)out[i].rank,
+			"cap", out[i].cap, "share", (json_int_t)out[i].share,
+			"limits", (int)out[i].limits, "usable", in[i].usable);
+		if (out[i].has_ema)
+			json_object_set_new(j, "ema", json_real(out[i].ema));
+		if (in[i].has_latency && !hard_only)
+			json_object_set_new(j, "latency", json_real(in[i].latency));
+		if (in[i].has_load) {
+			json_object_set_new(j, "load", json_real(in[i].load));
+			json_object_set_new(j, "load_at", json_integer(in[i].load_at));
+		}
+		json_object_set_new(nodes, in[i].id, j);
+	}
+	json_t *st = json_pack("{s:I, s:s, s:s, s:s, s:o}", "at", (json_int_t)now, "mode",
+		"nearest", "verdict", nearest_verdict_name(v), "reason", why, "nodes", nodes);
+	if (cur)
+		json_object_set_new(st, "current", json_string(cur));
+	if (nr.challenger >= 0) {
+		json_object_set_new(st, "challenger", json_string(in[nr.challenger].id));
+		json_object_set_new(st, "streak", json_integer(nr.streak));
+	}
+	json_object_set_new(st, "margin", json_string(json_string_value(json_object_get(
+		svc, "switch_margin")) ? json_string_value(json_object_get(svc, "switch_margin")) :
+		NEAREST_MARGIN_DEFAULT));
+	json_object_set_new(st, "headroom", json_real(c.headroom));
+	int rc = wdb_set(t, WDB_STEER, key, st);
+	json_decref(st);
+	if (rc)
+		return rc;
+	int changed = 0;
+	for (unsigned i = 0; i < n; i++)
+		changed |= in[i].prev < 0 || (uint32_t)in[i].prev != out[i].share;
+	if (v == NEAREST_PENDING || (changed && v != NEAREST_NONE))
+		add(what, size, len, "%snearest %s: %s", *len ? "; " : "", key, why);
+	if (!changed || v == NEAREST_NONE)
+		return 0;
+	json_t *sw = json_object();
+	add(what, size, len, "; shares");
+	for (unsigned i = 0; i < n; i++) {
+		json_object_set_new(sw, in[i].id, json_integer(out[i].share));
+		if (out[i].share || in[i].prev > 0)
+			add(what, size, len, " %s %.2f%%", in[i].id, out[i].share / 100.0);
+	}
+	json_t *nrow = json_deep_copy(row);
+	json_object_set_new(nrow, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s}",
+		"weights", sw, "at", (json_int_t)now, "verdict", nearest_verdict_name(v),
+		"mode", "nearest", "reason", why));
+	rc = wdb_set(t, WDB_WEIGHT, key, nrow);
+	json_decref(nrow);
+	return rc ? rc : 1;
+}
