@@ -5,8 +5,10 @@
 # Same method as bench/run.sh (helpers in bench/lib.sh): every server runs
 # in the foreground on its own loopback port, under setsid, pinned to CPU
 # $SERVER_CPU with one worker; dnsperf runs on CPU $CLIENT_CPU; runs are
-# interleaved round-robin; server CPU per answered query comes from the
-# utime+stime deltas of /proc/PID/stat.  UDP only.
+# interleaved round-robin; server CPU per answered query comes from a
+# cgroup v1 cpuacct group per server (exact, every thread) when run as
+# root, else from the tick-sampled utime+stime of /proc/PID/stat
+# (env.txt says which: "server CPU clock").  UDP only.
 #
 # Servers (all up for the whole run):
 #   gslbd       zone bench.test + weight store with www.bench.test: one
@@ -275,6 +277,18 @@ if has_part big; then
     head -200 "$OUT/big-$rows.txt" | awk '{ print $1, $2, "+subnet=" $3 }' > "$OUT/b.batch"
     n=$(dig @127.0.0.1 -p "${PORT[gslbd-$rows]}" +short +tries=1 -f "$OUT/b.batch" | grep -c '^198\.51\.100\.')
     [ "$n" = 200 ] || die "gslbd-$rows: $n of 200 sample queries answered"
+  done
+fi
+
+# --- warm up ---------------------------------------------------------------
+# One unmeasured pass over each big query set: the first touch of a
+# 341 MB map's pages is page faults, not lookups, and would land on the
+# first measured run alone.
+if has_part big; then
+  for rows in 1k 1m; do
+    taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "${PORT[gslbd-$rows]}" -m udp -B \
+      -d "$OUT/big-$rows.bin" -n 1 -c "$CLIENTS" -q "$OUTSTANDING" -t 2 \
+      > "$OUT/raw/warmup-$rows.txt" 2>&1 || die "warm-up of gslbd-$rows failed"
   done
 fi
 

@@ -76,7 +76,20 @@ stop_server() {
 cleanup() {
   local s
   for s in "${!SID[@]}"; do stop_server "$s"; done
+  [ -z "${CPU_CG:-}" ] || cg_stop_all
 }
+
+# CPU accounting of start_server and measure_run: exact (cgroup v1
+# cpuacct, bench/cpu.sh: one group per server, every thread counted in ns)
+# when this runs as root with cpuacct mounted, else the tick-sampled
+# utime+stime of /proc/PID/stat.  CPU_CLOCK says which (for env.txt);
+# CPU_CLOCK=ticks forces the latter.
+. "$(dirname "${BASH_SOURCE[0]}")/cpu.sh"
+if [ "${CPU_CLOCK:-}" != ticks ] && cg_check 2>/dev/null; then
+  CPU_CG=1 CPU_CLOCK=cpuacct
+else
+  CPU_CG= CPU_CLOCK=ticks
+fi
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -89,7 +102,12 @@ start_server() {
   shift 2
   while [ "$1" != -- ]; do ready+=("$1"); shift; done
   shift
-  setsid taskset -c "$SERVER_CPU" "$@" > "$log" 2>&1 < /dev/null &
+  if [ -n "$CPU_CG" ]; then
+    cg_create "$s" || die "cannot create cgroup $(cg_dir "$s")"
+    ( cg_exec "$s" setsid taskset -c "$SERVER_CPU" "$@" ) > "$log" 2>&1 < /dev/null &
+  else
+    setsid taskset -c "$SERVER_CPU" "$@" > "$log" 2>&1 < /dev/null &
+  fi
   pid=$!
   SID[$s]=$pid
   for n in $(seq 100); do
@@ -115,13 +133,15 @@ measure_run() {
   shift 4
   SID_Q=${SID[$s]}
   kill -0 "$SID_Q" 2>/dev/null || die "$s (pid $SID_Q) died"
-  t0=$(session_ticks)
+  if [ -n "$CPU_CG" ]; then t0=$(cg_usage "$s"); else t0=$(session_ticks); fi
   { time taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
       -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "$@" \
       > "$raw" 2>&1 ; } 2> "$raw.time" \
     || { cat "$raw" >&2; die "dnsperf failed against $s/$key"; }
-  t1=$(session_ticks)
-  awk -v s="$s" -v p="$key" -v r="$run" -v dt=$((t1 - t0)) -v hz="$HZ" \
+  if [ -n "$CPU_CG" ]; then t1=$(cg_usage "$s"); else t1=$(session_ticks); fi
+  local hz=$HZ
+  [ -z "$CPU_CG" ] || hz=1000000000   # cpuacct counts ns
+  awk -v s="$s" -v p="$key" -v r="$run" -v dt=$((t1 - t0)) -v hz="$hz" \
       -v ct="$(cat "$raw.time")" '
     /Queries sent:/      { sent = $3 }
     /Queries completed:/ { done = $3 }
@@ -147,6 +167,7 @@ env_info() {
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "kernel: $(uname -srm)"
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "server CPU clock: ${CPU_CLOCK:-ticks}"
   for s in "$@"; do
     case $s in
       gslbd*) echo "$s: $("$GSLBD" -V 2>&1 | head -1), binary $GSLBD, tree $(git describe --always --dirty 2>/dev/null || echo unknown)" ;;

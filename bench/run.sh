@@ -12,11 +12,13 @@
 # alike rather than on whichever one happened to run during a burst.
 #
 # For each run we record dnsperf's qps, average latency and answered
-# (completed) queries, and the server's CPU time: the utime+stime deltas of
-# /proc/PID/stat, which cover all threads, summed over every process of the
-# server's session (nsd forks a main and a server child; setsid puts each
-# server in a session of its own).  CPU per answered query is that delta
-# divided by the queries dnsperf saw answered.
+# (completed) queries, and the server's CPU time: as root, the delta of a
+# cgroup v1 cpuacct group per server (exact, every thread and child: nsd
+# forks a main and a server child); otherwise the tick-sampled utime+stime
+# deltas of /proc/PID/stat summed over every process of the server's
+# session (setsid puts each server in a session of its own).  CPU per
+# answered query is that delta divided by the queries dnsperf saw
+# answered; env.txt names the clock ("server CPU clock").
 #
 # Knobs (environment): RUNS (3), DURATION (20 s per run), CLIENTS (4
 # dnsperf clients, i.e. source ports or TCP connections), OUTSTANDING

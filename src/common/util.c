@@ -209,6 +209,13 @@ int dname_skip(const uint8_t *pkt, size_t len, size_t *pos)
 	}
 }
 
+/* Bytes a presentation name shows as themselves: printable ASCII but
+ * for the ones zone syntax gives a meaning (. \\ " ; ( ) $ @). */
+static const uint8_t name_plain[256] = {
+	['!'] = 1, ['#'] = 1, ['%' ... '\''] = 1, ['*' ... '-'] = 1,
+	['/' ... ':'] = 1, ['<' ... '?'] = 1, ['A' ... '['] = 1, [']' ... '~'] = 1,
+};
+
 char *dname_to_str(const uint8_t *n, char *buf, size_t size)
 {
 	size_t o = 0;
@@ -221,17 +228,30 @@ char *dname_to_str(const uint8_t *n, char *buf, size_t size)
 		buf[0] = '.', buf[1] = 0;
 		return buf;
 	}
+	const uint8_t *plain = name_plain;
 	while (*n && o + 5 < size) {
 		uint8_t l = *n++;
-		for (uint8_t k = 0; k < l && o + 5 < size; k++, n++) {
+		/* The usual label (letters, digits, hyphens) is copied whole;
+		 * byte by byte only when one needs an escape. */
+		uint8_t k = 0;
+		if (o + l + 6 < size)
+			while (k < l && plain[n[k]])
+				k++;
+		if (k == l) {
+			memcpy(buf + o, n, l);
+			o += l;
+			n += l;
+			buf[o++] = '.';
+			continue;
+		}
+		for (k = 0; k < l && o + 5 < size; k++, n++) {
 			uint8_t c = *n;
-			if (c == '.' || c == '\\' || c == '"' || c == ';' ||
-			    c == '(' || c == ')' || c == '$' || c == '@')
-				buf[o++] = '\\', buf[o++] = (char)c;
+			if (plain[c])
+				buf[o++] = (char)c;
 			else if (c <= ' ' || c >= 0x7f)
 				o += (size_t)snprintf(buf + o, size - o, "\\%03u", c);
 			else
-				buf[o++] = (char)c;
+				buf[o++] = '\\', buf[o++] = (char)c;
 		}
 		buf[o++] = '.';
 	}

@@ -42,11 +42,15 @@ const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
 const char *const ctl_pool_set[] = { "primary", "standby", NULL };
 const char *const ctl_admin_set[] = { "auto", "up", "down", "drain", NULL };
 
+const char *ctl_die_where;
+
 void ctl_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("gslbctl: ", stderr);
+	if (ctl_die_where)
+		fprintf(stderr, "%s: ", ctl_die_where);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -58,6 +62,8 @@ void ctl_usage_die(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("gslbctl: ", stderr);
+	if (ctl_die_where)
+		fprintf(stderr, "%s: ", ctl_die_where);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -98,6 +104,7 @@ static void usage(FILE *f)
 "  metrics push NODE [--region R] [--isp I] [--at TIME] [success=PCT]\n"
 "               [latency=MS] [bytes=N]\n"
 "  metrics push --provider NAME [--at TIME] spent=AMOUNT\n"
+"  metrics push --file FILE|-\n"
 "  budget set NAME --limit AMOUNT [--period month] [--alert PCT]\n"
 "  budget del NAME                budget list\n"
 "  steer show SERVICE             steer replay SERVICE [--from TIME] [--to TIME]\n"

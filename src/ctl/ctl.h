@@ -38,8 +38,13 @@ extern const char *const ctl_all_down_set[];
 extern const char *const ctl_pool_set[];
 extern const char *const ctl_admin_set[];
 
-/** Prints "gslbctl: " and the message to stderr and exits with status 1.
- * Nothing has been committed when a command dies. */
+/** Where the input that ctl_die() reports on came from ("FILE:LINE"),
+ * or NULL: set while a command reads its input from a file, so that
+ * every error names the line. */
+extern const char *ctl_die_where;
+
+/** Prints "gslbctl: " (and ctl_die_where) and the message to stderr and
+ * exits with status 1.  Nothing has been committed when a command dies. */
 __attribute__((format(printf, 1, 2), noreturn))
 void ctl_die(const char *fmt, ...);
 

@@ -58,15 +58,11 @@ static json_t *input_record(wdb_txn_t *t, const char *key)
 	return rec ? rec : json_object();
 }
 
-/* Stores @rec (which it takes) under @key and commits @t: data, no
- * audit record. */
-static void input_commit(wdb_txn_t *t, const char *key, json_t *rec)
+/* Stores @rec (which it takes) under @key in @t. */
+static void input_store(wdb_txn_t *t, const char *key, json_t *rec)
 {
 	ctl_set(t, WDB_STEERIN, key, rec);
 	json_decref(rec);
-	char err[512];
-	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-		ctl_die("%s", err);
 }
 
 static int is_steer_key(const char *a)
@@ -79,7 +75,7 @@ static int is_steer_key(const char *a)
 }
 
 /* metrics push --provider NAME [--at TIME] spent=X */
-static int push_spend(int argc, char **argv)
+static int push_spend(wdb_txn_t *t, int argc, char **argv, char *msg, size_t size)
 {
 	const char *name = NULL;
 	uint32_t at = (uint32_t)time(NULL);
@@ -99,19 +95,17 @@ static int push_spend(int argc, char **argv)
 		ctl_die("metrics push: --provider needs a provider name like cdn-a");
 	if (isnan(spent))
 		ctl_die("metrics push --provider %s: give spent=AMOUNT", name);
-	wdb_txn_t *t = ctl_begin();
 	char key[200];
 	steer_spend_key(key, sizeof(key), name, at);
 	json_t *rec = input_record(t, key);
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
-	input_commit(t, key, rec);
-	if (!ctl_json)
-		printf("spend of %s for %.7s stored\n", name, key + strlen(name) + 3);
+	input_store(t, key, rec);
+	snprintf(msg, size, "spend of %s for %.7s stored", name, key + strlen(name) + 3);
 	return 0;
 }
 
-int ctl_steer_metrics(int argc, char **argv)
+int ctl_steer_metrics(wdb_txn_t *t, int argc, char **argv, char *msg, size_t size)
 {
 	int steer = argc > 1 && strcmp(argv[1], "--provider") == 0;
 	for (int i = 2; i < argc && !steer; i++)
@@ -119,7 +113,7 @@ int ctl_steer_metrics(int argc, char **argv)
 	if (!steer)
 		return -1;
 	if (strcmp(argv[1], "--provider") == 0)
-		return push_spend(argc, argv);
+		return push_spend(t, argc, argv, msg, size);
 	const char *id = argv[1], *region = "*", *isp = "*";
 	uint32_t at = (uint32_t)time(NULL);
 	double success = NAN, latency = NAN, bytes = NAN;
@@ -157,7 +151,6 @@ int ctl_steer_metrics(int argc, char **argv)
 	}
 	if (isnan(success) && isnan(latency) && isnan(bytes))
 		ctl_die("metrics push: give success=, latency= or bytes=");
-	wdb_txn_t *t = ctl_begin();
 	json_t *node = wdb_get(t, WDB_NODE, id);
 	if (!node)
 		ctl_die("metrics push: node %s does not exist", id);
@@ -184,14 +177,9 @@ int ctl_steer_metrics(int argc, char **argv)
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
 		json_t *rec = input_record(t, key);
 		steer_sample_add(rec, at, success, latency, sample_keep());
-		input_commit(t, key, rec);
-	} else {
-		char err[512];
-		if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-			ctl_die("%s", err);
+		input_store(t, key, rec);
 	}
-	if (!ctl_json)
-		printf("metrics of %s for region %s, ISP %s stored\n", id, region, isp);
+	snprintf(msg, size, "metrics of %s for region %s, ISP %s stored", id, region, isp);
 	return 0;
 }
 

@@ -66,6 +66,52 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 	return (int64_t)seq;
 }
 
+/* The "time" member of the top-level object of audit record @d (@n
+ * bytes) into @out, without parsing the record: a record can hold a
+ * whole table's diff, tens of MB, whose parse takes seconds.  The scan
+ * skips strings and nested values, so only a top-level key counts; the
+ * member comes second in every record written here, so the scan stops
+ * within the first few dozen bytes.  Returns 0, or -1 if there is none
+ * (the caller then parses). */
+static int record_time(const char *d, size_t n, char *out, size_t outlen)
+{
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = d[i];
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				return -1;
+		} else if (c == '"') {
+			size_t s = ++i;
+			while (i < n && d[i] != '"')
+				i += d[i] == '\\' ? 2 : 1;
+			if (i >= n)
+				return -1;
+			size_t e = i, j = i + 1;
+			while (j < n && (d[j] == ' ' || d[j] == '\n' || d[j] == '\t' || d[j] == '\r'))
+				j++;
+			if (depth != 1 || j >= n || d[j] != ':' || e - s != 4 ||
+			    memcmp(d + s, "time", 4) != 0)
+				continue;
+			for (j++; j < n && (d[j] == ' ' || d[j] == '\n' || d[j] == '\t' || d[j] == '\r'); j++)
+				;
+			if (j >= n || d[j] != '"')
+				return -1;
+			size_t vs = ++j;
+			while (j < n && d[j] != '"' && d[j] != '\\')
+				j++;
+			if (j >= n || d[j] != '"' || j - vs >= outlen)
+				return -1;
+			memcpy(out, d + vs, j - vs);
+			out[j - vs] = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* S3-7: records older than database.audit-keep go, oldest first.  Ids
  * follow commit order, so the first record not older than @before ends
  * the walk (a clock stepped back only keeps a few records longer). */
@@ -81,13 +127,22 @@ int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget)
 	if (rc)
 		return wdb__fail(t, wdb__code(rc));
 	MDB_val k, v;
+	weightdb_t *db = t->db;
 	while (*budget > 0 && (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST)) == 0) {
-		json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
-		const char *tm_s = json_string_value(json_object_get(rec, "time"));
+		uint64_t id = k.mv_size == 8 ? wdb__id_of(k.mv_data) : 0;
+		if (!id || id != db->audit_head_id || v.mv_size != db->audit_head_size) {
+			char *ht = db->audit_head_time;
+			if (record_time(v.mv_data, v.mv_size, ht, sizeof(db->audit_head_time))) {
+				json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+				const char *tm_s = json_string_value(json_object_get(rec, "time"));
+				snprintf(ht, sizeof(db->audit_head_time), "%s", tm_s ? tm_s : "");
+				json_decref(rec);
+			}
+			db->audit_head_id = id;
+			db->audit_head_size = v.mv_size;
+		}
 		/* RFC 3339 UTC strings compare in time order. */
-		int old = tm_s && strcmp(tm_s, cut) < 0;
-		json_decref(rec);
-		if (!old)
+		if (!db->audit_head_time[0] || strcmp(db->audit_head_time, cut) >= 0)
 			break;
 		if ((rc = mdb_cursor_del(c, 0)))
 			break;

@@ -32,6 +32,13 @@ struct weightdb {
 	int full;             /* the last write of this process hit the map size */
 	int64_t full_logged;  /* util_mono_sec() of the last "store full" log */
 	int full_said;        /* that log is not yet followed by a success */
+	/* The oldest audit record as the last trim saw it (audit.c): its
+	 * key, size and time, so that a record too young to go is not
+	 * parsed again at every trim (one apply of a large table is one
+	 * record of tens of MB).  Only the trimming thread uses them. */
+	uint64_t audit_head_id;
+	size_t audit_head_size;
+	char audit_head_time[32];
 };
 
 /* A reader's cache of lookups (weightdb.c, "Readers"): direct-mapped,

@@ -37,7 +37,8 @@ gslbd_start
 
 # The current measurements of each node in each row, one file per (node,
 # row) under $T/m, pushed over and over by a feeder in the background
-# (as a RUM pipeline would) while $T/feeding exists, for at most 5 minutes.
+# (as a RUM pipeline would, one batch per round) while $T/feeding exists,
+# for at most 5 minutes.
 mkdir -p "$T/m"
 set_m() { echo "$2" > "$T/m/$1"; }
 for k in a:gz b:gz a:bj b:bj; do set_m $k "success=99.9 latency=20"; done
@@ -48,10 +49,8 @@ touch "$T/feeding"
 		for f in "$T"/m/*; do
 			k=${f##*/} n=${k%:*} r=${k#*:}
 			[ "$r" = gz ] && reg="--region cn-gz --isp ctcc" || reg="--region cn-bj --isp cucc"
-			# shellcheck disable=SC2046,SC2086
-			CTL metrics push "$n" $reg $(cat "$f") >/dev/null ||
-				echo "FAIL - metrics push $n $r"
-		done
+			echo "$n $reg $(cat "$f")"
+		done | CTL metrics push --file - >/dev/null || echo "FAIL - metrics push --file"
 		sleep 0.2
 	done
 ) &
@@ -196,5 +195,21 @@ expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.10 within" "by
 CTL node set b --provider none --cost-per-gb none >/dev/null
 out=$(CTL metrics push b bytes=1000 2>&1)
 expect_has "$out" "needs node b to have --provider and --cost-per-gb" "bytes without a price refused"
+
+# 8. A batch push is one transaction: a bad line names the file and line,
+# and the good lines before it are not written either.
+spent() { CTL budget list | awk '$1 == "cdn-b" { print $5 }'; }
+CTL node set b --provider cdn-b --cost-per-gb 0.02 >/dev/null
+before=$(spent)
+printf '# pipeline round\nb bytes=5000000000\n\na --region cn-gz latency=-1\n' > "$T/batch"
+out=$(CTL metrics push --file "$T/batch" 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "$T/batch:4: metrics push: latency -1" "batch: bad line named" ||
+	fail "batch with a bad line: rc $rc: $out"
+[ "$(spent)" = "$before" ] && ok "batch: nothing written ($before)" || fail "batch wrote: $(spent) vs $before"
+out=$(printf 'b bytes=5000000000\nb bytes=5000000000\n' | CTL metrics push --file - 2>&1)
+expect_has "$out" "^2 measurements from stdin stored" "batch from stdin"
+expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.30 within" "batch: both lines counted"
+out=$(CTL metrics push --file "$T/none" 2>&1)
+expect_has "$out" "metrics push --file $T/none: No such file" "batch: missing file named"
 
 finish

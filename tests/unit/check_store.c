@@ -797,6 +797,12 @@ START_TEST(trim_by_time)
 	json_t *a = wdb_audit_get(g_db, 1);
 	ck_assert_ptr_nonnull(a);
 	json_decref(a);
+	/* Kept again (its time remembered, not parsed again), then old
+	 * enough an hour later: the remembered time still lets it go. */
+	ck_assert_int_eq(weightdb_trim(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
+	ck_assert_int_gt(weightdb_trim(g_db, (uint32_t)time(NULL) + 3600, 0, 1), 0);
+	a = wdb_audit_get(g_db, 1);
+	ck_assert_ptr_null(a);
 }
 END_TEST
 

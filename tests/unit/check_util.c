@@ -164,6 +164,34 @@ START_TEST(str_round_trip)
 }
 END_TEST
 
+/* Every byte value in every label position: the text form reads back
+ * as the same wire name (the whole-label copy and the escapes agree). */
+START_TEST(str_round_trip_random)
+{
+	uint64_t x = 88172645463325252ull;
+	for (int round = 0; round < 20000; round++) {
+		uint8_t w[256], back[256];
+		size_t o = 0;
+		unsigned labels = 1 + round % 5;
+		for (unsigned i = 0; i < labels; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint8_t l = (uint8_t)(1 + x % 40);
+			w[o++] = l;
+			for (uint8_t k = 0; k < l; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				/* Mostly plain, sometimes any byte. */
+				w[o++] = (uint8_t)(x % 8 ? 'a' + (x >> 8) % 26 : (x >> 16) & 0xff);
+			}
+		}
+		w[o++] = 0;
+		char buf[1100];
+		dname_to_str(w, buf, sizeof(buf));
+		ck_assert_uint_eq(dname_from_str(buf, back), o);
+		ck_assert_mem_eq(back, w, o);
+	}
+}
+END_TEST
+
 START_TEST(str_rejects)
 {
 	uint8_t w[256];
@@ -270,6 +298,7 @@ static Suite *util_suite(void)
 	tcase_add_test(t, unpack_forward_and_bad_pointers);
 	tcase_add_test(t, unpack_overlong);
 	tcase_add_test(t, str_round_trip);
+	tcase_add_test(t, str_round_trip_random);
 	tcase_add_test(t, str_rejects);
 	tcase_add_test(t, to_str_small_buffer);
 	tcase_add_test(t, equal_ignores_case);
