@@ -23,6 +23,16 @@ int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v);
  * if it was, 0 if not; dies on a bad value. */
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v);
 
+/** Checks the steering settings of service object @o (key @key) of an
+ * apply file as `service set` does (steering, policy, steer_weights,
+ * sla and the nearest settings); dies naming the bad one. */
+void ctl_steer_apply_service(json_t *o, const char *key);
+
+/** Checks the steering settings of node object @o (@id) of an apply
+ * file as `node set` does (provider, cost_per_gb); dies naming the bad
+ * one. */
+void ctl_steer_apply_node(json_t *o, const char *id);
+
 /** budget set|del|list. */
 int ctl_cmd_budget(int argc, char **argv);
 

@@ -18,11 +18,12 @@ const char *const wdb_doc_lists[3] = { "services", "nodes", "weights" };
 /* The keys an object of each list may hold: what gslbctl writes. */
 static const char *const service_keys[] = {
 	"name", "ttl", "short_ttl", "answers", "all_down", "sticky", "shadow",
-	"profile", "max_failure_rate", "steering", "switch_margin", "headroom", NULL
+	"profile", "max_failure_rate", "steering", "policy", "steer_weights", "sla",
+	"switch_margin", "headroom", NULL
 };
 static const char *const node_keys[] = {
 	"id", "addrs", "cname", "region", "isp", "capacity", "pool", "admin",
-	"probes", "short_until", NULL
+	"probes", "short_until", "provider", "cost_per_gb", NULL
 };
 static const char *const weight_keys[] = {
 	"service", "region", "isp", "weights", NULL
