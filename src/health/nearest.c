@@ -114,6 +114,7 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 {
 	if (n > STEER_MAX_NODES)
 		n = STEER_MAX_NODES;
+	*row = *was;
 	double ema[STEER_MAX_NODES] = { 0 };
 	int has[STEER_MAX_NODES] = { 0 };
 	*row = *was;

@@ -32,21 +32,26 @@ void nearest_service_conf(json_t *svc, const steer_conf_t *sc, nearest_conf_t *c
 	c->min_step = sc->min_step;
 }
 
-/* Whether node record @node may take answers: what plan.c would let
- * answer, less the derating (a hard failure is a removal, S4-4). */
-static int node_ok(json_t *node)
+/* Why node record @node may not take answers (what plan.c would not let
+ * answer, less the derating: a hard failure is a removal, S4-4), in
+ * words for a reason ("is down"); NULL when it may. */
+static const char *node_out(json_t *node)
 {
+	if (!node)
+		return "was deleted";
 	const char *admin = json_string_value(json_object_get(node, "admin"));
 	const char *pool = json_string_value(json_object_get(node, "pool"));
 	json_t *h = json_object_get(node, "health");
-	if (!node || (admin && (strcmp(admin, "down") == 0 || strcmp(admin, "drain") == 0)))
-		return 0;
+	if (admin && strcmp(admin, "down") == 0)
+		return "is down";
+	if (admin && strcmp(admin, "drain") == 0)
+		return "drained";
 	if (admin && strcmp(admin, "up") == 0)
-		return 1;
+		return NULL;
 	if (pool && strcmp(pool, "standby") == 0 &&
 	    !json_is_true(json_object_get(h, "promoted")))
-		return 0;
-	return !json_is_false(json_object_get(h, "usable"));
+		return "is a standby";
+	return json_is_false(json_object_get(h, "usable")) ? "failed hard" : NULL;
 }
 
 /* Appends to @what (of @size, used @*len). */
@@ -110,9 +115,22 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		return 0;
 	}
 	json_t *snodes = json_object_get(state, "nodes");
+	const char *id0;
+	json_t *w0;
 
+	/* S4-4: an operator's change took effect on the row.  A rewritten
+	 * row (weight set) carries the operator's weights only: its last
+	 * shares come back from the state, so that the row goes on as
+	 * nearest steering left it, less the nodes taken out. */
+	int restore = state && !steered;
+	json_t *sshares = json_object();
+	if (restore) {
+		json_object_foreach(snodes, id0, w0)
+			json_object_set(sshares, id0, json_object_get(w0, "share"));
+	}
 	static nearest_in_t in[STEER_MAX_NODES];
 	static nearest_out_t out[STEER_MAX_NODES];
+	static const char *gone[STEER_MAX_NODES];
 	unsigned n = 0;
 	const char *id;
 	json_t *w;
@@ -123,12 +141,14 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		memset(x, 0, sizeof(*x));
 		snprintf(x->id, sizeof(x->id), "%s", id);
 		x->base = (uint32_t)json_integer_value(w);
-		x->prev = steered ? (int32_t)json_integer_value(json_object_get(applied, id)) : -1;
+		x->prev = steered ? (int32_t)json_integer_value(json_object_get(applied, id)) :
+		          restore ? (int32_t)json_integer_value(json_object_get(sshares, id)) : -1;
 		json_t *sn = json_object_get(snodes, id);
 		if ((x->has_ema = json_is_number(json_object_get(sn, "ema"))))
 			x->ema = json_number_value(json_object_get(sn, "ema"));
 		json_t *node = wdb_get(t, WDB_NODE, id);
-		x->usable = node_ok(node);
+		gone[n - 1] = x->base ? node_out(node) : "has weight 0";
+		x->usable = node_out(node) == NULL;
 		json_decref(node);
 		double agg;
 		x->has_latency = steer__row_input(t, sc, now, id, region, isp, 1, &agg,
@@ -150,6 +170,23 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		}
 		json_decref(m);
 	}
+	/* Nodes with a share, or the row's choice, that have left the row
+	 * since: in the step as taken out (weight 0, not usable), so that
+	 * their share moves now; not written back. */
+	unsigned nreal = n;
+	const char *scur = json_string_value(json_object_get(state, "current"));
+	json_object_foreach(snodes, id0, w0) {
+		if (n == STEER_MAX_NODES || json_object_get(weights, id0) ||
+		    (json_integer_value(json_object_get(w0, "share")) <= 0 &&
+		     !(scur && strcmp(scur, id0) == 0)))
+			continue;
+		nearest_in_t *x = &in[n];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->id, sizeof(x->id), "%s", id0);
+		x->prev = (int32_t)json_integer_value(json_object_get(w0, "share"));
+		gone[n++] = "left the row";
+	}
+	json_decref(sshares);
 	nearest_row_t was = { -1, -1, 0 }, nr;
 	if (state) {
 		was.current = index_of(in, n, json_string_value(json_object_get(state, "current")));
@@ -157,10 +194,15 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		                                                    "challenger")));
 		was.streak = (unsigned)json_integer_value(json_object_get(state, "streak"));
 	}
-	json_decref(state);
 	nearest_verdict_t v = nearest_step(&c, n, in, &was, hard_only, &nr, out);
-	if (hard_only && v == NEAREST_KEEP)
+	/* Between evaluations nothing is stepped: the state stays as the
+	 * last evaluation left it, and a rewritten row gets its shares
+	 * back. */
+	int keep_state = hard_only && v == NEAREST_KEEP;
+	if (keep_state && !restore) {
+		json_decref(state);
 		return 0;
+	}
 
 	/* The reason, worded once for the log, the audit and explain. */
 	char why[600], a[40], b[40];
@@ -187,11 +229,15 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		    c.margin_ms ? " ms" : "%", nr.streak, NEAREST_CONFIRM);
 		break;
 	case NEAREST_HARD:
-		if (old && strcmp(old, cur) != 0)
-			add(why, sizeof(why), &wl, "%s failed hard, %s at once", old, cur);
-		else
-			add(why, sizeof(why), &wl, "a node with a share failed hard, its share moves "
-			    "at once");
+		if (old && strcmp(old, cur) != 0) {
+			add(why, sizeof(why), &wl, "%s %s, %s at once", old,
+			    gone[was.current] ? gone[was.current] : "failed hard", cur);
+		} else {
+			for (unsigned i = 0; i < n; i++)
+				if (in[i].prev > 0 && gone[i])
+					add(why, sizeof(why), &wl, "%s %s, ", in[i].id, gone[i]);
+			add(why, sizeof(why), &wl, "its share moves at once");
+		}
 		break;
 	case NEAREST_NONE:
 		add(why, sizeof(why), &wl, "no usable node, shares unchanged");
@@ -207,39 +253,48 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 			    "the row (headroom %g%%)", in[i].id, in[i].load, out[i].share / 100.0,
 			    c.headroom);
 
-	json_t *nodes = json_object();
-	for (unsigned i = 0; i < n; i++) {
-		json_t *j = json_pack("{s:i, s:f, s:I, s:i, s:b}", "rank", (int)out[i].rank,
-			"cap", out[i].cap, "share", (json_int_t)out[i].share,
-			"limits", (int)out[i].limits, "usable", in[i].usable);
-		if (out[i].has_ema)
-			json_object_set_new(j, "ema", json_real(out[i].ema));
-		if (in[i].has_latency && !hard_only)
-			json_object_set_new(j, "latency", json_real(in[i].latency));
-		if (in[i].has_load) {
-			json_object_set_new(j, "load", json_real(in[i].load));
-			json_object_set_new(j, "load_at", json_integer(in[i].load_at));
+	json_decref(state);
+	/* Between evaluations the state's per-node figures stay as the last
+	 * evaluation left them. */
+	if (!keep_state) {
+		json_t *nodes = json_object();
+		for (unsigned i = 0; i < nreal; i++) {
+			/* A node out of the ranking had no limit set and its
+			 * load was not acted on: it comes back without a limit
+			 * and its load counts as new then. */
+			json_t *j = json_pack("{s:i, s:f, s:I, s:i, s:b}", "rank", (int)out[i].rank,
+				"cap", out[i].rank ? out[i].cap : 1.0, "share",
+				(json_int_t)out[i].share, "limits", (int)out[i].limits, "usable",
+				in[i].usable);
+			if (out[i].has_ema)
+				json_object_set_new(j, "ema", json_real(out[i].ema));
+			if (in[i].has_latency && !hard_only)
+				json_object_set_new(j, "latency", json_real(in[i].latency));
+			if (in[i].has_load)
+				json_object_set_new(j, "load", json_real(in[i].load));
+			if (in[i].has_load && out[i].rank)
+				json_object_set_new(j, "load_at", json_integer(in[i].load_at));
+			json_object_set_new(nodes, in[i].id, j);
 		}
-		json_object_set_new(nodes, in[i].id, j);
+		json_t *st = json_pack("{s:I, s:s, s:s, s:s, s:o}", "at", (json_int_t)now, "mode",
+			"nearest", "verdict", nearest_verdict_name(v), "reason", why, "nodes", nodes);
+		if (cur)
+			json_object_set_new(st, "current", json_string(cur));
+		if (nr.challenger >= 0) {
+			json_object_set_new(st, "challenger", json_string(in[nr.challenger].id));
+			json_object_set_new(st, "streak", json_integer(nr.streak));
+		}
+		json_object_set_new(st, "margin", json_string(json_string_value(json_object_get(
+			svc, "switch_margin")) ? json_string_value(json_object_get(svc, "switch_margin")) :
+			NEAREST_MARGIN_DEFAULT));
+		json_object_set_new(st, "headroom", json_real(c.headroom));
+		int rc = wdb_set(t, WDB_STEER, key, st);
+		json_decref(st);
+		if (rc)
+			return rc;
 	}
-	json_t *st = json_pack("{s:I, s:s, s:s, s:s, s:o}", "at", (json_int_t)now, "mode",
-		"nearest", "verdict", nearest_verdict_name(v), "reason", why, "nodes", nodes);
-	if (cur)
-		json_object_set_new(st, "current", json_string(cur));
-	if (nr.challenger >= 0) {
-		json_object_set_new(st, "challenger", json_string(in[nr.challenger].id));
-		json_object_set_new(st, "streak", json_integer(nr.streak));
-	}
-	json_object_set_new(st, "margin", json_string(json_string_value(json_object_get(
-		svc, "switch_margin")) ? json_string_value(json_object_get(svc, "switch_margin")) :
-		NEAREST_MARGIN_DEFAULT));
-	json_object_set_new(st, "headroom", json_real(c.headroom));
-	int rc = wdb_set(t, WDB_STEER, key, st);
-	json_decref(st);
-	if (rc)
-		return rc;
-	int changed = 0;
-	for (unsigned i = 0; i < n; i++)
+	int changed = restore;
+	for (unsigned i = 0; i < nreal; i++)
 		changed |= in[i].prev < 0 || (uint32_t)in[i].prev != out[i].share;
 	if (v == NEAREST_PENDING || (changed && v != NEAREST_NONE))
 		add(what, size, len, "%snearest %s: %s", *len ? "; " : "", key, why);
@@ -247,16 +302,16 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		return 0;
 	json_t *sw = json_object();
 	add(what, size, len, "; shares");
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < nreal; i++) {
 		json_object_set_new(sw, in[i].id, json_integer(out[i].share));
 		if (out[i].share || in[i].prev > 0)
 			add(what, size, len, " %s %.2f%%", in[i].id, out[i].share / 100.0);
 	}
-	json_t *nrow = json_deep_copy(row);
-	json_object_set_new(nrow, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s}",
+	json_t *nw = json_deep_copy(row);
+	json_object_set_new(nw, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s}",
 		"weights", sw, "at", (json_int_t)now, "verdict", nearest_verdict_name(v),
 		"mode", "nearest", "reason", why));
-	rc = wdb_set(t, WDB_WEIGHT, key, nrow);
-	json_decref(nrow);
+	int rc = wdb_set(t, WDB_WEIGHT, key, nw);
+	json_decref(nw);
 	return rc ? rc : 1;
 }

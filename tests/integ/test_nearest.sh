@@ -64,8 +64,10 @@ touch "$T/feeding"
 		for f in "$T"/m/*; do
 			k=${f##*/} n=${k%:*} r=${k#*:}
 			[ "$r" = gz ] && reg="--region cn-gz --isp ctcc" || reg="--region cn-bj --isp cucc"
+			# A node leaves the feed when its files go.
+			v=$(cat "$f" 2>/dev/null) || continue
 			# shellcheck disable=SC2086
-			CTL metrics push "$n" $reg "latency=$(cat "$f")" >/dev/null ||
+			CTL metrics push "$n" $reg "latency=$v" >/dev/null ||
 				echo "FAIL - metrics push $n $r"
 		done
 		sleep 0.2
@@ -170,11 +172,68 @@ CTL metrics push b bandwidth=10 >/dev/null
 # 5. Hard failure: b is taken out; the row goes to c at once.
 CTL node set b --admin down >/dev/null
 wait_for 4 is gz c && ok "b down: cn-gz to c at once" || fail "b down: choice $(choice gz)"
-expect_has "$(CTL log)" "cn-gz\|ctcc: b failed hard, c at once" "audit: the hard failure"
+expect_has "$(CTL log)" "cn-gz\|ctcc: b is down, c at once" "audit: the hard failure"
 s=$(share gz 192.0.2.3)
 [ "$s" -ge 990 ] && ok "dig: c answers all of cn-gz ($s per mille)" || fail "dig: c answers $s per mille"
 
-# 6. Static again: the operator's weights answer (b is still down).
+# 5b. Operator changes that take a node out of a row move it at once,
+# not at the next evaluation: gslbd again with an evaluation every 300 s
+# (the one at start keeps cn-gz and cn-bj on c; b is down).
+gslbd_stop || fail "gslbd did not stop cleanly"
+sed -i 's/^  interval: 1$/  interval: 300/' "$T/gslbd.conf"
+gslbd_start
+# answers REGION NODE-ADDR: dig gives all of 200 answers of the region to NODE.
+answers() {
+	local sub
+	[ "$1" = gz ] && sub=101.6.1.0/24 || sub=101.7.1.0/24
+	for _ in $(seq 200); do echo "www.gslb.test A +subnet=$sub"; done > "$T/batch"
+	dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=2 -f "$T/batch" > "$T/picks"
+	[ "$(sort -u "$T/picks")" = "$2" ]
+}
+# moved WHAT REGION ADDR: within 3 s, well inside the 300 s interval.
+moved() {
+	wait_for 3 answers "$2" "$3" && ok "$1: dig gives cn-$2 to $3 at once" ||
+		fail "$1: cn-$2 not on $3: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+}
+moved "restart" gz 192.0.2.3
+moved "restart" bj 192.0.2.3
+CTL node set b --admin auto >/dev/null
+sleep 2
+answers gz 192.0.2.3 && answers bj 192.0.2.3 && ok "b back: no move before the evaluation" ||
+	fail "b back moved a row: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+mark=$(wc -l < "$T/gslbd.log")
+CTL node set c --admin drain >/dev/null
+moved "c drained" gz 192.0.2.2
+moved "c drained" bj 192.0.2.2
+expect_has "$(tail -n +"$mark" "$T/gslbd.log")" "cn-gz\|ctcc: c drained, b at once" "log: c drained, b at once"
+CTL node set c --admin auto >/dev/null
+sleep 2
+answers gz 192.0.2.2 && answers bj 192.0.2.2 && ok "c back: no move before the evaluation" ||
+	fail "c back moved a row: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+# The operator's weights would split these rows between a and c: dig
+# sees nearest steering's choice only.
+CTL weight set www.gslb.test --region cn-gz --isp ctcc a=100 b=0 c=100 >/dev/null
+moved "b weight 0 in cn-gz" gz 192.0.2.3
+answers bj 192.0.2.2 && ok "cn-bj stays on b" || fail "cn-bj left b: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+expect_has "$(CTL log)" "cn-gz\|ctcc: b has weight 0, c at once" "audit: weight 0, c at once"
+CTL weight set www.gslb.test --region cn-bj --isp cucc a=100 c=100 >/dev/null
+moved "b out of the cn-bj row" bj 192.0.2.3
+expect_has "$(CTL log)" "cn-bj\|cucc: b left the row, c at once" "audit: b left the row"
+# b leaves the feed first (a round of pushes takes up to a second).
+rm -f "$T"/m/b:*
+sleep 2
+CTL weight set www.gslb.test --region cn-gz --isp ctcc a=100 c=50 >/dev/null
+CTL node del b >/dev/null && ok "node del b once no row has it" || fail "node del b"
+sleep 1
+answers gz 192.0.2.3 && answers bj 192.0.2.3 && ok "b deleted: the rows keep c" ||
+	fail "b deleted: a row left c: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
+CTL node set c --admin down >/dev/null
+moved "c down" gz 192.0.2.1
+moved "c down" bj 192.0.2.1
+expect_has "$(CTL log)" "cn-bj\|cucc: c is down, a at once" "audit: c down, a at once"
+CTL node set c --admin auto >/dev/null
+
+# 6. Static again: the operator's weights answer (b is gone).
 CTL service set www.gslb.test --steering static >/dev/null
 expect_not "$(CTL export)" "switch_margin" "static: the nearest settings go"
 s=$(share bj 192.0.2.3)
