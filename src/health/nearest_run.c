@@ -89,6 +89,86 @@ static const char *lat_text(const nearest_out_t *o, char *buf, size_t size)
 	return buf;
 }
 
+/* Decision codec --------------------------------------------------- */
+
+/* The decision of one step: everything nearest_step() read, so that
+ * replaying it gives the same shares (S3-7), with the shares it gave the
+ * row's nodes (@nreal of @n: the rest had left the row). */
+static json_t *decision_json(const nearest_conf_t *c, uint32_t now, int hard_only,
+                             const nearest_row_t *was, unsigned n, unsigned nreal,
+                             const nearest_in_t *in, const nearest_out_t *out)
+{
+	json_t *ins = json_array(), *outs = json_object();
+	for (unsigned i = 0; i < n; i++) {
+		const nearest_in_t *x = &in[i];
+		json_t *j = json_pack("{s:s, s:I, s:i, s:I}", "id", x->id, "base",
+			(json_int_t)x->base, "ok", x->usable, "prev", (json_int_t)x->prev);
+		if (x->has_latency)
+			json_object_set_new(j, "l", json_real(x->latency));
+		if (x->has_ema)
+			json_object_set_new(j, "ema", json_real(x->ema));
+		if (x->has_load) {
+			json_object_set_new(j, "ld", json_real(x->load));
+			json_object_set_new(j, "new", json_boolean(x->load_new));
+			json_object_set_new(j, "cp", json_real(x->cap_prev));
+		}
+		json_array_append_new(ins, j);
+		if (i < nreal)
+			json_object_set_new(outs, x->id, json_integer(out[i].share));
+	}
+	return json_pack("{s:I, s:b, s:{s:f, s:i, s:f, s:f, s:f}, s:[i, i, i], s:o, s:o}",
+		"at", (json_int_t)now, "hard", hard_only, "conf", "margin", c->margin,
+		"margin_ms", c->margin_ms, "headroom", c->headroom, "alpha", c->alpha,
+		"min_step", c->min_step, "was", was->current, was->challenger, (int)was->streak,
+		"in", ins, "out", outs);
+}
+
+int nearest_decision_read(json_t *d, nearest_conf_t *c, uint32_t *now, int *hard_only,
+                          nearest_row_t *was, unsigned *n, nearest_in_t *in)
+{
+	json_t *cj = json_object_get(d, "conf"), *w = json_object_get(d, "was");
+	json_t *ins = json_object_get(d, "in");
+	if (!json_is_object(cj) || json_array_size(w) != 3 || !json_is_array(ins) ||
+	    json_array_size(ins) > STEER_MAX_NODES)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->margin = json_number_value(json_object_get(cj, "margin"));
+	c->margin_ms = (int)json_integer_value(json_object_get(cj, "margin_ms"));
+	c->headroom = json_number_value(json_object_get(cj, "headroom"));
+	c->alpha = json_number_value(json_object_get(cj, "alpha"));
+	c->min_step = json_number_value(json_object_get(cj, "min_step"));
+	*now = (uint32_t)json_integer_value(json_object_get(d, "at"));
+	*hard_only = json_is_true(json_object_get(d, "hard"));
+	was->current = (int)json_integer_value(json_array_get(w, 0));
+	was->challenger = (int)json_integer_value(json_array_get(w, 1));
+	was->streak = (unsigned)json_integer_value(json_array_get(w, 2));
+	size_t i;
+	json_t *e;
+	*n = 0;
+	json_array_foreach(ins, i, e) {
+		nearest_in_t *x = &in[i];
+		memset(x, 0, sizeof(*x));
+		const char *id = json_string_value(json_object_get(e, "id"));
+		if (!id)
+			return -1;
+		snprintf(x->id, sizeof(x->id), "%s", id);
+		x->base = (uint32_t)json_integer_value(json_object_get(e, "base"));
+		x->usable = (int)json_integer_value(json_object_get(e, "ok"));
+		x->prev = (int32_t)json_integer_value(json_object_get(e, "prev"));
+		if ((x->has_latency = json_is_number(json_object_get(e, "l"))))
+			x->latency = json_number_value(json_object_get(e, "l"));
+		if ((x->has_ema = json_is_number(json_object_get(e, "ema"))))
+			x->ema = json_number_value(json_object_get(e, "ema"));
+		if ((x->has_load = json_is_number(json_object_get(e, "ld")))) {
+			x->load = json_number_value(json_object_get(e, "ld"));
+			x->load_new = json_is_true(json_object_get(e, "new"));
+			x->cap_prev = json_number_value(json_object_get(e, "cp"));
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
                     const char *key, json_t *row, json_t *svc, int hard_only,
                     char *what, size_t size, size_t *len)
@@ -308,9 +388,10 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 			add(what, size, len, " %s %.2f%%", in[i].id, out[i].share / 100.0);
 	}
 	json_t *nw = json_deep_copy(row);
-	json_object_set_new(nw, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s}",
+	json_object_set_new(nw, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s, s:o}",
 		"weights", sw, "at", (json_int_t)now, "verdict", nearest_verdict_name(v),
-		"mode", "nearest", "reason", why));
+		"mode", "nearest", "reason", why, "decision",
+		decision_json(&c, now, hard_only, &was, n, nreal, in, out)));
 	int rc = wdb_set(t, WDB_WEIGHT, key, nw);
 	json_decref(nw);
 	return rc ? rc : 1;

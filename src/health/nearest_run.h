@@ -9,7 +9,13 @@
  * share; in the weight row the applied shares like the steering
  * engine's:
  *   "steer": {"weights": {id: bp}, "at": T, "mode": "nearest",
- *             "verdict": "switch", "reason": "..."} */
+ *             "verdict": "switch", "reason": "...",
+ *             "decision": {"at": T, "hard": false, "conf": {...},
+ *                          "was": [current, challenger, streak],
+ *                          "in": [{id, base, ok, prev, l, ema, ...}],
+ *                          "out": {id: bp}}}
+ * A decision holds everything nearest_step() read, so that replaying it
+ * gives the same shares (S3-7, as the engine's). */
 #ifndef GSLB_NEAREST_RUN_H
 #define GSLB_NEAREST_RUN_H
 
@@ -37,5 +43,12 @@ void nearest_service_conf(json_t *svc, const steer_conf_t *sc, nearest_conf_t *c
 int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
                     const char *key, json_t *row, json_t *svc, int hard_only,
                     char *what, size_t size, size_t *len);
+
+/** Reads decision @d (a weight row's "steer" "decision" written by
+ * nearest_run_row()) into @c, *@now, *@hard_only, @was, *@n and
+ * @in[0..*@n) (room for STEER_MAX_NODES), ready for nearest_step().
+ * Returns 0, or -1 when @d is not a whole nearest decision. */
+int nearest_decision_read(json_t *d, nearest_conf_t *c, uint32_t *now, int *hard_only,
+                          nearest_row_t *was, unsigned *n, nearest_in_t *in);
 
 #endif

@@ -233,6 +233,15 @@ moved "c down" bj 192.0.2.1
 expect_has "$(CTL log)" "cn-bj\|cucc: c is down, a at once" "audit: c down, a at once"
 CTL node set c --admin auto >/dev/null
 
+# 5c. Replay: every recorded nearest decision (first choices, the switch,
+# the spill, the hard moves and the rows given back their shares) comes
+# out identical from its recorded inputs.
+out=$(CTL steer replay www.gslb.test 2>&1) && ok "steer replay exits 0" || fail "steer replay: $out"
+expect_has "$out" "^([1-9][0-9]*) decision\(s\) replayed, \1 identical, 0 different$" \
+	"replay: every nearest decision identical"
+n=$(grep -c "cn-gz|ctcc  identical" <<< "$out")
+[ "$n" -ge 5 ] && ok "replay: $n decisions of cn-gz" || fail "replay: $n decisions of cn-gz: $out"
+
 # 6. Static again: the operator's weights answer (b is gone).
 CTL service set www.gslb.test --steering static >/dev/null
 expect_not "$(CTL export)" "switch_margin" "static: the nearest settings go"
