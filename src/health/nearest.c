@@ -100,6 +100,8 @@ double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in)
 	if (in->load <= 0)
 		return 1;
 	double p = in->prev > 0 ? (double)in->prev / STEER_TOTAL : 0;
+	if (p > 0 && in->load <= room && in->load >= room - NEAREST_CAP_BAND)
+		return p;
 	if (p > 0) {
 		double x = p * room / in->load;
 		return x > 1 ? 1 : x;

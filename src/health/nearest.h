@@ -22,6 +22,13 @@
  * consecutive evaluations before the row moves to it. */
 #define NEAREST_CONFIRM 2
 
+/* S4-3: a node less than this many points of its capacity below its
+ * limit keeps its share.  The load of a finite set of sticky clients
+ * does not follow the share exactly (a share of 72.7 % of 200 client
+ * subnets can be 75 % of them): raising the share at every dip below
+ * the limit would take the node over it at the next step. */
+#define NEAREST_CAP_BAND 5.0
+
 #define NEAREST_MARGIN_DEFAULT "15%"
 #define NEAREST_HEADROOM_DEFAULT 20.0   /* S1-6: keep 20 % spare */
 
@@ -121,8 +128,8 @@ int nearest_fill(unsigned m, const unsigned *order, const double *cap,
 /** The most of the row node @in may take under @c: with a fresh load of
  * L % and room R = 100 - headroom, a node serving P of the row may serve
  * P * R / L (its load is taken to follow its shares, so every row scaling
- * this way brings it to R); a node serving none of it may take the rest
- * while L < R.  1 without load data.  A load already acted on keeps the
+ * this way brings it to R), or keeps P while R - NEAREST_CAP_BAND <= L <=
+ * R; a node serving none of it may take the rest while L < R.  1 without load data.  A load already acted on keeps the
  * last limit (@in->cap_prev): the controller moves on new measurements
  * only, or one figure would shrink the share at every step. */
 double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in);

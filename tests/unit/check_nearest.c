@@ -250,6 +250,16 @@ START_TEST(capacity_spill)
 	in[0].load = 80;
 	ck_assert_int_eq(nearest_step(&c, 3, in, &was, 0, &row, out), NEAREST_KEEP);
 	ck_assert_uint_eq(out[0].share, 8000);
+	/* S4-3: a dip less than NEAREST_CAP_BAND below the limit keeps the
+	 * share (8000 * 80 / 77 would be 8312 and go over at the next
+	 * step); a dip beyond it raises the share. */
+	in[0].load = 77;
+	ck_assert_int_eq(nearest_step(&c, 3, in, &was, 0, &row, out), NEAREST_KEEP);
+	ck_assert_uint_eq(out[0].share, 8000);
+	in[0].load = 74;
+	ck_assert_int_eq(nearest_step(&c, 3, in, &was, 0, &row, out), NEAREST_SPILL);
+	ck_assert_uint_eq(out[0].share, 8649);    /* 8000 * 80 / 74 */
+	in[0].load = 80;
 	/* b is full from other rows: the spill goes on to c. */
 	in[1].has_load = 1;
 	in[1].load = 95;
