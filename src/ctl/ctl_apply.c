@@ -3,6 +3,7 @@
  * and making the store equal to such a document in one audited change. */
 #include "ctl/ctl.h"
 #include "ctl/ctl_release.h"
+#include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/geo.h"
 #include "gslb/policy.h"
@@ -83,6 +84,7 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 		ctl_die("apply: service %s: profile must be \"probe\" or \"four\" "
 		    "(leave it out for the default)", key);
 	ctl_release_check(o, key);
+	ctl_steer_apply_service(o, key);
 }
 
 /* apply --allow-special: node addresses no client can use pass (a lab). */
@@ -148,6 +150,7 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 			ctl_die("apply: node %s: probe: %s", id,
 			    json_is_string(pr) ? perr : "not a string");
 	}
+	ctl_steer_apply_node(o, id);
 }
 
 /* Checks weight row @o (weights[@idx]) and canonicalises its names. */

@@ -217,7 +217,7 @@ static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
 
 /* Adds to out.rows each weight row of @rows with its effective weights,
  * from the plans the server reads. */
-static void status_rows(json_t *rows, json_t *out)
+static void status_rows(wdb_txn_t *t, json_t *rows, json_t *out)
 {
 	wdb_reader_t *rd = wdb_reader_new(ctl_db);
 	size_t i;
@@ -242,8 +242,20 @@ static void status_rows(json_t *rows, json_t *out)
 					"usable", (p.node[k].flags & PLAN_USABLE) != 0));
 			}
 		wdb_reader_release(rd);
-		json_array_append_new(json_object_get(out, "rows"), json_pack("{s:s, s:s, s:s, s:o}",
-			"service", svc, "region", reg, "isp", isp, "nodes", members));
+		json_t *rj = json_pack("{s:s, s:s, s:s, s:o}", "service", svc, "region", reg,
+		                       "isp", isp, "nodes", members);
+		/* Nearest steering: the row's choice and why (S4-5). */
+		char key[1200];
+		wdb_row_key(key, sizeof(key), svc, reg, isp);
+		json_t *st = wdb_get(t, WDB_STEER, key);
+		const char *mode = json_string_value(json_object_get(st, "mode"));
+		if (mode && strcmp(mode, "nearest") == 0)
+			json_object_set_new(rj, "nearest", json_pack("{s:O?, s:O, s:O}",
+				"choice", json_object_get(st, "current"),
+				"verdict", json_object_get(st, "verdict"),
+				"reason", json_object_get(st, "reason")));
+		json_decref(st);
+		json_array_append_new(json_object_get(out, "rows"), rj);
 	}
 	wdb_reader_free(rd);
 }
@@ -308,6 +320,10 @@ static void print_status(json_t *out)
 			       json_integer_value(json_object_get(m, "weight")),
 			       json_is_true(json_object_get(m, "usable")) ? "" : "x");
 		putchar('\n');
+		json_t *nr = json_object_get(r, "nearest");
+		if (nr)
+			printf("%-30s nearest: %s\n", "",
+			       json_string_value(json_object_get(nr, "reason")));
 	}
 	json_t *wins = json_object_get(out, "cutovers");
 	if (json_array_size(wins)) {
@@ -340,7 +356,7 @@ int ctl_cmd_status(int argc, char **argv)
 	wdb_row_prefix(prefix, sizeof(prefix), name);
 	wdb_each(t, WDB_WEIGHT, *name ? prefix : NULL, ctl_collect_value, rows);
 	status_nodes(t, name, nodes, rows, out);
-	status_rows(rows, out);
+	status_rows(t, rows, out);
 	json_t *wins = json_array();
 	wdb_each(t, WDB_CUTOVER, NULL, ctl_collect_value, wins);
 	size_t i;

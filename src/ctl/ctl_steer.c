@@ -5,6 +5,7 @@
  * replay`, and the steering part of `explain` (S3-1..S3-9). */
 #include "ctl/ctl_steer.h"
 #include "health/cutover.h"
+#include "health/nearest_run.h"
 #include "health/steer_run.h"
 #include "store/plan.h"
 
@@ -184,6 +185,9 @@ int ctl_steer_metrics(wdb_txn_t *t, int argc, char **argv, char *msg, size_t siz
 
 /* Node and service options ----------------------------------------- */
 
+/* The highest price per GB a node may have. */
+#define COST_PER_GB_MAX 1e6
+
 int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v)
 {
 	if (strcmp(o, "--provider") == 0) {
@@ -200,11 +204,46 @@ int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v)
 		if (strcmp(v, "none") == 0)
 			json_object_del(n, "cost_per_gb");
 		else
-			json_object_set_new(n, "cost_per_gb",
-			                    json_real(parse_real("node", "--cost-per-gb", v, 0, 1e6)));
+			json_object_set_new(n, "cost_per_gb", json_real(parse_real("node",
+			                    "--cost-per-gb", v, 0, COST_PER_GB_MAX)));
 		return 1;
 	}
 	return 0;
+}
+
+/* The steering choices of a service, as `service set` and apply take them. */
+static const char *const steering_set[] = { "static", "dynamic", "shadow", "nearest", NULL };
+static const char *const policy_set[] = { "live", "vod", "custom", NULL };
+
+/* Whether @v is one of @set. */
+static int in_set(const char *v, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(v, *set) == 0)
+			return 1;
+	return 0;
+}
+
+/* The terms of a policy's weights and the most one may weigh. */
+static const char *const weight_terms[] = { "success", "latency", "cost", NULL };
+#define WEIGHT_TERM_MAX 100.0
+
+/* Whether policy weights @w ({"success": A, "latency": B, "cost": C})
+ * are whole: every term a number from 0 to WEIGHT_TERM_MAX, nothing
+ * else, and a sum above 0. */
+static int weights_ok(json_t *w)
+{
+	if (!json_is_object(w) || json_object_size(w) != 3)
+		return 0;
+	double sum = 0;
+	for (const char *const *k = weight_terms; *k; k++) {
+		json_t *v = json_object_get(w, *k);
+		if (!json_is_number(v) || !(json_number_value(v) >= 0 &&
+		                            json_number_value(v) <= WEIGHT_TERM_MAX))
+			return 0;
+		sum += json_number_value(v);
+	}
+	return sum > 0;
 }
 
 /* --weights success=A,latency=B,cost=C (missing terms weigh 0). */
@@ -213,7 +252,6 @@ static json_t *parse_weights(const char *sub, const char *v)
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", v);
 	json_t *w = json_pack("{s:f, s:f, s:f}", "success", 0.0, "latency", 0.0, "cost", 0.0);
-	double sum = 0;
 	char *save = NULL;
 	for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(p, '=');
@@ -221,24 +259,25 @@ static json_t *parse_weights(const char *sub, const char *v)
 			*eq = 0;
 		if (!eq || !json_object_get(w, p))
 			ctl_die("service %s: --weights %s: give success=A,latency=B,cost=C", sub, v);
-		double d = parse_real("service", "--weights", eq + 1, 0, 100);
-		json_object_set_new(w, p, json_real(d));
-		sum += d;
+		json_object_set_new(w, p, json_real(parse_real("service", "--weights", eq + 1, 0,
+		                                               WEIGHT_TERM_MAX)));
 	}
-	if (sum <= 0)
+	if (!weights_ok(w))
 		ctl_die("service %s: --weights %s: the weights add up to 0", sub, v);
 	return w;
 }
 
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
-	static const char *const steering_set[] = { "static", "dynamic", "shadow", NULL };
-	static const char *const policy_set[] = { "live", "vod", "custom", NULL };
 	if (strcmp(o, "--steering") == 0) {
 		if (strcmp(ctl_one_of(o, v, steering_set), "static") == 0)
 			json_object_del(s, "steering");
 		else
 			json_object_set_new(s, "steering", json_string(v));
+		if (strcmp(v, "nearest") != 0) {
+			json_object_del(s, "switch_margin");
+			json_object_del(s, "headroom");
+		}
 	} else if (strcmp(o, "--policy") == 0) {
 		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, policy_set)));
 		if (strcmp(v, "custom") != 0)
@@ -252,7 +291,7 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 		else
 			json_object_set_new(s, "sla", json_real(parse_real("service", "--sla", v, 0, 100)));
 	} else {
-		return 0;
+		return ctl_nearest_service_opt(s, sub, o, v);
 	}
 	return 1;
 }
@@ -322,6 +361,39 @@ int ctl_steer_rollback(json_t *rec, int64_t id, int dry)
 	snprintf(what, sizeof(what), "rollback %lld: steering pinned", (long long)id);
 	ctl_commit(t, what);
 	return 0;
+}
+
+void ctl_steer_apply_service(json_t *o, const char *key)
+{
+	json_t *st = json_object_get(o, "steering"), *p = json_object_get(o, "policy");
+	json_t *w = json_object_get(o, "steer_weights"), *sla = json_object_get(o, "sla");
+	if (st && (!json_is_string(st) || strcmp(json_string_value(st), "static") == 0 ||
+	           !in_set(json_string_value(st), steering_set)))
+		ctl_die("apply: service %s: steering must be \"dynamic\", \"shadow\" or "
+		        "\"nearest\" (leave it out for static)", key);
+	if (p && (!json_is_string(p) || !in_set(json_string_value(p), policy_set)))
+		ctl_die("apply: service %s: policy must be \"live\", \"vod\" or \"custom\"", key);
+	if (w && !weights_ok(w))
+		ctl_die("apply: service %s: steer_weights must be {\"success\": A, \"latency\": B, "
+		        "\"cost\": C}, each from 0 to %g, adding up to more than 0", key,
+		        WEIGHT_TERM_MAX);
+	if (w && (!p || strcmp(json_string_value(p), "custom") != 0))
+		ctl_die("apply: service %s: steer_weights go with \"policy\": \"custom\"", key);
+	if (sla && (!json_is_number(sla) || !(json_number_value(sla) >= 0 &&
+	                                      json_number_value(sla) <= 100)))
+		ctl_die("apply: service %s: sla must be a number from 0 to 100", key);
+	ctl_nearest_apply_check(o, key);
+}
+
+void ctl_steer_apply_node(json_t *o, const char *id)
+{
+	json_t *p = json_object_get(o, "provider"), *c = json_object_get(o, "cost_per_gb");
+	if (p && (!json_is_string(p) || !ctl_valid_word(json_string_value(p), 0)))
+		ctl_die("apply: node %s: provider must be a short lowercase name like \"cdn-a\"", id);
+	if (c && (!json_is_number(c) || !(json_number_value(c) >= 0 &&
+	                                  json_number_value(c) <= COST_PER_GB_MAX)))
+		ctl_die("apply: node %s: cost_per_gb must be a number from 0 to %g", id,
+		        COST_PER_GB_MAX);
 }
 
 /* Budgets ---------------------------------------------------------- */
@@ -431,6 +503,11 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)p.svc_len, p.svc);
 	json_t *s = wdb_get(t, WDB_SERVICE, svc);
+	if (nearest_service_on(s)) {
+		json_t *v = ctl_nearest_row(t, key, s);
+		json_decref(s);
+		return v;
+	}
 	if (!steer_service_on(s)) {
 		json_decref(s);
 		return NULL;
@@ -521,6 +598,10 @@ static void opt_num(json_t *n, const char *k, const char *fmt)
 
 void ctl_steer_print(json_t *st)
 {
+	if (json_object_get(st, "mode")) {
+		ctl_nearest_print(st);
+		return;
+	}
 	json_t *w = json_object_get(st, "weights");
 	int shadow = json_is_true(json_object_get(st, "shadow"));
 	printf("steering  %s, policy %s (success %.2f, latency %.2f, cost %.2f), SLA %.1f%%\n",
@@ -592,7 +673,7 @@ static int steer_show(const char *svc)
 		json_t *st = ctl_steer_row(t, json_string_value(k));
 		if (!st) {
 			wdb_abort(t);
-			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow)",
+			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow|nearest)",
 			        svc, svc);
 		}
 		json_array_append_new(out, st);
@@ -681,9 +762,66 @@ static int steer_unpin(int argc, char **argv)
 typedef struct {
 	const char *prefix;
 	uint32_t from, to;
-	unsigned seen, differ;
+	unsigned seen, differ, old;
 	json_t *out;
 } replay_t;
+
+/* Adds replayed decision @aid of row @key at @now to @r: whether the
+ * shares @got[0..@n) of nodes @ids equal the recorded ones @rec_out
+ * ({id: bp}). */
+static void replay_add(replay_t *r, int64_t aid, uint32_t now, const char *key,
+                       json_t *rec_out, unsigned n, const char *const *ids,
+                       const uint32_t *got)
+{
+	json_t *shares = json_object();
+	int same = json_object_size(rec_out) == n;
+	for (unsigned k = 0; k < n; k++) {
+		json_t *was = json_object_get(rec_out, ids[k]);
+		same &= json_is_integer(was) && json_integer_value(was) == got[k];
+		json_object_set_new(shares, ids[k], json_pack("{s:I, s:I}", "recorded",
+			json_integer_value(was), "replayed", (json_int_t)got[k]));
+	}
+	r->seen++;
+	r->differ += !same;
+	json_array_append_new(r->out, json_pack("{s:I, s:I, s:s, s:s, s:o}",
+		"change", (json_int_t)aid, "at", (json_int_t)now, "row", key,
+		"result", same ? "identical" : "different", "shares", shares));
+}
+
+/* Replays nearest decision @d of row @key (change @aid, record @rec).
+ * A nearest change recorded without its inputs is counted and listed
+ * as not replayable, never passed over. */
+static void replay_nearest(replay_t *r, int64_t aid, json_t *rec, const char *key, json_t *d)
+{
+	nearest_conf_t c;
+	nearest_row_t was, row;
+	uint32_t now;
+	int hard;
+	unsigned n;
+	static nearest_in_t in[STEER_MAX_NODES];
+	static nearest_out_t out[STEER_MAX_NODES];
+	if (!d || nearest_decision_read(d, &c, &now, &hard, &was, &n, in)) {
+		r->old++;
+		json_array_append_new(r->out, json_pack("{s:I, s:s, s:s, s:s}", "change",
+			(json_int_t)aid, "time", json_string_value(json_object_get(rec, "time")),
+			"row", key, "result", "not replayable (recorded without its inputs)"));
+		return;
+	}
+	if ((r->from && now < r->from) || (r->to && now > r->to))
+		return;
+	nearest_step(&c, n, in, &was, hard, &row, out);
+	/* The recorded shares are those of the nodes still in the row. */
+	json_t *rec_out = json_object_get(d, "out");
+	const char *ids[STEER_MAX_NODES];
+	uint32_t got[STEER_MAX_NODES];
+	unsigned m = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (json_object_get(rec_out, in[k].id)) {
+			ids[m] = in[k].id;
+			got[m++] = out[k].share;
+		}
+	replay_add(r, aid, now, key, rec_out, m, ids, got);
+}
 
 static int replay_one(int64_t aid, json_t *rec, void *arg)
 {
@@ -699,6 +837,10 @@ static int replay_one(int64_t aid, json_t *rec, void *arg)
 		json_t *after = json_object_get(json_object_get(ch, "after"), "steer");
 		json_t *before = json_object_get(json_object_get(ch, "before"), "steer");
 		json_t *d = json_object_get(after, "decision");
+		if (json_object_get(after, "mode")) {
+			replay_nearest(r, aid, rec, key, d);
+			continue;
+		}
 		if (!d) {
 			/* Back to the operator's weights (stale inputs, or
 			 * steering turned off). */
@@ -721,20 +863,13 @@ static int replay_one(int64_t aid, json_t *rec, void *arg)
 		if ((r->from && now < r->from) || (r->to && now > r->to))
 			continue;
 		steer_step(&c, &p, now, n, in, out);
-		json_t *rec_out = json_object_get(d, "out");
-		json_t *shares = json_object();
-		int same = json_object_size(rec_out) == n;
+		const char *ids[STEER_MAX_NODES];
+		uint32_t got[STEER_MAX_NODES];
 		for (unsigned k = 0; k < n; k++) {
-			json_t *was = json_object_get(rec_out, in[k].id);
-			same &= json_is_integer(was) && json_integer_value(was) == out[k].share;
-			json_object_set_new(shares, in[k].id, json_pack("{s:I, s:I}", "recorded",
-				json_integer_value(was), "replayed", (json_int_t)out[k].share));
+			ids[k] = in[k].id;
+			got[k] = out[k].share;
 		}
-		r->seen++;
-		r->differ += !same;
-		json_array_append_new(r->out, json_pack("{s:I, s:I, s:s, s:s, s:o}",
-			"change", (json_int_t)aid, "at", (json_int_t)now, "row", key,
-			"result", same ? "identical" : "different", "shares", shares));
+		replay_add(r, aid, now, key, json_object_get(d, "out"), n, ids, got);
 	}
 	return 0;
 }
@@ -745,7 +880,7 @@ static int steer_replay(int argc, char **argv)
 		ctl_die("steer replay: usage: steer replay SERVICE [--from TIME] [--to TIME]");
 	char svc[1100];
 	ctl_service_name(argv[0], svc, sizeof(svc));
-	replay_t r = { NULL, 0, 0, 0, 0, json_array() };
+	replay_t r = { NULL, 0, 0, 0, 0, 0, json_array() };
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			ctl_die("steer replay: %s needs a value", argv[i]);
@@ -778,8 +913,12 @@ static int steer_replay(int argc, char **argv)
 				       json_integer_value(json_object_get(s, "replayed")) / 100.0);
 			printf("\n");
 		}
-		printf("%u decision(s) replayed, %u identical, %u different\n", r.seen,
+		printf("%u decision(s) replayed, %u identical, %u different", r.seen,
 		       r.seen - r.differ, r.differ);
+		if (r.old)
+			printf("; %u nearest decision(s) not replayable (recorded without their "
+			       "inputs)", r.old);
+		printf("\n");
 	}
 	json_decref(r.out);
 	return r.differ ? 1 : 0;

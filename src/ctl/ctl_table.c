@@ -202,6 +202,9 @@ int ctl_cmd_service(int argc, char **argv)
 		"all_down", "open", "sticky", 0, "shadow", 0);
 	json_decref(old);
 	service_opts(s, sub, argc - 2, argv + 2);
+	char cmd[32];
+	snprintf(cmd, sizeof(cmd), "service %s", sub);
+	ctl_nearest_check(s, cmd);
 	if (json_integer_value(json_object_get(s, "short_ttl")) >
 	    json_integer_value(json_object_get(s, "ttl")))
 		ctl_die("service %s: --short-ttl %lld is longer than --ttl %lld", name,

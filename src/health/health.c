@@ -292,6 +292,17 @@ static void on_tick(uv_timer_t *t)
 			json_decref(sla);
 		}
 		h->last_steer = now;
+		h->steer_hard = 0;
+	} else if (h->steer_hard) {
+		/* S4-4: a node demoted since the last run leaves the nearest
+		 * rows now, not at the next steer.interval. */
+		const health_cluster_t *cl = health__cluster(h);
+		char err[512];
+		if ((!cl || h->cl_epoch) &&
+		    steer_run_hard(h->db, &h->c.steer, health__wall(),
+		                   cl ? steer_publish : NULL, h, err, sizeof(err)) < 0)
+			log_warning("%s", err);
+		h->steer_hard = 0;
 	}
 	/* S4-10: the gray release controller, off the query path too. */
 	if (now - h->last_release >= RELEASE_EVAL_EVERY) {

@@ -109,6 +109,8 @@ struct health {
 	double last_sync, last_cutover, last_status;
 	double last_steer;           /* loop time of the last steer_run() */
 	double last_release;         /* loop time of the last release_run() */
+	int steer_hard;              /* a health decision or an operator's
+	                                change since: steer_run_hard() */
 	char what[1024];             /* audit text of the pending decisions */
 	json_t *windows;             /* cutover windows, refreshed by sync */
 	json_t *loaded;              /* S2-6: regions in regional load */

@@ -569,6 +569,11 @@ void health__sync_nodes(health_t *h, int cutovers_due)
 			apply_cutovers(h, h->rows);
 		return;
 	}
+	/* S4-4: an operator's change (a node down or drained, a weight 0,
+	 * a node out of a row) moves the nearest rows it touches now, as a
+	 * health decision does, not at the next steer.interval. */
+	if (h->last_sync > 0)
+		h->steer_hard = 1;
 	h->table_gen = gen;
 	h->metrics_gen = mgen;
 	for (size_t i = 0; i < h->n; i++)

@@ -594,6 +594,8 @@ void health__flush(health_t *h, int status_due)
 	for (size_t i = 0; i < h->n; i++) {
 		hnode_t *n = h->node[i];
 		if (n->changed && decide) {
+			/* S4-4: nearest rows leave a failed node at once. */
+			h->steer_hard = 1;
 			json_t *rec = health_record(h, n);
 			if (pub)
 				health__cluster_record(h, t, n, rec, pub);

@@ -202,10 +202,7 @@ int steer_budget_state(double limit, double alert_pct, double spent,
 	return spent >= limit * frac * alert_pct / 100 ? 1 : 0;
 }
 
-/* Rounds shares @x[0..@n) (adding up to about 1) to basis points adding
- * up to STEER_TOTAL exactly: floors, then the largest remainders (ties to
- * the lower index) get the points left, so the result is deterministic. */
-static void round_shares(const double *x, unsigned n, uint32_t *out)
+void steer_round_shares(const double *x, unsigned n, uint32_t *out)
 {
 	double sum = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -444,7 +441,7 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 		P[i] = operator ? (base_sum > 0 ? in[i].base / base_sum : 0)
 		                : (double)in[i].prev / STEER_TOTAL;
 	if (operator)
-		round_shares(P, n, prev_bp);
+		steer_round_shares(P, n, prev_bp);
 	else
 		for (unsigned i = 0; i < n; i++)
 			prev_bp[i] = (uint32_t)in[i].prev;
@@ -457,7 +454,7 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 			B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
 			out[i].limits |= STEER_LIM_UNKNOWN;
 		}
-		round_shares(B, n, prev_bp);
+		steer_round_shares(B, n, prev_bp);
 		for (unsigned i = 0; i < n; i++) {
 			out[i].share = out[i].target = prev_bp[i];
 			out[i].hour_start = in[i].hour_start;
@@ -524,7 +521,7 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	}
 	targets(c, n, in, out, cand, T);
 	uint32_t tbp[STEER_MAX_NODES];
-	round_shares(T, n, tbp);
+	steer_round_shares(T, n, tbp);
 	for (unsigned i = 0; i < n; i++)
 		out[i].target = tbp[i];
 
@@ -570,7 +567,7 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	if (k == 0 && !forced)
 		memcpy(nbp, prev_bp, sizeof(uint32_t) * n);
 	else
-		round_shares(N, n, nbp);
+		steer_round_shares(N, n, nbp);
 	int changed = 0;
 	for (unsigned i = 0; i < n; i++) {
 		out[i].share = nbp[i];

@@ -185,6 +185,13 @@ double steer_demand(unsigned n, const double *cap, const double *util,
 unsigned steer_ceilings(double headroom, unsigned n, const double *cap,
                         double demand, steer_in_t *in);
 
+/** Rounds shares @x[0..@n) (adding up to about 1; negative ones count
+ * as 0) to basis points in @out adding up to STEER_TOTAL exactly: floors,
+ * then the largest remainders (ties to the lower index) get the points
+ * left, so the result is deterministic.  All zero when nothing is
+ * positive. */
+void steer_round_shares(const double *x, unsigned n, uint32_t *out);
+
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
  * scores, smooths, applies the SLA, floor, capacity ceilings (the excess
  * goes to the other candidates by score), step and hourly limits and

@@ -3,6 +3,7 @@
  * row's inputs, runs steer_step() and writes the shares, the state and
  * the audited decision in one transaction (S3-3, S3-7). */
 #include "health/steer_run.h"
+#include "health/nearest_run.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "store/keys.h"
@@ -276,6 +277,7 @@ typedef struct {
 	char what[4096];
 	size_t wl;
 	int changed;
+	int hard_only;        /* nearest rows only, after a hard failure */
 	int rc;
 	/* Cluster mode: what the run writes, for the elected instance to
 	 * publish, {"weight": {key: row or null}, "steer": {key: state or
@@ -297,6 +299,21 @@ static int put(run_t *r, wdb_kind_t kind, const char *key, json_t *val)
 		json_object_set(o, key, val ? val : json_null());
 	}
 	return rc;
+}
+
+/* After a writer that does not go through put() (nearest_run_row()):
+ * records @key of @kind for the publish when it differs from @before. */
+static void republish(run_t *r, wdb_kind_t kind, const char *key, json_t *before)
+{
+	json_t *now = wdb_get(r->t, kind, key);
+	if (!(now == before || (now && before && json_equal(now, before)))) {
+		const char *k = kind == WDB_WEIGHT ? "weight" : "steer";
+		json_t *o = json_object_get(r->pub, k);
+		if (!o)
+			json_object_set_new(r->pub, k, o = json_object());
+		json_object_set(o, key, now ? now : json_null());
+	}
+	json_decref(now);
 }
 
 static int collect_obj(const char *key, json_t *val, void *arg)
@@ -344,15 +361,13 @@ static void node_load(run_t *r, const char *id, json_t *node, uint32_t since,
 	json_decref(m);
 }
 
-/* The fresh inputs of node @in->id for the row (@region, @isp): per
- * field, the most specific of the node's input records for the row's
- * region and ISP, then either alone, then the node as a whole. */
-static void gather(run_t *r, const char *region, const char *isp, steer_in_t *in)
+int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
+                     const char *id, const char *region, const char *isp,
+                     int which, double *out, double *now_out)
 {
 	const char *keys[4][2] = { { region, isp }, { region, "*" }, { "*", isp },
 	                           { "*", "*" } };
-	int got_s = 0, got_l = 0;
-	for (int k = 0; k < 4 && !(got_s && got_l); k++) {
+	for (int k = 0; k < 4; k++) {
 		int dup = 0;
 		for (int j = 0; j < k; j++)
 			dup |= strcmp(keys[j][0], keys[k][0]) == 0 &&
@@ -360,20 +375,27 @@ static void gather(run_t *r, const char *region, const char *isp, steer_in_t *in
 		if (dup)
 			continue;
 		char key[300];
-		snprintf(key, sizeof(key), "n|%.64s|%.64s|%.64s", in->id, keys[k][0],
+		snprintf(key, sizeof(key), "n|%.64s|%.64s|%.64s", id, keys[k][0],
 		         keys[k][1]);
-		json_t *rec = wdb_get(r->t, WDB_STEERIN, key);
+		json_t *rec = wdb_get(t, WDB_STEERIN, key);
 		if (!rec)
 			continue;
 		steer_sample_t s[STEER_MAX_SAMPLES];
 		unsigned n = read_samples(rec, s);
 		json_decref(rec);
-		if (!got_s && steer_aggregate(r->c, s, n, r->now, 0, &in->success,
-		                              &in->success_now))
-			got_s = in->has_success = 1;
-		if (!got_l && steer_aggregate(r->c, s, n, r->now, 1, &in->latency, NULL))
-			got_l = in->has_latency = 1;
+		if (steer_aggregate(c, s, n, now, which, out, now_out))
+			return 1;
 	}
+	return 0;
+}
+
+/* The fresh inputs of node @in->id for the row (@region, @isp). */
+static void gather(run_t *r, const char *region, const char *isp, steer_in_t *in)
+{
+	in->has_success = steer__row_input(r->t, r->c, r->now, in->id, region, isp, 0,
+	                                   &in->success, &in->success_now);
+	in->has_latency = steer__row_input(r->t, r->c, r->now, in->id, region, isp, 1,
+	                                   &in->latency, NULL);
 }
 
 static void note(run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -578,6 +600,25 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	char svc[300];
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	json_t *s = json_object_get(r->services, svc);
+	if (nearest_service_on(s)) {
+		/* In cluster mode what nearest_run_row() wrote goes to the
+		 * elected instance's publish like the engine's rows. */
+		json_t *w0 = r->pub ? wdb_get(r->t, WDB_WEIGHT, key) : NULL;
+		json_t *s0 = r->pub ? wdb_get(r->t, WDB_STEER, key) : NULL;
+		int rc = nearest_run_row(r->t, r->c, r->now, key, row, s, r->hard_only,
+		                         r->what, sizeof(r->what), &r->wl);
+		r->changed += rc > 0;
+		r->rc = rc < 0 ? rc : 0;
+		if (r->pub && !r->rc) {
+			republish(r, WDB_WEIGHT, key, w0);
+			republish(r, WDB_STEER, key, s0);
+		}
+		json_decref(w0);
+		json_decref(s0);
+		return r->rc != 0;
+	}
+	if (r->hard_only)
+		return 0;
 	/* S3-8: a row pinned by the rollback of one of the engine's changes
 	 * keeps its shares until the operator unpins it. */
 	if (steer_service_on(s) && json_object_get(row, "pin"))
@@ -608,7 +649,7 @@ static int any_dynamic(json_t *services)
 	const char *k;
 	json_t *s;
 	json_object_foreach(services, k, s)
-		if (steer_service_on(s))
+		if (steer_service_on(s) || nearest_service_on(s))
 			return 1;
 	return 0;
 }
@@ -619,12 +660,13 @@ static int has_steer_state(const char *key, json_t *val, void *arg)
 	return 1;
 }
 
-int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
-              size_t errlen)
+static int run(weightdb_t *db, const steer_conf_t *c, uint32_t now, int hard_only,
+               steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
+               size_t errlen)
 {
 	run_t r;
 	memset(&r, 0, sizeof(r));
+	r.hard_only = hard_only;
 	r.c = c;
 	r.now = now;
 	r.t = wdb_begin(db, "gslbd:steer", err, errlen);
@@ -633,7 +675,7 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 	r.services = json_object();
 	wdb_each(r.t, WDB_SERVICE, NULL, collect_obj, r.services);
 	int state = 0;
-	if (!any_dynamic(r.services))
+	if (!any_dynamic(r.services) && !hard_only)
 		wdb_each(r.t, WDB_STEER, NULL, has_steer_state, &state);
 	if (!any_dynamic(r.services) && !state) {
 		/* Nothing steers and nothing is left to clean: no write. */
@@ -656,6 +698,13 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 		json_decref(r.sla);
 		return r.rc;
 	}
+	if (hard_only && !r.wl) {
+		/* Nothing failed with a share: no write. */
+		wdb_abort(r.t);
+		json_decref(r.pub);
+		json_decref(r.sla);
+		return 0;
+	}
 	if (publish) {
 		/* Cluster mode: nothing into the store here; every instance,
 		 * this one included, gets the shares and the state from etcd. */
@@ -672,7 +721,7 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 		if (sla_out)
 			json_object_update(sla_out, r.sla);
 		json_decref(r.sla);
-		if (r.changed)
+		if (r.wl)
 			log_info("%s", r.what);
 		return r.changed;
 	}
@@ -684,7 +733,20 @@ int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
 	if (sla_out)
 		json_object_update(sla_out, r.sla);
 	json_decref(r.sla);
-	if (r.changed)
+	if (r.wl)
 		log_info("%s", r.what);
 	return r.changed;
+}
+
+int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
+              size_t errlen)
+{
+	return run(db, c, now, 0, publish, arg, sla_out, err, errlen);
+}
+
+int steer_run_hard(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+                   steer_publish_fn publish, void *arg, char *err, size_t errlen)
+{
+	return run(db, c, now, 1, publish, arg, NULL, err, errlen);
 }

@@ -33,8 +33,9 @@
 typedef int (*steer_publish_fn)(void *arg, json_t *records, const char *what,
                                 char *err, size_t errlen);
 
-/** Evaluates every row of every service with "steering": "dynamic" at
- * @now under @c, and drops the engine's shares from the rows of services
+/** Evaluates every row of every service with "steering": "dynamic" or
+ * "nearest" (nearest_run.h) at @now under @c, and drops the engine's
+ * shares from the rows of services
  * that no longer steer.  One write transaction; the changed rows carry
  * their decision and the audit record says what moved and why.  With
  * @publish (cluster mode: the elected instance), the rows and the
@@ -49,6 +50,13 @@ typedef int (*steer_publish_fn)(void *arg, json_t *records, const char *what,
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
               steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
               size_t errlen);
+
+/** Between the regular runs, after a health decision: evaluates only
+ * the rows of nearest services, and changes one only when a node with a
+ * share failed hard (S4-4: it leaves at once, not at the next run).
+ * @publish and @arg as for steer_run().  Returns as steer_run(). */
+int steer_run_hard(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+                   steer_publish_fn publish, void *arg, char *err, size_t errlen);
 
 /** Whether service object @svc is steered: "steering" is "dynamic" or
  * "shadow" (S2-9: computed, recorded and explained, but its plans keep
@@ -95,5 +103,15 @@ double steer_spend_of(json_t *rec);
  * STEER_MAX_SAMPLES within @keep seconds of @t. */
 void steer_sample_add(json_t *rec, uint32_t t, double success,
                       double latency, double keep);
+
+/** The fresh input @which (0 success, 1 latency) of node @id for the row
+ * (@region, @isp) in @t at @now, aggregated by steer_aggregate() into
+ * *@out (and the shortest window's median into *@now_out, may be NULL):
+ * from the most specific of the node's input records for the row's
+ * region and ISP, then either alone, then the node as a whole.  Returns
+ * 1, or 0 when none is fresh.  Internal to the steering engines. */
+int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
+                     const char *id, const char *region, const char *isp,
+                     int which, double *out, double *now_out);
 
 #endif

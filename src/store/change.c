@@ -18,13 +18,14 @@ const char *const wdb_doc_lists[3] = { "services", "nodes", "weights" };
 /* The keys an object of each list may hold: what gslbctl writes. */
 static const char *const service_keys[] = {
 	"name", "ttl", "short_ttl", "answers", "all_down", "sticky", "shadow",
-	"profile", "max_failure_rate",
+	"profile", "max_failure_rate", "steering", "policy", "steer_weights", "sla",
+	"switch_margin", "headroom",
 	"release",    /* a gray release (S4-10), checked by gslbctl apply */
 	NULL
 };
 static const char *const node_keys[] = {
 	"id", "addrs", "cname", "region", "isp", "capacity", "pool", "admin",
-	"probes", "short_until", NULL
+	"probes", "short_until", "provider", "cost_per_gb", NULL
 };
 static const char *const weight_keys[] = {
 	"service", "region", "isp", "weights", NULL
@@ -409,10 +410,11 @@ void wdb_change_summary(json_t *rec, char *out, size_t size)
 	json_t *changes = json_object_get(rec, "changes");
 	/* The health thread and the steering engine word their decisions
 	 * themselves, with their reasons ("health: b demoted ...", "steer
-	 * SERVICE|REGION|ISP: b 50 -> 11 ..."); only the bare "health:
+	 * SERVICE|REGION|ISP: b 50 -> 11 ...", "nearest SERVICE|REGION|ISP:
+	 * a -> b ..."); only the bare "health:
 	 * state" says less than the fields. */
 	if ((strncmp(what, "health: ", 8) == 0 && strcmp(what, "health: state") != 0) ||
-	    strncmp(what, "steer ", 6) == 0) {
+	    strncmp(what, "steer ", 6) == 0 || strncmp(what, "nearest ", 8) == 0) {
 		put(&l, "%s", what);
 		changes = NULL;
 	}

@@ -501,7 +501,8 @@ static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
 	const char *steering = json_string_value(json_object_get(s, "steering"));
 	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
 	                json_is_true(json_object_get(s, "shadow")),
-	                steering && strcmp(steering, "dynamic") == 0, svc,
+	                steering && (strcmp(steering, "dynamic") == 0 ||
+	                             strcmp(steering, "nearest") == 0), svc,
 	                json_object_get(s, "release") };
 	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
 	if (r.rc) {

@@ -162,4 +162,42 @@ expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.30 within" "ba
 out=$(CTL metrics push --file "$T/none" 2>&1)
 expect_has "$out" "metrics push --file $T/none: No such file" "batch: missing file named"
 
+# 9. Export and apply round trip: the steering settings of services
+# (policy, weights, SLA, nearest's margin and headroom) and nodes
+# (provider, price) apply to a fresh store and export the same again;
+# bad values are refused by name and change nothing.
+CTL service set www.gslb.test --sla 99.5 >/dev/null
+CTL service add near.gslb.test >/dev/null
+CTL weight set near.gslb.test a=1 b=1 >/dev/null
+CTL service set near.gslb.test --steering nearest --switch-margin 10ms --headroom 25 >/dev/null
+FRESH() { "$ROOT/$B/gslbctl" -d "$T/fresh" "$@" 2>&1 | grep -v "no gslbd serves"; }
+CTL export > "$T/e1.json"
+expect_has "$(cat "$T/e1.json")" '"steer_weights"' "export: the policy's weights"
+FRESH --create apply --force "$T/e1.json" >/dev/null
+out=$(FRESH export)
+[ "$out" = "$(cat "$T/e1.json")" ] && ok "export, apply to a fresh store, export: identical" ||
+	fail "round trip differs: $(diff <(echo "$out") "$T/e1.json")"
+bad() { # KEY-PATH VALUE MESSAGE: apply of e1.json with one value changed
+	python3 -c "
+import json, sys
+d = json.load(open('$T/e1.json'))
+lst, i, k = '$1'.split('.')
+d[lst][int(i)][k] = json.loads(sys.argv[1])
+json.dump(d, open('$T/bad.json', 'w'))" "$2"
+	out=$("$ROOT/$B/gslbctl" -d "$T/fresh" apply --force "$T/bad.json" 2>&1)
+	[ $? = 1 ] && expect_has "$out" "$3" "apply: $1 $2 refused" ||
+		fail "apply: $1 $2 not refused with status 1: $out"
+}
+svc=$(python3 -c "
+import json
+print([s['name'] for s in json.load(open('$T/e1.json'))['services']].index('www.gslb.test'))")
+bad "services.$svc.sla" 120 "service www\.gslb\.test: sla must be a number from 0 to 100"
+bad "services.$svc.policy" '"fast"' "service www\.gslb\.test: policy must be \"live\", \"vod\" or \"custom\""
+bad "services.$svc.steer_weights" '{"success": 0, "latency": 0, "cost": 0}' "steer_weights must be"
+bad "services.$svc.steering" '"fastest"' "steering must be \"dynamic\", \"shadow\" or \"nearest\""
+bad "nodes.0.provider" '"CDN A"' "node a: provider must be a short lowercase name"
+bad "nodes.0.cost_per_gb" -1 "node a: cost_per_gb must be a number from 0"
+[ "$(FRESH export)" = "$(cat "$T/e1.json")" ] && ok "refused applies changed nothing" ||
+	fail "a refused apply changed the store"
+
 finish

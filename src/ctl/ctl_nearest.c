@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* gslbctl's side of nearest steering: the service options
+ * (--switch-margin, --headroom), their checks in `service set` and
+ * `apply`, and the nearest view of a row for explain, `steer show` and
+ * status (S4-1, S4-3, S4-5). */
+#include "ctl/ctl_steer.h"
+#include "health/nearest_run.h"
+#include "store/plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A headroom "20%" or "20" into *@out; returns 0 or -1. */
+static int parse_headroom(const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (end == v || errno || (*end && strcmp(end, "%") != 0) || !(d >= 0 && d <= 90))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int ctl_nearest_service_opt(json_t *s, const char *sub, const char *o, const char *v)
+{
+	if (strcmp(o, "--switch-margin") == 0) {
+		double m;
+		int ms;
+		if (nearest_margin_parse(v, &m, &ms))
+			ctl_die("service %s: --switch-margin %s: give a percentage below 100 "
+			        "(15%%) or a time up to 10000 ms (10ms)", sub, v);
+		json_object_set_new(s, "switch_margin", json_string(v));
+	} else if (strcmp(o, "--headroom") == 0) {
+		double h;
+		if (parse_headroom(v, &h))
+			ctl_die("service %s: --headroom %s: give a percentage from 0 to 90 (20%%)",
+			        sub, v);
+		json_object_set_new(s, "headroom", json_real(h));
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+void ctl_nearest_check(json_t *s, const char *what)
+{
+	if (nearest_service_on(s))
+		return;
+	const char *name = json_string_value(json_object_get(s, "name"));
+	if (json_object_get(s, "switch_margin") || json_object_get(s, "headroom"))
+		ctl_die("%s: service %s: switch margin and headroom go with nearest steering "
+		        "(--steering nearest)", what, name ? name : "?");
+}
+
+void ctl_nearest_apply_check(json_t *o, const char *key)
+{
+	json_t *m = json_object_get(o, "switch_margin"), *h = json_object_get(o, "headroom");
+	double d;
+	int ms;
+	if (m && (!json_is_string(m) || nearest_margin_parse(json_string_value(m), &d, &ms)))
+		ctl_die("apply: service %s: switch_margin must be a string like \"15%%\" or "
+		        "\"10ms\"", key);
+	if (h && (!json_is_number(h) || !(json_number_value(h) >= 0 &&
+	                                  json_number_value(h) <= 90)))
+		ctl_die("apply: service %s: headroom must be a number from 0 to 90", key);
+	ctl_nearest_check(o, "apply");
+}
+
+json_t *ctl_nearest_row(wdb_txn_t *t, const char *key, json_t *svc)
+{
+	nearest_conf_t c;
+	nearest_service_conf(svc, &ctl_hc.steer, &c);
+	const char *m = json_string_value(json_object_get(svc, "switch_margin"));
+	json_t *out = json_pack("{s:s, s:s, s:s, s:f}", "row", key, "mode", "nearest",
+		"switch_margin", m ? m : NEAREST_MARGIN_DEFAULT, "headroom", c.headroom);
+	json_t *row = wdb_get(t, WDB_WEIGHT, key);
+	json_t *state = wdb_get(t, WDB_STEER, key);
+	const char *mode = json_string_value(json_object_get(state, "mode"));
+	if (!mode || strcmp(mode, "nearest") != 0) {
+		json_decref(state);
+		state = NULL;
+	}
+	json_t *applied = plan_row_weights(row, 1);
+	int steered = applied != json_object_get(row, "weights");
+	json_object_set_new(out, "steered", json_boolean(steered));
+	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
+		json_object_get(state, "at"))));
+	static const char *const keys[] = { "verdict", "reason", "current", "challenger",
+	                                    "streak", NULL };
+	for (const char *const *k = keys; *k; k++)
+		if (json_object_get(state, *k))
+			json_object_set(out, *k, json_object_get(state, *k));
+	if (!state)
+		json_object_set_new(out, "verdict", json_string("not evaluated yet"));
+	json_t *nodes = json_object();
+	const char *id;
+	json_t *w;
+	json_object_foreach(json_object_get(row, "weights"), id, w) {
+		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
+		json_t *j = n ? json_deep_copy(n) : json_object();
+		json_object_set(j, "base", w);
+		json_object_set_new(j, "weight", json_integer(
+			json_integer_value(json_object_get(applied, id))));
+		char lim[200];
+		json_object_set_new(j, "limits_text", json_string(nearest_limits_text(
+			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
+		json_object_set_new(nodes, id, j);
+	}
+	json_object_set_new(out, "nodes", nodes);
+	json_decref(row);
+	json_decref(state);
+	return out;
+}
+
+void ctl_nearest_print(json_t *st)
+{
+	printf("steering  nearest, switch margin %s, headroom %.0f%%\n",
+	       json_string_value(json_object_get(st, "switch_margin")),
+	       json_number_value(json_object_get(st, "headroom")));
+	printf("          row %s: %s; last evaluation: %s", json_string_value(json_object_get(st, "row")),
+	       json_is_true(json_object_get(st, "steered")) ? "nearest shares in force" :
+	       "operator's weights in force", json_string_value(json_object_get(st, "verdict")));
+	if (json_object_get(st, "reason"))
+		printf(": %s", json_string_value(json_object_get(st, "reason")));
+	printf("\n");
+	printf("  %-14s %5s %4s %9s %9s %6s %6s %7s  %s\n", "NODE", "BASE", "RANK", "LATENCY",
+	       "SMOOTHED", "LOAD%", "CAP%", "SHARE%", "LIMITS");
+	const char *id;
+	json_t *n;
+	json_object_foreach(json_object_get(st, "nodes"), id, n) {
+		char lat[16] = "-", ema[16] = "-", load[16] = "-", rank[8] = "-";
+		if (json_is_number(json_object_get(n, "latency")))
+			snprintf(lat, sizeof(lat), "%.1f", json_number_value(json_object_get(n, "latency")));
+		if (json_is_number(json_object_get(n, "ema")))
+			snprintf(ema, sizeof(ema), "%.1f", json_number_value(json_object_get(n, "ema")));
+		if (json_is_number(json_object_get(n, "load")))
+			snprintf(load, sizeof(load), "%.0f", json_number_value(json_object_get(n, "load")));
+		if (json_integer_value(json_object_get(n, "rank")))
+			snprintf(rank, sizeof(rank), "%lld", json_integer_value(json_object_get(n, "rank")));
+		printf("  %-14s %5lld %4s %9s %9s %6s %6.0f ", id,
+		       json_integer_value(json_object_get(n, "base")), rank, lat, ema, load,
+		       100 * json_number_value(json_object_get(n, "cap")));
+		if (json_is_true(json_object_get(st, "steered")))
+			printf("%7.2f", json_integer_value(json_object_get(n, "weight")) / 100.0);
+		else
+			printf("%7s", "-");
+		printf("  %s\n", json_string_value(json_object_get(n, "limits_text")));
+	}
+}

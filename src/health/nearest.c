@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* Nearest steering's arithmetic (nearest.h): latency ranking, the switch
+ * margin with its confirmation, capacity limits and spill.  Pure: no
+ * I/O, no allocation. */
+#include "health/nearest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nearest_margin_parse(const char *s, double *v, int *ms)
+{
+	char *end;
+	if (!s || !*s)
+		return -1;
+	double d = strtod(s, &end);
+	if (end == s)
+		return -1;
+	if (strcmp(end, "ms") == 0) {
+		if (!(d > 0 && d <= 10000))
+			return -1;
+		*ms = 1;
+	} else if (strcmp(end, "%") == 0 || !*end) {
+		if (!(d > 0 && d < 100))
+			return -1;
+		*ms = 0;
+	} else {
+		return -1;
+	}
+	*v = d;
+	return 0;
+}
+
+int nearest_better(const nearest_conf_t *c, double cand, double cur)
+{
+	/* S4-5: a gain within the margin (probe jitter) is no reason to
+	 * move; the current choice keeps that bonus. */
+	if (c->margin_ms)
+		return cur - cand > c->margin;
+	return cand < cur * (1 - c->margin / 100);
+}
+
+unsigned nearest_rank(unsigned n, const nearest_in_t *in, const double *ema,
+                      const int *has, unsigned *order)
+{
+	unsigned m = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!in[i].usable || in[i].base == 0)
+			continue;
+		/* Insertion: stable, so ties keep the row's order. */
+		unsigned j = m++;
+		while (j > 0) {
+			unsigned o = order[j - 1];
+			int before = has[i] && has[o] ? ema[i] < ema[o] :
+			             has[i] != has[o] ? has[i] : in[i].base > in[o].base;
+			if (!before)
+				break;
+			order[j] = o;
+			j--;
+		}
+		order[j] = i;
+	}
+	return m;
+}
+
+int nearest_fill(unsigned m, const unsigned *order, const double *cap,
+                 double *share, unsigned *lim)
+{
+	double rest = 1;
+	for (unsigned k = 0; k < m; k++) {
+		double take = cap[k] < rest ? cap[k] : rest;
+		if (take < 0)
+			take = 0;
+		share[k] = take;
+		if (cap[k] < rest)
+			lim[order[k]] |= NEAREST_LIM_CAP;
+		if (k > 0 && take > 0)
+			lim[order[k]] |= NEAREST_LIM_SPILL;
+		rest -= take;
+	}
+	if (m && rest > 1e-9) {
+		/* Every node is at capacity minus headroom: the row must
+		 * still be answered, and its own choice is the least bad
+		 * place for what is left. */
+		share[0] += rest;
+		lim[order[0]] |= NEAREST_LIM_FULL;
+		return 1;
+	}
+	return 0;
+}
+
+double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in)
+{
+	double room = 100 - c->headroom;
+	if (!in->has_load)
+		return 1;
+	if (!in->load_new)
+		return in->cap_prev < 0 ? 0 : in->cap_prev > 1 ? 1 : in->cap_prev;
+	if (in->load <= 0)
+		return 1;
+	double p = in->prev > 0 ? (double)in->prev / STEER_TOTAL : 0;
+	if (p > 0 && in->load <= room && in->load >= room - NEAREST_CAP_BAND)
+		return p;
+	if (p > 0) {
+		double x = p * room / in->load;
+		return x > 1 ? 1 : x;
+	}
+	return in->load < room ? 1 : 0;
+}
+
+nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
+                               const nearest_in_t *in, const nearest_row_t *was,
+                               int hard_only, nearest_row_t *row,
+                               nearest_out_t *out)
+{
+	if (n > STEER_MAX_NODES)
+		n = STEER_MAX_NODES;
+	*row = *was;
+	double ema[STEER_MAX_NODES] = { 0 };
+	int has[STEER_MAX_NODES] = { 0 };
+	*row = *was;
+	for (unsigned i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		/* S4-7: EMA on latency.  A node without a fresh latency has
+		 * no data: it ranks after the measured ones and its
+		 * smoothing starts afresh when data comes back. */
+		if (hard_only) {
+			has[i] = in[i].has_ema;
+			ema[i] = in[i].ema;
+		} else if (in[i].has_latency) {
+			has[i] = 1;
+			ema[i] = in[i].has_ema ? in[i].ema + c->alpha * (in[i].latency - in[i].ema)
+			                       : in[i].latency;
+		} else {
+			has[i] = 0;
+			ema[i] = 0;
+		}
+		out[i].has_ema = has[i];
+		out[i].ema = ema[i];
+		if (!has[i])
+			out[i].limits |= NEAREST_LIM_NODATA;
+		if (!in[i].usable)
+			out[i].limits |= NEAREST_LIM_DOWN;
+		out[i].share = in[i].prev > 0 ? (uint32_t)in[i].prev : 0;
+	}
+	unsigned order[STEER_MAX_NODES];
+	unsigned m = nearest_rank(n, in, ema, has, order);
+	/* S4-4: a node with a share that failed hard leaves at once. */
+	int lost = 0;
+	for (unsigned i = 0; i < n; i++)
+		lost |= in[i].prev > 0 && (!in[i].usable || in[i].base == 0);
+	int cur = was->current >= 0 && (unsigned)was->current < n ? was->current : -1;
+	int cur_ok = cur >= 0 && in[cur].usable && in[cur].base > 0;
+	if (!m) {
+		row->current = -1;
+		row->challenger = -1;
+		row->streak = 0;
+		return NEAREST_NONE;
+	}
+	if (hard_only && !lost && (cur_ok || cur < 0))
+		return NEAREST_KEEP;
+	nearest_verdict_t v = NEAREST_KEEP;
+	if (cur < 0) {
+		cur = (int)order[0];
+		v = NEAREST_FIRST;
+	} else if (!cur_ok) {
+		cur = (int)order[0];
+		v = NEAREST_HARD;
+	}
+	if (v != NEAREST_KEEP) {
+		row->challenger = -1;
+		row->streak = 0;
+	} else if (!hard_only) {
+		/* S4-5: the best node replaces the choice only when it is
+		 * better by the margin in NEAREST_CONFIRM evaluations in a
+		 * row; measured beats unmeasured. */
+		int best = (int)order[0];
+		if (best != cur && has[best] &&
+		    (!has[cur] || nearest_better(c, ema[best], ema[cur]))) {
+			row->streak = was->challenger == best ? was->streak + 1 : 1;
+			row->challenger = best;
+			if (row->streak >= NEAREST_CONFIRM) {
+				cur = best;
+				v = NEAREST_SWITCH;
+				row->challenger = -1;
+				row->streak = 0;
+			} else {
+				v = NEAREST_PENDING;
+			}
+		} else {
+			row->challenger = -1;
+			row->streak = 0;
+		}
+	}
+	row->current = cur;
+	if (v == NEAREST_KEEP && lost)
+		v = NEAREST_HARD;
+
+	/* The fill order: the row's choice, then the others by rank. */
+	unsigned fo[STEER_MAX_NODES];
+	unsigned k = 0;
+	fo[k++] = (unsigned)cur;
+	for (unsigned j = 0; j < m; j++)
+		if (order[j] != (unsigned)cur)
+			fo[k++] = order[j];
+	double cap[STEER_MAX_NODES], frac[STEER_MAX_NODES], x[STEER_MAX_NODES];
+	unsigned lim[STEER_MAX_NODES] = { 0 };
+	for (unsigned j = 0; j < m; j++) {
+		cap[j] = nearest_cap(c, &in[fo[j]]);
+		out[fo[j]].cap = cap[j];
+		out[fo[j]].rank = j + 1;
+	}
+	nearest_fill(m, fo, cap, frac, lim);
+	for (unsigned i = 0; i < n; i++)
+		x[i] = 0;
+	for (unsigned j = 0; j < m; j++)
+		x[fo[j]] = frac[j];
+	uint32_t bp[STEER_MAX_NODES];
+	steer_round_shares(x, n, bp);
+	/* A capacity move smaller than min_step on every node is not
+	 * made: load figures are noisy, and each move shifts clients. */
+	int all_prev = 1;
+	uint32_t maxd = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (in[i].prev < 0)
+			all_prev = 0;
+		uint32_t p = in[i].prev > 0 ? (uint32_t)in[i].prev : 0;
+		uint32_t d = bp[i] > p ? bp[i] - p : p - bp[i];
+		if (d > maxd)
+			maxd = d;
+	}
+	int hold = all_prev && (v == NEAREST_KEEP || v == NEAREST_PENDING) && maxd &&
+	           maxd < c->min_step * STEER_TOTAL / 100;
+	int changed = 0;
+	for (unsigned i = 0; i < n; i++) {
+		out[i].limits |= lim[i];
+		if (hold) {
+			if (bp[i] != out[i].share)
+				out[i].limits |= NEAREST_LIM_MIN;
+			continue;
+		}
+		changed |= in[i].prev < 0 || bp[i] != (uint32_t)in[i].prev;
+		out[i].share = bp[i];
+	}
+	if (v == NEAREST_KEEP && changed)
+		v = NEAREST_SPILL;
+	return v;
+}
+
+const char *nearest_verdict_name(nearest_verdict_t v)
+{
+	static const char *const names[] = { "keep", "first", "pending", "switch",
+	                                     "hard", "spill", "none" };
+	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
+}
+
+const char *nearest_limits_text(unsigned lim, char *buf, unsigned size)
+{
+	static const char *const names[] = { "failed hard", "no latency data",
+		"capacity", "spill", "all at capacity", "below min-step" };
+	size_t l = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (lim & (1u << i) && l < size)
+			l += (size_t)snprintf(buf + l, size - l, "%s%s", l ? ", " : "", names[i]);
+	if (!l)
+		snprintf(buf, size, "-");
+	return buf;
+}
