@@ -134,7 +134,7 @@ ns_start() { # i [endpoints]
 }
 
 ns_stop() { # i [signal]
-	local p=${NSPID[$1]}
+	local p=${NSPID[$1]:-}
 	[ -n "$p" ] || return 0
 	kill "-${2:-TERM}" "$p" 2>/dev/null
 	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
