@@ -487,7 +487,7 @@ measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
       n = split(p0, a, " "); split(p1, b, " "); dp = 0
       for (i = 1; i <= n; i++) dp += b[i] - a[i]
       on = dp > 0 ? (b[cpu + 1] - a[cpu + 1]) / dp : 1
-      printf "%s,%s,%s,%d,%.0f,%.3f,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", s, w, pl, r, qps,
+      printf "%s,%s,%s,%d,%.0f,%.3f,%d,%d,%d,%.0f,%.4f,%.4f,%.3f\n", s, w, pl, r, qps,
              lat * 1000, sent, done, lost, du, (done > 0 ? du / 1000 / done : 0), on, dc / 1e9
     }' "$raw" | tee -a "$CSV" >&2
 }
