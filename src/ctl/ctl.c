@@ -45,15 +45,22 @@ const char *const ctl_admin_set[] = { "auto", "up", "down", "drain", NULL };
 
 const char *ctl_die_where;
 
-void ctl_die(const char *fmt, ...)
+/* "gslbctl: [WHERE: ]MESSAGE" on stderr. */
+__attribute__((format(printf, 1, 0)))
+static void say(const char *fmt, va_list ap)
 {
-	va_list ap;
-	va_start(ap, fmt);
 	fputs("gslbctl: ", stderr);
 	if (ctl_die_where)
 		fprintf(stderr, "%s: ", ctl_die_where);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+void ctl_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -62,11 +69,7 @@ void ctl_usage_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("gslbctl: ", stderr);
-	if (ctl_die_where)
-		fprintf(stderr, "%s: ", ctl_die_where);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say(fmt, ap);
 	va_end(ap);
 	exit(2);
 }
