@@ -96,17 +96,6 @@ for r in json.load(sys.stdin):
         print(r['nodes']['$2']['weight'] if r['steered'] else '')"
 }
 
-# wait_for SECONDS CONDITION...: polls until CONDITION holds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.3
-	done
-	return 1
-}
-
 # share gz|bj NODE-ADDR: per mille of 1000 answers to the row's clients.
 share() {
 	local sub

@@ -79,15 +79,6 @@ sleep 2
 CTL service set www.gslb.test --steering nearest --switch-margin 20% --headroom 20% >/dev/null ||
 	fail "service set --steering nearest"
 expect_has "$(CTL export)" '"switch_margin": "20%"' "export: the switch margin"
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.3
-	done
-	return 1
-}
 # share REGION NODE-ADDR: per mille of 500 answers to the region's clients.
 share() {
 	local sub
@@ -109,7 +100,7 @@ for r in json.load(sys.stdin):
 is() { [ "$(choice "$1")" = "$2" ]; }
 
 # 1. Each region goes to its lowest-latency node.
-wait_for 15 is gz a && wait_for 5 is bj c && ok "cn-gz to a, cn-bj to c" ||
+wait_until 15 is gz a && wait_until 5 is bj c && ok "cn-gz to a, cn-bj to c" ||
 	fail "first choices: gz $(choice gz), bj $(choice bj): $(CTL steer show www.gslb.test)"
 s=$(share gz 192.0.2.1)
 [ "$s" -ge 990 ] && ok "dig: a answers all of cn-gz ($s per mille)" || fail "dig: a answers $s per mille of cn-gz"
@@ -136,7 +127,7 @@ set_m b:gz 18
 sleep 2
 mark=$(wc -l < "$T/gslbd.log")
 set_m a:gz 90
-wait_for 10 is gz b && ok "a worse beyond the margin: cn-gz moves to b" ||
+wait_until 10 is gz b && ok "a worse beyond the margin: cn-gz moves to b" ||
 	fail "no move to b: $(CTL steer show www.gslb.test)"
 log=$(tail -n +"$mark" "$T/gslbd.log")
 expect_has "$log" "cn-gz\|ctcc: a stays: b \([0-9]+ ms\) better than a .* 1 of 2 evaluations" \
@@ -156,7 +147,7 @@ s=$(share bj 192.0.2.3)
 set_m c:gz 40
 CTL metrics push b bandwidth=100 >/dev/null
 spilled() { [ "$(share gz 192.0.2.3)" -ge 150 ]; }
-if wait_for 10 spilled; then
+if wait_until 10 spilled; then
 	sb=$(share gz 192.0.2.2) sc=$(share gz 192.0.2.3)
 	[ "$sb" -ge 740 ] && [ "$sb" -le 860 ] && [ "$sc" -ge 140 ] && [ "$sc" -le 260 ] &&
 		ok "dig: b keeps $sb, c takes $sc per mille" || fail "dig: b $sb, c $sc per mille"
@@ -171,7 +162,7 @@ CTL metrics push b bandwidth=10 >/dev/null
 
 # 5. Hard failure: b is taken out; the row goes to c at once.
 CTL node set b --admin down >/dev/null
-wait_for 4 is gz c && ok "b down: cn-gz to c at once" || fail "b down: choice $(choice gz)"
+wait_until 4 is gz c && ok "b down: cn-gz to c at once" || fail "b down: choice $(choice gz)"
 expect_has "$(CTL log)" "cn-gz\|ctcc: b is down, c at once" "audit: the hard failure"
 s=$(share gz 192.0.2.3)
 [ "$s" -ge 990 ] && ok "dig: c answers all of cn-gz ($s per mille)" || fail "dig: c answers $s per mille"
@@ -192,7 +183,7 @@ answers() {
 }
 # moved WHAT REGION ADDR: within 3 s, well inside the 300 s interval.
 moved() {
-	wait_for 3 answers "$2" "$3" && ok "$1: dig gives cn-$2 to $3 at once" ||
+	wait_until 3 answers "$2" "$3" && ok "$1: dig gives cn-$2 to $3 at once" ||
 		fail "$1: cn-$2 not on $3: $(sort "$T/picks" | uniq -c | tr '\n' ' ')"
 }
 moved "restart" gz 192.0.2.3

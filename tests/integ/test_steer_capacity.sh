@@ -33,7 +33,7 @@ start_feeder
 
 # 80 % of 1000 over a demand of 1200: two thirds of the row at most.
 capped() { w=$(weight gz a); [ -n "$w" ] && within "$w" 6500 6670; }
-if wait_for 25 capped; then ok "a held at its capacity ceiling ($(weight gz a) bp)"
+if wait_until 25 capped; then ok "a held at its capacity ceiling ($(weight gz a) bp)"
 else fail "a not held at its ceiling: $(CTL steer show www.gslb.test)"; fi
 sleep 3
 w=$(weight gz a)
@@ -50,7 +50,7 @@ expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "^  a .*capacity" \
 # No capacity: no ceiling, the scores alone decide.
 CTL node set a --capacity 0 >/dev/null
 free() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -ge 7500 ]; }
-if wait_for 25 free; then ok "no capacity, no ceiling: a up to $(weight gz a) bp"
+if wait_until 25 free; then ok "no capacity, no ceiling: a up to $(weight gz a) bp"
 else fail "a still capped without a capacity: $(CTL steer show www.gslb.test)"; fi
 [ -z "$(steer_field gz a ceiling)" ] && ok "no ceiling shown without a capacity" ||
 	fail "a ceiling without a capacity: $(steer_field gz a ceiling)"

@@ -31,9 +31,9 @@ wait_up 1 100 || fail "x not up: $(CTL status)"
 set_m b:gz "success=99.9 latency=200"
 echo down > "$T/mode$HP1"
 low_b() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 3000 ]; }
-wait_for 20 low_b || fail "b did not lose share: $(CTL steer show www.gslb.test)"
+wait_until 20 low_b || fail "b did not lose share: $(CTL steer show www.gslb.test)"
 demoted() { CTL log --auto | grep -q "health: .*x demoted"; }
-wait_for 20 demoted || fail "x not demoted: $(CTL status)"
+wait_until 20 demoted || fail "x not demoted: $(CTL status)"
 
 # 1. log --auto: only the daemon's own changes, with their inputs.
 out=$(CTL log --auto)
@@ -95,13 +95,13 @@ assert p['change'] == $first and p['by'] and p['at'], p
 # cn-bj is not pinned: the engine still steers it.
 set_m b:bj "success=99.9 latency=200"
 low_bj() { w=$(weight bj b); [ -n "$w" ] && [ "$w" -le 3000 ]; }
-wait_for 20 low_bj && ok "cn-bj, not pinned, is still steered" || fail "cn-bj not steered: $(CTL steer show www.gslb.test)"
+wait_until 20 low_bj && ok "cn-bj, not pinned, is still steered" || fail "cn-bj not steered: $(CTL steer show www.gslb.test)"
 
 # 3. Unpin: the engine moves the row again.
 out=$(CTL steer unpin www.gslb.test --region cn-gz --isp ctcc)
 expect_has "$out" "row www\.gslb\.test\|cn-gz\|ctcc unpinned" "steer unpin"
 expect_has "$(CTL log)" "gslbctl:.*steer unpin www\.gslb\.test\|cn-gz\|ctcc" "the unpin is audited"
-wait_for 20 low_b && ok "unpinned: the engine moves b down again ($(weight gz b) bp)" ||
+wait_until 20 low_b && ok "unpinned: the engine moves b down again ($(weight gz b) bp)" ||
 	fail "unpinned row not steered: $(CTL steer show www.gslb.test)"
 
 # 4. Rollback of the newest change: the engine's shares before it.

@@ -28,7 +28,7 @@ for k in a:gz b:gz a:bj b:bj; do set_m $k "success=99.9 latency=20"; done
 start_feeder
 wait_up 3 100 || fail "nodes not up: $(CTL status)"
 evaluated() { [ -n "$(steer_field bj a share)" ]; }
-wait_for 15 evaluated || fail "cn-bj not evaluated: $(CTL steer show www.gslb.test)"
+wait_until 15 evaluated || fail "cn-bj not evaluated: $(CTL steer show www.gslb.test)"
 s=$(share bj 192.0.2.9)
 [ "$s" = 0 ] && ok "the standby waits while every primary is within the SLA" ||
 	fail "the standby answers $s per mille before any failure"
@@ -36,7 +36,7 @@ s=$(share bj 192.0.2.9)
 # b falls below the SLA in cn-bj only: out at once, s takes over there.
 set_m b:bj "success=90 latency=20"
 raised() { [ "$(share bj 192.0.2.9)" -gt 100 ]; }
-if wait_for 20 raised; then ok "b below the SLA in cn-bj: standby s answers ($(share bj 192.0.2.9) per mille)"
+if wait_until 20 raised; then ok "b below the SLA in cn-bj: standby s answers ($(share bj 192.0.2.9) per mille)"
 else fail "standby not raised: $(CTL steer show www.gslb.test) $(CTL status)"; fi
 s=$(share bj 192.0.2.2)
 [ "$s" = 0 ] && ok "b no longer answers in cn-bj" || fail "b still answers $s per mille in cn-bj"
@@ -51,7 +51,7 @@ expect_has "$(CTL log)" "health: .*standby s promoted for b \(below the SLA\)" \
 # again and s goes back to the pool.
 set_m b:bj "success=99.9 latency=20"
 lowered() { [ "$(share bj 192.0.2.9)" = 0 ] && [ "$(share bj 192.0.2.2)" -gt 100 ]; }
-if wait_for 25 lowered; then ok "b back: s back to standby, b answers again"
+if wait_until 25 lowered; then ok "b back: s back to standby, b answers again"
 else fail "standby not released: $(CTL steer show www.gslb.test) $(CTL status)"; fi
 expect_has "$(CTL log)" "health: .*standby s released \(b serves again\)" "log: the release"
 n=$(CTL log | grep -c "standby s promoted")
