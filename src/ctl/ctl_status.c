@@ -93,19 +93,19 @@ static int push_file(const char *path)
 		char *argv[PUSH_MAX_WORDS + 1], *save = NULL;
 		int argc = 0;
 		argv[argc++] = "push";
+		snprintf(where, sizeof(where), "%s:%u", name, lineno);
+		ctl_die_where = where;
 		for (char *w = strtok_r(line, " \t\r\n", &save); w && *w != '#';
 		     w = strtok_r(NULL, " \t\r\n", &save)) {
-			snprintf(where, sizeof(where), "%s:%u", name, lineno);
-			ctl_die_where = where;
 			if (argc == PUSH_MAX_WORDS + 1)
 				ctl_die("metrics push: more than %d words on a line", PUSH_MAX_WORDS);
 			argv[argc++] = w;
 		}
-		if (argc == 1)
-			continue;
-		push_one(t, argc, argv, msg, sizeof(msg));
+		if (argc > 1) {
+			push_one(t, argc, argv, msg, sizeof(msg));
+			pushed++;
+		}
 		ctl_die_where = NULL;
-		pushed++;
 	}
 	if (ferror(f))
 		ctl_die("metrics push --file %s: %s", path, strerror(errno));
