@@ -562,14 +562,16 @@ static int weight_read(int argc, char **argv)
 	if (i < argc)
 		ctl_die("weight %s: unexpected argument '%s'", argv[0], argv[i]);
 	wdb_txn_t *t = ctl_begin_read();
-	json_t *all = json_array();
+	json_t *all;
 	if (show) {
 		wdb_row_key(prefix, sizeof(prefix), name, region, isp);
 		json_t *row = wdb_get(t, WDB_WEIGHT, prefix);
 		if (!row)
 			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
+		all = json_array();
 		json_array_append_new(all, row);
 	} else {
+		all = json_array();
 		wdb_each(t, WDB_WEIGHT, *prefix ? prefix : NULL, ctl_collect_value, all);
 	}
 	wdb_abort(t);
