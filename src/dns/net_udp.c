@@ -82,6 +82,8 @@ net_udp_t *net_udp_new(worker_t *w, int fd)
 		free(u);
 		return NULL;
 	}
+	if (w->db)
+		u->q.memo = gslb_memo_new();
 	for (int i = 0; i < UDP_BATCH; i++) {
 		u->iov_in[i] = (struct iovec){ u->inbuf[i], UDP_INBUF };
 		u->in[i].msg_hdr.msg_iov = &u->iov_in[i];
@@ -220,6 +222,7 @@ void net_udp_close(net_udp_t *u)
 		pthread_join(u->th, NULL);
 	}
 	wdb_reader_free(u->q.wdb);
+	gslb_memo_free(u->q.memo);
 	free(u->q.tally);
 	close(u->fd);
 	free(u);

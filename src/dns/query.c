@@ -156,8 +156,9 @@ static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
 	gslb_client_from(&q->client, q->src,
 	                 use_ecs && e && e->ecs ? e->ecs_family : 0,
 	                 e ? e->ecs_addr : NULL, e ? e->ecs_source : 0);
-	int rc = gslb_resolve(q->wdb, q->snap->geo, key, kl, qtype, &q->client,
-	                      q->now, &q->rng, g, q->trail ? &q->trail->gslb : NULL);
+	int rc = gslb_resolve(q->wdb, q->memo, q->snap->geo, key, kl, qtype,
+	                      &q->client, q->now, &q->rng, g,
+	                      q->trail ? &q->trail->gslb : NULL);
 	if (rc == 0 && q->trail)
 		q->trail->res = g;
 	if (rc == 0) {

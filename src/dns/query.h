@@ -83,6 +83,7 @@ typedef struct qctx {
 	uint64_t stats[STAT_MAX];
 	/* GSLB: set up once per thread, or per batch where noted. */
 	wdb_reader_t *wdb;             /* NULL: no weight store, static only */
+	gslb_memo_t *memo;             /* with wdb: resolutions of this thread */
 	uint32_t now;                  /* unix time, per batch */
 	uint64_t rng;                  /* weighted-pick state */
 	const edns_t *edns;            /* per query: the query's OPT */

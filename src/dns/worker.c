@@ -63,6 +63,8 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 			snprintf(err, errlen, "database: cannot create a reader");
 			goto fail;
 		}
+		if (db)
+			w->q.memo = gslb_memo_new();
 		for (size_t k = 0; k < conf->nlisten; k++) {
 			const conf_listen_t *l = &conf->listen[k];
 			int fd = listen_fd(l, SOCK_DGRAM, adopt, nadopt);
@@ -97,6 +99,7 @@ fail:
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
 		wdb_reader_free(ws[i].q.wdb);
+		gslb_memo_free(ws[i].q.memo);
 	}
 	free(ws);
 	return NULL;
@@ -237,6 +240,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		free(ws[i].tcp_out);
 		free(ws[i].q.tally);
 		wdb_reader_free(ws[i].q.wdb);
+		gslb_memo_free(ws[i].q.memo);
 	}
 	free(ws);
 }

@@ -307,6 +307,7 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 	strcpy(out->isp, "*");
 	out->prefix_len = 0;
 	out->source = GEO_SRC_NONE;
+	out->lochash = 0;
 	out->network[0] = 0;
 	memset(a, 0, sizeof(a));
 	if (addr->sa_family == AF_INET) {
@@ -343,6 +344,7 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 		memcpy(out->isp, r->isp, GEO_NAME_MAX);
 		out->prefix_len = r->prefix_len;
 		out->source = r->source;
+		out->lochash = r->lochash;
 		return (geo_source_t)r->source;
 	}
 	unsigned scope = 0;

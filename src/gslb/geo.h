@@ -30,6 +30,8 @@ typedef struct geo_result {
 	                               this becomes the ECS scope */
 	uint8_t source;             /* geo_source_t */
 	uint8_t want_network;       /* set by the caller: fill network */
+	uint64_t lochash;           /* a hash of (region, isp), never 0, from
+	                               the compiled table; 0 otherwise */
 	char network[64];           /* "36.110.0.0/16", for explain; "" unless
 	                               want_network was set */
 } geo_result_t;

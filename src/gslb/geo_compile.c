@@ -53,6 +53,9 @@ static uint32_t result_id(build_t *b, const geo_result_t *r)
 	memcpy(k.isp, r->isp, GEO_NAME_MAX);
 	k.prefix_len = r->prefix_len;
 	k.source = r->source;
+	k.lochash = (hash_words(k.region, strlen(k.region), 0) *
+	             0x9E3779B97F4A7C15ull ^
+	             hash_words(k.isp, strlen(k.isp), 0)) | 1;
 	if (g->nres * 2 >= b->hcap) {
 		size_t ncap = b->hcap ? b->hcap * 2 : 1024;
 		uint32_t *n = xcalloc(ncap, sizeof(*n));

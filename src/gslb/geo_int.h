@@ -53,6 +53,7 @@ typedef struct {
 typedef struct {
 	char region[GEO_NAME_MAX];
 	char isp[GEO_NAME_MAX];
+	uint64_t lochash;           /* geo_result_t.lochash */
 	uint8_t prefix_len;
 	uint8_t source;
 } geo_res_t;

@@ -131,17 +131,14 @@ static void trail_start(gslb_trail_t *t, const gslb_client_t *c,
 	memcpy(t->chain, chain, nchain * sizeof(*chain));
 }
 
-int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
-                 size_t len, uint16_t qtype, const gslb_client_t *c,
-                 uint32_t now, uint64_t *rng, gslb_result_t *out,
-                 gslb_trail_t *trail)
+/* The row that answers: the first of the chain that exists (open and
+ * empty services), or the first that still has a usable node (fallback),
+ * its plan in out->plan.  Returns 0 when the service has no row of the
+ * chain at all. */
+static int find_row(wdb_reader_t *r, const char *name, size_t len,
+                    const gslb_client_t *c, gslb_result_t *out,
+                    gslb_trail_t *trail)
 {
-	int rc = wdb_service(r, name, len, &out->svc);
-	if (rc)
-		return rc;
-	/* The network text is formatted only for a trail (explain). */
-	out->geo.want_network = trail != NULL;
-	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
 	const char *reg = out->geo.region, *isp = out->geo.isp;
 	gslb_row_t chain[4];
 	unsigned nchain = gslb_chain(reg, isp, out->svc.flags, chain);
@@ -149,11 +146,6 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 		trail_start(trail, c, chain, nchain);
 	int fallback = out->svc.all_down == SVC_ALL_DOWN_FALLBACK;
 	gslb_row_t first = GSLB_ROW_NONE, chosen = GSLB_ROW_NONE;
-	out->row = GSLB_ROW_NONE;
-	out->npicked = 0;
-	out->failed_open = 0;
-	out->scope = 0;
-	out->ttl = out->svc.ttl;
 	out->from_fallback = 0;
 	for (unsigned i = 0; i < nchain && chosen == GSLB_ROW_NONE; i++) {
 		int by_reg = chain[i] == GSLB_ROW_REGION_ISP || chain[i] == GSLB_ROW_REGION;
@@ -191,6 +183,143 @@ int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
 				trail->level[i] = GSLB_LEVEL_ANSWERED;
 	}
 	out->row = chosen;
+	return 1;
+}
+
+/* The memo ---------------------------------------------------------- */
+
+/* Which row answers a service for a location, and that row's decoded
+ * plan, depend only on the store's snapshot, the service name and the
+ * (region, ISP) pair; each query would otherwise build up to four row
+ * keys, look them up and decode the plan.  A worker keeps the last
+ * results in a direct-mapped table, valid for the snapshot (LMDB
+ * transaction id) they were read in: plan_node_t points into the map,
+ * which the reader's cache (weightdb.c, "Readers") shows stays valid
+ * while renewing gives the same id.  Names longer than MEMO_NAME and rows
+ * of more than MEMO_NODES nodes are resolved without it. */
+#define MEMO_SLOTS 256
+#define MEMO_NAME 96
+#define MEMO_NODES 8
+
+typedef struct {
+	size_t txnid;                  /* 0: empty */
+	uint64_t hash;
+	uint8_t len;
+	uint8_t has_row;               /* 0: the service has no row (NODATA) */
+	uint8_t row;                   /* gslb_row_t */
+	uint8_t from_fallback;
+	uint8_t n, release_slot;
+	uint16_t release_bp;
+	char name[MEMO_NAME];
+	char region[GEO_NAME_MAX];
+	char isp[GEO_NAME_MAX];
+	plan_node_t node[MEMO_NODES];
+} memo_slot_t;
+
+struct gslb_memo {
+	memo_slot_t slot[MEMO_SLOTS];
+	uint64_t hits;
+};
+
+gslb_memo_t *gslb_memo_new(void)
+{
+	return xcalloc(1, sizeof(gslb_memo_t));
+}
+
+void gslb_memo_free(gslb_memo_t *m)
+{
+	free(m);
+}
+
+uint64_t gslb_memo_hits(const gslb_memo_t *m)
+{
+	return m->hits;
+}
+
+static memo_slot_t *memo_slot(gslb_memo_t *m, const char *name, size_t len,
+                              const geo_result_t *g, uint64_t *hash)
+{
+	uint64_t h = (hash_words(name, len, 0) ^ g->lochash) * 0x9E3779B97F4A7C15ull;
+	*hash = h;
+	return &m->slot[h >> 56 & (MEMO_SLOTS - 1)];
+}
+
+/* Fills @out's row, plan and fallback mark from @m's entry for @name at
+ * the location in out->geo.  Returns -1 on a miss, else find_row()'s. */
+static int memo_get(gslb_memo_t *m, size_t txnid, const char *name,
+                    size_t len, gslb_result_t *out)
+{
+	uint64_t h;
+	const memo_slot_t *s = memo_slot(m, name, len, &out->geo, &h);
+	if (s->txnid != txnid || s->hash != h || s->len != len ||
+	    memcmp(s->name, name, len) != 0 ||
+	    strcmp(s->region, out->geo.region) != 0 ||
+	    strcmp(s->isp, out->geo.isp) != 0)
+		return -1;
+	m->hits++;
+	if (!s->has_row)
+		return 0;
+	out->row = (gslb_row_t)s->row;
+	out->from_fallback = s->from_fallback;
+	out->plan.n = s->n;
+	out->plan.release_slot = s->release_slot;
+	out->plan.release_bp = s->release_bp;
+	memcpy(out->plan.node, s->node, s->n * sizeof(s->node[0]));
+	return 1;
+}
+
+static void memo_put(gslb_memo_t *m, size_t txnid, const char *name,
+                     size_t len, const gslb_result_t *out, int has_row)
+{
+	if (len > MEMO_NAME || (has_row && out->plan.n > MEMO_NODES))
+		return;
+	uint64_t h;
+	memo_slot_t *s = memo_slot(m, name, len, &out->geo, &h);
+	s->txnid = txnid;
+	s->hash = h;
+	s->len = (uint8_t)len;
+	memcpy(s->name, name, len);
+	memcpy(s->region, out->geo.region, sizeof(s->region));
+	memcpy(s->isp, out->geo.isp, sizeof(s->isp));
+	s->has_row = (uint8_t)has_row;
+	if (!has_row)
+		return;
+	s->row = (uint8_t)out->row;
+	s->from_fallback = out->from_fallback;
+	s->n = out->plan.n;
+	s->release_slot = out->plan.release_slot;
+	s->release_bp = out->plan.release_bp;
+	memcpy(s->node, out->plan.node, out->plan.n * sizeof(s->node[0]));
+}
+
+int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
+                 const char *name, size_t len, uint16_t qtype,
+                 const gslb_client_t *c, uint32_t now, uint64_t *rng,
+                 gslb_result_t *out, gslb_trail_t *trail)
+{
+	int rc = wdb_service(r, name, len, &out->svc);
+	if (rc)
+		return rc;
+	/* The network text is formatted only for a trail (explain). */
+	out->geo.want_network = trail != NULL;
+	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
+	out->row = GSLB_ROW_NONE;
+	out->npicked = 0;
+	out->failed_open = 0;
+	out->scope = 0;
+	out->ttl = out->svc.ttl;
+	out->from_fallback = 0;
+	/* The memo serves the workers; explain records the walk itself. */
+	size_t txnid = memo && !trail && out->geo.lochash ? wdb_reader_txnid(r) : 0;
+	int use_memo = txnid != 0;
+	int found = use_memo ? memo_get(memo, txnid, name, len, out) : -1;
+	if (found < 0) {
+		found = find_row(r, name, len, c, out, trail);
+		if (use_memo)
+			memo_put(memo, txnid, name, len, out, found);
+	}
+	if (!found)
+		return 0; /* a service without rows: NODATA */
 
 	int all = 0;
 	if (!policy_usable(&out->plan)) {

@@ -97,17 +97,26 @@ void gslb_client_from(gslb_client_t *c, const struct sockaddr *src,
                       unsigned ecs_family, const uint8_t *ecs_addr,
                       unsigned ecs_source);
 
+/* A worker's memo of resolutions (gslb.c, "The memo"): the row that
+ * answers a service for a (region, ISP) and its decoded plan, for the
+ * store's current snapshot.  Allocated once per thread. */
+typedef struct gslb_memo gslb_memo_t;
+gslb_memo_t *gslb_memo_new(void);
+void gslb_memo_free(gslb_memo_t *m);
+/** How many resolutions the memo answered. */
+uint64_t gslb_memo_hits(const gslb_memo_t *m);
+
 /** Resolves service @name (lowercase presentation form, no final dot,
  * @len bytes) for a query of @qtype (A and AAAA pick only among nodes
  * that have such addresses).  Returns GSLB_ENOENT when @name is not a
  * service, 0 when @out holds the answer (npicked may be 0: NODATA), or
- * another error.  @trail: NULL, or where to record the walk (and then
- * the location's network text too); untouched unless @name is a
- * service. */
-int gslb_resolve(wdb_reader_t *r, const geo_t *geo, const char *name,
-                 size_t len, uint16_t qtype, const gslb_client_t *c,
-                 uint32_t now, uint64_t *rng, gslb_result_t *out,
-                 gslb_trail_t *trail);
+ * another error.  @memo: the worker's memo, or NULL.  @trail: NULL,
+ * or where to record the walk (and then the location's network text
+ * too); untouched unless @name is a service. */
+int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
+                 const char *name, size_t len, uint16_t qtype,
+                 const gslb_client_t *c, uint32_t now, uint64_t *rng,
+                 gslb_result_t *out, gslb_trail_t *trail);
 
 /** The row names for explain ("region,isp" etc.). */
 const char *gslb_row_name(gslb_row_t row);

@@ -425,6 +425,11 @@ static int reader_take(wdb_reader_t *r)
 	return 0;
 }
 
+size_t wdb_reader_txnid(const wdb_reader_t *r)
+{
+	return r->active ? r->txnid : 0;
+}
+
 /* Looks @key up in sub-database @dbi through @r's cache.  Returns 0 with
  * the value in *@v, GSLB_ENOENT, or GSLB_EIO. */
 static int reader_get(wdb_reader_t *r, unsigned dbi, const char *key,

@@ -172,6 +172,10 @@ wdb_reader_t *wdb_reader_new(weightdb_t *db);
 void wdb_reader_free(wdb_reader_t *r);
 /** Releases the read transaction if held (end of a batch). */
 void wdb_reader_release(wdb_reader_t *r);
+/** The snapshot (LMDB transaction id) the reader reads while it holds its
+ * transaction: results read under one id stay valid while later batches
+ * renew to the same id (weightdb.c, "Readers"). */
+size_t wdb_reader_txnid(const wdb_reader_t *r);
 /** Reads the service record of lowercase presentation name @name (no
  * final dot).  The transaction is taken on first use after a release.
  * Returns 0, GSLB_ENOENT, or another error. */

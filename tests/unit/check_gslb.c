@@ -177,6 +177,7 @@ static void sockaddr_of(const char *ip, struct sockaddr_storage *ss)
 }
 
 static uint64_t g_rng = 1;
+static gslb_memo_t *g_memo;    /* resolve_client() passes it when set */
 
 /* Resolves service @svc (below cdn.example.test) for the client located
  * by @c.  Returns gslb_resolve()'s code. */
@@ -186,7 +187,7 @@ static int resolve_client(const char *svc, uint16_t qtype,
 	char name[256];
 	snprintf(name, sizeof(name), "%s.cdn.example.test", svc);
 	memset(out, 0xa5, sizeof(*out));
-	int rc = gslb_resolve(g_reader, g_geo, name, strlen(name), qtype, c,
+	int rc = gslb_resolve(g_reader, g_memo, g_geo, name, strlen(name), qtype, c,
 	                      1700000000, &g_rng, out, NULL);
 	wdb_reader_release(g_reader);
 	return rc;
@@ -251,6 +252,78 @@ START_TEST(resolve_row_chain)
 	ck_assert_uint_eq(g.ttl, 60);
 	ck_assert_int_eq(g.short_ttl, 0);
 	ck_assert_int_eq(g.failed_open, 0);
+}
+END_TEST
+
+/* The worker's memo (S0-3: the answer is the row chain's, memo or not):
+ * every service for clients of every location answers the same through
+ * the memo as without it, from the second ask on out of the memo; a
+ * change to the store is seen at once. */
+START_TEST(resolve_memo)
+{
+	static const char *svcs[] = { "www", "fb", "fbnone", "open", "empty",
+	                              "multi", "cdn", "short", "norows", "nosuch" };
+	static const char *ips[] = { "36.110.1.1", "123.112.0.1", "112.64.0.1",
+	                             "198.51.100.7", "14.16.0.1", "8.8.8.8",
+	                             "2001:db8:1::1" };
+	gslb_memo_t *m = gslb_memo_new();
+	for (size_t i = 0; i < sizeof(svcs) / sizeof(*svcs); i++) {
+		for (size_t k = 0; k < sizeof(ips) / sizeof(*ips); k++) {
+			/* a: without the memo; b: fills it; c: from it. */
+			gslb_result_t a, r[2];
+			g_memo = NULL;
+			int ra = resolve(svcs[i], ips[k], 1, &a);
+			g_memo = m;
+			int rb = resolve(svcs[i], ips[k], 1, &r[0]);
+			uint64_t hits = gslb_memo_hits(m);
+			int rc = resolve(svcs[i], ips[k], 1, &r[1]);
+			g_memo = NULL;
+			ck_assert_int_eq(ra, rb);
+			ck_assert_int_eq(ra, rc);
+			if (ra)
+				continue;   /* not a service: the memo is not asked */
+			ck_assert_msg(gslb_memo_hits(m) == hits + 1,
+			              "%s from %s: the second ask missed", svcs[i], ips[k]);
+			for (int x = 0; x < 2; x++) {
+				const gslb_result_t *b = &r[x];
+				ck_assert_int_eq(a.row, b->row);
+				if (a.row == GSLB_ROW_NONE)
+					continue;   /* no row: NODATA, no plan */
+				ck_assert_msg(a.from_fallback == b->from_fallback &&
+				              a.plan.n == b->plan.n && a.npicked == b->npicked &&
+				              a.failed_open == b->failed_open &&
+				              a.scope == b->scope && a.ttl == b->ttl,
+				              "%s from %s: memo differs", svcs[i], ips[k]);
+				for (unsigned j = 0; j < a.plan.n; j++)
+					ck_assert(a.plan.node[j].weight == b->plan.node[j].weight &&
+					          a.plan.node[j].flags == b->plan.node[j].flags &&
+					          a.plan.node[j].id_len == b->plan.node[j].id_len &&
+					          !memcmp(a.plan.node[j].id, b->plan.node[j].id,
+					                  a.plan.node[j].id_len));
+				for (unsigned j = 0; j < a.npicked; j++)
+					ck_assert_str_eq(picked(&a, j), picked(b, j));
+			}
+		}
+	}
+
+	/* A commit makes a new snapshot: the memo's entry is not used. */
+	g_memo = m;
+	EXPECT("www", "36.110.1.1", GSLB_ROW_REGION_ISP, "bj-ct", 17);
+	char err[512];
+	ck_assert_msg(fx_apply(g_db, "test", "move", "{\"weights\": ["
+	              FX_ROW("www", "cn-bj", "ctcc", "\"s1\": 100") "]}",
+	              err, sizeof(err)) > 0, "%s", err);
+	uint64_t before = gslb_memo_hits(m);
+	EXPECT("www", "36.110.1.1", GSLB_ROW_REGION_ISP, "s1", 17);
+	ck_assert_uint_eq(gslb_memo_hits(m), before);
+	EXPECT("www", "36.110.1.1", GSLB_ROW_REGION_ISP, "s1", 17);
+	ck_assert_uint_eq(gslb_memo_hits(m), before + 1);
+	ck_assert_msg(fx_apply(g_db, "test", "back", "{\"weights\": ["
+	              FX_ROW("www", "cn-bj", "ctcc", "\"bj-ct\": 100") "]}",
+	              err, sizeof(err)) > 0, "%s", err);
+	EXPECT("www", "36.110.1.1", GSLB_ROW_REGION_ISP, "bj-ct", 17);
+	g_memo = NULL;
+	gslb_memo_free(m);
 }
 END_TEST
 
@@ -438,6 +511,7 @@ static Suite *gslb_suite(void)
 	t = tcase_create("resolve");
 	tcase_add_unchecked_fixture(t, store_setup, store_teardown);
 	tcase_add_test(t, resolve_row_chain);
+	tcase_add_test(t, resolve_memo);
 	tcase_add_test(t, resolve_all_down);
 	tcase_add_test(t, resolve_ecs_scope);
 	tcase_add_test(t, resolve_ipv6);

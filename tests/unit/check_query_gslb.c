@@ -64,6 +64,7 @@ static void gslb_setup(void)
 	snap = g_snap;
 	q.wdb = wdb_reader_new(g_db);
 	ck_assert_ptr_nonnull(q.wdb);
+	q.memo = gslb_memo_new();
 	q.now = (uint32_t)time(NULL);
 	q.rng = 42;
 }
@@ -72,6 +73,8 @@ static void gslb_teardown(void)
 {
 	wdb_reader_free(q.wdb);
 	q.wdb = NULL;
+	gslb_memo_free(q.memo);
+	q.memo = NULL;
 	snap = NULL;
 	weightdb_close(g_db);
 	snapshot_free(g_snap);
