@@ -140,23 +140,25 @@ static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
 /* Looks @name (lowercase wire) up as a GSLB service for @qtype.
  * Returns 1 and fills @g when it is one, 0 when it is not, -1 when the
  * weight store cannot be read (the query then gets SERVFAIL). */
-static int find_service(wbuf_t *w, const uint8_t *name, uint16_t qtype,
-                        gslb_result_t *g)
+static int find_service(wbuf_t *w, const uint8_t *name, size_t len,
+                        uint16_t qtype, gslb_result_t *g)
 {
 	qctx_t *q = w->q;
 	if (!q->wdb)
 		return 0;
-	char key[DNAME_MAXLEN * 4 + 2];
-	dname_to_str(name, key, sizeof(key));
-	size_t kl = strlen(key);
-	if (kl > 1)
-		key[--kl] = 0; /* no final dot */
+	char buf[DNAME_MAXLEN * 4 + 2];
+	const char *key;
+	size_t kl;
+	int rc = gslb_service(q->wdb, q->memo, name, len, buf, sizeof(buf),
+	                      &key, &kl, &g->svc);
+	if (rc)
+		return rc == GSLB_ENOENT ? 0 : -1;
 	const edns_t *e = q->edns;
 	int use_ecs = q->snap->geo ? geo_use_ecs(q->snap->geo) : 1;
 	gslb_client_from(&q->client, q->src,
 	                 use_ecs && e && e->ecs ? e->ecs_family : 0,
 	                 e ? e->ecs_addr : NULL, e ? e->ecs_source : 0);
-	int rc = gslb_resolve(q->wdb, q->memo, q->snap->geo, key, kl, qtype,
+	rc = gslb_resolve_svc(q->wdb, q->memo, q->snap->geo, key, kl, qtype,
 	                      &q->client, q->now, &q->rng, g,
 	                      q->trail ? &q->trail->gslb : NULL);
 	if (rc == 0 && q->trail)
@@ -200,7 +202,7 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 		 * or would come from a wildcard. */
 		if (lk == LK_NXDOMAIN || lk == LK_WILDCARD || !n->nrrsets) {
 			gslb_result_t *g = &w->q->gslb;
-			int found = find_service(w, name, qtype, g);
+			int found = find_service(w, name, len, qtype, g);
 			if (found > 0) {
 				w->q->gslb_hops = (uint16_t)(chain + 1);
 				return answer_gslb(w, z, owner, g, qtype);

@@ -216,8 +216,21 @@ typedef struct {
 	plan_node_t node[MEMO_NODES];
 } memo_slot_t;
 
+/* The service a query name is, or that it is none: the name's key text
+ * (dname_to_str()) and its service record, by lowercase wire name. */
+typedef struct {
+	size_t txnid;                  /* 0: empty */
+	uint64_t hash;
+	uint8_t wlen, klen;
+	uint8_t found;                 /* 0: not a service */
+	svc_rec_t svc;
+	uint8_t wire[MEMO_NAME];
+	char key[MEMO_NAME];
+} memo_svc_t;
+
 struct gslb_memo {
 	memo_slot_t slot[MEMO_SLOTS];
+	memo_svc_t svc[MEMO_SLOTS];
 	uint64_t hits;
 };
 
@@ -292,6 +305,48 @@ static void memo_put(gslb_memo_t *m, size_t txnid, const char *name,
 	memcpy(s->node, out->plan.node, out->plan.n * sizeof(s->node[0]));
 }
 
+int gslb_service(wdb_reader_t *r, gslb_memo_t *memo, const uint8_t *wire,
+                 size_t wlen, char *buf, size_t bufsize, const char **key,
+                 size_t *klen, svc_rec_t *svc)
+{
+	memo_svc_t *s = NULL;
+	size_t txnid = 0;
+	uint64_t h = 0;
+	if (memo && wlen <= MEMO_NAME && (txnid = wdb_reader_begin(r))) {
+		h = hash_words(wire, wlen, 0);
+		s = &memo->svc[(h * 0x9E3779B97F4A7C15ull) >> 56 & (MEMO_SLOTS - 1)];
+		if (s->txnid == txnid && s->hash == h && s->wlen == wlen &&
+		    memcmp(s->wire, wire, wlen) == 0) {
+			memo->hits++;
+			if (!s->found)
+				return GSLB_ENOENT;
+			*key = s->key;
+			*klen = s->klen;
+			*svc = s->svc;
+			return 0;
+		}
+	}
+	dname_to_str(wire, buf, bufsize);
+	size_t kl = strlen(buf);
+	if (kl > 1)
+		buf[--kl] = 0; /* no final dot */
+	*key = buf;
+	*klen = kl;
+	int rc = wdb_service(r, buf, kl, svc);
+	if (s && (rc == 0 || rc == GSLB_ENOENT) && kl <= MEMO_NAME) {
+		s->txnid = txnid;
+		s->hash = h;
+		s->wlen = (uint8_t)wlen;
+		memcpy(s->wire, wire, wlen);
+		s->klen = (uint8_t)kl;
+		memcpy(s->key, buf, kl);
+		s->found = rc == 0;
+		if (rc == 0)
+			s->svc = *svc;
+	}
+	return rc;
+}
+
 int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
                  const char *name, size_t len, uint16_t qtype,
                  const gslb_client_t *c, uint32_t now, uint64_t *rng,
@@ -300,6 +355,15 @@ int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
 	int rc = wdb_service(r, name, len, &out->svc);
 	if (rc)
 		return rc;
+	return gslb_resolve_svc(r, memo, geo, name, len, qtype, c, now, rng,
+	                        out, trail);
+}
+
+int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
+                     const char *name, size_t len, uint16_t qtype,
+                     const gslb_client_t *c, uint32_t now, uint64_t *rng,
+                     gslb_result_t *out, gslb_trail_t *trail)
+{
 	/* The network text is formatted only for a trail (explain). */
 	out->geo.want_network = trail != NULL;
 	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);

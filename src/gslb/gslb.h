@@ -118,6 +118,23 @@ int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
                  const gslb_client_t *c, uint32_t now, uint64_t *rng,
                  gslb_result_t *out, gslb_trail_t *trail);
 
+/** The service lowercase wire name @wire (@wlen bytes) is: 0 with its
+ * key text (presentation form, no final dot) in *@key and *@klen and its
+ * record in @svc; GSLB_ENOENT when it is none; or another error.  The
+ * key text is written into @buf (@bufsize bytes, DNAME_MAXLEN * 4 + 2
+ * suffice) unless @memo has it: *@key then points into the memo, valid
+ * until the next call.  @memo may be NULL. */
+int gslb_service(wdb_reader_t *r, gslb_memo_t *memo, const uint8_t *wire,
+                 size_t wlen, char *buf, size_t bufsize, const char **key,
+                 size_t *klen, svc_rec_t *svc);
+
+/** gslb_resolve() for a service whose record gslb_service() has put in
+ * out->svc already. */
+int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
+                     const char *name, size_t len, uint16_t qtype,
+                     const gslb_client_t *c, uint32_t now, uint64_t *rng,
+                     gslb_result_t *out, gslb_trail_t *trail);
+
 /** The row names for explain ("region,isp" etc.). */
 const char *gslb_row_name(gslb_row_t row);
 

@@ -430,6 +430,11 @@ size_t wdb_reader_txnid(const wdb_reader_t *r)
 	return r->active ? r->txnid : 0;
 }
 
+size_t wdb_reader_begin(wdb_reader_t *r)
+{
+	return reader_take(r) ? 0 : r->txnid;
+}
+
 /* Looks @key up in sub-database @dbi through @r's cache.  Returns 0 with
  * the value in *@v, GSLB_ENOENT, or GSLB_EIO. */
 static int reader_get(wdb_reader_t *r, unsigned dbi, const char *key,

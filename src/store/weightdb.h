@@ -176,6 +176,9 @@ void wdb_reader_release(wdb_reader_t *r);
  * transaction: results read under one id stay valid while later batches
  * renew to the same id (weightdb.c, "Readers"). */
 size_t wdb_reader_txnid(const wdb_reader_t *r);
+/** Takes the reader's transaction if it does not hold it yet.  Returns
+ * its id (wdb_reader_txnid()), or 0 when the store cannot be read. */
+size_t wdb_reader_begin(wdb_reader_t *r);
 /** Reads the service record of lowercase presentation name @name (no
  * final dot).  The transaction is taken on first use after a release.
  * Returns 0, GSLB_ENOENT, or another error. */

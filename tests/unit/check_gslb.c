@@ -327,6 +327,59 @@ START_TEST(resolve_memo)
 }
 END_TEST
 
+/* The service memo: a query name's service record and key text are the
+ * store's, a name that is no service is remembered as none, and both
+ * follow a commit at once. */
+START_TEST(service_memo)
+{
+	gslb_memo_t *m = gslb_memo_new();
+	uint8_t wire[DNAME_MAXLEN + 1];
+	char buf[DNAME_MAXLEN * 4 + 2];
+	const char *key;
+	size_t kl, wl = dname_from_str("www.cdn.example.test.", wire);
+	svc_rec_t want, got;
+	ck_assert_int_eq(wdb_service(g_reader, "www.cdn.example.test", 20, &want), 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t hits = gslb_memo_hits(m);
+		memset(&got, 0xa5, sizeof(got));
+		ck_assert_int_eq(gslb_service(g_reader, m, wire, wl, buf, sizeof(buf),
+		                              &key, &kl, &got), 0);
+		ck_assert_uint_eq(gslb_memo_hits(m), hits + (unsigned)i);
+		ck_assert_uint_eq(kl, 20);
+		ck_assert_mem_eq(key, "www.cdn.example.test", 20);
+		ck_assert(got.ttl == want.ttl && got.short_ttl == want.short_ttl &&
+		          got.flags == want.flags && got.all_down == want.all_down &&
+		          got.answers == want.answers);
+		wdb_reader_release(g_reader);
+	}
+	/* Not a service, twice: the second from the memo. */
+	wl = dname_from_str("later.cdn.example.test.", wire);
+	for (int i = 0; i < 2; i++) {
+		uint64_t hits = gslb_memo_hits(m);
+		ck_assert_int_eq(gslb_service(g_reader, m, wire, wl, buf, sizeof(buf),
+		                              &key, &kl, &got), GSLB_ENOENT);
+		ck_assert_uint_eq(gslb_memo_hits(m), hits + (unsigned)i);
+		wdb_reader_release(g_reader);
+	}
+	/* Added: found at the next ask. */
+	char err[512];
+	ck_assert_msg(fx_apply(g_db, "test", "add", "{\"services\": ["
+	              FX_SVC("later", "open", "") "]}", err, sizeof(err)) > 0,
+	              "%s", err);
+	ck_assert_int_eq(gslb_service(g_reader, m, wire, wl, buf, sizeof(buf),
+	                              &key, &kl, &got), 0);
+	ck_assert_mem_eq(key, "later.cdn.example.test", kl);
+	wdb_reader_release(g_reader);
+	/* Without a memo: the same, key in the caller's buffer. */
+	ck_assert_int_eq(gslb_service(g_reader, NULL, wire, wl, buf, sizeof(buf),
+	                              &key, &kl, &got), 0);
+	ck_assert_ptr_eq(key, buf);
+	ck_assert_str_eq(buf, "later.cdn.example.test");
+	wdb_reader_release(g_reader);
+	gslb_memo_free(m);
+}
+END_TEST
+
 START_TEST(resolve_all_down)
 {
 	gslb_result_t g;
@@ -512,6 +565,7 @@ static Suite *gslb_suite(void)
 	tcase_add_unchecked_fixture(t, store_setup, store_teardown);
 	tcase_add_test(t, resolve_row_chain);
 	tcase_add_test(t, resolve_memo);
+	tcase_add_test(t, service_memo);
 	tcase_add_test(t, resolve_all_down);
 	tcase_add_test(t, resolve_ecs_scope);
 	tcase_add_test(t, resolve_ipv6);
