@@ -149,6 +149,9 @@ done
 wall=$(( ($(date +%s%N) - t0) / 1000000 ))
 grep -o "resynced from etcd.*" "$T/gslbd.log" | head -1
 echo "initial sync: $wall ms from the start of gslbd to its answer for the last service"
+# The wall time follows the machine's load; gslbd's own CPU time does not
+# (utime + stime of every thread, in clock ticks).
+awk -v hz="$(getconf CLK_TCK)" '{ printf "gslbd CPU until its answer: %.2f s (user %.2f, system %.2f)\n", ($14 + $15) / hz, $14 / hz, $15 / hz }' "/proc/$GPID/stat"
 awk '/^VmHWM|^VmRSS/ { printf "gslbd %s %d MiB\n", $1, $2 / 1024 }' "/proc/$GPID/status"
 echo "store: $(du -sm "$T/db" | cut -f1) MiB on disk"
 echo "load average after the sync: $(cut -d' ' -f1-3 /proc/loadavg)"
