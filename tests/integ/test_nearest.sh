@@ -53,7 +53,9 @@ gslbd_start
 
 # The latency of each node seen from each region, one file per (node,
 # region) under $T/m, pushed over and over in the background while
-# $T/feeding exists, for at most 5 minutes.
+# $T/feeding exists, for at most 5 minutes: one batch a round, as a
+# feeder would, so that a slow machine (sanitizers, load) cannot make a
+# round outlast steer.stale.
 mkdir -p "$T/m"
 set_m() { echo "$2" > "$T/m/.$1"; mv "$T/m/.$1" "$T/m/$1"; }
 for k in a:gz:20 b:gz:60 c:gz:80 a:bj:70 b:bj:50 c:bj:15; do set_m "${k%:*}" "${k##*:}"; done
@@ -66,10 +68,8 @@ touch "$T/feeding"
 			[ "$r" = gz ] && reg="--region cn-gz --isp ctcc" || reg="--region cn-bj --isp cucc"
 			# A node leaves the feed when its files go.
 			v=$(cat "$f" 2>/dev/null) || continue
-			# shellcheck disable=SC2086
-			CTL metrics push "$n" $reg "latency=$v" >/dev/null ||
-				echo "FAIL - metrics push $n $r"
-		done
+			echo "$n $reg latency=$v"
+		done | CTL metrics push --file - >/dev/null || echo "FAIL - metrics push --file"
 		sleep 0.2
 	done
 ) &
