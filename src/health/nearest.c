@@ -132,6 +132,15 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 			has[i] = 1;
 			ema[i] = in[i].has_ema ? in[i].ema + c->alpha * (in[i].latency - in[i].ema)
 			                       : in[i].latency;
+		} else if ((int)i == was->current && in[i].has_ema) {
+			/* S3-9: the row's choice whose figures stopped coming
+			 * keeps its last smoothed latency: a missing figure is
+			 * no evidence that it got worse, and a feeder's gap
+			 * must not move the row (nor flap it between nodes
+			 * whose figures come late in turn). */
+			has[i] = 1;
+			ema[i] = in[i].ema;
+			out[i].limits |= NEAREST_LIM_NODATA;
 		} else {
 			has[i] = 0;
 			ema[i] = 0;

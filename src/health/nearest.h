@@ -72,7 +72,9 @@ typedef struct nearest_row {
 enum {
 	NEAREST_LIM_DOWN = 1,     /* failed hard: no share */
 	NEAREST_LIM_NODATA = 2,   /* no latency for the row: ranked after
-	                             the measured nodes, by weight */
+	                             the measured nodes, by weight; the
+	                             row's choice keeps its last smoothed
+	                             latency instead */
 	NEAREST_LIM_CAP = 4,      /* held to capacity minus headroom */
 	NEAREST_LIM_SPILL = 8,    /* takes what nearer nodes could not */
 	NEAREST_LIM_FULL = 16,    /* every node is at its capacity: the rest

@@ -175,12 +175,68 @@ START_TEST(ema)
 	in[0].latency = 200;
 	nearest_step(&c, 1, in, &row, 0, &row, out);
 	ck_assert(fabs(out[0].ema - 125) < 1e-9);
-	/* No fresh latency: no data, the smoothing starts afresh. */
+	/* No fresh latency for the row's choice: its last smoothed value
+	 * stands (S3-9), marked as no data. */
 	carry(1, in, out);
 	in[0].has_latency = 0;
 	nearest_step(&c, 1, in, &row, 0, &row, out);
-	ck_assert(!out[0].has_ema);
+	ck_assert(out[0].has_ema && fabs(out[0].ema - 125) < 1e-9);
 	ck_assert(out[0].limits & NEAREST_LIM_NODATA);
+}
+END_TEST
+
+/* A node other than the choice without a fresh latency has no data: it
+ * ranks after the measured ones and its smoothing starts afresh. */
+START_TEST(ema_lost)
+{
+	nearest_conf_t c = conf();
+	nearest_in_t in[2] = { node("a", 20), node("b", 40) };
+	nearest_row_t row;
+	nearest_out_t out[2];
+	nearest_step(&c, 2, in, &fresh, 0, &row, out);
+	ck_assert_int_eq(row.current, 0);
+	carry(2, in, out);
+	in[1].has_latency = 0;
+	nearest_step(&c, 2, in, &row, 0, &row, out);
+	ck_assert(!out[1].has_ema);
+	ck_assert(out[1].limits & NEAREST_LIM_NODATA);
+	ck_assert(out[0].has_ema && !(out[0].limits & NEAREST_LIM_NODATA));
+}
+END_TEST
+
+/* S3-9: the choice's figures stop while another node's go on: the row
+ * stays, however many evaluations pass, unless the other is better than
+ * the choice's last latency by the margin; two nodes whose figures come
+ * late in turn do not flap the row. */
+START_TEST(stale_choice_holds)
+{
+	nearest_conf_t c = conf();
+	nearest_in_t in[2] = { node("a", 20), node("b", 22) };
+	nearest_row_t row;
+	nearest_out_t out[2];
+	nearest_step(&c, 2, in, &fresh, 0, &row, out);
+	ck_assert_int_eq(row.current, 0);
+	for (int k = 0; k < 8; k++) {
+		carry(2, in, out);
+		/* a's figures stop for four evaluations while b's go on,
+		 * then come in turn with b's */
+		in[0].has_latency = k >= 4 && k % 2;
+		in[1].has_latency = k < 4 || !(k % 2);
+		ck_assert_int_eq(nearest_step(&c, 2, in, &row, 0, &row, out), NEAREST_KEEP);
+		ck_assert_int_eq(row.current, 0);
+		ck_assert_uint_eq(out[0].share, STEER_TOTAL);
+	}
+	/* b far better than a's last latency: that is evidence. */
+	carry(2, in, out);
+	in[0].has_latency = 0;
+	in[1].has_latency = 1;
+	in[1].latency = 5;
+	in[1].has_ema = 0;
+	ck_assert_int_eq(nearest_step(&c, 2, in, &row, 0, &row, out), NEAREST_PENDING);
+	carry(2, in, out);
+	in[1].latency = 5;
+	ck_assert_int_eq(nearest_step(&c, 2, in, &row, 0, &row, out), NEAREST_SWITCH);
+	ck_assert_int_eq(row.current, 1);
 }
 END_TEST
 
@@ -379,6 +435,8 @@ static Suite *suite(void)
 	tcase_add_test(t, first_choice);
 	tcase_add_test(t, hysteresis);
 	tcase_add_test(t, ema);
+	tcase_add_test(t, ema_lost);
+	tcase_add_test(t, stale_choice_holds);
 	tcase_add_test(t, hard_failure);
 	tcase_add_test(t, capacity_spill);
 	tcase_add_test(t, min_step);
