@@ -75,13 +75,18 @@ START_TEST(rolls_back_at_once)
 	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
 	ck_assert_int_eq(broken, 1);
 	/* A figure of the second the step began (it may predate the step)
-	 * breaks a guard at once, paused or not, but never holds one. */
+	 * breaks a guard at once after a widening, paused or not, but never
+	 * holds one, and in the first step (it may be from before the
+	 * start) breaks none. */
 	release_obs_t early[2] = { { 0, 97, 1 }, { 1, 90, 0 } };
 	ck_assert_int_eq(release_step(&r, early, NOW, &broken), RELEASE_ROLLBACK);
 	ck_assert_int_eq(broken, 0);
 	r.state = RELEASE_PAUSED;
 	ck_assert_int_eq(release_step(&r, early, NOW, &broken), RELEASE_ROLLBACK);
 	r.state = RELEASE_RUNNING;
+	r.step = 0;
+	ck_assert_int_eq(release_step(&r, early, NOW, &broken), RELEASE_KEEP);
+	r.step = 2;
 	early[0].value = 99.9;
 	r.since = NOW - 600;
 	ck_assert_int_eq(release_step(&r, early, NOW, &broken), RELEASE_WAIT);
