@@ -28,8 +28,8 @@ would give one), and measures the targets of docs/STEERING.md:
 Output: bench/out/releasedrill-YYYYmmdd-HHMMSS/ (configuration, gslbd log,
 audit log, results.json) and a markdown table on stdout.
 
-Usage: python3 bench/releasedrill.py [--every 4] [--clients 1000]
-           [--asks 3] [--push-every 0.5] [--rollbacks 5]
+Usage: [GSLBD=PATH GSLBCTL=PATH] python3 bench/releasedrill.py [--every 4]
+           [--clients 1000] [--asks 3] [--push-every 0.5] [--rollbacks 5]
            [--port 47950] [--seed 1]
 
 Standard library only (the DNS client is bench/drill.py's).  Every
@@ -49,8 +49,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from drill import dns_query  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GSLBD = os.path.join(ROOT, "build", "gslbd")
-GSLBCTL = os.path.join(ROOT, "build", "gslbctl")
+# GSLBD and GSLBCTL in the environment name other binaries (a private
+# copy, so that a rebuild during the drill cannot change what it runs).
+GSLBD = os.environ.get("GSLBD", os.path.join(ROOT, "build", "gslbd"))
+GSLBCTL = os.environ.get("GSLBCTL", os.path.join(ROOT, "build", "gslbctl"))
 NEW = "192.0.2.9"
 STEPS = "1,5,25,50,100"
 EVAL_S = 1.0          # the controller's evaluation interval (release_run.h)
@@ -224,7 +226,8 @@ def main():
                        time.strftime("releasedrill-%Y%m%d-%H%M%S"))
     os.makedirs(out)
     d = Drill(a, out)
-    res = {"args": vars(a), "load_start": os.getloadavg()[0]}
+    res = {"args": vars(a), "load_start": os.getloadavg()[0],
+           "binaries": [GSLBD, GSLBCTL]}
     try:
         d.setup()
         res["widen"] = d.run_widen()

@@ -651,11 +651,18 @@ static void hook_view(void *arg, const char *node, json_t *view)
 		kick(c);
 }
 
-/* The leader's decisions into etcd (health records, and the steering
- * engine's rows and state): each transaction compares the
- * leader key's create revision with the epoch the decisions were made
- * under, so that an instance that lost the election (and may not know
- * it yet) writes nothing, and no decision is made twice. */
+/* The leader's decisions into etcd (health records, the steering
+ * engine's rows and state, the gray release controller's services):
+ * each transaction compares the leader key's create revision with the
+ * epoch the decisions were made under, so that an instance that lost
+ * the election (and may not know it yet) writes nothing, and no
+ * decision is made twice.  With "base" in @records (the etcd revision
+ * the local store reflected when the decisions were made), each record
+ * must also be unchanged in etcd since then: an operator's change made
+ * meanwhile is not overwritten, and a decision whose predecessor has not
+ * reached the local store yet is not made again from the older state
+ * (S4-10: no release step twice).  Such a refusal is GSLB_EAGAIN and
+ * leaves the leadership alone. */
 static int hook_publish(void *arg, int64_t epoch, json_t *records,
                         const char *what, char *err, size_t errlen)
 {
@@ -683,9 +690,12 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		json_object_foreach(recs, key, rec)
 			json_array_append_new(flat, json_pack("[i, s, O]", (int)kind, key, rec));
 	}
+	json_int_t base = json_integer_value(json_object_get(records, "base"));
+	char below[32];
+	snprintf(below, sizeof(below), "%lld", (long long)base + 1);
 	size_t next = 0, nflat = json_array_size(flat);
 	while (next < nflat) {
-		json_t *ops = json_array();
+		json_t *ops = json_array(), *unchanged = json_array();
 		for (; next < nflat && json_array_size(ops) < TXN_OPS - 1; next++) {
 			json_t *f = json_array_get(flat, next);
 			char key[1024];
@@ -693,6 +703,10 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 			            (wdb_kind_t)json_integer_value(json_array_get(f, 0)),
 			            json_string_value(json_array_get(f, 1)));
 			char *bk = etcd_b64(key, strlen(key));
+			if (base)
+				json_array_append_new(unchanged, json_pack("{s:s, s:s, s:s, s:s}",
+				                      "target", "MOD", "key", bk, "result", "LESS",
+				                      "mod_revision", below));
 			json_t *rec = json_array_get(f, 2);
 			if (json_is_null(rec)) {
 				json_array_append_new(ops, json_pack("{s:{s:s}}",
@@ -719,9 +733,14 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 		free(bk);
 		free(bv);
 		bk = etcd_b64(lk, strlen(lk));
-		json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:o}", "compare",
-		                        "target", "CREATE", "key", bk, "result", "EQUAL",
-		                        "create_revision", ep, "success", ops);
+		json_t *cmp = json_pack("[{s:s, s:s, s:s, s:s}]", "target", "CREATE",
+		                        "key", bk, "result", "EQUAL", "create_revision", ep);
+		json_array_extend(cmp, unchanged);
+		json_decref(unchanged);
+		/* Refused, the answer says who holds the leader key: still
+		 * this epoch means a record moved, not the election. */
+		json_t *req = json_pack("{s:o, s:o, s:[{s:{s:s}}]}", "compare", cmp,
+		                        "success", ops, "failure", "request_range", "key", bk);
 		free(bk);
 		json_t *ans = NULL;
 		int rc = etcd_post(c->he, "/v3/kv/txn", req, &ans, err, errlen);
@@ -731,7 +750,17 @@ static int hook_publish(void *arg, int64_t epoch, json_t *records,
 			return rc;
 		}
 		int ok = json_is_true(json_object_get(ans, "succeeded"));
+		json_t *held = json_array_get(json_object_get(json_object_get(
+			json_array_get(json_object_get(ans, "responses"), 0), "response_range"),
+			"kvs"), 0);
+		int still = etcd_int(held, "create_revision") == epoch;
 		json_decref(ans);
+		if (!ok && base && still) {
+			json_decref(flat);
+			snprintf(err, errlen, "the table moved since the decisions were "
+			         "made: not written");
+			return GSLB_EAGAIN;
+		}
 		if (!ok) {
 			json_decref(flat);
 			__atomic_add_fetch(&c->conflicts, 1, __ATOMIC_RELAXED);

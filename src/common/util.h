@@ -23,6 +23,9 @@
 #define GSLB_EIO      (-EIO)
 #define GSLB_EPARSE   (-EBADMSG)
 #define GSLB_ENOSPC   (-ENOSPC)
+/* A conditional write found what it was decided from changed since:
+ * nothing was written; decide again from the newer data. */
+#define GSLB_EAGAIN   (-EAGAIN)
 
 /** Returns a static description of a GSLB_E* code. */
 const char *gslb_strerror(int err);

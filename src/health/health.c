@@ -212,15 +212,15 @@ static void stale_check(health_t *h)
 	}
 }
 
-/* The elected instance's steering decisions into the shared table,
- * under its leadership epoch (steer_publish_fn). */
-static int steer_publish(void *arg, json_t *records, const char *what,
-                         char *err, size_t errlen)
+/* The elected instance's steering and release decisions into the
+ * shared table, under its leadership epoch (steer_publish_fn). */
+static int publish_decisions(void *arg, json_t *records, const char *what,
+                             char *err, size_t errlen)
 {
 	health_t *h = arg;
 	const health_cluster_t *cl = health__cluster(h);
 	if (!cl || !h->cl_epoch) {
-		snprintf(err, errlen, "steer: no longer the elected instance");
+		snprintf(err, errlen, "%.40s: no longer the elected instance", what);
 		return GSLB_EINVAL;
 	}
 	return cl->publish(cl->arg, h->cl_epoch, records, what, err, errlen);
@@ -285,7 +285,7 @@ static void on_tick(uv_timer_t *t)
 		if (!cl || h->cl_epoch) {
 			json_t *sla = json_object();
 			if (steer_run(h->db, &h->c.steer, health__wall(),
-			              cl ? steer_publish : NULL, h, sla, err, sizeof(err)) < 0)
+			              cl ? publish_decisions : NULL, h, sla, err, sizeof(err)) < 0)
 				log_warning("%s", err);
 			else
 				health__steer_sla(h, sla);
@@ -300,16 +300,33 @@ static void on_tick(uv_timer_t *t)
 		char err[512];
 		if ((!cl || h->cl_epoch) &&
 		    steer_run_hard(h->db, &h->c.steer, health__wall(),
-		                   cl ? steer_publish : NULL, h, err, sizeof(err)) < 0)
+		                   cl ? publish_decisions : NULL, h, err, sizeof(err)) < 0)
 			log_warning("%s", err);
 		h->steer_hard = 0;
 	}
-	/* S4-10: the gray release controller, off the query path too. */
-	if (now - h->last_release >= RELEASE_EVAL_EVERY) {
+	/* S4-10: the gray release controller, off the query path too:
+	 * every RELEASE_EVAL_EVERY, and for the guards alone at the first
+	 * tick after pushed figures reach the store, so that a broken guard
+	 * does not wait for the next evaluation.  Cluster mode: only the
+	 * elected instance decides, and its decisions go to etcd. */
+	int full = now - h->last_release >= RELEASE_EVAL_EVERY;
+	int moved = release_inputs_moved(h->db, &h->inputs_gen);
+	const health_cluster_t *cl = health__cluster(h);
+	if ((full || moved || h->release_retry) && (!cl || h->cl_epoch)) {
 		char err[512];
-		if (release_run(h->db, health__wall(), err, sizeof(err)) < 0)
+		int rc = release_run(h->db, health__wall(), !full,
+		                     cl ? publish_decisions : NULL, h, err, sizeof(err));
+		/* GSLB_EAGAIN: this store has not yet applied a change that
+		 * etcd holds (the previous decision, an operator's): decided
+		 * again at the next tick, from the newer state. */
+		h->release_retry = rc == GSLB_EAGAIN;
+		if (rc < 0 && rc != GSLB_EAGAIN)
 			log_warning("%s", err);
+		if (full && !h->release_retry)
+			h->last_release = now;
+	} else if (full) {
 		h->last_release = now;
+		h->release_retry = 0;
 	}
 }
 

@@ -63,9 +63,13 @@ typedef struct health_cluster {
 	 * per up to about a hundred records.  @records maps a kind of the
 	 * shared table to its records: {"health": {node: health record},
 	 * "weight": {row key: row}, "steer": {row key: the steering
-	 * engine's state}}, null to delete.  Returns 0, or an error with
+	 * engine's state}, "service": {name: service object}}, null to
+	 * delete.  An integer "base" in @records (the etcd revision the
+	 * local store reflected when the decisions were made) writes them
+	 * only if none of their keys changed in etcd since; otherwise
+	 * GSLB_EAGAIN, the leadership kept.  Returns 0, or an error with
 	 * @err when it was not written (no longer the leader, etcd
-	 * unreachable): nothing of it then counts. */
+	 * unreachable, GSLB_EAGAIN): nothing of it then counts. */
 	int (*publish)(void *arg, int64_t epoch, json_t *records, const char *what,
 	               char *err, size_t errlen);
 } health_cluster_t;

@@ -109,6 +109,9 @@ struct health {
 	double last_sync, last_cutover, last_status;
 	double last_steer;           /* loop time of the last steer_run() */
 	double last_release;         /* loop time of the last release_run() */
+	uint64_t inputs_gen;         /* wdb_inputs_generation() last read */
+	int release_retry;           /* a guard check refused (GSLB_EAGAIN):
+	                                again at the next tick */
 	int steer_hard;              /* a health decision or an operator's
 	                                change since: steer_run_hard() */
 	char what[1024];             /* audit text of the pending decisions */

@@ -40,7 +40,8 @@ release_verdict_t release_step(const release_t *r, const release_obs_t *obs,
 	/* A broken guard rolls back at once, paused or not: pausing stops
 	 * the widening, never the watching. */
 	for (unsigned i = 0; i < r->nguards; i++)
-		if (obs[i].has && !release_guard_holds(&r->guard[i], obs[i].value)) {
+		if ((obs[i].has || (obs[i].early && r->step > 0)) &&
+		    !release_guard_holds(&r->guard[i], obs[i].value)) {
 			*broken = (int)i;
 			return RELEASE_ROLLBACK;
 		}

@@ -61,6 +61,11 @@ typedef struct release {
 typedef struct release_obs {
 	int has;                  /* 0: no input since the step began */
 	double value;
+	int early;                /* has 0, but @value is a figure of the
+	                             second the step began: it may predate
+	                             the step, so it never holds the guard,
+	                             and breaks it only after a widening
+	                             (the node was serving the release) */
 } release_obs_t;
 
 typedef enum {
@@ -75,7 +80,10 @@ typedef enum {
 
 /** One evaluation of release @r at @now with the observations @obs
  * (one per guard).  A guard broken in a running or paused release rolls
- * it back (*@broken: its index); a running release whose step has lasted
+ * it back (*@broken: its index), an early figure included past the
+ * first step (a push in the second a widening took effect must not wait
+ * for the next second; one in the second of the start may be of the
+ * node before the release); a running release whose step has lasted
  * @r->every with every guard held widens, or completes when the next
  * step is 100 %; one that reached its last step below 100 % holds
  * there.  Returns the verdict. */

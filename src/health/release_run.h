@@ -5,7 +5,13 @@
  * transaction that also rebuilds the plans of the rows concerned.
  *
  * release_run() runs on the health thread once a second, never on a
- * worker; the share it decides reaches the queries through the plans. */
+ * worker, and between those runs for the guards alone as soon as pushed
+ * steering inputs reach the store (release_inputs_moved()), so that a
+ * broken guard rolls back within one evaluation wherever in the second
+ * its figure arrives; the share it decides reaches the queries through
+ * the plans.  In cluster mode only the elected instance runs it, and
+ * hands its decisions to the cluster (steer_publish_fn) instead of
+ * committing them: every instance applies them from etcd. */
 #ifndef GSLB_RELEASE_RUN_H
 #define GSLB_RELEASE_RUN_H
 
@@ -13,6 +19,7 @@
 #include <stdint.h>
 
 #include "health/release.h"
+#include "health/steer_run.h"
 #include "store/weightdb.h"
 
 /* Seconds between evaluations: a broken guard rolls back within this
@@ -22,16 +29,30 @@
 
 /** Fills @obs[0..@r->nguards) for release @rel (its record) of service
  * as read in @t: the node's live score (status record), and the newest
- * pushed success and latency taken after the second the step began, from the
- * most specific input record of the release's region and ISP.  Used by
+ * pushed success and latency taken after the second the step began (or,
+ * marked early, in that second), from the most specific input record of
+ * the release's region and ISP.  Used by
  * the controller and by `gslbctl release show`. */
 void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,
                      release_obs_t *obs);
 
 /** One evaluation of every release at @now: widens, completes or rolls
  * back what release_step() says, in one write transaction (none when
- * nothing changes).  Returns the number of releases changed, or a
- * negative error with the reason in @err. */
-int release_run(weightdb_t *db, uint32_t now, char *err, size_t errlen);
+ * nothing changes).  With @guards_only, only rollbacks: widening keeps
+ * its schedule.  With @publish (cluster mode: the elected instance), the
+ * changed services go to @publish(@arg, {"service": {name: object},
+ * "base": the etcd revision the store reflects}, audit text, ...)
+ * instead, and the local store gets them from etcd like every instance;
+ * GSLB_EAGAIN from @publish (the store has not caught up with a change
+ * in etcd yet) is returned as is, nothing logged.  Returns the number
+ * of releases changed, or a negative error with the reason in @err. */
+int release_run(weightdb_t *db, uint32_t now, int guards_only,
+                steer_publish_fn publish, void *arg, char *err, size_t errlen);
+
+/** Whether the pushed steering inputs in @db moved since *@seen (a
+ * generation, updated; 0 before the first call, which counts as a
+ * move).  One read of the store's meta table: cheap enough for every
+ * tick of the health thread. */
+int release_inputs_moved(weightdb_t *db, uint64_t *seen);
 
 #endif

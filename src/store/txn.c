@@ -275,6 +275,8 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	}
 	if (kind == WDB_METRICS)
 		t->metrics_changed = 1;
+	else if (kind == WDB_STEERIN)
+		t->inputs_changed = 1;
 	else if (kind != WDB_HEALTH && !is_data(kind))
 		t->table_changed = 1;
 	if (is_data(kind)) {
@@ -588,8 +590,9 @@ int wdb_node_rows(wdb_txn_t *t, const char *id,
 	return stop ? stop : rc == MDB_NOTFOUND ? 0 : GSLB_EIO;
 }
 
-/* Generation counters in meta: "tablegen" (the operator's table) and
- * "metricsgen" (pushed metrics). */
+/* Generation counters in meta: "tablegen" (the operator's table),
+ * "metricsgen" (pushed metrics) and "inputsgen" (pushed steering
+ * inputs). */
 static uint64_t generation(wdb_txn_t *t, const char *name)
 {
 	MDB_val k = { strlen(name), (void *)name }, v;
@@ -645,13 +648,15 @@ static int fail_abort(wdb_txn_t *t, int rc, char *err, size_t errlen)
 }
 
 /* Commits @t's LMDB transaction and frees @t; 0 or an error with @err.
- * A change of the operator's table also bumps "tablegen", and one of
- * the pushed metrics "metricsgen", so that readers polling them (the
- * health thread) re-read only what changed. */
+ * A change of the operator's table also bumps "tablegen", one of the
+ * pushed metrics "metricsgen" and one of the pushed steering inputs
+ * "inputsgen", so that readers polling them (the health thread) re-read
+ * only what changed. */
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
 	if ((t->table_changed && bump(t, "tablegen")) ||
-	    (t->metrics_changed && bump(t, "metricsgen")))
+	    (t->metrics_changed && bump(t, "metricsgen")) ||
+	    (t->inputs_changed && bump(t, "inputsgen")))
 		return fail_abort(t, t->rc, err, errlen);
 	weightdb_t *db = t->db;
 	int rc = mdb_txn_commit(t->txn);
@@ -772,6 +777,11 @@ uint64_t wdb_table_generation(wdb_txn_t *t)
 uint64_t wdb_metrics_generation(wdb_txn_t *t)
 {
 	return generation(t, "metricsgen");
+}
+
+uint64_t wdb_inputs_generation(wdb_txn_t *t)
+{
+	return generation(t, "inputsgen");
 }
 
 uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name)

@@ -261,7 +261,7 @@ int wdb_check(wdb_txn_t *t, char *err, size_t errlen);
 json_t *wdb_changes(wdb_txn_t *t);
 /** An unsigned counter @name of the store's meta table (0 if unset),
  * read in @t; and its update, inside @t (0 or an error).  Names in use:
- * "tablegen", "metricsgen", "clusterrev". */
+ * "tablegen", "metricsgen", "inputsgen", "clusterrev". */
 uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name);
 int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v);
 
@@ -279,6 +279,9 @@ int64_t wdb_audit_last(weightdb_t *db);
 uint64_t wdb_table_generation(wdb_txn_t *t);
 /** A counter bumped by every commit that changes pushed metrics. */
 uint64_t wdb_metrics_generation(wdb_txn_t *t);
+/** A counter bumped by every commit that changes pushed steering inputs
+ * ("steerin": success, latency, bytes, spend). */
+uint64_t wdb_inputs_generation(wdb_txn_t *t);
 
 /** Appends a score sample of @node at @time to the history.  Returns 0,
  * GSLB_ENOENT (no such node: nothing written, the transaction stays

@@ -11,6 +11,7 @@
 #   qn I NAME [TYPE]                 # dig +short at nsI
 #   scrape I                         # nsI's /metrics (port PORT + 20 + I)
 #   mval TEXT NAME                   # the value of sample NAME in TEXT
+#   feeder_start FN                  # FN I for each instance, every 0.3 s
 command -v etcd >/dev/null || { echo "etcd is not installed (contrib/deps.sh)"; exit 1; }
 # etcd's ports: 1000 above the test's base port, 20 per test script, a
 # client and a peer port per member.
@@ -179,4 +180,24 @@ export_of() { CTLN "$1" export 2>&1; }
 etcd_cluster_start() {
 	etcd_start 1; etcd_start 2; etcd_start 3
 	etcd_wait
+}
+
+# Pushed figures stay in the store they reach: a feeder calls FN I for
+# every running instance I, in parallel, every 0.3 s while $T/feeding
+# exists (at most 4 minutes), in the background; stopped at exit.
+feeder_start() { # fn
+	touch "$T/feeding"
+	(
+		end=$((SECONDS + 240))
+		while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
+			for i in 1 2 3; do
+				[ -n "${NSPID[$i]}" ] || continue
+				"$1" "$i" >/dev/null 2>&1 &
+			done
+			wait
+			sleep 0.3
+		done
+	) &
+	FEEDER=$!
+	trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cluster_cleanup' EXIT
 }

@@ -26,24 +26,13 @@ CTLN 1 weight set www.gslb.test a=50 b=50 >/dev/null
 for i in 1 2 3; do ns_start "$i"; done
 
 # Steering inputs stay in the store they are pushed to: a feeder pushes
-# them to every instance, every 0.3 s while $T/feeding exists, for at most
-# 4 minutes.  b is slow ($T/lat_b ms).
+# them to every instance.  b is slow ($T/lat_b ms).
 echo 200 > "$T/lat_b"
-touch "$T/feeding"
-(
-	end=$((SECONDS + 240))
-	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
-		for i in 1 2 3; do
-			[ -n "${NSPID[$i]}" ] || continue
-			( CTLN "$i" metrics push a success=99.9 latency=20 >/dev/null 2>&1
-			  CTLN "$i" metrics push b success=99.9 latency="$(cat "$T/lat_b")" >/dev/null 2>&1 ) &
-		done
-		wait
-		sleep 0.3
-	done
-) &
-FEEDER=$!
-trap 'rm -f "$T/feeding"; kill $FEEDER 2>/dev/null; wait $FEEDER 2>/dev/null; cluster_cleanup' EXIT
+feed() {
+	CTLN "$1" metrics push a success=99.9 latency=20
+	CTLN "$1" metrics push b success=99.9 latency="$(cat "$T/lat_b")"
+}
+feeder_start feed
 
 # share I NODE: the engine's share of NODE (basis points) in nsI's store.
 share() {

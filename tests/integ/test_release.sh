@@ -180,6 +180,59 @@ expect_has "$(cat "$T/gslbd.log")" "release www\.gslb\.test: node new rolled bac
 out=$(CTL release resume www.gslb.test 2>&1) && fail "resume of a rolled-back release" ||
 	expect_has "$out" "rolled-back, not paused \(release start it again\)" "resume after a rollback is refused"
 
+# 5b. A figure that breaks a guard just after an evaluation does not
+# wait for the next one (S4-10: rollback within one evaluation): the
+# controller checks the guards as soon as a push reaches the store.  A
+# release of 1 s steps shows when an evaluation has just run (its share
+# moves); the breaking push follows at once, and dig, polling networks
+# of the release, times the new node's last answer.  The next regular
+# evaluation is a second later: checked on the timer alone, the node
+# would stay about that long.
+echo 99.9 > "$T/success"
+# A push of 90 the feeder began before is through by then.
+sleep 2
+CTL release start www.gslb.test --node new --steps 10,20,30,40,50,60,70,80,90,100 \
+	--every 1s --guard 'success>=99' >/dev/null || fail "1 s release start failed"
+head -5 <<<"$s1" | while read -r i; do
+	echo "www.gslb.test A +subnet=10.$(((i - 1) / 100)).$(((i - 1) % 100)).0/24"
+done > "$T/few"
+pct_now() { CTL --json release show www.gslb.test | grep -o '"percent": [0-9.]*' | head -1; }
+# Waits (at most 15 s) for the share to move, polling as fast as
+# gslbctl runs; 0 when it just moved below 90 %.
+just_widened() {
+	local p0 p end=$((SECONDS + 15))
+	p0=$(pct_now)
+	while [ $SECONDS -lt $end ]; do
+		p=$(pct_now)
+		[ "$p" != "$p0" ] && { [[ "$p" =~ \ ([1-8]0)$ ]]; return; }
+		sleep 0.02
+	done
+	return 1
+}
+has_new() { dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=1 -f "$T/few" | grep -q '^192\.0\.2\.9$'; }
+if just_widened && has_new; then
+	echo 90 > "$T/success"
+	CTL metrics push new success=90 >/dev/null
+	t0=$(date +%s%N)
+	gone=
+	for _ in $(seq 100); do
+		has_new || { gone=$(date +%s%N); break; }
+		sleep 0.01
+	done
+	if [ -n "$gone" ]; then
+		ms=$(( (gone - t0) / 1000000 ))
+		# Generous for a loaded machine, below the second the timer
+		# alone would take.
+		[ "$ms" -le 500 ] && ok "a push just after an evaluation: new out of the answers in $ms ms" ||
+			fail "new out of the answers only $ms ms after the push"
+	else
+		fail "new still answered after 100 polls: $(CTL release show www.gslb.test)"
+	fi
+	expect_has "$(CTL release show www.gslb.test)" "rolled-back" "the 1 s release is rolled back"
+else
+	fail "the 1 s release did not widen or its networks lack new: $(CTL release show www.gslb.test)"
+fi
+
 # 6. Abort.
 echo 99.9 > "$T/success"
 CTL release start www.gslb.test --node new --steps 50,100 --every 1m >/dev/null

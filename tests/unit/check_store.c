@@ -288,6 +288,49 @@ START_TEST(store_info)
 }
 END_TEST
 
+/* Each generation counter moves with its own kind only: the health
+ * thread re-reads the table, the metrics or the steering inputs (the
+ * release guards, S4-10) only when theirs moved. */
+static void generations(uint64_t g[3])
+{
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	ck_assert_ptr_nonnull(t);
+	g[0] = wdb_table_generation(t);
+	g[1] = wdb_metrics_generation(t);
+	g[2] = wdb_inputs_generation(t);
+	wdb_abort(t);
+}
+
+static void put_one(wdb_kind_t kind, const char *key, const char *text)
+{
+	char err[512];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	json_t *v = json_loads(text, 0, NULL);
+	ck_assert_int_eq(wdb_set(t, kind, key, v), 0);
+	json_decref(v);
+	ck_assert_int_ge(wdb_commit(t, "generations", err, sizeof(err)), 0);
+}
+
+START_TEST(generations_by_kind)
+{
+	char err[512];
+	uint64_t a[3], b[3];
+	ck_assert_int_eq(apply("first change", base_json, err, sizeof(err)), 1);
+	generations(a);
+	put_one(WDB_STEERIN, "n|n1|*|*", "{\"samples\": [[1, 99.5, null]]}");
+	generations(b);
+	ck_assert_uint_eq(b[0], a[0]);
+	ck_assert_uint_eq(b[1], a[1]);
+	ck_assert_uint_eq(b[2], a[2] + 1);
+	put_one(WDB_METRICS, "n1", "{\"error_rate\": 1}");
+	generations(a);
+	ck_assert_uint_eq(a[0], b[0]);
+	ck_assert_uint_eq(a[1], b[1] + 1);
+	ck_assert_uint_eq(a[2], b[2]);
+}
+END_TEST
+
 START_TEST(audit_record)
 {
 	char err[512];
@@ -930,6 +973,7 @@ static Suite *store_suite(void)
 	tcase_add_test(t, read_only_open);
 	tcase_add_test(t, map_full);
 	tcase_add_test(t, trim_by_time);
+	tcase_add_test(t, generations_by_kind);
 	suite_add_tcase(s, t);
 	return s;
 }
