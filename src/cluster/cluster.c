@@ -4,6 +4,7 @@
  * cluster.h; the layout in etcd is in sync.h. */
 #include "cluster/cluster.h"
 #include "cluster/etcd.h"
+#include "cluster/feed.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
 #include "common/log.h"
@@ -233,6 +234,7 @@ static void set_connected(cluster_t *c, int up, const char *why)
 typedef struct group {
 	int64_t rev;
 	json_t *changes;          /* [{kind, key, after}] */
+	json_t *feed;             /* pushed metrics: [value] in key order */
 	char actor[160];
 	char what[400];
 } group_t;
@@ -256,6 +258,22 @@ static int flush_group(cluster_t *c, group_t *g)
 			log_info("cluster: applied revision %lld: %s (%s)",
 			         (long long)g->rev, g->what, g->actor);
 		}
+	}
+	if (rc >= 0 && json_array_size(g->feed)) {
+		/* Pushed metrics (feed.h): their own revisions, apart from
+		 * the table's; a failure to write them is the store's, and a
+		 * full read applies them again. */
+		int n = cluster_feed_apply(c->db, g->rev, g->feed, err, sizeof(err));
+		if (n < 0) {
+			log_err("cluster: revision %lld: %s; resyncing in full",
+			        (long long)g->rev, err);
+			c->need_resync = 1;
+			rc = n;
+		} else {
+			log_debug("cluster: revision %lld: %d pushed measurements applied",
+			          (long long)g->rev, n);
+		}
+		json_array_clear(g->feed);
 	}
 	if (rc >= 0)
 		__atomic_store_n(&c->rev, g->rev, __ATOMIC_RELAXED);
@@ -286,6 +304,12 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 		if (v)
 			json_array_append_new(g->changes, json_pack("{s:s, s:s, s:o}",
 			    "kind", cluster_kind_name(kind), "key", key, "after", v));
+	} else if (cluster_feed_key(c->cc.prefix, kv.key)) {
+		/* A lease that ended deletes a push: nothing to undo. */
+		json_t *v = del ? NULL : json_loadb(kv.value, kv.value_len, 0, NULL);
+		if (json_is_object(v))
+			json_array_append(g->feed, v);
+		json_decref(v);
 	} else if (strncmp(kv.key + pl, "health/", 7) == 0) {
 		pthread_mutex_lock(&c->vmu);
 		view_event(c, &kv, del);
@@ -319,13 +343,14 @@ static int on_watch(const json_t *res, void *arg)
 		c->need_resync = 1;
 		return 1;
 	}
-	group_t g = { 0, json_array(), "", "" };
+	group_t g = { 0, json_array(), json_array(), "", "" };
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(res, "events"), i, ev)
 		group_event(c, &g, ev);
 	flush_group(c, &g);
 	json_decref(g.changes);
+	json_decref(g.feed);
 	return c->need_resync || stopping(c);
 }
 
@@ -348,7 +373,8 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
-			if (load_views(c, e, rev, err, sizeof(err))) {
+			if (load_views(c, e, rev, err, sizeof(err)) ||
+			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
 				set_connected(c, 0, err);
 				if (nap(c, delay))
 					break;
