@@ -677,6 +677,44 @@ static void hook_view(void *arg, const char *node, json_t *view)
 		kick(c);
 }
 
+/* Every live instance's view of @node, as nearest steering reads it
+ * (S4-6): the vantage, whether all its probes succeeded, and their mean
+ * total time. */
+static unsigned hook_vantages(void *arg, const char *node, nearest_vantage_t *out,
+                              unsigned max)
+{
+	cluster_t *c = arg;
+	unsigned n = 0;
+	pthread_mutex_lock(&c->vmu);
+	const char *inst;
+	json_t *v;
+	json_object_foreach(json_object_get(c->views, node), inst, v) {
+		if (n == max)
+			break;
+		nearest_vantage_t *o = &out[n++];
+		snprintf(o->name, sizeof(o->name), "%s", inst);
+		snprintf(o->region, sizeof(o->region), "%s",
+		         json_string_value(json_object_get(v, "region")) ?: "");
+		snprintf(o->isp, sizeof(o->isp), "%s",
+		         json_string_value(json_object_get(v, "isp")) ?: "");
+		o->at = (uint32_t)json_integer_value(json_object_get(v, "time"));
+		size_t i, k = 0;
+		json_t *p;
+		double sum = 0;
+		o->ok = 1;
+		json_array_foreach(json_object_get(v, "probes"), i, p) {
+			o->ok &= json_is_true(json_object_get(p, "ok"));
+			sum += (double)json_integer_value(json_object_get(p, "total_ms"));
+			k++;
+		}
+		/* A view of stale inputs says nothing of now. */
+		o->ok &= k > 0 && !json_is_true(json_object_get(v, "stale"));
+		o->ms = k ? sum / (double)k : 0;
+	}
+	pthread_mutex_unlock(&c->vmu);
+	return n;
+}
+
 /* The leader's decisions into etcd (health records, and the steering
  * engine's rows and state): each transaction compares the
  * leader key's create revision with the epoch the decisions were made
@@ -800,7 +838,7 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	c->mine = json_object();
 	c->sent = json_object();
 	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
-	                               hook_view, hook_publish };
+	                               hook_view, hook_publish, hook_vantages };
 	if (pthread_create(&c->watch_thr, NULL, watch_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the watch thread");
 		cluster_stop(c);

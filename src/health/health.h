@@ -17,6 +17,7 @@
 
 #include "health/health_conf.h"
 #include "health/hstats.h"
+#include "health/nearest.h"
 #include "store/weightdb.h"
 
 /** The health thread (opaque). */
@@ -68,6 +69,9 @@ typedef struct health_cluster {
 	 * unreachable): nothing of it then counts. */
 	int (*publish)(void *arg, int64_t epoch, json_t *records, const char *what,
 	               char *err, size_t errlen);
+	/** Every live instance's view of a node, with its vantage and probe
+	 * time: the latency matrix that nearest steering reads (S4-6). */
+	nearest_vantage_fn vantages;
 } health_cluster_t;
 
 /** Connects the running thread @h to the cluster (@cl copied by
