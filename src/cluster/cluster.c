@@ -263,6 +263,7 @@ static int flush_group(cluster_t *c, group_t *g)
 		/* Pushed metrics (feed.h): their own revisions, apart from
 		 * the table's; a failure to write them is the store's, and a
 		 * full read applies them again. */
+		int64_t t0 = mono_ms();
 		int n = cluster_feed_apply(c->db, g->rev, g->feed, err, sizeof(err));
 		if (n < 0) {
 			log_err("cluster: revision %lld: %s; resyncing in full",
@@ -270,8 +271,8 @@ static int flush_group(cluster_t *c, group_t *g)
 			c->need_resync = 1;
 			rc = n;
 		} else {
-			log_debug("cluster: revision %lld: %d pushed measurements applied",
-			          (long long)g->rev, n);
+			log_debug("cluster: revision %lld: %d pushed measurements applied in "
+			          "%lld ms", (long long)g->rev, n, (long long)(mono_ms() - t0));
 		}
 		json_array_clear(g->feed);
 	}
