@@ -411,12 +411,13 @@ static void *health_main(void *arg)
 	return NULL;
 }
 
-health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
-                       size_t errlen)
+health_t *health_start(const health_conf_t *hc, weightdb_t *db,
+                       const health_cluster_t *cl, char *err, size_t errlen)
 {
 	health_t *h = xcalloc(1, sizeof(*h));
 	h->c = *hc;
 	h->db = db;
+	h->cl = cl;
 	if (uv_loop_init(&h->loop)) {
 		snprintf(err, errlen, "health: cannot create its event loop");
 		free(h);
