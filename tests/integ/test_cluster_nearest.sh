@@ -24,7 +24,9 @@ perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo
 gslb_zone
 # Nodes a and b are probed at ports no server listens on; each instance
 # maps them to the fast server (FAST) or the slow one (SLOW, 0.15 s).
-PA=$((PORT + 3100)); PB=$((PORT + 3101)); FAST=$((PORT + 3102)); SLOW=$((PORT + 3103))
+# Just above the instances' DNS and statistics ports (PORT + 1..23), so
+# that every port stays within the test's range.
+PA=$((PORT + 40)); PB=$((PORT + 41)); FAST=$((PORT + 42)); SLOW=$((PORT + 43))
 trap 'rm -f "$T/feeding"; stop_httpds; cluster_cleanup' EXIT
 start_httpd "$FAST"
 echo slow > "$T/mode$SLOW"
