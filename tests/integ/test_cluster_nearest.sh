@@ -54,10 +54,11 @@ for r in "--region cn-gz --isp ctcc" "--region cn-bj --isp cucc"; do
 done
 CTLN 1 service set www.gslb.test --steering nearest --switch-margin 20% >/dev/null ||
 	fail "service set --steering nearest"
-for i in 1 2 3; do
-	GSLBD_TEST_PROBE_MAP="127.0.0.1:$PA=127.0.0.1:${MAPA[$i]},127.0.0.1:$PB=127.0.0.1:${MAPB[$i]}" \
-		ns_start "$i"
-done
+nsup() { # i
+	GSLBD_TEST_PROBE_MAP="127.0.0.1:$PA=127.0.0.1:${MAPA[$1]},127.0.0.1:$PB=127.0.0.1:${MAPB[$1]}" \
+		ns_start "$1"
+}
+for i in 1 2 3; do nsup "$i"; done
 
 leader_now() { CTLN 1 cluster status 2>/dev/null | sed -n 's/^leader: ns//p'; }
 L=
@@ -145,11 +146,41 @@ fi
 every_instance "$GZ" 192.0.2.2 && ok "cn-gz's row stays on b" || fail "cn-gz moved: $(ans 1 "$GZ")"
 expect_has "$(CTLN "$L" steer show www.gslb.test)" "^  b .*latency pushed for the row" \
 	"steer show: b's latency for cn-bj is the pushed one"
+# Each push is applied once in every store: 2 GB served by a at 1 per GB,
+# pushed once through ns$N, is a spend of 2 in every instance's budget
+# (read from its own store); an instance that starts on an empty store
+# gets it from etcd, once too, and one restarted on its store does not
+# count it again.
+O=$(( 6 - L - N ))
+CTLN 1 node set a --provider cdn-a --cost-per-gb 1 >/dev/null || fail "node set a --provider"
+CTLN 1 budget set cdn-a --limit 1000 >/dev/null || fail "budget set"
+CTLN "$N" metrics push a bytes=2000000000 >/dev/null || fail "push bytes"
+spent() { # i
+	CTLN "$1" --json budget list 2>/dev/null | python3 -c "
+import json, sys
+print('%.2f' % json.load(sys.stdin)['cdn-a']['spent'])" 2>/dev/null
+}
+spent_all() { local i; for i in 1 2 3; do [ "$(spent "$i")" = "$1" ] || return 1; done; }
+wait_until 10 spent_all 2.00 && ok "every store counts the pushed bytes once: spent 2.00" ||
+	fail "spent: $(spent 1) / $(spent 2) / $(spent 3)"
+ns_stop "$O"
+rm -rf "$T/ns$O/db"
+nsup "$O"
+spent_o() { [ "$(spent "$O")" = 2.00 ]; }
+wait_until 10 spent_o && ok "ns$O started on an empty store: spent 2.00 from etcd" ||
+	fail "ns$O on an empty store: spent $(spent "$O")"
+ns_stop "$N"
+nsup "$N"
+for _ in $(seq 50); do grep -q "resynced from etcd" <(tail -20 "$T/ns$N.log") && break; sleep 0.1; done
+sleep 1
+[ "$(spent "$O")" = 2.00 ] && [ "$(spent "$N")" = 2.00 ] &&
+	ok "ns$N restarted on its store: still 2.00, nothing applied twice" ||
+	fail "spent later: ns$O $(spent "$O"), ns$N $(spent "$N")"
+
 # Every store, not only the elected one's, holds the pushes: stop the
 # instance pushed to and the elected one; the third, which was never
 # pushed to, is elected and steers cn-bj on the pushed latency it got
 # through etcd (while the feeder goes on through ns$N's gslbctl).
-O=$(( 6 - L - N ))
 ns_stop "$N"
 ns_stop "$L"
 t0=$(date +%s)
