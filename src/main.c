@@ -1259,27 +1259,29 @@ static int run(void)
 	/* --replace: our workers read the sockets; the old daemon stops its
 	 * health thread and statistics endpoint before ours start. */
 	replace_finish();
-	health_conf_t hc;
-	if (health_conf_load(g_conf, &hc, err, sizeof(err)) ||
-	    !(g_health = health_start(&hc, g_db, err, sizeof(err)))) {
-		log_err("%s", err);
-		workers_stop(g_workers, g_nworkers);
-		return 1;
-	}
-	g_history_keep = (uint32_t)hc.history_keep;
-	/* Cluster mode: the table follows etcd (restart to change). */
+	/* Cluster mode: the table follows etcd (restart to change).  Started
+	 * before the health thread, whose first turn must already know it
+	 * is in cluster mode (S4-6: views, the election and the quorum
+	 * verdicts), or it would decide and steer alone into its store. */
 	cluster_conf_t cc;
 	if (cluster_conf_load(g_conf, &cc, err, sizeof(err)) ||
 	    (cc.enabled && !(g_cluster = cluster_start(&cc, g_db, err, sizeof(err))))) {
 		log_err("%s", err);
 		cluster_conf_free(&cc);
-		health_stop(g_health);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
 	cluster_conf_free(&cc);
-	/* S4-6: views, the election and the quorum verdicts. */
-	health_set_cluster(g_health, cluster_health_hooks(g_cluster));
+	health_conf_t hc;
+	if (health_conf_load(g_conf, &hc, err, sizeof(err)) ||
+	    !(g_health = health_start(&hc, g_db, cluster_health_hooks(g_cluster), err,
+	                              sizeof(err)))) {
+		log_err("%s", err);
+		cluster_stop(g_cluster);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
+	g_history_keep = (uint32_t)hc.history_keep;
 	stats_provider_t sp = { metrics, healthy, NULL };
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);

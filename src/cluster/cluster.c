@@ -4,6 +4,7 @@
  * cluster.h; the layout in etcd is in sync.h. */
 #include "cluster/cluster.h"
 #include "cluster/etcd.h"
+#include "cluster/feed.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
 #include "common/log.h"
@@ -233,6 +234,7 @@ static void set_connected(cluster_t *c, int up, const char *why)
 typedef struct group {
 	int64_t rev;
 	json_t *changes;          /* [{kind, key, after}] */
+	json_t *feed;             /* pushed metrics: [value] in key order */
 	char actor[160];
 	char what[400];
 } group_t;
@@ -256,6 +258,23 @@ static int flush_group(cluster_t *c, group_t *g)
 			log_info("cluster: applied revision %lld: %s (%s)",
 			         (long long)g->rev, g->what, g->actor);
 		}
+	}
+	if (rc >= 0 && json_array_size(g->feed)) {
+		/* Pushed metrics (feed.h): their own revisions, apart from
+		 * the table's; a failure to write them is the store's, and a
+		 * full read applies them again. */
+		int64_t t0 = mono_ms();
+		int n = cluster_feed_apply(c->db, g->rev, g->feed, err, sizeof(err));
+		if (n < 0) {
+			log_err("cluster: revision %lld: %s; resyncing in full",
+			        (long long)g->rev, err);
+			c->need_resync = 1;
+			rc = n;
+		} else {
+			log_debug("cluster: revision %lld: %d pushed measurements applied in "
+			          "%lld ms", (long long)g->rev, n, (long long)(mono_ms() - t0));
+		}
+		json_array_clear(g->feed);
 	}
 	if (rc >= 0)
 		__atomic_store_n(&c->rev, g->rev, __ATOMIC_RELAXED);
@@ -286,6 +305,12 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 		if (v)
 			json_array_append_new(g->changes, json_pack("{s:s, s:s, s:o}",
 			    "kind", cluster_kind_name(kind), "key", key, "after", v));
+	} else if (cluster_feed_key(c->cc.prefix, kv.key)) {
+		/* A lease that ended deletes a push: nothing to undo. */
+		json_t *v = del ? NULL : json_loadb(kv.value, kv.value_len, 0, NULL);
+		if (json_is_object(v))
+			json_array_append(g->feed, v);
+		json_decref(v);
 	} else if (strncmp(kv.key + pl, "health/", 7) == 0) {
 		pthread_mutex_lock(&c->vmu);
 		view_event(c, &kv, del);
@@ -319,13 +344,14 @@ static int on_watch(const json_t *res, void *arg)
 		c->need_resync = 1;
 		return 1;
 	}
-	group_t g = { 0, json_array(), "", "" };
+	group_t g = { 0, json_array(), json_array(), "", "" };
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(res, "events"), i, ev)
 		group_event(c, &g, ev);
 	flush_group(c, &g);
 	json_decref(g.changes);
+	json_decref(g.feed);
 	return c->need_resync || stopping(c);
 }
 
@@ -348,7 +374,8 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
-			if (load_views(c, e, rev, err, sizeof(err))) {
+			if (load_views(c, e, rev, err, sizeof(err)) ||
+			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
 				set_connected(c, 0, err);
 				if (nap(c, delay))
 					break;
@@ -651,6 +678,44 @@ static void hook_view(void *arg, const char *node, json_t *view)
 		kick(c);
 }
 
+/* Every live instance's view of @node, as nearest steering reads it
+ * (S4-6): the vantage, whether all its probes succeeded, and their mean
+ * total time. */
+static unsigned hook_vantages(void *arg, const char *node, nearest_vantage_t *out,
+                              unsigned max)
+{
+	cluster_t *c = arg;
+	unsigned n = 0;
+	pthread_mutex_lock(&c->vmu);
+	const char *inst;
+	json_t *v;
+	json_object_foreach(json_object_get(c->views, node), inst, v) {
+		if (n == max)
+			break;
+		nearest_vantage_t *o = &out[n++];
+		snprintf(o->name, sizeof(o->name), "%s", inst);
+		snprintf(o->region, sizeof(o->region), "%s",
+		         json_string_value(json_object_get(v, "region")) ?: "");
+		snprintf(o->isp, sizeof(o->isp), "%s",
+		         json_string_value(json_object_get(v, "isp")) ?: "");
+		o->at = (uint32_t)json_integer_value(json_object_get(v, "time"));
+		size_t i, k = 0;
+		json_t *p;
+		double sum = 0;
+		o->ok = 1;
+		json_array_foreach(json_object_get(v, "probes"), i, p) {
+			o->ok &= json_is_true(json_object_get(p, "ok"));
+			sum += (double)json_integer_value(json_object_get(p, "total_ms"));
+			k++;
+		}
+		/* A view of stale inputs says nothing of now. */
+		o->ok &= k > 0 && !json_is_true(json_object_get(v, "stale"));
+		o->ms = k ? sum / (double)k : 0;
+	}
+	pthread_mutex_unlock(&c->vmu);
+	return n;
+}
+
 /* The leader's decisions into etcd (health records, the steering
  * engine's rows and state, the gray release controller's services):
  * each transaction compares the leader key's create revision with the
@@ -803,7 +868,7 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	c->mine = json_object();
 	c->sent = json_object();
 	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
-	                               hook_view, hook_publish };
+	                               hook_view, hook_publish, hook_vantages };
 	if (pthread_create(&c->watch_thr, NULL, watch_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the watch thread");
 		cluster_stop(c);

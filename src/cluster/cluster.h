@@ -55,7 +55,7 @@ void cluster_stop(cluster_t *c);
  * views' lock: called at a scrape, never on the query path). */
 void cluster_info(cluster_t *c, cluster_info_t *out);
 
-/** The hooks that connect the health thread to @c (health_set_cluster();
+/** The hooks that connect the health thread to @c (health_start();
  * S4-6): its views published, the election, the combined verdicts and
  * the elected instance's decisions written to etcd.  Owned by @c; NULL
  * for NULL.  Stop the health thread before cluster_stop(). */

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "dns/zone.h"
 #include "gslb/geo.h"
+#include "health/push.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -132,16 +133,9 @@ static void usage(FILE *f)
  * weight rows, never a node's own). */
 int ctl_valid_word(const char *s, int star_ok)
 {
-	if (star_ok && strcmp(s, "*") == 0)
-		return 1;
-	size_t n = strlen(s);
-	if (n == 0 || n >= GEO_NAME_MAX)
-		return 0;
-	for (const char *p = s; *p; p++)
-		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
-		      *p == '-' || *p == '_' || *p == '.'))
-			return 0;
-	return 1;
+	/* The names a push may give are the names clients are located in. */
+	_Static_assert(PUSH_WORD_MAX == GEO_NAME_MAX, "push names are GeoIP names");
+	return push_valid_word(s, star_ok);
 }
 
 int ctl_valid_node_id(const char *s)

@@ -12,6 +12,7 @@
 #include "ctl/ctl.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
+#include "cluster/feed.h"
 #include "cluster/sync.h"
 #include "common/util.h"
 
@@ -221,6 +222,21 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 		       (long long)rev);
 	else
 		printf("cluster revision %lld: %s\n", (long long)rev, what);
+	return 1;
+}
+
+int ctl_cluster_push(json_t *lines, uint32_t at, double keep, int64_t *rev)
+{
+	char err[1024], actor[160];
+	if (!ce)
+		return 0;
+	snprintf(actor, sizeof(actor), "gslbctl:%s", ctl_user);
+	int rc = cluster_feed_put(ce, ccf.prefix, ccf.name, actor, lines, at, keep, rev,
+	                          err, sizeof(err));
+	if (rc)
+		ctl_die("cluster: %s%s; nothing was written",
+		        rc == GSLB_EIO ? "etcd is unreachable: " : "etcd refused the "
+		        "measurements: ", err);
 	return 1;
 }
 

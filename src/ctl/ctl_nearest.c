@@ -147,6 +147,12 @@ void ctl_nearest_print(json_t *st)
 			printf("%7.2f", json_integer_value(json_object_get(n, "weight")) / 100.0);
 		else
 			printf("%7s", "-");
-		printf("  %s\n", json_string_value(json_object_get(n, "limits_text")));
+		printf("  %s", json_string_value(json_object_get(n, "limits_text")));
+		/* Where the latency came from (S4-6): pushed, or the probes
+		 * of the vantages in the row's region. */
+		const char *src = json_string_value(json_object_get(n, "source"));
+		if (src)
+			printf("; latency %s", src);
+		printf("\n");
 	}
 }

@@ -6,7 +6,9 @@
 #include "ctl/ctl_steer.h"
 #include "health/cutover.h"
 #include "ctl/ctl_release.h"
+#include "health/push.h"
 #include "health/score.h"
+#include "health/steer.h"
 #include "store/plan.h"
 
 #include <ctype.h>
@@ -17,62 +19,46 @@
 #include <string.h>
 #include <time.h>
 
-/* metrics push NODE KEY=VALUE... (health metrics, S1-2) into @t. */
-static void push_health(wdb_txn_t *t, int argc, char **argv, char *msg, size_t size)
+/* How long pushed samples are kept: the longest window, or the
+ * staleness limit if that is longer. */
+static double sample_keep(void)
 {
-	const char *id = argv[1];
-	json_t *node = wdb_get(t, WDB_NODE, id);
-	if (!node)
-		ctl_die("metrics push: node %s does not exist", id);
-	json_decref(node);
-	json_t *m = wdb_get(t, WDB_METRICS, id);
-	if (!m)
-		m = json_object();
-	json_int_t now = time(NULL);
-	for (int i = 2; i < argc; i++) {
-		char *eq = strchr(argv[i], '=');
-		if (!eq)
-			ctl_die("metrics push: '%s' is not KEY=VALUE", argv[i]);
-		*eq = 0;
-		int k = score_metric_parse(argv[i]);
-		if (k < 0) {
-			char known[400] = "";
-			for (int j = 0; j < METRIC_COUNT; j++) {
-				size_t l = strlen(known);
-				snprintf(known + l, sizeof(known) - l, "%s%s", j ? ", " : "",
-				         score_metric_name((metric_t)j));
-			}
-			ctl_die("metrics push: unknown metric '%s' (known: %s)", argv[i], known);
-		}
-		char *end;
-		errno = 0;
-		double v = strtod(eq + 1, &end);
-		if (!eq[1] || *end || errno || score_metric_check((metric_t)k, v))
-			ctl_die("metrics push: %s=%s: value out of range", argv[i], eq + 1);
-		json_t *e = json_pack("{s:f, s:I}", "value", v, "time", now);
-		if (k == METRIC_FAILURE_RATE && v > SCORE_FAILURE_RATE_FAULT_PCT) {
-			/* S1-2: remember since when the rate has been high. */
-			json_t *prev = json_object_get(m, argv[i]);
-			json_int_t since = json_integer_value(json_object_get(prev, "high_since"));
-			json_object_set_new(e, "high_since", json_integer(since ? since : now));
-		}
-		json_object_set_new(m, argv[i], e);
+	const steer_conf_t *c = &ctl_hc.steer;
+	double keep = c->nwindows ? c->windows[c->nwindows - 1] : 0;
+	return keep > c->stale ? keep : c->stale;
+}
+
+/* One push (@argc, @argv start at "push") of time @now into @t, its
+ * words appended to @lines; dies on an error. */
+static void push_one(wdb_txn_t *t, int argc, char **argv, uint32_t now, json_t *lines,
+                     char *msg, size_t size)
+{
+	char err[1200];
+	if (push_apply(t, argc, argv, now, sample_keep(), msg, size, err, sizeof(err)))
+		ctl_die("%s", err);
+	json_t *words = json_array();
+	for (int i = 1; i < argc; i++)
+		json_array_append_new(words, json_string(argv[i]));
+	json_array_append_new(lines, words);
+}
+
+/* Commits the pushes validated in @t (@lines, their words): into the
+ * local store, or in cluster mode into etcd, from where every gslbd
+ * applies them.  Returns the cluster revision, 0 when local. */
+static int64_t push_commit(wdb_txn_t *t, json_t *lines, uint32_t now)
+{
+	char err[512];
+	int64_t rev = 0;
+	if (json_array_size(lines) && ctl_cluster_push(lines, now, sample_keep(), &rev)) {
+		wdb_abort(t);
+	} else if (wdb_commit(t, "metrics", err, sizeof(err)) < 0) {
+		ctl_die("%s", err);
 	}
-	ctl_set(t, WDB_METRICS, id, m);
-	json_decref(m);
-	snprintf(msg, size, "metrics of %s stored", id);
+	json_decref(lines);
+	if (!rev)
+		ctl_warn_no_daemon();
+	return rev;
 }
-
-/* One push (@argc, @argv start at "push") into @t. */
-static void push_one(wdb_txn_t *t, int argc, char **argv, char *msg, size_t size)
-{
-	if (argc < 3)
-		ctl_die("metrics push: give a node and at least one KEY=VALUE");
-	if (ctl_steer_metrics(t, argc, argv, msg, size) < 0)
-		push_health(t, argc, argv, msg, size);
-}
-
-#define PUSH_MAX_WORDS 64
 
 /* metrics push --file FILE|-: one push per line (the words after
  * "metrics push"; blank lines and # comments skipped), all in one
@@ -85,6 +71,8 @@ static int push_file(const char *path)
 		ctl_die("metrics push --file %s: %s", path, strerror(errno));
 	const char *name = f == stdin ? "stdin" : path;
 	wdb_txn_t *t = ctl_begin();
+	uint32_t now = (uint32_t)time(NULL);
+	json_t *lines = json_array();
 	char *line = NULL, where[4200], msg[400];
 	size_t cap = 0;
 	unsigned lineno = 0, pushed = 0;
@@ -102,7 +90,7 @@ static int push_file(const char *path)
 			argv[argc++] = w;
 		}
 		if (argc > 1) {
-			push_one(t, argc, argv, msg, sizeof(msg));
+			push_one(t, argc, argv, now, lines, msg, sizeof(msg));
 			pushed++;
 		}
 		ctl_die_where = NULL;
@@ -112,14 +100,14 @@ static int push_file(const char *path)
 	free(line);
 	if (f != stdin)
 		fclose(f);
-	char err[512];
-	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-		ctl_die("%s", err);
+	int64_t rev = push_commit(t, lines, now);
 	if (ctl_json)
 		printf("{\"pushed\": %u}\n", pushed);
+	else if (rev)
+		printf("%u measurement%s from %s written to the cluster (revision %lld)\n",
+		       pushed, pushed == 1 ? "" : "s", name, (long long)rev);
 	else
 		printf("%u measurement%s from %s stored\n", pushed, pushed == 1 ? "" : "s", name);
-	ctl_warn_no_daemon();
 	return 0;
 }
 
@@ -136,14 +124,15 @@ int ctl_cmd_metrics(int argc, char **argv)
 	if (argc < 3)
 		ctl_die("metrics push: give a node and at least one KEY=VALUE");
 	wdb_txn_t *t = ctl_begin();
+	uint32_t now = (uint32_t)time(NULL);
+	json_t *lines = json_array();
 	char msg[400];
-	push_one(t, argc, argv, msg, sizeof(msg));
-	char err[512];
-	if (wdb_commit(t, "metrics", err, sizeof(err)) < 0)
-		ctl_die("%s", err);
-	if (!ctl_json)
+	push_one(t, argc, argv, now, lines, msg, sizeof(msg));
+	int64_t rev = push_commit(t, lines, now);
+	if (!ctl_json && rev)
+		printf("%s in the cluster (revision %lld)\n", msg, (long long)rev);
+	else if (!ctl_json)
 		printf("%s\n", msg);
-	ctl_warn_no_daemon();
 	return 0;
 }
 

@@ -6,13 +6,6 @@
 
 #include "ctl/ctl.h"
 
-/** `metrics push` with steering inputs (--region, --isp, --at,
- * success=, latency=, bytes=, or --provider NAME spent=) into @t, not
- * committed: @argc, @argv start at "push".  Returns -1 when the
- * arguments are not a steering push (the caller handles them), else 0
- * with what was stored in @msg; dies on an error. */
-int ctl_steer_metrics(wdb_txn_t *t, int argc, char **argv, char *msg, size_t size);
-
 /** Applies node option @o (value @v) to node @n if it is a steering
  * option (--provider, --cost-per-gb).  Returns 1 if it was, 0 if not;
  * dies on a bad value. */

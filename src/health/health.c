@@ -226,6 +226,16 @@ static int publish_decisions(void *arg, json_t *records, const char *what,
 	return cl->publish(cl->arg, h->cl_epoch, records, what, err, errlen);
 }
 
+/* The live vantages' views of a node, for nearest steering on the
+ * elected instance (nearest_vantage_fn). */
+static unsigned steer_vantages(void *arg, const char *node, nearest_vantage_t *out,
+                               unsigned max)
+{
+	health_t *h = arg;
+	const health_cluster_t *cl = __atomic_load_n(&h->cl, __ATOMIC_ACQUIRE);
+	return cl && cl->vantages ? cl->vantages(cl->arg, node, out, max) : 0;
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	health_t *h = t->data;
@@ -285,7 +295,8 @@ static void on_tick(uv_timer_t *t)
 		if (!cl || h->cl_epoch) {
 			json_t *sla = json_object();
 			if (steer_run(h->db, &h->c.steer, health__wall(),
-			              cl ? publish_decisions : NULL, h, sla, err, sizeof(err)) < 0)
+			              cl ? publish_decisions : NULL, cl ? steer_vantages : NULL, h,
+			              sla, err, sizeof(err)) < 0)
 				log_warning("%s", err);
 			else
 				health__steer_sla(h, sla);
@@ -300,7 +311,8 @@ static void on_tick(uv_timer_t *t)
 		char err[512];
 		if ((!cl || h->cl_epoch) &&
 		    steer_run_hard(h->db, &h->c.steer, health__wall(),
-		                   cl ? publish_decisions : NULL, h, err, sizeof(err)) < 0)
+		                   cl ? publish_decisions : NULL, cl ? steer_vantages : NULL, h,
+		                   err, sizeof(err)) < 0)
 			log_warning("%s", err);
 		h->steer_hard = 0;
 	}
@@ -416,12 +428,13 @@ static void *health_main(void *arg)
 	return NULL;
 }
 
-health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
-                       size_t errlen)
+health_t *health_start(const health_conf_t *hc, weightdb_t *db,
+                       const health_cluster_t *cl, char *err, size_t errlen)
 {
 	health_t *h = xcalloc(1, sizeof(*h));
 	h->c = *hc;
 	h->db = db;
+	h->cl = cl;
 	if (uv_loop_init(&h->loop)) {
 		snprintf(err, errlen, "health: cannot create its event loop");
 		free(h);

@@ -17,6 +17,7 @@
 
 #include "health/health_conf.h"
 #include "health/hstats.h"
+#include "health/nearest.h"
 #include "store/weightdb.h"
 
 /** The health thread (opaque). */
@@ -72,18 +73,20 @@ typedef struct health_cluster {
 	 * unreachable, GSLB_EAGAIN): nothing of it then counts. */
 	int (*publish)(void *arg, int64_t epoch, json_t *records, const char *what,
 	               char *err, size_t errlen);
+	/** Every live instance's view of a node, with its vantage and probe
+	 * time: the latency matrix that nearest steering reads (S4-6). */
+	nearest_vantage_fn vantages;
 } health_cluster_t;
 
-/** Connects the running thread @h to the cluster (@cl copied by
- * pointer: it must outlive the thread; NULL: standalone).  Call
- * health_stop() before freeing what the hooks use. */
-void health_set_cluster(health_t *h, const health_cluster_t *cl);
-
-/** Starts the health thread on @db with a copy of @hc.  @db must outlive
- * the thread.  Returns the handle (the caller stops it with health_stop),
- * or NULL with the reason in @err. */
-health_t *health_start(const health_conf_t *hc, weightdb_t *db, char *err,
-                       size_t errlen);
+/** Starts the health thread on @db with a copy of @hc, connected to the
+ * cluster through @cl (kept by pointer; NULL: standalone).  @db and what
+ * the hooks use must outlive the thread: call health_stop() first.  The
+ * hooks are in place before the thread's first turn, so that an
+ * instance in cluster mode never decides as if standalone.  Returns the
+ * handle (the caller stops it with health_stop), or NULL with the
+ * reason in @err. */
+health_t *health_start(const health_conf_t *hc, weightdb_t *db,
+                       const health_cluster_t *cl, char *err, size_t errlen);
 
 /** Hands new health and cutover settings @hc (copied) to the running
  * thread, which applies them at its next turn: every later probe, score,

@@ -32,6 +32,61 @@ int nearest_margin_parse(const char *s, double *v, int *ms)
 	return 0;
 }
 
+/* The mean time of the views of @v[0..@nv) that match the row at
+ * @level (1: region and ISP, 2: region) and are good and fresh; which
+ * in *@used (bit i for @v[i]). */
+static double vantage_mean(const nearest_vantage_t *v, unsigned nv, int level,
+                           const char *region, const char *isp, uint32_t now,
+                           uint32_t fresh, uint32_t *used)
+{
+	double sum = 0;
+	unsigned n = 0;
+	*used = 0;
+	for (unsigned i = 0; i < nv && i < 32; i++) {
+		/* A view from the future (clocks apart) counts as fresh. */
+		if (!v[i].ok || (v[i].at < now && now - v[i].at > fresh) ||
+		    strcmp(v[i].region, region) != 0 ||
+		    (level == 1 && strcmp(v[i].isp, isp) != 0))
+			continue;
+		sum += v[i].ms;
+		*used |= 1u << i;
+		n++;
+	}
+	return n ? sum / n : 0;
+}
+
+nearest_src_t nearest_latency_source(int pushed_level, double pushed,
+                                     const nearest_vantage_t *v, unsigned nv,
+                                     const char *region, const char *isp,
+                                     uint32_t now, uint32_t fresh, double *ms,
+                                     uint32_t *used)
+{
+	*used = 0;
+	/* The clients' own measurement for their region is the truth the
+	 * probes only approximate (S4-1: entry-to-node latency). */
+	if (pushed_level == 1 || pushed_level == 2) {
+		*ms = pushed;
+		return NEAREST_SRC_PUSHED;
+	}
+	/* S4-6: a name server in the clients' region and ISP sees the node
+	 * over much the same network as they do; one in their region over
+	 * part of it.  A node-wide figure says nothing of the region. */
+	if (strcmp(region, "*") != 0) {
+		for (int level = 1; level <= 2; level++) {
+			double m = vantage_mean(v, nv, level, region, isp, now, fresh, used);
+			if (*used) {
+				*ms = m;
+				return level == 1 ? NEAREST_SRC_PROBE_ISP : NEAREST_SRC_PROBE_REGION;
+			}
+		}
+	}
+	if (pushed_level == 3 || pushed_level == 4) {
+		*ms = pushed;
+		return NEAREST_SRC_PUSHED_WIDE;
+	}
+	return NEAREST_SRC_NONE;
+}
+
 int nearest_better(const nearest_conf_t *c, double cand, double cur)
 {
 	/* S4-5: a gain within the margin (probe jitter) is no reason to

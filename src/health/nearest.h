@@ -104,6 +104,60 @@ typedef enum {
 	NEAREST_NONE,             /* no usable candidate: shares unchanged */
 } nearest_verdict_t;
 
+/* S4-6: the most live vantages (name servers) of one node read for a
+ * row; a delegation has a handful of name servers, never this many. */
+#define NEAREST_VANTAGE_MAX 16
+/* The longest instance, region or ISP name of a vantage, with the NUL
+ * (cluster.name and the vantage's names; longer ones are cut). */
+#define NEAREST_VNAME_MAX 64
+
+/** One live vantage's view of a node (S4-6): the instance that probes
+ * it, where from, and its probes' time. */
+typedef struct nearest_vantage {
+	char name[NEAREST_VNAME_MAX];
+	char region[NEAREST_VNAME_MAX], isp[NEAREST_VNAME_MAX];
+	int ok;                   /* it has probe results, all of them good */
+	double ms;                /* their mean total time, ms */
+	uint32_t at;              /* when the view was taken (unix time) */
+} nearest_vantage_t;
+
+/** Fills @out[0..@max) with the live vantages' views of node @node
+ * (cluster mode: every instance's published view, S4-6) and returns how
+ * many. */
+typedef unsigned (*nearest_vantage_fn)(void *arg, const char *node,
+                                       nearest_vantage_t *out, unsigned max);
+
+/** Where a node's latency for a row came from (S4-1, S4-6), in the
+ * order of precedence: the most specific measurement wins, and at equal
+ * specificity the clients' own (pushed) over the name servers' probes. */
+typedef enum {
+	NEAREST_SRC_NONE = 0,     /* no fresh latency: ranked after the rest */
+	NEAREST_SRC_PUSHED,       /* pushed for the row's region (and ISP) */
+	NEAREST_SRC_PROBE_ISP,    /* probes from vantages in the row's region
+	                             and ISP */
+	NEAREST_SRC_PROBE_REGION, /* probes from vantages in its region */
+	NEAREST_SRC_PUSHED_WIDE,  /* pushed for the ISP alone, or for the
+	                             node as a whole */
+} nearest_src_t;
+
+/** The latency of a node for the row (@region, @isp) at @now (S4-1,
+ * S4-6).  @pushed_level: which of the node's pushed input records gave a
+ * fresh latency @pushed (steer__row_input(): 1 the row's region and
+ * ISP, 2 its region alone, 3 its ISP alone, 4 the node as a whole; 0
+ * none).  @v[0..@nv): the live vantages' views of the node; a view
+ * counts when its probes all succeeded and it is at most @fresh seconds
+ * old.  The choice: pushed at levels 1-2; else the mean of the views
+ * from the row's region and ISP; else of those from its region; else
+ * pushed at levels 3-4; else none.  A row of region "*" has no vantage.
+ * @nv is at most NEAREST_VANTAGE_MAX.  The latency goes into *@ms, and
+ * into *@used the views averaged (bit i for @v[i]; 0 for a pushed one).
+ * Returns the source. */
+nearest_src_t nearest_latency_source(int pushed_level, double pushed,
+                                     const nearest_vantage_t *v, unsigned nv,
+                                     const char *region, const char *isp,
+                                     uint32_t now, uint32_t fresh, double *ms,
+                                     uint32_t *used);
+
 /** Parses switch margin @s ("15%", "15" or "10ms") into *@v and *@ms.
  * Returns 0, or -1 when it is not a percentage in (0, 100) or a time in
  * (0, 10000] ms. */

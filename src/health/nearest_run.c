@@ -169,8 +169,30 @@ int nearest_decision_read(json_t *d, nearest_conf_t *c, uint32_t *now, int *hard
 	return 0;
 }
 
+/* The oldest view of a live vantage that is read, in seconds, unless
+ * steer.stale is longer: a view whose verdict holds is published again
+ * only every 30 s (cluster.c, VIEW_REFRESH_MS), so three refreshes.  A
+ * vantage that dies takes its views with it (its lease). */
+#define NEAREST_VIEW_AGE 90
+
+/* The words for where node latency @src came from (@v, @used as
+ * nearest_latency_source() left them) into @buf. */
+static void source_text(nearest_src_t src, const nearest_vantage_t *v, unsigned nv,
+                        uint32_t used, char *buf, size_t size)
+{
+	static const char *const words[] = { "none", "pushed for the row",
+		"probes from its region and ISP", "probes from its region",
+		"pushed for the ISP or the node" };
+	size_t l = (size_t)snprintf(buf, size, "%s", words[src]);
+	for (unsigned i = 0, k = 0; i < nv && l < size; i++)
+		if (used & (1u << i))
+			l += (size_t)snprintf(buf + l, size - l, "%s%s (%s/%s)", k++ ? ", " : ": ",
+			                      v[i].name, v[i].region, v[i].isp);
+}
+
 int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
                     const char *key, json_t *row, json_t *svc, int hard_only,
+                    nearest_vantage_fn vantages, void *varg,
                     char *what, size_t size, size_t *len)
 {
 	wdb_row_parts_t parts;
@@ -211,6 +233,8 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 	static nearest_in_t in[STEER_MAX_NODES];
 	static nearest_out_t out[STEER_MAX_NODES];
 	static const char *gone[STEER_MAX_NODES];
+	static char src[STEER_MAX_NODES][300];
+	static nearest_vantage_t vt[NEAREST_VANTAGE_MAX];
 	unsigned n = 0;
 	const char *id;
 	json_t *w;
@@ -230,9 +254,20 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 		gone[n - 1] = x->base ? node_out(node) : "has weight 0";
 		x->usable = node_out(node) == NULL;
 		json_decref(node);
-		double agg;
-		x->has_latency = steer__row_input(t, sc, now, id, region, isp, 1, &agg,
-		                                  &x->latency);
+		/* S4-1, S4-6: the clients' pushed latency for the row, or
+		 * the probes of the name servers in their region. */
+		double agg, pushed = 0;
+		int level = 0;
+		if (!steer__row_input(t, sc, now, id, region, isp, 1, &agg, &pushed, &level))
+			level = 0;
+		unsigned nv = vantages ? vantages(varg, id, vt, NEAREST_VANTAGE_MAX) : 0;
+		uint32_t used;
+		uint32_t fresh = sc->stale > NEAREST_VIEW_AGE ? (uint32_t)sc->stale :
+		                 NEAREST_VIEW_AGE;
+		nearest_src_t from = nearest_latency_source(level, pushed, vt, nv, region, isp,
+		                                            now, fresh, &x->latency, &used);
+		x->has_latency = from != NEAREST_SRC_NONE;
+		source_text(from, vt, nv, used, src[n - 1], sizeof(src[n - 1]));
 		/* S4-3, S1-6: the load is the pushed bandwidth, in percent
 		 * of the node's capacity, while it is fresh. */
 		json_t *m = wdb_get(t, WDB_METRICS, id);
@@ -348,8 +383,10 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
 				in[i].usable);
 			if (out[i].has_ema)
 				json_object_set_new(j, "ema", json_real(out[i].ema));
-			if (in[i].has_latency && !hard_only)
+			if (in[i].has_latency && !hard_only) {
 				json_object_set_new(j, "latency", json_real(in[i].latency));
+				json_object_set_new(j, "source", json_string(src[i]));
+			}
 			if (in[i].has_load)
 				json_object_set_new(j, "load", json_real(in[i].load));
 			if (in[i].has_load && out[i].rank)

@@ -37,11 +37,14 @@ void nearest_service_conf(json_t *svc, const steer_conf_t *sc, nearest_conf_t *c
 
 /** Evaluates weight row @key (@row) of nearest service @svc in @t at
  * @now (nearest_step(), @hard_only as there) and writes its state and,
- * when they changed, its shares.  Appends the decision's words to @what
- * (of @size, @len used).  Returns 1 when the shares changed, 0 when not,
- * or a negative error. */
+ * when they changed, its shares.  A node's latency for the row is its
+ * pushed one or its live vantages' probes, by nearest_latency_source();
+ * @vantages(@varg, ...) gives the views (NULL: standalone, none).
+ * Appends the decision's words to @what (of @size, @len used).  Returns
+ * 1 when the shares changed, 0 when not, or a negative error. */
 int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
                     const char *key, json_t *row, json_t *svc, int hard_only,
+                    nearest_vantage_fn vantages, void *varg,
                     char *what, size_t size, size_t *len);
 
 /** Reads decision @d (a weight row's "steer" "decision" written by

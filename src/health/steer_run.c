@@ -283,6 +283,10 @@ typedef struct {
 	 * publish, {"weight": {key: row or null}, "steer": {key: state or
 	 * null}}; NULL in standalone mode, where the run commits it. */
 	json_t *pub;
+	/* Cluster mode: the live vantages' views, the latency of nearest
+	 * rows without pushed latency (S4-6); NULL in standalone mode. */
+	nearest_vantage_fn vantages;
+	void *varg;
 } run_t;
 
 /* Writes (@kind, @key, @val) in the run's transaction, which the
@@ -363,7 +367,7 @@ static void node_load(run_t *r, const char *id, json_t *node, uint32_t since,
 
 int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
                      const char *id, const char *region, const char *isp,
-                     int which, double *out, double *now_out)
+                     int which, double *out, double *now_out, int *level)
 {
 	const char *keys[4][2] = { { region, isp }, { region, "*" }, { "*", isp },
 	                           { "*", "*" } };
@@ -383,8 +387,11 @@ int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
 		steer_sample_t s[STEER_MAX_SAMPLES];
 		unsigned n = read_samples(rec, s);
 		json_decref(rec);
-		if (steer_aggregate(c, s, n, now, which, out, now_out))
+		if (steer_aggregate(c, s, n, now, which, out, now_out)) {
+			if (level)
+				*level = k + 1;
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -393,9 +400,9 @@ int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
 static void gather(run_t *r, const char *region, const char *isp, steer_in_t *in)
 {
 	in->has_success = steer__row_input(r->t, r->c, r->now, in->id, region, isp, 0,
-	                                   &in->success, &in->success_now);
+	                                   &in->success, &in->success_now, NULL);
 	in->has_latency = steer__row_input(r->t, r->c, r->now, in->id, region, isp, 1,
-	                                   &in->latency, NULL);
+	                                   &in->latency, NULL, NULL);
 }
 
 static void note(run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -606,7 +613,7 @@ static int row_cb(const char *key, json_t *row, void *arg)
 		json_t *w0 = r->pub ? wdb_get(r->t, WDB_WEIGHT, key) : NULL;
 		json_t *s0 = r->pub ? wdb_get(r->t, WDB_STEER, key) : NULL;
 		int rc = nearest_run_row(r->t, r->c, r->now, key, row, s, r->hard_only,
-		                         r->what, sizeof(r->what), &r->wl);
+		                         r->vantages, r->varg, r->what, sizeof(r->what), &r->wl);
 		r->changed += rc > 0;
 		r->rc = rc < 0 ? rc : 0;
 		if (r->pub && !r->rc) {
@@ -661,11 +668,13 @@ static int has_steer_state(const char *key, json_t *val, void *arg)
 }
 
 static int run(weightdb_t *db, const steer_conf_t *c, uint32_t now, int hard_only,
-               steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
-               size_t errlen)
+               steer_publish_fn publish, nearest_vantage_fn vantages, void *arg,
+               json_t *sla_out, char *err, size_t errlen)
 {
 	run_t r;
 	memset(&r, 0, sizeof(r));
+	r.vantages = vantages;
+	r.varg = arg;
 	r.hard_only = hard_only;
 	r.c = c;
 	r.now = now;
@@ -739,14 +748,15 @@ static int run(weightdb_t *db, const steer_conf_t *c, uint32_t now, int hard_onl
 }
 
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
-              size_t errlen)
+              steer_publish_fn publish, nearest_vantage_fn vantages, void *arg,
+              json_t *sla_out, char *err, size_t errlen)
 {
-	return run(db, c, now, 0, publish, arg, sla_out, err, errlen);
+	return run(db, c, now, 0, publish, vantages, arg, sla_out, err, errlen);
 }
 
 int steer_run_hard(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-                   steer_publish_fn publish, void *arg, char *err, size_t errlen)
+                   steer_publish_fn publish, nearest_vantage_fn vantages, void *arg,
+                   char *err, size_t errlen)
 {
-	return run(db, c, now, 1, publish, arg, NULL, err, errlen);
+	return run(db, c, now, 1, publish, vantages, arg, NULL, err, errlen);
 }

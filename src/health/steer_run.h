@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "health/nearest.h"
 #include "health/steer.h"
 #include "store/weightdb.h"
 
@@ -41,22 +42,27 @@ typedef int (*steer_publish_fn)(void *arg, json_t *records, const char *what,
  * @publish (cluster mode: the elected instance), the rows and the
  * engine's state are evaluated in a transaction that is then aborted,
  * and handed to @publish(@arg, ...) instead, so that every instance
- * gets the same shares from the shared table.  @sla_out (may be NULL;
+ * gets the same shares from the shared table.  With @vantages (cluster
+ * mode), nearest rows read the live vantages' probe latencies through
+ * @vantages(@arg, ...) where no latency was pushed for them (S4-6,
+ * nearest_latency_source()).  @sla_out (may be NULL;
  * an object the caller owns) gets, once the transaction is committed or
  * published, every node taken out for the SLA (S3-5) in a row of a
  * dynamic (not shadow) service: id -> [row keys].  Returns the number of
  * rows whose shares changed, or a negative error with the reason in
  * @err (and nothing in @sla_out). */
 int steer_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-              steer_publish_fn publish, void *arg, json_t *sla_out, char *err,
-              size_t errlen);
+              steer_publish_fn publish, nearest_vantage_fn vantages, void *arg,
+              json_t *sla_out, char *err, size_t errlen);
 
 /** Between the regular runs, after a health decision: evaluates only
  * the rows of nearest services, and changes one only when a node with a
  * share failed hard (S4-4: it leaves at once, not at the next run).
- * @publish and @arg as for steer_run().  Returns as steer_run(). */
+ * @publish, @vantages and @arg as for steer_run().  Returns as
+ * steer_run(). */
 int steer_run_hard(weightdb_t *db, const steer_conf_t *c, uint32_t now,
-                   steer_publish_fn publish, void *arg, char *err, size_t errlen);
+                   steer_publish_fn publish, nearest_vantage_fn vantages, void *arg,
+                   char *err, size_t errlen);
 
 /** Whether service object @svc is steered: "steering" is "dynamic" or
  * "shadow" (S2-9: computed, recorded and explained, but its plans keep
@@ -108,10 +114,11 @@ void steer_sample_add(json_t *rec, uint32_t t, double success,
  * (@region, @isp) in @t at @now, aggregated by steer_aggregate() into
  * *@out (and the shortest window's median into *@now_out, may be NULL):
  * from the most specific of the node's input records for the row's
- * region and ISP, then either alone, then the node as a whole.  Returns
+ * region and ISP, then either alone, then the node as a whole; which
+ * of these four gave it goes into *@level (1..4; may be NULL).  Returns
  * 1, or 0 when none is fresh.  Internal to the steering engines. */
 int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
                      const char *id, const char *region, const char *isp,
-                     int which, double *out, double *now_out);
+                     int which, double *out, double *now_out, int *level);
 
 #endif

@@ -6,8 +6,8 @@
  * its decisions (health records with standby promotions and cutover
  * phases) go to etcd, from where every instance's store gets them.
  *
- * Thread safety: health thread only, but health_set_cluster() (main
- * thread), which stores one pointer atomically. */
+ * Thread safety: health thread only (the hooks are set by health_start()
+ * before the thread runs). */
 #include "config.h"
 #include "health/health_int.h"
 #include "common/log.h"
@@ -15,11 +15,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-void health_set_cluster(health_t *h, const health_cluster_t *cl)
-{
-	__atomic_store_n(&h->cl, cl, __ATOMIC_RELEASE);
-}
 
 verdict_state_t health__decided(const health_t *h, const hnode_t *n)
 {

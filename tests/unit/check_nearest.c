@@ -399,6 +399,81 @@ static double moved(unsigned n, const uint32_t *a, const uint32_t *b, double *mi
 	return (double)m / KEYS;
 }
 
+/* S4-1, S4-6: which latency a node gets for a row: pushed for the row
+ * first, then the probes of the vantages in the row's region and ISP,
+ * then in its region, then pushed for the ISP or the node as a whole. */
+static nearest_vantage_t vant(const char *name, const char *region, const char *isp,
+                              int ok, double ms, uint32_t at)
+{
+	nearest_vantage_t v;
+	memset(&v, 0, sizeof(v));
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	snprintf(v.region, sizeof(v.region), "%s", region);
+	snprintf(v.isp, sizeof(v.isp), "%s", isp);
+	v.ok = ok;
+	v.ms = ms;
+	v.at = at;
+	return v;
+}
+
+START_TEST(latency_source)
+{
+	const uint32_t now = 100000, fr = 300;
+	nearest_vantage_t v[5] = {
+		vant("ns1", "cn-bj", "ctcc", 1, 10, now - 5),
+		vant("ns2", "cn-bj", "cucc", 1, 30, now - 5),
+		vant("ns3", "cn-gz", "ctcc", 1, 80, now - 5),
+		vant("ns4", "cn-bj", "ctcc", 1, 20, now - 5),
+		vant("ns5", "cn-gz", "ctcc", 0, 5, now - 5),
+	};
+	double ms = -1;
+	uint32_t used = 99;
+	/* Pushed for the row (region and ISP, or region alone) wins. */
+	ck_assert_int_eq(nearest_latency_source(1, 42, v, 5, "cn-bj", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PUSHED);
+	ck_assert(ms == 42 && used == 0);
+	ck_assert_int_eq(nearest_latency_source(2, 43, v, 5, "cn-bj", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PUSHED);
+	ck_assert(ms == 43);
+	/* No pushed latency: the vantages of the same region and ISP,
+	 * averaged (ns1 and ns4), not ns2 of another ISP. */
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 5, "cn-bj", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PROBE_ISP);
+	ck_assert(ms == 15 && used == (1u << 0 | 1u << 3));
+	/* Over a node-wide pushed figure too. */
+	ck_assert_int_eq(nearest_latency_source(4, 99, v, 5, "cn-bj", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PROBE_ISP);
+	ck_assert(ms == 15);
+	/* No vantage of the ISP: those of the region (ns1, ns2, ns4). */
+	ck_assert_int_eq(nearest_latency_source(3, 99, v, 5, "cn-bj", "cmcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PROBE_REGION);
+	ck_assert(ms == 20 && used == (1u << 0 | 1u << 1 | 1u << 3));
+	/* A failing view (ns5) does not count; ns3 does. */
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 5, "cn-gz", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PROBE_ISP);
+	ck_assert(ms == 80 && used == 1u << 2);
+	/* No vantage in the region: the wide pushed figure, else none. */
+	ck_assert_int_eq(nearest_latency_source(3, 77, v, 5, "cn-sh", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PUSHED_WIDE);
+	ck_assert(ms == 77 && used == 0);
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 5, "cn-sh", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_NONE);
+	/* A row of every region has no vantage of its own. */
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 5, "*", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_NONE);
+	/* A view older than @fresh is not read; one from a clock ahead is. */
+	v[2].at = now - fr - 1;
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 3, "cn-gz", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_NONE);
+	v[2].at = now + 3;
+	ck_assert_int_eq(nearest_latency_source(0, 0, v, 3, "cn-gz", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_PROBE_ISP);
+	/* No views at all (standalone). */
+	ck_assert_int_eq(nearest_latency_source(0, 0, NULL, 0, "cn-bj", "ctcc", now, fr,
+	                                        &ms, &used), NEAREST_SRC_NONE);
+}
+END_TEST
+
 START_TEST(sticky_moves)
 {
 	/* One node's share changes, the others keep their weights. */
@@ -441,6 +516,7 @@ static Suite *suite(void)
 	tcase_add_test(t, capacity_spill);
 	tcase_add_test(t, min_step);
 	tcase_add_test(t, sticky_moves);
+	tcase_add_test(t, latency_source);
 	suite_add_tcase(s, t);
 	return s;
 }

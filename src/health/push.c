@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/* One `metrics push` validated and written into a store transaction
+ * (push.h): health metrics, steering inputs and spend. */
+#include "health/push.h"
+#include "health/cutover.h"
+#include "health/score.h"
+#include "health/steer_run.h"
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Longest metric name of a health push. */
+#define METRIC_NAME_MAX 64
+
+int push_valid_word(const char *s, int star_ok)
+{
+	if (star_ok && strcmp(s, "*") == 0)
+		return 1;
+	size_t n = strlen(s);
+	if (n == 0 || n >= PUSH_WORD_MAX)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* The error of a push: its text into @err, GSLB_EINVAL. */
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return GSLB_EINVAL;
+}
+
+/* Writes @val (which it takes) under (@kind, @key). */
+static int put(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val,
+               char *err, size_t errlen)
+{
+	int rc = wdb_set(t, kind, key, val);
+	json_decref(val);
+	if (rc)
+		snprintf(err, errlen, "writing %s: %s; nothing was changed", key,
+		         wdb_strerror(rc));
+	return rc;
+}
+
+/* A number of key @what in [@lo, @hi] into *@out. */
+static int real_in(const char *what, const char *v, double lo, double hi,
+                   double *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v || *end || errno || !(d >= lo && d <= hi))
+		return bad(err, errlen, "metrics push: %s %s: give a number from %g to %g",
+		           what, v, lo, hi);
+	*out = d;
+	return 0;
+}
+
+/* --at: RFC 3339 (with Z or an offset) or unix seconds. */
+static int when(const char *v, uint32_t *out, char *err, size_t errlen)
+{
+	time_t t;
+	if (cutover_parse_time(v, &t) == 0 && t >= 0) {
+		*out = (uint32_t)t;
+		return 0;
+	}
+	if (!isdigit((unsigned char)v[0]))
+		return bad(err, errlen, "metrics push: --at %s: use RFC 3339 "
+		           "(2026-12-01T02:00:00Z) or unix time", v);
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (*end || errno || n < 0 || n > INT32_MAX)
+		return bad(err, errlen, "--at %s: must be a whole number from 0 to %ld", v,
+		           (long)INT32_MAX);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* The steering input record @key in @t, or a new empty one. */
+static json_t *input_record(wdb_txn_t *t, const char *key)
+{
+	json_t *rec = wdb_get(t, WDB_STEERIN, key);
+	return rec ? rec : json_object();
+}
+
+/* metrics push NODE KEY=VALUE... (health metrics, S1-2). */
+static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+                       char *msg, size_t msize, char *err, size_t errlen)
+{
+	const char *id = argv[1];
+	json_t *node = wdb_get(t, WDB_NODE, id);
+	if (!node)
+		return bad(err, errlen, "metrics push: node %s does not exist", id);
+	json_decref(node);
+	json_t *m = wdb_get(t, WDB_METRICS, id);
+	if (!m)
+		m = json_object();
+	for (int i = 2; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		if (!eq) {
+			json_decref(m);
+			return bad(err, errlen, "metrics push: '%s' is not KEY=VALUE", argv[i]);
+		}
+		char name[METRIC_NAME_MAX];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
+		int k = eq - argv[i] < METRIC_NAME_MAX ? score_metric_parse(name) : -1;
+		if (k < 0) {
+			char known[400] = "";
+			for (int j = 0; j < METRIC_COUNT; j++) {
+				size_t l = strlen(known);
+				snprintf(known + l, sizeof(known) - l, "%s%s", j ? ", " : "",
+				         score_metric_name((metric_t)j));
+			}
+			json_decref(m);
+			return bad(err, errlen, "metrics push: unknown metric '%.*s' (known: %s)",
+			           (int)(eq - argv[i]), argv[i], known);
+		}
+		char *end;
+		errno = 0;
+		double v = strtod(eq + 1, &end);
+		if (!eq[1] || *end || errno || score_metric_check((metric_t)k, v)) {
+			json_decref(m);
+			return bad(err, errlen, "metrics push: %s=%s: value out of range", name,
+			           eq + 1);
+		}
+		json_t *e = json_pack("{s:f, s:I}", "value", v, "time", (json_int_t)now);
+		if (k == METRIC_FAILURE_RATE && v > SCORE_FAILURE_RATE_FAULT_PCT) {
+			/* S1-2: remember since when the rate has been high. */
+			json_t *prev = json_object_get(m, name);
+			json_int_t since = json_integer_value(json_object_get(prev, "high_since"));
+			json_object_set_new(e, "high_since", json_integer(since ? since : now));
+		}
+		json_object_set_new(m, name, e);
+	}
+	snprintf(msg, msize, "metrics of %s stored", id);
+	return put(t, WDB_METRICS, id, m, err, errlen);
+}
+
+/* metrics push --provider NAME [--at TIME] spent=X */
+static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+                      char *msg, size_t msize, char *err, size_t errlen)
+{
+	const char *name = NULL;
+	uint32_t at = now;
+	double spent = NAN;
+	for (int i = 1; i < argc; i++) {
+		int rc = 0;
+		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+			rc = when(argv[++i], &at, err, errlen);
+		else if (strncmp(argv[i], "spent=", 6) == 0)
+			rc = real_in("spent", argv[i] + 6, 0, 1e15, &spent, err, errlen);
+		else
+			rc = bad(err, errlen, "metrics push --provider: unexpected '%s' (usage: "
+			         "metrics push --provider NAME [--at TIME] spent=AMOUNT)", argv[i]);
+		if (rc)
+			return rc;
+	}
+	if (!name || !push_valid_word(name, 0))
+		return bad(err, errlen, "metrics push: --provider needs a provider name like cdn-a");
+	if (isnan(spent))
+		return bad(err, errlen, "metrics push --provider %s: give spent=AMOUNT", name);
+	char key[200];
+	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
+	json_t *rec = input_record(t, key);
+	json_object_set_new(rec, "pushed", json_real(spent));
+	json_object_set_new(rec, "pushed_at", json_integer(at));
+	snprintf(msg, msize, "spend of %s for %s stored", name, key + strlen(name) + 3);
+	return put(t, WDB_STEERIN, key, rec, err, errlen);
+}
+
+static int is_steer_key(const char *a)
+{
+	static const char *const keys[] = { "success=", "latency=", "bytes=", "spent=" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strncmp(a, keys[i], strlen(keys[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* metrics push NODE [--region R] [--isp I] [--at T] success= latency=
+ * bytes= (steering inputs, S3-2, S3-6). */
+static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+                      double keep, char *msg, size_t msize, char *err, size_t errlen)
+{
+	const char *id = argv[1], *region = "*", *isp = "*";
+	uint32_t at = now;
+	double success = NAN, latency = NAN, bytes = NAN;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int rc = 0;
+		if (strncmp(a, "--", 2) == 0 && !v)
+			return bad(err, errlen, "metrics push: %s needs a value", a);
+		if (strcmp(a, "--region") == 0) {
+			if (!push_valid_word(v, 0))
+				return bad(err, errlen, "metrics push: --region %s: use a short "
+				           "lowercase name like cn-bj", v);
+			region = v;
+			i++;
+		} else if (strcmp(a, "--isp") == 0) {
+			if (!push_valid_word(v, 0))
+				return bad(err, errlen, "metrics push: --isp %s: use a short "
+				           "lowercase name like ctcc", v);
+			isp = v;
+			i++;
+		} else if (strcmp(a, "--at") == 0) {
+			rc = when(v, &at, err, errlen);
+			i++;
+		} else if (strncmp(a, "success=", 8) == 0) {
+			rc = real_in("success", a + 8, 0, 100, &success, err, errlen);
+		} else if (strncmp(a, "latency=", 8) == 0) {
+			rc = real_in("latency", a + 8, 0, 600000, &latency, err, errlen);
+		} else if (strncmp(a, "bytes=", 6) == 0) {
+			rc = real_in("bytes", a + 6, 0, 1e18, &bytes, err, errlen);
+		} else if (strncmp(a, "spent=", 6) == 0) {
+			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
+			         "push --provider NAME spent=AMOUNT");
+		} else {
+			rc = bad(err, errlen, "metrics push: '%s' cannot go with success=, latency=, "
+			         "bytes=, --region, --isp or --at (push health metrics on their "
+			         "own)", a);
+		}
+		if (rc)
+			return rc;
+	}
+	if (isnan(success) && isnan(latency) && isnan(bytes))
+		return bad(err, errlen, "metrics push: give success=, latency= or bytes=");
+	json_t *node = wdb_get(t, WDB_NODE, id);
+	if (!node)
+		return bad(err, errlen, "metrics push: node %s does not exist", id);
+	int rc = 0;
+	if (!isnan(bytes)) {
+		/* S3-6: spend derived from the bytes served times the price. */
+		const char *prov = json_string_value(json_object_get(node, "provider"));
+		json_t *cost = json_object_get(node, "cost_per_gb");
+		if (!prov || !json_is_number(cost)) {
+			json_decref(node);
+			return bad(err, errlen, "metrics push: bytes= needs node %s to have "
+			           "--provider and --cost-per-gb (node set %s --provider NAME "
+			           "--cost-per-gb PRICE)", id, id);
+		}
+		char key[200];
+		steer_spend_key(key, sizeof(key), prov, steer_provider_period(t, prov), at);
+		json_t *rec = input_record(t, key);
+		double was = json_number_value(json_object_get(rec, "derived"));
+		json_object_set_new(rec, "derived",
+		                    json_real(was + bytes / 1e9 * json_number_value(cost)));
+		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
+	}
+	json_decref(node);
+	if (!rc && (!isnan(success) || !isnan(latency))) {
+		char key[300];
+		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
+		json_t *rec = input_record(t, key);
+		steer_sample_add(rec, at, success, latency, keep);
+		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
+	}
+	if (!rc)
+		snprintf(msg, msize, "metrics of %s for region %s, ISP %s stored", id, region,
+		         isp);
+	return rc;
+}
+
+int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+               double keep, char *msg, size_t msize, char *err, size_t errlen)
+{
+	if (argc < 3)
+		return bad(err, errlen, "metrics push: give a node and at least one KEY=VALUE");
+	int steer = strcmp(argv[1], "--provider") == 0;
+	for (int i = 2; i < argc && !steer; i++)
+		steer = strncmp(argv[i], "--", 2) == 0 || is_steer_key(argv[i]);
+	if (strcmp(argv[1], "--provider") == 0)
+		return push_spend(t, argc, argv, now, msg, msize, err, errlen);
+	if (steer)
+		return push_steer(t, argc, argv, now, keep, msg, msize, err, errlen);
+	return push_health(t, argc, argv, now, msg, msize, err, errlen);
+}

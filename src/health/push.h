@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The language of `gslbctl metrics push`: one push (its words, as on
+ * gslbctl's command line or one line of `--file`) validated and written
+ * into a store transaction.  Health metrics (S1-2) go into the node's
+ * metrics record, steering inputs (S3-2) into its input records per
+ * region and ISP, spend (S3-6) into the provider's record of the period.
+ *
+ * gslbctl calls it for a push in standalone mode; in cluster mode every
+ * gslbd's watch calls it again for the pushes that gslbctl put into etcd
+ * (cluster/feed.h), so that a push reaches every instance's store through
+ * the same code, with the same time and retention.
+ *
+ * Thread safety: none of its own; the transaction's rules apply. */
+#ifndef GSLB_HEALTH_PUSH_H
+#define GSLB_HEALTH_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/weightdb.h"
+
+/* The longest region or ISP name a push may give, with the final NUL:
+ * GEO_NAME_MAX of gslb/geo.h (which health/ may not include), the
+ * longest name a client can be located in. */
+#define PUSH_WORD_MAX 32
+
+/* The most words one push may have (one line of --file). */
+#define PUSH_MAX_WORDS 64
+
+/** Whether @s is a region, ISP or provider name: a short lowercase word
+ * of letters, digits and "-_.", below PUSH_WORD_MAX; "*" only when
+ * @star_ok (the wildcard of weight rows). */
+int push_valid_word(const char *s, int star_ok);
+
+/** Validates and applies one push into @t.  @argv[1..@argc) are its
+ * words (argv[0], "push", is not read; nothing is modified): a node and
+ * KEY=VALUE health metrics, or a node with success=, latency=, bytes=,
+ * --region, --isp and --at, or --provider NAME [--at] spent=.  @now is
+ * the time of the push: the time of health metrics and the default of
+ * --at; @keep how long steering samples are kept, in seconds.  Returns
+ * 0 with what was stored in @msg, or GSLB_EINVAL with the error in @err
+ * (the message gslbctl prints) and nothing written into @t, or the
+ * store's error when a write failed. */
+int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+               double keep, char *msg, size_t msize, char *err, size_t errlen);
+
+#endif
