@@ -43,6 +43,9 @@ extern const char *const ctl_admin_set[];
  * every error names the line. */
 extern const char *ctl_die_where;
 
+/** Ends gslbctl with @status after an error (output flushed). */
+__attribute__((noreturn))
+void ctl_exit(int status);
 /** Prints "gslbctl: " (and ctl_die_where) and the message to stderr and
  * exits with status 1.  Nothing has been committed when a command dies. */
 __attribute__((format(printf, 1, 2), noreturn))

@@ -338,7 +338,7 @@ int ctl_cmd_apply(int argc, char **argv)
 		fprintf(stderr, "gslbctl: apply: %s would delete %s; nothing was changed (check the file, "
 		        "or give --force). It would delete:\n", file, why);
 		print_diff_part(stderr, diff, "deleted", '-');
-		exit(1);
+		ctl_exit(1);
 	} else if (!nadd && !nchg && !ndel) {
 		wdb_abort(t);
 		printf("apply: the store already equals %s; nothing to change\n", file);

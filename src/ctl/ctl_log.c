@@ -323,7 +323,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 		        "nothing was changed (give --force to undo it all the same):\n",
 		        (long long)id, line, why);
 		print_undo(stderr, undo);
-		exit(1);
+		ctl_exit(1);
 	} else {
 		size_t i;
 		json_t *c;
