@@ -136,6 +136,9 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 		json_decref(changes);
 		return 0;
 	}
+	/* The etcd revision the store reflected when the change was
+	 * validated. */
+	int64_t base = (int64_t)wdb_meta_u64(t, "clusterrev");
 	wdb_abort(t);
 	/* The tests widen the window between reading and writing to make
 	 * two writers race for certain. */
@@ -145,6 +148,17 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	char mk[512];
 	snprintf(mk, sizeof(mk), "%schange", ccf.prefix);
 	json_t *ops = json_array();
+	/* The change marker moves with every operator's change; the
+	 * elected instance's decisions (health, steering, a release's
+	 * steps) write their objects without it.  So each object written
+	 * must also be unchanged since the revision the store reflected:
+	 * a release pause read before a step the elected instance then
+	 * took must not write the older step back (S4-10: no step twice). */
+	char mr[32], br[32];
+	snprintf(mr, sizeof(mr), "%lld", (long long)marker_read);
+	snprintf(br, sizeof(br), "%lld", (long long)base + 1);
+	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
+	    "key", b64_str(mk, strlen(mk)), "result", "EQUAL", "mod_revision", mr);
 	size_t i;
 	json_t *c;
 	json_array_foreach(changes, i, c) {
@@ -154,6 +168,10 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 			continue;
 		cluster_key(ek, sizeof(ek), ccf.prefix, kind,
 		            json_string_value(json_object_get(c, "key")));
+		if (base > 0)
+			json_array_append_new(cmp, json_pack("{s:s, s:o, s:s, s:s}",
+			    "target", "MOD", "key", b64_str(ek, strlen(ek)),
+			    "result", "LESS", "mod_revision", br));
 		json_t *after = json_object_get(c, "after");
 		if (json_is_null(after)) {
 			json_array_append_new(ops, json_pack("{s:{s:o}}", "request_delete_range",
@@ -178,11 +196,7 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
 	    "key", b64_str(mk, strlen(mk)), "value", b64_str(rv, strlen(rv))));
 	free(rv);
-	char mr[32];
-	snprintf(mr, sizeof(mr), "%lld", (long long)marker_read);
-	json_t *req = json_pack("{s:[{s:s, s:o, s:s, s:s}], s:o}",
-	    "compare", "target", "MOD", "key", b64_str(mk, strlen(mk)),
-	    "result", "EQUAL", "mod_revision", mr, "success", ops);
+	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
 	json_t *ans = NULL;
 	int rc = etcd_post(ce, "/v3/kv/txn", req, &ans, err, sizeof(err));
 	json_decref(req);

@@ -132,6 +132,17 @@ CTLN 1 release resume www.gslb.test >/dev/null && ok "resumed through ns1" || fa
 wait_until 10 state_all running || fail "not running everywhere after resume"
 wait_until 15 above "$L" $((p + 10)) && ok "ns$L widened to $(field "$L" percent) %" ||
 	fail "no widening after resume: $(field "$L" percent)"
+# A pause read before the elected instance's next step and written
+# after it (the test hook holds gslbctl 4 s between the two; a step
+# comes every 3 s) is refused rather than written over the step, which
+# would rewind the release and have the step taken and audited again.
+Q=$(( L % 3 + 1 ))
+out=$(GSLBCTL_TEST_CLUSTER_DELAY_MS=4000 CTLN "$Q" release pause www.gslb.test 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "changed by someone else" <<<"$out" &&
+	ok "a pause read before a step and written after it is refused" ||
+	fail "a stale pause through ns$Q: rc $rc: $out"
+ETCDCTL get /gslbd/config/service/www.gslb.test --print-value-only | grep -q '"state":"running"' &&
+	ok "etcd still holds the running release" || fail "the stale pause was written"
 ns_stop "$L" KILL
 NSPID[$L]=
 killed=$(date +%s)
