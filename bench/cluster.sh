@@ -23,34 +23,10 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${B:-build}
 BASE=${BENCHPORT:-36500}
-T=$(mktemp -d /tmp/gslbd-cluster-bench.XXXXXX)
-EP="http://127.0.0.1:$BASE"
-EPID= GPID=
-cleanup() {
-	local p
-	for p in $GPID $EPID; do
-		kill "$p" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' TERM INT
-die() { echo "bench: $*" >&2; exit 1; }
-command -v etcd >/dev/null || die "etcd is not installed (contrib/deps.sh)"
+TAG=cluster
+. "$ROOT/bench/etcd1.sh"
 
-etcd --name b1 --data-dir "$T/etcd" --listen-client-urls "$EP" --advertise-client-urls "$EP" \
-	--listen-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-	--initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-	--initial-cluster "b1=http://127.0.0.1:$((BASE + 1))" \
-	--max-txn-ops 200000 --max-request-bytes 67108864 --quota-backend-bytes 8589934592 \
-	>"$T/etcd.log" 2>&1 &
-EPID=$!
-for _ in $(seq 100); do
-	ETCDCTL_API=3 etcdctl --endpoints="$EP" put /probe x >/dev/null 2>&1 && break
-	sleep 0.1
-done
+etcd_start b1 --max-txn-ops 200000 --max-request-bytes 67108864 --quota-backend-bytes 8589934592
 cat > "$T/z.zone" <<EOF
 \$ORIGIN big.test.
 \$TTL 300

@@ -15,36 +15,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${B:-build}
 BASE=${BENCHPORT:-36600}
 ROUNDS=${ROUNDS:-5}
-T=$(mktemp -d /tmp/gslbd-feed-bench.XXXXXX)
-EP="http://127.0.0.1:$BASE"
-EPID= GPID=
-cleanup() {
-	local p
-	for p in $GPID $EPID; do
-		kill "$p" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' TERM INT
-die() { echo "bench: $*" >&2; exit 1; }
-command -v etcd >/dev/null || die "etcd is not installed (contrib/deps.sh)"
+TAG=feed
+. "$ROOT/bench/etcd1.sh"
 
 # etcd's default request size (1.5 MiB): a round must fit it.  Its
 # operations per transaction are raised for the apply of the table (a
 # round takes 5).
-etcd --name f1 --data-dir "$T/etcd" --listen-client-urls "$EP" --advertise-client-urls "$EP" \
-	--listen-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-	--initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-	--initial-cluster "f1=http://127.0.0.1:$((BASE + 1))" --max-txn-ops 2000 \
-	>"$T/etcd.log" 2>&1 &
-EPID=$!
-for _ in $(seq 100); do
-	ETCDCTL_API=3 etcdctl --endpoints="$EP" put /probe x >/dev/null 2>&1 && break
-	sleep 0.1
-done
+etcd_start f1 --max-txn-ops 2000
 printf '$ORIGIN big.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 1 3600 600 86400 60\n@ IN NS ns1\nns1 IN A 127.0.0.1\n' \
 	> "$T/z.zone"
 printf 'server:\n  listen: [ "127.0.0.1@%s" ]\n  workers: 1\ndatabase:\n  path: db\nzones:\n  - name: big.test\n    file: z.zone\ncluster:\n  etcd: [ "%s" ]\n  name: feed1\n' \
