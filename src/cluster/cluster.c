@@ -194,10 +194,8 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
 {
 	char key[512];
 	snprintf(key, sizeof(key), "%shealth/", c->cc.prefix);
-	json_t *req = etcd_range_req(key, 1), *ans = NULL;
-	json_object_set_new(req, "revision", json_integer(rev));
-	int rc = etcd_post_bulk(e, "/v3/kv/range", req, &ans, err, errlen);
-	json_decref(req);
+	json_t *ans = NULL;
+	int rc = etcd_range_at(e, key, rev, &ans, err, errlen);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->vmu);

@@ -348,6 +348,16 @@ json_t *etcd_range_req(const char *key, int prefix)
 	return r;
 }
 
+int etcd_range_at(etcd_t *e, const char *prefix, int64_t rev, json_t **out,
+                  char *err, size_t errlen)
+{
+	json_t *req = etcd_range_req(prefix, 1);
+	json_object_set_new(req, "revision", json_integer(rev));
+	int rc = etcd_post_bulk(e, "/v3/kv/range", req, out, err, errlen);
+	json_decref(req);
+	return rc;
+}
+
 int etcd_get(etcd_t *e, const char *key, int prefix, int64_t *rev,
              int (*fn)(const etcd_kv_t *kv, void *arg), void *arg,
              char *err, size_t errlen)

@@ -76,6 +76,12 @@ void etcd_kv_clear(etcd_kv_t *kv);
  * @prefix (new reference). */
 json_t *etcd_range_req(const char *key, int prefix);
 
+/** Reads every key under @prefix as of revision @rev in one bulk request
+ * (etcd_post_bulk()): the answer object in *@out.  Returns 0 or the
+ * error of etcd_post_bulk(). */
+int etcd_range_at(etcd_t *e, const char *prefix, int64_t rev, json_t **out,
+                  char *err, size_t errlen);
+
 /** Reads the keys under @prefix (or only @prefix when !@all) and calls
  * @fn for each; the header revision goes into *@rev.  Returns 0 or the
  * error of etcd_post(). */

@@ -161,10 +161,8 @@ int cluster_feed_load(weightdb_t *db, etcd_t *e, const char *prefix, int64_t rev
 {
 	char key[512];
 	snprintf(key, sizeof(key), "%smetrics/", prefix);
-	json_t *req = etcd_range_req(key, 1), *ans = NULL;
-	json_object_set_new(req, "revision", json_integer(rev));
-	int rc = etcd_post_bulk(e, "/v3/kv/range", req, &ans, err, errlen);
-	json_decref(req);
+	json_t *ans = NULL;
+	int rc = etcd_range_at(e, key, rev, &ans, err, errlen);
 	if (rc)
 		return rc;
 	json_t *kvs = json_object_get(ans, "kvs");

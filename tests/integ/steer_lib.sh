@@ -5,15 +5,6 @@
 # in the background as a RUM pipeline would, and the shares of service
 # www.gslb.test seen by `steer show` and by dig.
 
-steer_geo() {
-	cat > "$T/geo.txt" <<'EOG'
-101.6.0.0/16     cn-gz  ctcc  4134
-101.7.0.0/16     cn-bj  cucc  4837
-EOG
-	perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
-		{ echo "cannot build mmdb"; exit 1; }
-}
-
 # steer_setup [SECTIONS] [STEER-KEYS]: the GeoIP database, the zone and
 # gslbd.conf with time compressed steering (an evaluation every second,
 # tau 2 s, short windows, generous step limits), SECTIONS (YAML, such as
@@ -33,7 +24,7 @@ steer_setup() {
 		steer=$(grep -v "^  ${line%%:*}:" <<<"$steer")
 		steer+=$'\n'"  $line"
 	done <<<"${2-}"
-	steer_geo
+	geo_two_regions
 	gslb_zone
 	write_conf gslb.test z.zone "geoip:
   database: geo.mmdb

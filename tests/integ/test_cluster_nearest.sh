@@ -16,11 +16,7 @@
 LEASE_TTL=3
 . "$(dirname "$0")/cluster_lib.sh"
 
-cat > "$T/geo.txt" <<'EOG'
-101.6.0.0/16     cn-gz  ctcc  4134
-101.7.0.0/16     cn-bj  cucc  4837
-EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
+geo_two_regions
 gslb_zone
 # Nodes a and b are probed at ports no server listens on; each instance
 # maps them to the fast server (FAST) or the slow one (SLOW, 0.15 s).

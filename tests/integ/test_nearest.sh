@@ -9,11 +9,7 @@
 # refused and change nothing.
 . "$(dirname "$0")/lib.sh"
 
-cat > "$T/geo.txt" <<'EOG'
-101.6.0.0/16     cn-gz  ctcc  4134
-101.7.0.0/16     cn-bj  cucc  4837
-EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
+geo_two_regions
 gslb_zone
 write_conf gslb.test z.zone "geoip:
   database: geo.mmdb
