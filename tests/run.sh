@@ -32,6 +32,8 @@ run() { # name command...
 		fail=$((fail + 1))
 		failed+=("$name")
 		printf 'FAIL  %-40s (log: %s)\n' "$name" "$log"
+		# The failed checks first: the tail may not reach back to them.
+		grep -m 5 -E '^FAIL - ' "$log" | sed 's/^/      ! /'
 		tail -n 25 "$log" | sed 's/^/      | /'
 	fi
 }

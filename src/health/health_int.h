@@ -71,6 +71,7 @@ struct hnode {
 	char reason[200];
 	/* bookkeeping */
 	int seen, dirty, changed, status_dirty, removed;
+	uint64_t born;               /* wdb_node_born() when mirrored */
 	uint32_t status_at;          /* last status/history write */
 	uint32_t fr_high_since;      /* pushed failure rate above fr_limit
 	                                since (S1-2), from the pushes seen */
@@ -173,6 +174,9 @@ hnode_t *health__find_node(health_t *h, const char *id, size_t *pos);
  * changed since the last call (and the pushed metrics if only they did);
  * applies the cutover windows when @cutovers_due. */
 void health__sync_nodes(health_t *h, int cutovers_due);
+/** The same, read in @t (a write transaction about to record
+ * decisions: they are then taken on the table it holds). */
+void health__sync_in(health_t *h, wdb_txn_t *t, int cutovers_due);
 
 /** Cancels @n's probes and frees it. */
 void health__free_node(hnode_t *n);

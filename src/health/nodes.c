@@ -253,8 +253,20 @@ static int sync_node(const char *id, json_t *node, void *arg)
 	health_t *h = s->h;
 	size_t pos;
 	hnode_t *n = health__find_node(h, id, &pos);
-	if (!n)
+	uint64_t born = wdb_node_born(s->t, id);
+	if (n && n->born != born) {
+		/* Deleted and added again since the last sync: a new node
+		 * under an old id, which starts afresh -- nothing of the old
+		 * one's probes, window or verdict carries over. */
+		health__free_node(n);
+		memmove(h->node + pos, h->node + pos + 1, (h->n - pos - 1) * sizeof(*h->node));
+		h->n--;
+		n = NULL;
+	}
+	if (!n) {
 		n = add_node(h, s->t, id, pos);
+		n->born = born;
+	}
 	n->seen = 1;
 	const char *pool = json_string_value(json_object_get(node, "pool"));
 	const char *admin = json_string_value(json_object_get(node, "admin"));
@@ -554,6 +566,12 @@ void health__sync_nodes(health_t *h, int cutovers_due)
 		log_warning("health: cannot read the weight store");
 		return;
 	}
+	health__sync_in(h, t, cutovers_due);
+	wdb_abort(t);
+}
+
+void health__sync_in(health_t *h, wdb_txn_t *t, int cutovers_due)
+{
 	/* Re-read the table only when an operator changed it: with 10,000
 	 * nodes the parse alone would stall the probes' loop every second.
 	 * Cutover effects depend on the time and are applied regardless. */
@@ -564,7 +582,6 @@ void health__sync_nodes(health_t *h, int cutovers_due)
 			h->metrics_gen = mgen;
 			wdb_each(t, WDB_METRICS, NULL, sync_metrics_one, h);
 		}
-		wdb_abort(t);
 		if (cutovers_due)
 			apply_cutovers(h, h->rows);
 		return;
@@ -592,7 +609,6 @@ void health__sync_nodes(health_t *h, int cutovers_due)
 		rows = json_array();
 		wdb_each(t, WDB_WEIGHT, NULL, collect_window, rows);
 	}
-	wdb_abort(t);
 	/* Nodes gone from the table: stop their probes now. */
 	size_t o = 0;
 	for (size_t i = 0; i < h->n; i++) {

@@ -582,6 +582,11 @@ void health__flush(health_t *h, int status_due)
 		log_warning("health: %s", err);
 		return;
 	}
+	/* The decisions go on the table this transaction holds: one
+	 * changed since the last sync (a node deleted and added again, its
+	 * probes removed) is mirrored first, so that nothing decided about
+	 * the old table is written over the new one. */
+	health__sync_in(h, t, 0);
 	undo_log_t undo = { NULL, 0, 0 };
 	h->promotions_pending = 0;
 	json_t *pub = cl && decide ? json_object() : NULL;

@@ -184,6 +184,30 @@ static int drop_steer_inputs(wdb_txn_t *t, const char *id)
 	return rc;
 }
 
+/* The meta key of node @id's birth stamp (wdb_node_born()); node ids
+ * are far shorter than LMDB's key limit (511). */
+#define BORN_KEY_MAX 511
+static MDB_val born_key(const char *id, char buf[BORN_KEY_MAX + 1])
+{
+	int n = snprintf(buf, BORN_KEY_MAX + 1, "born:%s", id);
+	return (MDB_val){ n > BORN_KEY_MAX ? BORN_KEY_MAX : (size_t)n, buf };
+}
+
+static uint64_t generation(wdb_txn_t *t, const char *name);
+
+/* Stamps node @id as added by this commit (wdb_node_born()), or drops
+ * its stamp (@gone). */
+static int stamp_birth(wdb_txn_t *t, const char *id, int gone)
+{
+	char kb[BORN_KEY_MAX + 1];
+	MDB_val k = born_key(id, kb);
+	uint64_t gen = generation(t, "tablegen") + 1;  /* what this commit makes it */
+	MDB_val v = { 8, &gen };
+	int rc = gone ? mdb_del(t->txn, t->db->dbi[DBI_META], &k, NULL) :
+	                mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0);
+	return rc && rc != MDB_NOTFOUND ? wdb__fail(t, wdb__code(rc)) : 0;
+}
+
 /* Node @id was stored as @node (NULL: deleted) over @before (NULL: new):
  * the records about it follow in the same transaction (weightdb.h,
  * wdb_set()). A node that loses its last probe loses the verdict the
@@ -191,8 +215,10 @@ static int drop_steer_inputs(wdb_txn_t *t, const char *id)
 static int node_records(wdb_txn_t *t, const char *id, json_t *node,
                         json_t *before)
 {
+	int rc = !node || !before ? stamp_birth(t, id, !node) : 0;
+	if (rc)
+		return rc;
 	json_t *h = wdb_get(t, WDB_HEALTH, id);
-	int rc = 0;
 	if (!node) {
 		if (h)
 			rc = set_one(t, WDB_HEALTH, id, NULL);
@@ -772,6 +798,16 @@ int weightdb_trim(weightdb_t *db, uint32_t audit_before, uint32_t history_before
 uint64_t wdb_table_generation(wdb_txn_t *t)
 {
 	return generation(t, "tablegen");
+}
+
+uint64_t wdb_node_born(wdb_txn_t *t, const char *id)
+{
+	char kb[BORN_KEY_MAX + 1];
+	MDB_val k = born_key(id, kb), v;
+	uint64_t gen = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
+		memcpy(&gen, v.mv_data, 8);
+	return gen;
 }
 
 uint64_t wdb_metrics_generation(wdb_txn_t *t)

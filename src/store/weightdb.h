@@ -277,6 +277,11 @@ int64_t wdb_audit_last(weightdb_t *db);
 /** A counter bumped by every commit that changes the operator's table
  * (services, nodes, weights, cutovers). */
 uint64_t wdb_table_generation(wdb_txn_t *t);
+/** When node @id was added: the table generation of the commit that
+ * added it (0: before stamps were kept, or no such node).  A node
+ * deleted and added again under its id gets a new stamp, so that a
+ * reader that missed both changes still sees a different node. */
+uint64_t wdb_node_born(wdb_txn_t *t, const char *id);
 /** A counter bumped by every commit that changes pushed metrics. */
 uint64_t wdb_metrics_generation(wdb_txn_t *t);
 /** A counter bumped by every commit that changes pushed steering inputs

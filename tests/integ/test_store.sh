@@ -34,9 +34,9 @@ gslbd_start
 
 # demote_b: b's probe target refuses connections until b is out.
 demote_b() {
-	wait_answers 5 "192.0.2.1 192.0.2.2" || fail "b not in the answers at first"
+	wait_answers 10 "192.0.2.1 192.0.2.2" || fail "b not in the answers at first"
 	mode $HP1 down
-	if wait_answers 5 "192.0.2.1"; then ok "$1: b demoted by its failing probe"
+	if wait_answers 10 "192.0.2.1"; then ok "$1: b demoted by its failing probe"
 	else fail "$1: b was not demoted"; fi
 	expect_has "$(CTL status)" "^b +demoted " "$1: status shows b demoted"
 }
@@ -48,7 +48,7 @@ CTL weight set www.gslb.test a=10 >/dev/null
 out=$(CTL node del b 2>&1) && ok "node del b" || fail "node del b: $out"
 CTL node add b --addr 192.0.2.2 >/dev/null
 CTL weight set www.gslb.test a=10 b=10 >/dev/null
-if wait_answers 5 "192.0.2.1 192.0.2.2"; then ok "b added again is in the answers"
+if wait_answers 10 "192.0.2.1 192.0.2.2"; then ok "b added again is in the answers"
 else fail "b added again is not in the answers: $(answers)"; fi
 out=$(CTL status)
 expect_has "$out" "^b +(unmonitored|no record) " "status: b is unmonitored, no verdict"
@@ -74,13 +74,13 @@ mode $HP1 ok
 CTL node add c --addr 192.0.2.3 --probe "http://127.0.0.1:$HP1/health" >/dev/null
 CTL weight set www.gslb.test a=10 c=10 >/dev/null
 CTL node del b >/dev/null
-wait_answers 5 "192.0.2.1 192.0.2.3" || fail "c not in the answers at first"
+wait_answers 10 "192.0.2.1 192.0.2.3" || fail "c not in the answers at first"
 mode $HP1 down
-if wait_answers 5 "192.0.2.1"; then ok "no-probes: c demoted by its failing probe"
+if wait_answers 10 "192.0.2.1"; then ok "no-probes: c demoted by its failing probe"
 else fail "no-probes: c was not demoted"; fi
 expect_has "$(CTL status)" "^c +demoted " "no-probes: status shows c demoted"
 CTL node set c --no-probes >/dev/null
-if wait_answers 5 "192.0.2.1 192.0.2.3"; then ok "--no-probes: c back in the answers"
+if wait_answers 10 "192.0.2.1 192.0.2.3"; then ok "--no-probes: c back in the answers"
 else fail "--no-probes: c still out: $(answers)"; fi
 expect_has "$(CTL status)" "^c +(unmonitored|no record) " "--no-probes: status shows no verdict"
 sleep 1.5
@@ -88,6 +88,39 @@ sleep 1.5
 	fail "--no-probes: c left the answers again: $(answers)"
 out=$(CTL log | tail -3)
 expect_has "$out" "node set c" "the verdict went in the operator's change"
+
+# 2b. Deleted and added again, probes and all, while the health thread
+# could not look (gslbd stopped): it still sees a new node, which starts
+# afresh -- nothing of the old one's demotion comes back (the store
+# stamps each node with the commit that added it).
+CTL node add d --addr 192.0.2.4 --probe "http://127.0.0.1:$HP1/health" >/dev/null
+CTL weight set www.gslb.test a=10 d=10 >/dev/null
+for _ in $(seq 100); do
+	grep -qE "^d +demoted " <<<"$(CTL status)" && break
+	sleep 0.1
+done
+expect_has "$(CTL status)" "^d +demoted " "re-added: d demoted by its failing probe"
+kill -STOP "$PID"
+CTL weight set www.gslb.test a=10 >/dev/null 2>&1
+CTL node del d >/dev/null 2>&1
+CTL node add d --addr 192.0.2.4 --probe "http://127.0.0.1:$HP1/health" >/dev/null 2>&1
+CTL weight set www.gslb.test a=10 d=10 >/dev/null 2>&1
+mode $HP1 ok
+kill -CONT "$PID"
+for _ in $(seq 100); do
+	grep -q "node d: unknown -> up" "$T/gslbd.log" && break
+	sleep 0.1
+done
+expect_has "$(grep "node d: " "$T/gslbd.log")" "node d: unknown -> up" \
+	"re-added: d starts afresh, from unknown (not from its old demotion)"
+if wait_answers 10 "192.0.2.1 192.0.2.4"; then ok "re-added: d in the answers"
+else fail "re-added: d not in the answers: $(answers)"; fi
+expect_not "$(CTL status)" "^d +demoted " "re-added: status does not show d demoted"
+out=$(CTL history d)
+! grep -qE "demoted|hard|down" <<<"$out" && ok "re-added: nothing of d's old demotion came back" ||
+	fail "re-added: d's old verdict came back: $out"
+CTL weight set www.gslb.test a=10 c=10 >/dev/null
+CTL node del d >/dev/null
 
 # 3. Commands that only read, by a user who may only read the store: a
 # copy in a directory of root's, data.mdb readable, lock.mdb writable.

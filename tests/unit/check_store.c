@@ -552,7 +552,12 @@ START_TEST(node_delete_takes_its_records)
 {
 	char err[512];
 	n1_demoted();
-	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	uint64_t born = wdb_node_born(t, "n1");
+	ck_assert_uint_gt(born, 0);             /* stamped when added */
+	ck_assert_uint_le(born, wdb_table_generation(t));
+	wdb_abort(t);
+	t = wdb_begin(g_db, "test:unit", err, sizeof(err));
 	json_t *row = json_pack("{s:s, s:s, s:s, s:{s:i}}", "service", "www.s.test",
 	                        "region", "*", "isp", "*", "weights", "n2", 7);
 	ck_assert_int_eq(wdb_set(t, WDB_WEIGHT, "www.s.test|cn-bj|*", NULL), 0);
@@ -565,6 +570,7 @@ START_TEST(node_delete_takes_its_records)
 	ck_assert_ptr_null(wdb_get(t, WDB_HEALTH, "n1"));
 	ck_assert_ptr_null(wdb_get(t, WDB_STATUS, "n1"));
 	ck_assert_ptr_null(wdb_get(t, WDB_METRICS, "n1"));
+	ck_assert_uint_eq(wdb_node_born(t, "n1"), 0);   /* the stamp went too */
 	wdb_abort(t);
 	int n = 0;
 	wdb_history_each(g_db, "n1", 0, count_sample, &n);
@@ -588,6 +594,10 @@ START_TEST(node_delete_takes_its_records)
 	                       " \"weights\": {\"n1\": 10}}]}", err, sizeof(err)), 0);
 	t = wdb_begin_read(g_db);
 	ck_assert_ptr_null(wdb_get(t, WDB_HEALTH, "n1"));
+	/* A new node under the old id: a new stamp, that of this commit
+	 * (nothing of the old verdict carries over). */
+	ck_assert_uint_gt(wdb_node_born(t, "n1"), born);
+	ck_assert_uint_eq(wdb_node_born(t, "n1"), wdb_table_generation(t));
 	wdb_abort(t);
 	plan_t p;
 	ck_assert_int_eq(read_plan("www.s.test", "cn-bj", "*", &p), 0);
