@@ -104,13 +104,19 @@ expect_has "$(CTL log)" "gslbctl:.*steer unpin www\.gslb\.test\|cn-gz\|ctcc" "th
 wait_until 20 low_b && ok "unpinned: the engine moves b down again ($(weight gz b) bp)" ||
 	fail "unpinned row not steered: $(CTL steer show www.gslb.test)"
 
-# 4. Rollback of the newest change: the engine's shares before it.
-last=$(ids | tail -1)
-want=$(CTL --json log --since "$last" | python3 -c "
+# 4. Rollback of the newest change: the engine's shares before it.  The
+# first change after the unpin starts from the operator's weights (no
+# shares before it): wait for one that moves the engine's own shares.
+before_b() { # b's share before the newest engine change of the cn-gz row
+	last=$(ids | tail -1)
+	want=$(CTL --json log --since "$last" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)['records'][0]
 c = [c for c in r['changes'] if c['key'] == 'www.gslb.test|cn-gz|ctcc'][0]
 print(c['before'].get('steer', {}).get('weights', {}).get('b', ''))")
+	[ -n "$want" ]
+}
+wait_until 20 before_b || fail "no engine change from the engine's own shares: $(CTL log --auto | tail -3)"
 CTL rollback "$last" >/dev/null
 [ -n "$want" ] && [ "$(weight gz b)" = "$want" ] && ok "rollback of the newest change pins b at $want bp" ||
 	fail "after the rollback b has '$(weight gz b)' bp, wanted '$want'"
