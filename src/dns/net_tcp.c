@@ -135,10 +135,11 @@ static void on_write(uv_write_t *req, int status)
 	}
 }
 
-/* Sends one framed response: uv_try_write first (no allocation, the usual
- * case), a queued copy of the rest otherwise.  libuv refuses try_write
- * while earlier writes are queued, so order is kept. */
-static void send_framed(conn_t *c, const uint8_t *msg, size_t len)
+/* Sends @len bytes of framed responses: uv_try_write first (no
+ * allocation, the usual case), a queued copy of the rest otherwise.
+ * libuv refuses try_write while earlier writes are queued, so order is
+ * kept. */
+static void send_out(conn_t *c, const uint8_t *msg, size_t len)
 {
 	uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
 	int n = uv_try_write((uv_stream_t *)&c->h, &b, 1);
@@ -181,25 +182,38 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	struct timespec now; /* dnstap: when the bytes arrived */
 	if (w->dnstap)
 		clock_gettime(CLOCK_REALTIME, &now);
+	/* The responses to every query of this read go out in one write
+	 * (a pipelining client sends many per segment): one system call
+	 * and one segment instead of one per query. */
+	size_t olen = 0;
 	worker__online(&w->q);
 	while (c->len - off >= 2 && !c->closing) {
 		size_t mlen = rd16(c->buf + off);
 		if (c->len - off < 2 + mlen)
 			break;
+		if (WORKER_TCP_OUT - olen < 2 + 65535) {
+			send_out(c, w->tcp_out, olen);
+			olen = 0;
+			if (c->closing)
+				break;
+		}
+		uint8_t *out = w->tcp_out + olen;
 		client_t cl = { (struct sockaddr *)&c->peer, 1 };
 		size_t rlen = query_process(&w->q, &cl, c->buf + off + 2, mlen,
-		                            w->tcp_out + 2, 65535);
+		                            out + 2, 65535);
 		if (rlen && w->dnstap)
 			dnstap_log(w->dnstap, &w->q, &cl, (struct sockaddr *)&c->local,
-			           &now, c->buf + off + 2, mlen, w->tcp_out + 2, rlen);
+			           &now, c->buf + off + 2, mlen, out + 2, rlen);
 		off += 2 + mlen;
 		answered = 1;
 		if (!rlen)
 			continue;
-		wr16(w->tcp_out, (uint16_t)rlen);
-		send_framed(c, w->tcp_out, rlen + 2);
+		wr16(out, (uint16_t)rlen);
+		olen += 2 + rlen;
 	}
 	worker__offline(&w->q);
+	if (olen && !c->closing)
+		send_out(c, w->tcp_out, olen);
 	if (off) {
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;

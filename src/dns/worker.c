@@ -55,7 +55,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		w->tcp = xcalloc(conf->nlisten, sizeof(*w->tcp));
 		w->tcp_max = per ? per : 1;
 		w->tcp_idle_ms = conf->tcp_idle_timeout * 1000;
-		w->tcp_out = xmalloc(2 + 65535);
+		w->tcp_out = xmalloc(WORKER_TCP_OUT);
 		w->db = db;
 		w->q.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
 		           (0x9E3779B97F4A7C15ull * (i + 1));

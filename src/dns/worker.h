@@ -40,13 +40,18 @@ typedef struct worker {
 	unsigned tcp_max;        /* this worker's share of tcp-max-clients */
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
-	uint8_t *tcp_out;        /* 2 + 65535 bytes: framed response scratch */
+	uint8_t *tcp_out;        /* WORKER_TCP_OUT bytes: the framed responses
+	                            to one read, sent together */
 	dnstap_queue_t *dnstap;  /* the TCP side's dnstap queue; NULL: off */
 	uv_timer_t beat_timer;   /* proves the loop runs, once a second */
 	int64_t beat;            /* atomic: util_mono_sec() of its last run */
 	int ready;
 	int draining;            /* atomic: released, no listener, short idle */
 } worker_t;
+
+/** Room for the responses to one TCP read: two framed messages of the
+ * largest size, so one always fits after a smaller one. */
+#define WORKER_TCP_OUT (2 * (2 + 65535))
 
 /** Creates @n workers with sockets bound to every address of @conf (so
  * that privileges can be dropped afterwards), each with a reader of the

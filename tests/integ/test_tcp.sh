@@ -31,6 +31,27 @@ EOF
 expect_has "$res" "^\[\(101, \(0, 1, 0\)\), \(102, \(0, 60, 0\)\), \(103, \(3, 0, 0\)\)\]$" \
 	"three pipelined queries in one write: all answered ($res)"
 
+# Sixty large answers (about 200 KB) asked for in one write: their
+# responses go out together, more than one batch's room, all of them,
+# whole and in order.
+res=$(py <<'EOF'
+import dnsraw
+s = dnsraw.tcp_connect()
+s.sendall(b"".join(dnsraw.frame(dnsraw.query("big.t.test", 16, qid=i))
+                   for i in range(60)))
+got, size = [], 0
+for _ in range(60):
+    m = dnsraw.tcp_read(s)
+    if m is None:
+        break
+    size += len(m)
+    r = dnsraw.parse(m)
+    got.append((r["id"], len(r["an"]), r["tc"]))
+print("ok %d" % size if got == [(i, 60, 0) for i in range(60)] else "got %s" % got)
+EOF
+)
+expect_has "$res" "^ok [0-9]{6}$" "sixty pipelined large answers: all whole and in order ($res)"
+
 # Twenty queries, sent one byte at a time and then in odd-sized chunks.
 res=$(py <<'EOF'
 import dnsraw, time
