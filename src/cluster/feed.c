@@ -2,6 +2,7 @@
 /* Pushed measurements through etcd (feed.h): gslbctl's put, and each
  * gslbd's application of them, exactly once per store. */
 #include "cluster/feed.h"
+#include "cluster/sync.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "health/push.h"
@@ -114,13 +115,10 @@ int cluster_feed_apply(weightdb_t *db, int64_t rev, json_t *values, char *err,
                        size_t errlen)
 {
 	const char *by = json_string_value(json_object_get(json_array_get(values, 0), "by"));
-	wdb_txn_t *t = wdb_begin(db, by ? by : "etcd", err, errlen);
-	if (!t)
-		return GSLB_EIO;
-	if ((int64_t)wdb_meta_u64(t, "feedrev") >= rev) {
-		wdb_abort(t);
-		return 0;
-	}
+	wdb_txn_t *t;
+	int open = cluster_begin_rev(db, by ? by : "etcd", "feedrev", rev, &t, err, errlen);
+	if (open <= 0)
+		return open;
 	size_t i;
 	json_t *v;
 	int n = 0, rc = 0;

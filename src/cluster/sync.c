@@ -73,17 +73,27 @@ static int change_kind(json_t *c, wdb_kind_t *kind)
 	return cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), kind);
 }
 
+int cluster_begin_rev(weightdb_t *db, const char *actor, const char *counter,
+                      int64_t rev, wdb_txn_t **t, char *err, size_t errlen)
+{
+	if (!(*t = wdb_begin(db, actor, err, errlen)))
+		return GSLB_EIO;
+	if ((int64_t)wdb_meta_u64(*t, counter) >= rev) {
+		wdb_abort(*t);
+		*t = NULL;
+		return 0;
+	}
+	return 1;
+}
+
 int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
                   const char *actor, const char *what, int64_t *id,
                   char *err, size_t errlen)
 {
-	wdb_txn_t *t = wdb_begin(db, actor, err, errlen);
-	if (!t)
-		return GSLB_EIO;
-	if ((int64_t)wdb_meta_u64(t, "clusterrev") >= rev) {
-		wdb_abort(t);
-		return 0;
-	}
+	wdb_txn_t *t;
+	int open = cluster_begin_rev(db, actor, "clusterrev", rev, &t, err, errlen);
+	if (open <= 0)
+		return open;
 	size_t i;
 	json_t *c;
 	int rc = 0;
@@ -174,13 +184,10 @@ static int diff_local(const char *key, json_t *val, void *arg)
 static int apply_table(weightdb_t *db, table_t *tb, int64_t rev,
                        const char *actor, char *err, size_t errlen)
 {
-	wdb_txn_t *t = wdb_begin(db, actor, err, errlen);
-	if (!t)
-		return GSLB_EIO;
-	if ((int64_t)wdb_meta_u64(t, "clusterrev") >= rev) {
-		wdb_abort(t);
-		return 0;
-	}
+	wdb_txn_t *t;
+	int open = cluster_begin_rev(db, actor, "clusterrev", rev, &t, err, errlen);
+	if (open <= 0)
+		return open;
 	int n = 0, rc = 0;
 	/* Nodes before the rows that name them is not needed (the commit
 	 * checks references at its end), but deletions go first so that a

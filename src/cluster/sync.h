@@ -61,6 +61,15 @@ void cluster_key(char *out, size_t size, const char *prefix, wdb_kind_t kind,
 int cluster_parse_key(const char *prefix, const char *ekey, wdb_kind_t *kind,
                       const char **key);
 
+/** Opens the write transaction (of @actor on @db) that applies what etcd
+ * revision @rev brings, unless the store's meta counter @counter
+ * ("clusterrev" for the table, "feedrev" for pushed measurements)
+ * already holds @rev or a later one: the caller moves @counter to @rev
+ * in the same transaction.  Returns 1 with the transaction in *@t, 0
+ * when there is nothing to apply (*@t NULL), or GSLB_EIO with @err. */
+int cluster_begin_rev(weightdb_t *db, const char *actor, const char *counter,
+                      int64_t rev, wdb_txn_t **t, char *err, size_t errlen);
+
 /** Applies @changes ([{kind, key, after}], "after" null for a deletion)
  * of etcd revision @rev to @db on behalf of @actor, with audit text
  * @what, unless the store already reflects @rev.  Returns 1 applied (the
