@@ -4,13 +4,11 @@
  * service options that turn it on, budgets, `steer show` and `steer
  * replay`, and the steering part of `explain` (S3-1..S3-9). */
 #include "ctl/ctl_steer.h"
-#include "health/cutover.h"
 #include "health/nearest_run.h"
+#include "health/push.h"
 #include "health/steer_run.h"
 #include "store/plan.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,23 +19,22 @@
 static double parse_real(const char *cmd, const char *what, const char *v,
                          double lo, double hi)
 {
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
-	if (!*v || *end || errno || !(d >= lo && d <= hi))
-		ctl_die("%s: %s %s: give a number from %g to %g", cmd, what, v, lo, hi);
+	char err[400];
+	double d;
+	if (push_parse_real(cmd, what, v, lo, hi, &d, err, sizeof(err)))
+		ctl_die("%s", err);
 	return d;
 }
 
-/* A time: RFC 3339 (with Z or an offset) or unix seconds. */
+/* A time: RFC 3339 (with Z or an offset) or unix seconds; dies
+ * otherwise. */
 static uint32_t parse_when(const char *cmd, const char *opt, const char *v)
 {
-	time_t t;
-	if (cutover_parse_time(v, &t) == 0 && t >= 0)
-		return (uint32_t)t;
-	if (isdigit((unsigned char)v[0]))
-		return (uint32_t)ctl_parse_num(opt, v, 0, INT32_MAX);
-	ctl_die("%s: %s %s: use RFC 3339 (2026-12-01T02:00:00Z) or unix time", cmd, opt, v);
+	char err[400];
+	uint32_t t;
+	if (push_parse_time(cmd, opt, v, &t, err, sizeof(err)))
+		ctl_die("%s", err);
+	return t;
 }
 
 /* Node and service options ----------------------------------------- */

@@ -57,22 +57,21 @@ static int put(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val,
 	return rc;
 }
 
-/* A number of key @what in [@lo, @hi] into *@out. */
-static int real_in(const char *what, const char *v, double lo, double hi,
-                   double *out, char *err, size_t errlen)
+int push_parse_real(const char *cmd, const char *what, const char *v, double lo,
+                    double hi, double *out, char *err, size_t errlen)
 {
 	char *end;
 	errno = 0;
 	double d = strtod(v, &end);
 	if (!*v || *end || errno || !(d >= lo && d <= hi))
-		return bad(err, errlen, "metrics push: %s %s: give a number from %g to %g",
-		           what, v, lo, hi);
+		return bad(err, errlen, "%s: %s %s: give a number from %g to %g", cmd, what,
+		           v, lo, hi);
 	*out = d;
 	return 0;
 }
 
-/* --at: RFC 3339 (with Z or an offset) or unix seconds. */
-static int when(const char *v, uint32_t *out, char *err, size_t errlen)
+int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *out,
+                    char *err, size_t errlen)
 {
 	time_t t;
 	if (cutover_parse_time(v, &t) == 0 && t >= 0) {
@@ -80,13 +79,13 @@ static int when(const char *v, uint32_t *out, char *err, size_t errlen)
 		return 0;
 	}
 	if (!isdigit((unsigned char)v[0]))
-		return bad(err, errlen, "metrics push: --at %s: use RFC 3339 "
-		           "(2026-12-01T02:00:00Z) or unix time", v);
+		return bad(err, errlen, "%s: %s %s: use RFC 3339 (2026-12-01T02:00:00Z) or "
+		           "unix time", cmd, opt, v);
 	char *end;
 	errno = 0;
 	long n = strtol(v, &end, 10);
 	if (*end || errno || n < 0 || n > INT32_MAX)
-		return bad(err, errlen, "--at %s: must be a whole number from 0 to %ld", v,
+		return bad(err, errlen, "%s %s: must be a whole number from 0 to %ld", opt, v,
 		           (long)INT32_MAX);
 	*out = (uint32_t)n;
 	return 0;
@@ -164,9 +163,10 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
 			name = argv[++i];
 		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
-			rc = when(argv[++i], &at, err, errlen);
+			rc = push_parse_time("metrics push", "--at", argv[++i], &at, err, errlen);
 		else if (strncmp(argv[i], "spent=", 6) == 0)
-			rc = real_in("spent", argv[i] + 6, 0, 1e15, &spent, err, errlen);
+			rc = push_parse_real("metrics push", "spent", argv[i] + 6, 0, 1e15, &spent,
+			                     err, errlen);
 		else
 			rc = bad(err, errlen, "metrics push --provider: unexpected '%s' (usage: "
 			         "metrics push --provider NAME [--at TIME] spent=AMOUNT)", argv[i]);
@@ -209,27 +209,25 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		int rc = 0;
 		if (strncmp(a, "--", 2) == 0 && !v)
 			return bad(err, errlen, "metrics push: %s needs a value", a);
-		if (strcmp(a, "--region") == 0) {
+		int is_region = strcmp(a, "--region") == 0;
+		if (is_region || strcmp(a, "--isp") == 0) {
 			if (!push_valid_word(v, 0))
-				return bad(err, errlen, "metrics push: --region %s: use a short "
-				           "lowercase name like cn-bj", v);
-			region = v;
-			i++;
-		} else if (strcmp(a, "--isp") == 0) {
-			if (!push_valid_word(v, 0))
-				return bad(err, errlen, "metrics push: --isp %s: use a short "
-				           "lowercase name like ctcc", v);
-			isp = v;
+				return bad(err, errlen, "metrics push: %s %s: use a short "
+				           "lowercase name like %s", a, v, is_region ? "cn-bj" : "ctcc");
+			*(is_region ? &region : &isp) = v;
 			i++;
 		} else if (strcmp(a, "--at") == 0) {
-			rc = when(v, &at, err, errlen);
+			rc = push_parse_time("metrics push", "--at", v, &at, err, errlen);
 			i++;
 		} else if (strncmp(a, "success=", 8) == 0) {
-			rc = real_in("success", a + 8, 0, 100, &success, err, errlen);
+			rc = push_parse_real("metrics push", "success", a + 8, 0, 100, &success,
+			                     err, errlen);
 		} else if (strncmp(a, "latency=", 8) == 0) {
-			rc = real_in("latency", a + 8, 0, 600000, &latency, err, errlen);
+			rc = push_parse_real("metrics push", "latency", a + 8, 0, 600000, &latency,
+			                     err, errlen);
 		} else if (strncmp(a, "bytes=", 6) == 0) {
-			rc = real_in("bytes", a + 6, 0, 1e18, &bytes, err, errlen);
+			rc = push_parse_real("metrics push", "bytes", a + 6, 0, 1e18, &bytes, err,
+			                     errlen);
 		} else if (strncmp(a, "spent=", 6) == 0) {
 			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
 			         "push --provider NAME spent=AMOUNT");

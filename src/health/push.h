@@ -32,6 +32,18 @@
  * @star_ok (the wildcard of weight rows). */
 int push_valid_word(const char *s, int star_ok);
 
+/** A number @v of option or key @what of command @cmd in [@lo, @hi] into
+ * *@out.  Returns 0, or GSLB_EINVAL with "CMD: WHAT V: give a number
+ * from LO to HI" in @err.  gslbctl's other steering options use it too. */
+int push_parse_real(const char *cmd, const char *what, const char *v, double lo,
+                    double hi, double *out, char *err, size_t errlen);
+
+/** A time @v of option @opt of command @cmd, RFC 3339 (with Z or an
+ * offset) or unix seconds, into *@out.  Returns 0, or GSLB_EINVAL with
+ * the reason in @err. */
+int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *out,
+                    char *err, size_t errlen);
+
 /** Validates and applies one push into @t.  @argv[1..@argc) are its
  * words (argv[0], "push", is not read; nothing is modified): a node and
  * KEY=VALUE health metrics, or a node with success=, latency=, bytes=,
