@@ -19,11 +19,12 @@ libprotobuf-c-dev protobuf-c-compiler"
 # the reference servers for the benchmark, and Prometheus (server and
 # promtool) for the metrics tests, with python3-yaml to read the rules
 # file; a Frame Streams collector (fstrm_capture) for the dnstap test;
-# etcd (server and etcdctl) for the cluster tests.
+# etcd (server and etcdctl) for the cluster tests; Unbound as the caching
+# resolver in front of gslbd; stress-ng to load the machine (check-busy).
 TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
-etcd-server etcd-client"
+etcd-server etcd-client unbound stress-ng"
 
 case "$1" in
   --build) want="$BUILD" ;;
