@@ -8,6 +8,7 @@
 #   make check      unit, query, fuzz-replay and integration tests
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
+#   make check-busy the same tests with stress-ng loading every CPU
 #   make install prefix=DIR
 #   make fuzz       libFuzzer binaries of the query, zone and configuration
 #                   fuzzers (clang)
@@ -32,7 +33,7 @@ ifeq ($(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
 else
 ifeq ($(wildcard config.mk),)
 DEPS_ERR := $(shell ./contrib/deps.sh --build)
-else ifneq ($(filter check,$(MAKECMDGOALS)),)
+else ifneq ($(filter check check-busy,$(MAKECMDGOALS)),)
 DEPS_ERR := $(shell ./contrib/deps.sh)
 endif
 ifneq ($(strip $(DEPS_ERR)),)
@@ -87,7 +88,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run check check-busy unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -141,8 +142,18 @@ $(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 FUZZ_REPLAY := $(B)/tests/fuzz_replay $(B)/tests/fuzz_zone_replay \
                $(B)/tests/fuzz_conf_replay
 
+# TESTJOBS: tests run side by side (default: the number of CPUs).
 check: all $(UNIT_BIN) $(FUZZ_REPLAY)
-	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh
+	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh $(if $(TESTJOBS),-j $(TESTJOBS))
+
+# The whole suite with every CPU kept busy beside it by stress-ng (at
+# most 2 hours, stopped by its PID however the suite ends): the proof
+# that no test depends on an idle machine.
+check-busy: all $(UNIT_BIN) $(FUZZ_REPLAY)
+	@command -v stress-ng >/dev/null || { echo "check-busy needs stress-ng (contrib/deps.sh)"; exit 1; }
+	@stress-ng --cpu $$(nproc) --timeout 7200 --quiet & sp=$$!; \
+	  trap 'kill $$sp 2>/dev/null; wait $$sp 2>/dev/null' EXIT; \
+	  B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh $(if $(TESTJOBS),-j $(TESTJOBS))
 
 # libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone and $(B)/fuzz_conf.
 FUZZ_TARGETS := query zone conf

@@ -1,33 +1,108 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Runs every test layer in order: unit (check), fuzz-corpus replay, then
+# Runs every test layer: unit (check), fuzz-corpus replay, then
 # integration scripts against the real daemon.  Prints one closing line
 # "N passed, N failed" and exits non-zero if anything failed.
 #
+#   tests/run.sh [-j N]
+#
+# -j N runs N tests at a time (default: the number of CPUs; -j 1 runs
+# them one after the other, in order).  The integration tests mostly wait
+# for the daemon, so running them side by side shortens the suite without
+# loading the machine much more.  Each of the N slots has its own range of
+# ports (SLOT_SPAN above the previous one's) and its own temporary tree
+# (tests/tmp/PORT/), so two tests never share a port or a directory; the
+# tests of one slot run one after the other.  Lines are printed as tests
+# end, the longest-running tests first (their last durations are kept in
+# tests/tmp/durations).
+#
 # Environment: B (build directory, default build), TESTPORT (base port),
-# SAN (non-empty when built with sanitizers), ONLY (a glob of test names).
+# SAN (non-empty when built with sanitizers), ONLY (a glob of test names),
+# TEST_TIME_FACTOR (multiplies every deadline of the integration tests;
+# default 1, more on a slow or busy machine: see tests/integ/lib.sh).
 cd "$(dirname "$0")/.." || exit 2
+jobs=$(nproc 2>/dev/null || echo 1)
+while getopts j: opt; do
+	case $opt in
+	j) jobs=$OPTARG ;;
+	*) echo "usage: tests/run.sh [-j N]" >&2; exit 2 ;;
+	esac
+done
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: -j wants a number >= 1" >&2; exit 2; }
 B=${B:-build}
-export B TESTPORT=${TESTPORT:-15300} SAN
+TESTPORT=${TESTPORT:-15300}
+# A test uses ports from its base up to about base + 5200 (lib.sh: the
+# base plus a hash of its name below 2000, probe servers 3000 above that;
+# cluster_lib.sh: etcd 1000 to 1800 above the base).
+SLOT_SPAN=5300
+export B SAN TEST_TIME_FACTOR=${TEST_TIME_FACTOR:-1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 # ThreadSanitizer: a report fails the test (exit code), with the
 # suppressions of tests/tsan.supp (each entry says why it is there).
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+LOGDIR=tests/tmp/$TESTPORT/log
+DURATIONS=tests/tmp/durations
+mkdir -p "$LOGDIR"
+touch "$DURATIONS"
+
+# The tests, as "name<TAB>command".
+names=()
+declare -A cmd
+add() { # name command...
+	local name=$1
+	shift
+	if [ -n "${ONLY:-}" ] && [[ $name != $ONLY ]]; then return; fi
+	names+=("$name")
+	cmd[$name]=$(printf '%q ' "$@")
+}
+for t in "$B"/tests/check_*; do
+	[ -x "$t" ] && add "unit/$(basename "$t")" "$t"
+done
+[ -x "$B/tests/fuzz_replay" ] &&
+	add "fuzz/replay" "$B/tests/fuzz_replay" tests/fuzz/corpus
+[ -x "$B/tests/fuzz_zone_replay" ] &&
+	add "fuzz/zone" "$B/tests/fuzz_zone_replay" tests/fuzz/corpus-zone
+[ -x "$B/tests/fuzz_conf_replay" ] &&
+	add "fuzz/conf" "$B/tests/fuzz_conf_replay" tests/fuzz/corpus-conf
+for t in tests/integ/test_*.sh; do
+	[ -f "$t" ] && add "integ/$(basename "$t" .sh)" bash "$t"
+done
+
+# In parallel, the longest first (by their last run; new ones count as
+# long), so that the slots end together.
+if [ "$jobs" -gt 1 ]; then
+	declare -A last
+	while IFS=$'\t' read -r n d; do last[$n]=$d; done <"$DURATIONS"
+	mapfile -t names < <(for n in "${names[@]}"; do
+		printf '%s\t%s\n' "${last[$n]:-999}" "$n"
+	done | sort -t$'\t' -k1,1 -rn -s | cut -f2)
+fi
+
 pass=0
 fail=0
 failed=()
+declare -A slot_of start_of name_of
+free_slots=()
+for ((s = 0; s < jobs; s++)); do free_slots+=("$s"); done
 
-run() { # name command...
-	local name=$1
-	shift
-	if [ -n "$ONLY" ] && [[ $name != $ONLY ]]; then return; fi
-	local log=tests/tmp/$TESTPORT/log/$name.log
+start() { # name slot
+	local name=$1 slot=$2 log="$LOGDIR/$1.log"
 	mkdir -p "$(dirname "$log")"
-	local t0=$(date +%s.%N)
-	if timeout 600 "$@" >"$log" 2>&1; then
+	(TESTPORT=$((TESTPORT + slot * SLOT_SPAN)) exec timeout 600 bash -c "${cmd[$name]}" >"$log" 2>&1) &
+	slot_of[$!]=$slot
+	name_of[$!]=$name
+	start_of[$!]=$(date +%s.%N)
+}
+
+report() { # pid status
+	local pid=$1 rc=$2 name=${name_of[$1]} log="$LOGDIR/${name_of[$1]}.log"
+	local took
+	took=$(awk -v a="${start_of[$pid]}" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+	printf '%s\t%s\n' "$name" "$took" >>"$DURATIONS.new"
+	if [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
-		printf 'PASS  %-40s %6.1fs\n' "$name" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')"
+		printf 'PASS  %-40s %6.1fs\n' "$name" "$took"
 	else
 		fail=$((fail + 1))
 		failed+=("$name")
@@ -36,20 +111,29 @@ run() { # name command...
 		grep -m 5 -E '^FAIL - ' "$log" | sed 's/^/      ! /'
 		tail -n 25 "$log" | sed 's/^/      | /'
 	fi
+	free_slots+=("${slot_of[$pid]}")
+	unset "slot_of[$pid]" "name_of[$pid]" "start_of[$pid]"
 }
 
-for t in "$B"/tests/check_*; do
-	[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+: >"$DURATIONS.new"
+for name in "${names[@]}"; do
+	while [ ${#free_slots[@]} -eq 0 ]; do
+		wait -n -p done_pid
+		report "$done_pid" $?
+	done
+	start "$name" "${free_slots[0]}"
+	free_slots=("${free_slots[@]:1}")
 done
-[ -x "$B/tests/fuzz_replay" ] &&
-	run "fuzz/replay" "$B/tests/fuzz_replay" tests/fuzz/corpus
-[ -x "$B/tests/fuzz_zone_replay" ] &&
-	run "fuzz/zone" "$B/tests/fuzz_zone_replay" tests/fuzz/corpus-zone
-[ -x "$B/tests/fuzz_conf_replay" ] &&
-	run "fuzz/conf" "$B/tests/fuzz_conf_replay" tests/fuzz/corpus-conf
-for t in tests/integ/test_*.sh; do
-	[ -f "$t" ] && run "integ/$(basename "$t" .sh)" bash "$t"
+while [ ${#slot_of[@]} -gt 0 ]; do
+	wait -n -p done_pid
+	report "$done_pid" $?
 done
+
+# Durations of this run replace those of the tests it ran.
+awk -F'\t' 'NR == FNR { seen[$1] = 1; print; next } !($1 in seen)' \
+	"$DURATIONS.new" "$DURATIONS" >"$DURATIONS.tmp" &&
+	mv "$DURATIONS.tmp" "$DURATIONS"
+rm -f "$DURATIONS.new"
 
 echo
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

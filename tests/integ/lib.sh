@@ -17,6 +17,15 @@
 #   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
 #   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
 #   wait_until SECONDS CONDITION...    # polls CONDITION every 0.3 s
+#   tseq N                             # 1..N scaled: for _ in $(tseq 50)
+#   tscale N                           # N scaled by TEST_TIME_FACTOR
+#
+# Deadlines: every wait in these tests polls for its condition and gives
+# up after a deadline; TEST_TIME_FACTOR (default 1, may be fractional)
+# multiplies every deadline, for a slow or busy machine or a sanitizer
+# build.  It lengthens only the time a test is willing to wait, never
+# what it measures: a test that passes at 1 passes at 3, only later when
+# it fails.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
@@ -31,6 +40,15 @@ PORT=$(( ${TESTPORT:-15300} + $(printf '%s' "$TESTNAME" | cksum | cut -d' ' -f1)
 PID=
 FAILS=0
 CHECKS=0
+# TEST_TIME_FACTOR in thousandths, for shell arithmetic.
+TF_MILLI=$(awk -v f="${TEST_TIME_FACTOR:-1}" 'BEGIN { m = int(f * 1000 + 0.5); print (m < 1000 ? 1000 : m) }')
+export TEST_TIME_FACTOR=${TEST_TIME_FACTOR:-1}
+
+# N (a whole number of seconds, tenths, rounds...) times TEST_TIME_FACTOR,
+# rounded up.
+tscale() { echo $(( ($1 * TF_MILLI + 999) / 1000 )); }
+# 1 .. N scaled: the count of a polling loop, `for _ in $(tseq 50)`.
+tseq() { seq "$(tscale "$1")"; }
 
 cleanup() {
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
@@ -45,9 +63,9 @@ ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
 fail() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
 
 # Runs CONDITION (a command and its arguments) every 0.3 s until it
-# succeeds (0) or SECONDS have passed (1).
+# succeeds (0) or SECONDS (scaled) have passed (1).
 wait_until() {
-	local end=$((SECONDS + $1))
+	local end=$((SECONDS + $(tscale "$1")))
 	shift
 	while [ $SECONDS -lt $end ]; do
 		"$@" && return 0
@@ -141,7 +159,7 @@ EOZ
 # After a SIGHUP, waits (at most 5 s) until NAME TYPE CLASS gets STATUS;
 # leaves the last answer in $out.
 wait_status() { # name type class status
-	for _ in $(seq 50); do
+	for _ in $(tseq 50); do
 		out=$(q "$1" "$2" -c "$3")
 		grep -q "status: $4" <<<"$out" && return 0
 		sleep 0.1
@@ -152,7 +170,7 @@ wait_status() { # name type class status
 # Waits until something accepts TCP connections on 127.0.0.1 PORT (at
 # most 5 s), e.g. a probe target just started.
 wait_tcp() { # port
-	for _ in $(seq 50); do
+	for _ in $(tseq 50); do
 		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null &&
 			return 0
 		sleep 0.1
@@ -177,7 +195,7 @@ stop_httpds() {
 # Waits until `gslbctl status` shows COUNT nodes up with a score (at most
 # TENTHS tenths of a second, default 100).
 wait_up() { # count [tenths]
-	for _ in $(seq "${2:-100}"); do
+	for _ in $(tseq "${2:-100}"); do
 		[ "$(CTL status | grep -cE ' up +[a-z]+ +[a-z]+ +[0-9]+ ')" = "$1" ] && return 0
 		sleep 0.1
 	done
@@ -188,7 +206,7 @@ wait_up() { # count [tenths]
 gslbd_start() {
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &
 	PID=$!
-	for _ in $(seq 100); do
+	for _ in $(tseq 100); do
 		if dig @127.0.0.1 -p "$PORT" +time=1 +tries=1 id.server CH TXT >/dev/null 2>&1; then
 			return 0
 		fi
