@@ -17,6 +17,7 @@
 #   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
 #   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
 #   wait_until SECONDS CONDITION...    # polls CONDITION every 0.3 s
+#   stop_pid PID                       # SIGTERM, SIGKILL after 5 s (cleanup uses it)
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
@@ -32,13 +33,17 @@ PID=
 FAILS=0
 CHECKS=0
 
-cleanup() {
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill "$PID" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$PID" 2>/dev/null
+# Stops the process PID (if it runs): SIGTERM, then SIGKILL after 5 s.
+stop_pid() { # pid
+	if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+		kill "$1" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$1" 2>/dev/null
 	fi
+	return 0
 }
+
+cleanup() { stop_pid "$PID"; }
 trap cleanup EXIT
 
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
