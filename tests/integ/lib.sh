@@ -106,15 +106,20 @@ CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 
 # Writes $T/z.zone, the minimal zone gslb.test for GSLB tests, with any
 # extra records given as arguments, one record per argument.
+# geo_mmdb: $T/geo.mmdb from the networks on stdin (geoip/build-demo.pl's
+# columns: NETWORK REGION ISP ASN ...), kept in $T/geo.txt.
+geo_mmdb() {
+	cat > "$T/geo.txt"
+	perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
+		{ echo "cannot build mmdb"; exit 1; }
+}
 # geo_two_regions: $T/geo.mmdb with two client networks, cn-gz/ctcc
 # (101.6.0.0/16) and cn-bj/cucc (101.7.0.0/16).
 geo_two_regions() {
-	cat > "$T/geo.txt" <<'EOG'
+	geo_mmdb <<'EOG'
 101.6.0.0/16     cn-gz  ctcc  4134
 101.7.0.0/16     cn-bj  cucc  4837
 EOG
-	perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
-		{ echo "cannot build mmdb"; exit 1; }
 }
 
 gslb_zone() {

@@ -6,14 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 
 # Our own GeoIP database and CIDR file.
-cat > "$T/geo.txt" <<'EOG'
+geo_mmdb <<'EOG'
 10.1.0.0/16      r-a   isp-x  64510
 10.2.0.0/16      r-a   isp-y  64511
 10.3.0.0/16      r-b   isp-x  64510
 10.4.0.0/16      r-c   isp-z  64512
 2001:db8:a::/48  r-a   isp-x  64510
 EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
 cat > "$T/over.nets" <<'EON'
 # the resolver on loopback is located by the operator's own list
 127.0.0.0/8     region=r-b isp=isp-x

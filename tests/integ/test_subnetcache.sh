@@ -14,12 +14,10 @@ if [ ! -x "$UNBOUND" ]; then
 fi
 
 # Guangdong's row has no IPv6 node, Beijing's has one.
-cat > "$T/geo.txt" <<'EOG'
+geo_mmdb <<'EOG'
 14.16.0.0/12     cn-gd  ctcc  4134
 36.110.0.0/16    cn-bj  ctcc  4134
 EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
-	{ echo "cannot build mmdb"; exit 1; }
 # The zone's negative TTL (min of SOA TTL and MINIMUM) is 300 s, far
 # beyond the service's TTL.
 cat > "$T/z.zone" <<'EOZ'
