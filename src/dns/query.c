@@ -87,18 +87,21 @@ static int addr_written(const plan_t *p, const gslb_result_t *g, unsigned i,
 
 /* Writes the answer for GSLB service @name from @g (gslb_resolve()).
  * Address nodes contribute their records of the asked type; a CNAME node
- * picked first answers with its CNAME alone (RFC 7871 §7.2.1). */
+ * picked first answers with its CNAME alone (RFC 7871 §7.2.1).  Every
+ * response for the name, NODATA and truncated ones included, carries
+ * the scope and TTL that gslb_resolve() decided (RFC 7871 §7.4). */
 static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
                        const gslb_result_t *g, uint16_t qtype)
 {
 	const plan_t *p = &g->plan;
 	unsigned written = 0;
+	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
+	 * client; an option that was not used is echoed with scope 0. */
+	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
 	if (g->npicked && (p->node[g->picked[0]].flags & PLAN_CNAME)) {
 		const plan_node_t *n = &p->node[g->picked[0]];
-		if (w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname, n->cname_len))
-			return -1;
-		w->q->scope = w->q->client.from_ecs ? g->scope : 0;
-		return 0;
+		return w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname,
+		            n->cname_len);
 	}
 	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
 	int want4 = qtype == RR_A || qtype == RR_ANY;
@@ -129,11 +132,11 @@ static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
 			written++;
 		}
 	}
+	/* NODATA (no row, all down and fail closed, no node of the type):
+	 * negatively cached for no longer than an address would be
+	 * (RFC 2308 §5 takes the SOA record's TTL when it is the lower). */
 	if (!written)
-		return w_soa(w, z); /* NODATA: no node of the row has the type */
-	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
-	 * client; an option that was not used is echoed with scope 0. */
-	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
+		return w_soa_ttl(w, z, g->ttl < z->neg_ttl ? g->ttl : z->neg_ttl);
 	return 0;
 }
 

@@ -187,9 +187,16 @@ static inline int w_additional(wbuf_t *w, const zrrset_t *s, int required)
 	return 0;
 }
 
+/* The SOA of a negative answer with TTL @ttl: the zone's negative TTL,
+ * or less for a GSLB name (RFC 2308 §5, RFC 7871 §7.4). */
+static inline int w_soa_ttl(wbuf_t *w, const zone_t *z, uint32_t ttl)
+{
+	return w_rrset(w, SEC_NS, z->apex, z->soa, ttl);
+}
+
 static inline int w_soa(wbuf_t *w, const zone_t *z)
 {
-	return w_rrset(w, SEC_NS, z->apex, z->soa, z->neg_ttl);
+	return w_soa_ttl(w, z, z->neg_ttl);
 }
 
 #endif

@@ -359,53 +359,76 @@ int gslb_resolve(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
 	                        out, trail);
 }
 
-int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
-                     const char *name, size_t len, uint16_t qtype,
-                     const gslb_client_t *c, uint32_t now, uint64_t *rng,
-                     gslb_result_t *out, gslb_trail_t *trail)
+/* How long and for which clients the answer of @out may be kept: its
+ * TTL and ECS scope.  Every result of gslb_resolve_svc() goes through
+ * here, addresses, CNAME and NODATA alike: a resolver caches an empty
+ * answer by the same scope and for no longer than an address (RFC 7871
+ * §7.4, S4-11), so whatever decides the one decides the other.  @has_row:
+ * out->plan holds the answering row.  @sbits: the client network the
+ * pick depended on (sticky, release), 0 when it did not. */
+static void answer_cache(gslb_result_t *out, const gslb_client_t *c,
+                         uint32_t now, int has_row, uint8_t sbits)
 {
-	/* The network text is formatted only for a trail (explain). */
-	out->geo.want_network = trail != NULL;
-	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
-	out->row = GSLB_ROW_NONE;
-	out->npicked = 0;
-	out->failed_open = 0;
+	/* The short TTL while anything in the row is moving: a node of it
+	 * demoted, restored, derated, draining or gray-switching within the
+	 * settle period (S0-11, S1-8), so resolvers follow the change soon;
+	 * an all-down-empty NODATA of a row that has just gone down too. */
+	out->short_ttl = 0;
+	for (unsigned i = 0; has_row && i < out->plan.n; i++)
+		if (out->plan.node[i].short_until > now)
+			out->short_ttl = 1;
+	/* An answer from a fallback row because the client's own rows are
+	 * empty is a stopgap (S0-9, S0-11): the nodes it names may be far
+	 * away, and the client's row may serve again soon (a restored or
+	 * re-enabled node, a promoted standby).  Resolvers must not keep it
+	 * for the long TTL. */
+	if (has_row && out->from_fallback)
+		out->short_ttl = 1;
+	out->ttl = out->short_ttl ? out->svc.short_ttl : out->svc.ttl;
+	/* ECS scope (RFC 7871 §7.2.1): the prefix that decided the answer;
+	 * 0 when the service answers everybody alike.  Which row answers
+	 * (or that none does) depends on the client's network whenever the
+	 * service has client rows, so the scope does not depend on whether
+	 * the row gave an address. */
 	out->scope = 0;
-	out->ttl = out->svc.ttl;
-	out->from_fallback = 0;
-	/* The memo serves the workers; explain records the walk itself. */
-	size_t txnid = memo && !trail && out->geo.lochash ? wdb_reader_txnid(r) : 0;
-	int use_memo = txnid != 0;
-	int found = use_memo ? memo_get(memo, txnid, name, len, out) : -1;
-	if (found < 0) {
-		found = find_row(r, name, len, c, out, trail);
-		if (use_memo)
-			memo_put(memo, txnid, name, len, out, found);
-	}
-	if (!found)
-		return 0; /* a service without rows: NODATA */
+	if (out->svc.flags & SVC_CLIENT_ROWS)
+		out->scope = out->geo.prefix_len;
+	/* A mapped client's network was found as IPv4 (0..32 bits); in the
+	 * IPv6 option it came in, that network is ::ffff:0:0/96 plus those
+	 * bits, so a /16 is scope /112, not /16 of IPv6 space. */
+	if (c->mapped && c->from_ecs && (out->svc.flags & SVC_CLIENT_ROWS))
+		out->scope = (uint8_t)(out->scope + 96);
+	if (sbits > out->scope)
+		out->scope = sbits;
+}
 
+/* The pick from the answering row in out->plan: none when every node is
+ * down and the service fails closed, else the service's number of nodes
+ * that can answer @qtype.  *@sbits: the client network the pick depends
+ * on (sticky, release), left alone when it depends on none. */
+static void pick_nodes(gslb_result_t *out, const gslb_client_t *c,
+                       uint16_t qtype, uint64_t *rng, uint8_t *sbits)
+{
 	int all = 0;
 	if (!policy_usable(&out->plan)) {
 		if (out->svc.all_down == SVC_ALL_DOWN_EMPTY)
-			return 0;
+			return; /* fail closed: NODATA */
 		/* open, or fallback with no usable node anywhere in the
 		 * chain: answer from the client's row as if all were healthy
 		 * rather than send nothing. */
 		all = 1;
 		out->failed_open = 1;
 	}
-	uint8_t sbits = 0;
 	int sticky = (out->svc.flags & SVC_STICKY) != 0;
 	/* A gray release (S4-10) splits the row's clients by the same key
 	 * as the sticky pick, so its answers vary by that network too. */
 	int by_key = sticky || out->plan.release_slot != 0;
-	uint64_t key = by_key ? sticky_key(c, &sbits) : 0;
+	uint64_t key = by_key ? sticky_key(c, sbits) : 0;
 	out->client_key = key;
 	unsigned want = out->svc.answers ? out->svc.answers : 1;
 	/* Only nodes that can answer the asked type are candidates, so an
-	 * AAAA query never draws a node without IPv6 (which would be a
-	 * NODATA that resolvers cache for everybody). */
+	 * AAAA query never draws a node without IPv6 when another node of
+	 * the row has one. */
 	unsigned need = qtype == 1 ? POLICY_NEED_V4 : qtype == 28 ? POLICY_NEED_V6 : 0;
 	out->npicked = (uint8_t)policy_pick(&out->plan, want, all, sticky, key,
 	                                    need, rng, out->picked);
@@ -418,31 +441,33 @@ int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
 		out->npicked = (uint8_t)policy_pick(&out->plan, want, 1, sticky, key,
 		                                    need, rng, out->picked);
 	}
-	/* The short TTL while anything in the row is moving: a node of it
-	 * demoted, restored, derated, draining or gray-switching within the
-	 * settle period (S0-11, S1-8), so resolvers follow the change soon. */
-	out->short_ttl = 0;
-	for (unsigned i = 0; i < out->plan.n; i++)
-		if (out->plan.node[i].short_until > now)
-			out->short_ttl = 1;
-	/* An answer from a fallback row because the client's own rows are
-	 * empty is a stopgap (S0-9, S0-11): the nodes it names may be far
-	 * away, and the client's row may serve again soon (a restored or
-	 * re-enabled node, a promoted standby).  Resolvers must not keep it
-	 * for the long TTL. */
-	if (out->from_fallback)
-		out->short_ttl = 1;
-	out->ttl = out->short_ttl ? out->svc.short_ttl : out->svc.ttl;
-	/* ECS scope (RFC 7871 §7.2.1): the prefix that decided the answer;
-	 * 0 when the service answers everybody alike. */
-	if (out->svc.flags & SVC_CLIENT_ROWS)
-		out->scope = out->geo.prefix_len;
-	/* A mapped client's network was found as IPv4 (0..32 bits); in the
-	 * IPv6 option it came in, that network is ::ffff:0:0/96 plus those
-	 * bits, so a /16 is scope /112, not /16 of IPv6 space. */
-	if (c->mapped && c->from_ecs && (out->svc.flags & SVC_CLIENT_ROWS))
-		out->scope = (uint8_t)(out->scope + 96);
-	if (by_key && sbits > out->scope)
-		out->scope = sbits;
+}
+
+int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
+                     const char *name, size_t len, uint16_t qtype,
+                     const gslb_client_t *c, uint32_t now, uint64_t *rng,
+                     gslb_result_t *out, gslb_trail_t *trail)
+{
+	/* The network text is formatted only for a trail (explain). */
+	out->geo.want_network = trail != NULL;
+	geo_lookup(geo, (const struct sockaddr *)&c->addr, &out->geo);
+	out->row = GSLB_ROW_NONE;
+	out->npicked = 0;
+	out->failed_open = 0;
+	out->from_fallback = 0;
+	out->client_key = 0;
+	/* The memo serves the workers; explain records the walk itself. */
+	size_t txnid = memo && !trail && out->geo.lochash ? wdb_reader_txnid(r) : 0;
+	int use_memo = txnid != 0;
+	int found = use_memo ? memo_get(memo, txnid, name, len, out) : -1;
+	if (found < 0) {
+		found = find_row(r, name, len, c, out, trail);
+		if (use_memo)
+			memo_put(memo, txnid, name, len, out, found);
+	}
+	uint8_t sbits = 0;
+	if (found)
+		pick_nodes(out, c, qtype, rng, &sbits);
+	answer_cache(out, c, now, found, sbits);
 	return 0;
 }

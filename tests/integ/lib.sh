@@ -17,6 +17,7 @@
 #   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
 #   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
 #   wait_until SECONDS CONDITION...    # polls CONDITION every 0.3 s
+#   stop_pid PID                       # SIGTERM, SIGKILL after 5 s (cleanup uses it)
 #   tseq N                             # 1..N scaled: for _ in $(tseq 50)
 #   tscale N                           # N scaled by TEST_TIME_FACTOR
 #
@@ -50,13 +51,17 @@ tscale() { echo $(( ($1 * TF_MILLI + 999) / 1000 )); }
 # 1 .. N scaled: the count of a polling loop, `for _ in $(tseq 50)`.
 tseq() { seq "$(tscale "$1")"; }
 
-cleanup() {
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill "$PID" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$PID" 2>/dev/null
+# Stops the process PID (if it runs): SIGTERM, then SIGKILL after 5 s.
+stop_pid() { # pid
+	if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+		kill "$1" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$1" 2>/dev/null
 	fi
+	return 0
 }
+
+cleanup() { stop_pid "$PID"; }
 trap cleanup EXIT
 
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
@@ -119,15 +124,20 @@ CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 
 # Writes $T/z.zone, the minimal zone gslb.test for GSLB tests, with any
 # extra records given as arguments, one record per argument.
+# geo_mmdb: $T/geo.mmdb from the networks on stdin (geoip/build-demo.pl's
+# columns: NETWORK REGION ISP ASN ...), kept in $T/geo.txt.
+geo_mmdb() {
+	cat > "$T/geo.txt"
+	perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
+		{ echo "cannot build mmdb"; exit 1; }
+}
 # geo_two_regions: $T/geo.mmdb with two client networks, cn-gz/ctcc
 # (101.6.0.0/16) and cn-bj/cucc (101.7.0.0/16).
 geo_two_regions() {
-	cat > "$T/geo.txt" <<'EOG'
+	geo_mmdb <<'EOG'
 101.6.0.0/16     cn-gz  ctcc  4134
 101.7.0.0/16     cn-bj  cucc  4837
 EOG
-	perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null ||
-		{ echo "cannot build mmdb"; exit 1; }
 }
 
 gslb_zone() {

@@ -6,14 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 
 # Our own GeoIP database and CIDR file.
-cat > "$T/geo.txt" <<'EOG'
+geo_mmdb <<'EOG'
 10.1.0.0/16      r-a   isp-x  64510
 10.2.0.0/16      r-a   isp-y  64511
 10.3.0.0/16      r-b   isp-x  64510
 10.4.0.0/16      r-c   isp-z  64512
 2001:db8:a::/48  r-a   isp-x  64510
 EOG
-perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
 cat > "$T/over.nets" <<'EON'
 # the resolver on loopback is located by the operator's own list
 127.0.0.0/8     region=r-b isp=isp-x
@@ -74,8 +73,36 @@ out=$(q www.gslb.test AAAA +subnet=10.2.0.0/24)
 expect_status "$out" NOERROR "AAAA of a v4-only node: NOERROR"
 expect_count "$out" ANSWER 0 "AAAA of a v4-only node: NODATA"
 expect_has "$out" "IN	SOA" "NODATA carries the SOA"
+# That NODATA depends on where the client is (r-a/isp-x has IPv6): it
+# carries the deciding scope like an address would (RFC 7871 §7.4), and
+# its SOA's TTL, the negative-caching time, is the service's TTL rather
+# than the zone's 120 s.
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.0\.0/24/16" "NODATA of a client's row: the deciding scope"
+expect_has "$out" "^gslb\.test\.[[:space:]]+60[[:space:]]+IN[[:space:]]+SOA" "NODATA of a service: SOA TTL = service TTL"
 out=$(q www.gslb.test MX +subnet=10.2.0.0/24)
 expect_count "$out" ANSWER 0 "MX of a service: NODATA"
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.0\.0/24/16" "MX NODATA: the deciding scope"
+expect_has "$out" "^gslb\.test\.[[:space:]]+60[[:space:]]+IN[[:space:]]+SOA" "MX NODATA: SOA TTL = service TTL"
+# A client whose chain has no row of a service that has client rows:
+# NODATA for it, addresses for others, so it is scoped too.
+CTL service add rows.gslb.test --ttl 20 >/dev/null
+CTL weight set rows.gslb.test --region r-a --isp isp-x a1=1 >/dev/null
+out=$(q rows.gslb.test A +subnet=10.4.5.0/24)
+expect_count "$out" ANSWER 0 "no row for the client: NODATA"
+expect_has "$out" "CLIENT-SUBNET: 10\.4\.5\.0/24/16" "no row for the client: the deciding scope"
+expect_has "$out" "^gslb\.test\.[[:space:]]+20[[:space:]]+IN[[:space:]]+SOA" "no row for the client: SOA TTL = service TTL"
+# A truncated GSLB answer carries the scope of its decision too.
+CTL node add v6a --addr 2001:db8:1::1 --addr 2001:db8:1::2 --addr 2001:db8:1::3 --addr 2001:db8:1::4 \
+	--addr 2001:db8:1::5 --addr 2001:db8:1::6 --addr 2001:db8:1::7 --addr 2001:db8:1::8 >/dev/null
+CTL node add v6b --addr 2001:db8:2::1 --addr 2001:db8:2::2 --addr 2001:db8:2::3 --addr 2001:db8:2::4 \
+	--addr 2001:db8:2::5 --addr 2001:db8:2::6 --addr 2001:db8:2::7 --addr 2001:db8:2::8 >/dev/null
+CTL node add v6c --addr 2001:db8:3::1 --addr 2001:db8:3::2 --addr 2001:db8:3::3 --addr 2001:db8:3::4 \
+	--addr 2001:db8:3::5 --addr 2001:db8:3::6 --addr 2001:db8:3::7 --addr 2001:db8:3::8 >/dev/null
+CTL service add big.gslb.test --answers 3 >/dev/null
+CTL weight set big.gslb.test --region r-a v6a=1 v6b=1 v6c=1 >/dev/null
+out=$(q big.gslb.test AAAA +subnet=10.2.0.0/24 +bufsize=512 +ignore)
+expect_flag "$out" tc "24 AAAA records in 512 bytes: truncated"
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.0\.0/24/16" "truncated GSLB answer: the deciding scope"
 # Static data stays static: ECS scope 0.
 out=$(q ns1.gslb.test A +subnet=10.1.0.0/24)
 expect_has "$out" "CLIENT-SUBNET: 10\.1\.0\.0/24/0" "static answer: scope 0"
@@ -154,6 +181,10 @@ out=$(ans +subnet=10.2.1.0/24)
 CTL service set www.gslb.test --all-down empty >/dev/null
 out=$(q www.gslb.test A +subnet=10.2.1.0/24)
 expect_count "$out" ANSWER 0 "all-down empty: NODATA"
+# The outage is r-a/isp-y's alone: scoped to its network, and cached for
+# the short TTL only, as the row is moving (a3 just went down).
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.1\.0/24/16" "all-down empty: the deciding scope"
+expect_has "$out" "^gslb\.test\.[[:space:]]+10[[:space:]]+IN[[:space:]]+SOA" "all-down empty: SOA TTL = short TTL"
 CTL node set a3 --admin auto >/dev/null
 out=$(ans +subnet=10.2.1.0/24)
 [ "$out" = 192.0.2.3 ] && ok "node back: answers again" || fail "admin auto: got '$out'"
@@ -164,6 +195,14 @@ CTL weight set x.wild.gslb.test cdn=1 >/dev/null
 out=$(q x.wild.gslb.test A)
 expect_has "$out" "^x\.wild\.gslb\.test\.[[:space:]]+30[[:space:]]+IN[[:space:]]+CNAME[[:space:]]+edge\.other\.example\.$" "CNAME node"
 expect_count "$out" ANSWER 1 "only the CNAME"
+out=$(q x.wild.gslb.test A +subnet=10.2.0.0/24)
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.0\.0/24/0" "CNAME node of a (*, *)-only service: scope 0"
+CTL weight set x.wild.gslb.test --region r-a cdn=1 >/dev/null
+out=$(q x.wild.gslb.test A +subnet=10.2.0.0/24)
+expect_has "$out" "CLIENT-SUBNET: 10\.2\.0\.0/24/16" "CNAME node of a client's row: the deciding scope"
+out=$(q x.wild.gslb.test A +subnet=10.4.0.0/24)
+expect_has "$out" "CLIENT-SUBNET: 10\.4\.0\.0/24/16" "CNAME node of (*, *) beside a client row: the deciding scope"
+CTL weight del x.wild.gslb.test --region r-a >/dev/null
 out=$(q y.wild.gslb.test A +short)
 [ "$out" = 192.0.2.99 ] && ok "other names still match the wildcard" || fail "wildcard: '$out'"
 # A service without rows: NODATA.

@@ -173,6 +173,14 @@ fi
 pct_is 0 && ok "rolled back to 0 %" || fail "rolled back to $(field percent)"
 s=$(in_set)
 [ -z "$s" ] && ok "after the rollback no network gets new" || fail "$(wc -l <<<"$s") networks still get new"
+# At 0 % the row still splits its clients by network: its NODATA (no
+# node has IPv6) is scoped like its addresses, and is kept no longer
+# than they are (the service's TTL, 30 s, or its short TTL).
+out=$(q www.gslb.test AAAA +subnet=10.0.0.0/24)
+expect_has "$out" "CLIENT-SUBNET: 10\.0\.0\.0/24/24" "release at 0 %: NODATA with the release's /24 scope"
+soa_ttl=$(section "$out" AUTHORITY | awk '$4 == "SOA" { print $2; exit }')
+[ -n "$soa_ttl" ] && [ "$soa_ttl" -le 30 ] && ok "release at 0 %: NODATA's SOA TTL $soa_ttl <= 30" ||
+	fail "release at 0 %: NODATA's SOA TTL ${soa_ttl:-none} > 30"
 expect_has "$(CTL log)" "gslbd:release +service set www\.gslb\.test release=.*\"reason\":\"guard success>=99 broke \(success 90\)\".*\"state\":\"rolled-back\"" \
 	"the rollback is audited with the broken guard"
 expect_has "$(cat "$T/gslbd.log")" "release www\.gslb\.test: node new rolled back from 20% to 0%: guard success>=99 broke" \

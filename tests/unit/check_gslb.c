@@ -410,11 +410,27 @@ START_TEST(resolve_all_down)
 	ck_assert_int_eq(g.row, GSLB_ROW_REGION_ISP);
 	ck_assert_uint_eq(g.npicked, 0);
 	ck_assert_int_eq(g.failed_open, 0);
+	/* ... decided by the client's network like any answer of the row
+	 * (RFC 7871 §7.4): its scope, and the row's TTL. */
+	ck_assert_uint_eq(g.scope, 17);
+	ck_assert_int_eq(g.short_ttl, 0);
+	ck_assert_uint_eq(g.ttl, 60);
+	ck_assert_int_eq(g.from_fallback, 0);
 	EXPECT("empty", "198.51.100.7", GSLB_ROW_DEFAULT, "def", 24);
 	/* A service without rows: NODATA; a name that is no service. */
 	ck_assert_int_eq(resolve("norows", "36.110.1.1", 1, &g), 0);
 	ck_assert_int_eq(g.row, GSLB_ROW_NONE);
 	ck_assert_uint_eq(g.npicked, 0);
+	ck_assert_uint_eq(g.scope, 0);
+	ck_assert_int_eq(g.short_ttl, 0);
+	ck_assert_uint_eq(g.ttl, 60);
+	/* A client row without a node of the asked family: NODATA with the
+	 * scope of the network that chose the row. */
+	ck_assert_int_eq(resolve("www", "123.112.0.1", 28, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_REGION);
+	ck_assert_uint_eq(g.npicked, 0);
+	ck_assert_uint_eq(g.scope, 12);
+	ck_assert_uint_eq(g.ttl, 60);
 	ck_assert_int_eq(resolve("nothing", "36.110.1.1", 1, &g), GSLB_ENOENT);
 }
 END_TEST

@@ -226,6 +226,54 @@ START_TEST(gslb_ttl_cname_nodata)
 }
 END_TEST
 
+/* Asserts that @r is NODATA with one SOA of TTL @ttl and ECS scope @scope. */
+static void expect_nodata(const resp_t *r, uint32_t ttl, int scope)
+{
+	ck_assert_int_eq(r->rcode, RCODE_NOERROR);
+	ck_assert_int_eq(r->aa, 1);
+	ck_assert_uint_eq(r->an, 0);
+	ck_assert_uint_eq(r->ns, 1);
+	ck_assert_uint_eq(r->rr[0].type, RR_SOA);
+	ck_assert_uint_eq(r->rr[0].ttl, ttl);
+	ck_assert_int_eq(reply_scope(r), scope);
+}
+
+/* A negative answer of a service is decided like a positive one: it
+ * carries the deciding scope (RFC 7871 §7.4: a resolver would otherwise
+ * give one region's NODATA to everybody), and its SOA's TTL, the
+ * negative-caching time, is the answer's TTL when that is below the
+ * zone's (here 300 s). */
+START_TEST(gslb_negative_scope_ttl)
+{
+	static const uint8_t ecs_bjcu[3] = { 123, 112, 1 };  /* cn-bj, cucc */
+	resp_t r;
+	/* (cn-bj, *) has no IPv6 node; (cn-bj, ctcc) has one. */
+	gslb_query("www", RR_AAAA, 1, 24, ecs_bjcu, &r);
+	expect_nodata(&r, 60, 12);
+	gslb_query("www", RR_MX, 1, 24, ecs_bjcu, &r);
+	expect_nodata(&r, 60, 12);
+	/* all_down empty: the (cn-bj, ctcc) row's outage. */
+	gslb_query("empty", RR_A, 1, 24, ecs_bj, &r);
+	expect_nodata(&r, 60, 17);
+	/* The same client located by the resolver's address: scope 0. */
+	gslb_query("empty", RR_A, 1, 0, ecs_bj, &r);
+	ck_assert_int_eq(reply_scope(&r), 0);
+	/* No rows: nobody gets an address, scope 0, the service's TTL. */
+	gslb_query("norows", RR_A, 1, 24, ecs_bj, &r);
+	expect_nodata(&r, 60, 0);
+	/* The short TTL while the row moves bounds the NODATA too. */
+	gslb_query("short", RR_MX, 1, 24, ecs_bj, &r);
+	expect_nodata(&r, 5, 0);
+	/* Static data keeps the zone's negative TTL and scope 0. */
+	gslb_query("static", RR_AAAA, 1, 24, ecs_bj, &r);
+	expect_nodata(&r, 300, 0);
+	gslb_query("nothing", RR_A, 1, 24, ecs_bj, &r);
+	ck_assert_int_eq(r.rcode, RCODE_NXDOMAIN);
+	ck_assert_uint_eq(r.rr[0].ttl, 300);
+	ck_assert_int_eq(reply_scope(&r), 0);
+}
+END_TEST
+
 START_TEST(gslb_sticky_wildcard_ent)
 {
 	resp_t r;
@@ -265,6 +313,7 @@ static Suite *query_gslb_suite(void)
 	tcase_add_test(t, gslb_without_ecs);
 	tcase_add_test(t, gslb_ttl_cname_nodata);
 	tcase_add_test(t, gslb_sticky_wildcard_ent);
+	tcase_add_test(t, gslb_negative_scope_ttl);
 	suite_add_tcase(s, t);
 	return s;
 }
