@@ -5,6 +5,7 @@
 #
 #   make            build gslbd into build/
 #   make run        serve the demo zone on 127.0.0.1@5300 (UDP and TCP)
+#   make demo-db    only load the demo's store (run/db), as `make run` does first
 #   make check      unit, query, fuzz-replay and integration tests
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
@@ -87,7 +88,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -115,10 +116,17 @@ man/%: man/%.in
 
 # The demo: the weight store is created with the demo services, nodes and
 # weights on the first run, then left to what gslbctl makes of it.
-run: all
-	@if [ ! -e run/db/data.mdb ]; then \
-	  $(B)/gslbctl -c zones/gslbd.conf apply zones/demo-gslb.json; fi
+run: demo-db
 	$(B)/gslbd -c zones/gslbd.conf
+# The demo's store, loaded from zones/demo-gslb.json when there is none
+# yet.  No gslbd serves it then, as expected: --offline keeps gslbctl
+# from warning about that (its errors still show, and stop make).
+# DEMO_CONF and DEMO_DB let a test load a copy elsewhere.
+DEMO_CONF ?= zones/gslbd.conf
+DEMO_DB ?= run/db
+demo-db: all
+	@if [ ! -e $(DEMO_DB)/data.mdb ]; then \
+	  $(B)/gslbctl --offline -c $(DEMO_CONF) apply zones/demo-gslb.json; fi
 
 # Tests ----------------------------------------------------------------
 $(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
