@@ -5,6 +5,7 @@
 #
 #   make            build gslbd into build/
 #   make run        serve the demo zone on 127.0.0.1@5300 (UDP and TCP)
+#   make demo-db    only load the demo's store (run/db), as `make run` does first
 #   make check      unit, query, fuzz-replay and integration tests
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
@@ -88,7 +89,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run check check-busy unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check check-busy unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -116,10 +117,17 @@ man/%: man/%.in
 
 # The demo: the weight store is created with the demo services, nodes and
 # weights on the first run, then left to what gslbctl makes of it.
-run: all
-	@if [ ! -e run/db/data.mdb ]; then \
-	  $(B)/gslbctl -c zones/gslbd.conf apply zones/demo-gslb.json; fi
+run: demo-db
 	$(B)/gslbd -c zones/gslbd.conf
+# The demo's store, loaded from zones/demo-gslb.json when there is none
+# yet.  No gslbd serves it then, as expected: --offline keeps gslbctl
+# from warning about that (its errors still show, and stop make).
+# DEMO_CONF and DEMO_DB let a test load a copy elsewhere.
+DEMO_CONF ?= zones/gslbd.conf
+DEMO_DB ?= run/db
+demo-db: all
+	@if [ ! -e $(DEMO_DB)/data.mdb ]; then \
+	  $(B)/gslbctl --offline -c $(DEMO_CONF) apply zones/demo-gslb.json; fi
 
 # Tests ----------------------------------------------------------------
 $(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
@@ -184,17 +192,27 @@ geoip:
 # installed, and the Grafana dashboard and Prometheus rules in
 # DATADIR/gslbd.  An existing gslbd.conf is never overwritten.
 CONF_DIR = $(DESTDIR)$(sysconfdir)/gslbd
+MANDIR = $(prefix)/share/man
+INST_DIRS = $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
+  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+  $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd \
+  $(DESTDIR)$(completionsdir)
+# The directories install made (none that was there before), for
+# uninstall to remove again once empty.
+INST_DIRS_LIST = $(DESTDIR)$(datadir)/gslbd/installed-dirs
 install: all
-	install -d $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
-	  $(DESTDIR)$(prefix)/share/man/man5 $(DESTDIR)$(prefix)/share/man/man8 \
-	  $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd \
-	  $(DESTDIR)$(completionsdir)
+	@made=$$(for d in $(INST_DIRS); do \
+	  while [ -n "$$d" ] && [ ! -d "$$d" ]; do echo "$$d"; d=$${d%/*}; done; \
+	done); \
+	install -d $(INST_DIRS); \
+	{ cat $(INST_DIRS_LIST) 2>/dev/null; [ -z "$$made" ] || echo "$$made"; } | \
+	  sort -u > $(INST_DIRS_LIST).new && mv $(INST_DIRS_LIST).new $(INST_DIRS_LIST)
 	install -m 755 $(B)/gslbd $(DESTDIR)$(prefix)/sbin/gslbd
 	install -m 755 $(B)/gslbctl $(DESTDIR)$(prefix)/bin/gslbctl
 	for m in $(MAN); do s=$${m##*.}; \
-	  install -m 644 $$m $(DESTDIR)$(prefix)/share/man/man$$s/; done
+	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	sed -e 's|@SBINDIR@|$(prefix)/sbin|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
-	  contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
+	  -e 's|@MANDIR@|$(MANDIR)|g' contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
 	chmod 644 $(DESTDIR)$(unitdir)/gslbd.service
 	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
 	install -m 644 contrib/grafana/gslbd.json $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json
@@ -207,8 +225,9 @@ install: all
 	install -m 644 contrib/cdn.example.com.zone $(CONF_DIR)/cdn.example.com.zone
 	[ -e $(CONF_DIR)/gslbd.conf ] || install -m 644 $(CONF_DIR)/gslbd.conf.sample $(CONF_DIR)/gslbd.conf
 
-# Removes what install wrote; gslbd.conf only while it is still the
-# sample, unchanged.
+# Removes what install wrote, and the directories it made once they are
+# empty; gslbd.conf only while it is still the sample, unchanged (its
+# directory stays with it).
 uninstall:
 	rm -f $(DESTDIR)$(prefix)/sbin/gslbd $(DESTDIR)$(prefix)/bin/gslbctl \
 	  $(DESTDIR)$(unitdir)/gslbd.service $(DESTDIR)$(datadir)/gslbd/demo.mmdb \
@@ -216,11 +235,14 @@ uninstall:
 	  $(DESTDIR)$(datadir)/gslbd/etcd-gslbd.conf \
 	  $(CONF_DIR)/cdn.example.com.zone $(DESTDIR)$(completionsdir)/gslbctl
 	for m in $(MAN); do s=$${m##*.}; b=$${m##*/}; \
-	  rm -f $(DESTDIR)$(prefix)/share/man/man$$s/$$b; done
+	  rm -f $(DESTDIR)$(MANDIR)/man$$s/$$b; done
 	if cmp -s $(CONF_DIR)/gslbd.conf $(CONF_DIR)/gslbd.conf.sample; then \
 	  rm -f $(CONF_DIR)/gslbd.conf; fi
 	rm -f $(CONF_DIR)/gslbd.conf.sample
-	-rmdir $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd 2>/dev/null
+	@if [ -f $(INST_DIRS_LIST) ]; then \
+	  dirs=$$(sort -r $(INST_DIRS_LIST)); rm -f $(INST_DIRS_LIST); \
+	  for d in $$dirs; do \
+	    [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done; fi
 
 clean:
 	rm -rf build build-san build-san-thread $(MAN) tests/tmp

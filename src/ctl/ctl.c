@@ -96,7 +96,7 @@ void ctl_no_more_args(const char *cmd, int argc, char **argv, int want)
 static void usage(FILE *f)
 {
 	fputs(
-"usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] COMMAND [ARGS]\n"
+"usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -366,9 +366,11 @@ int ctl_daemon_running(void)
 	return known;
 }
 
+int ctl_offline;
+
 void ctl_warn_no_daemon(void)
 {
-	if (!ctl_daemon_running())
+	if (!ctl_offline && !ctl_daemon_running())
 		fprintf(stderr, "gslbctl: warning: no gslbd serves %s: the change is "
 		        "stored and is answered from when gslbd starts\n", ctl_db_path);
 }
@@ -468,6 +470,7 @@ int main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "create", no_argument, NULL, 'C' },
+		{ "offline", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -481,6 +484,7 @@ int main(int argc, char **argv)
 		case 'd': db_path = optarg; break;
 		case 'j': ctl_json = 1; break;
 		case 'C': create = 1; break;
+		case 'O': ctl_offline = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;

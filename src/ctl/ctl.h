@@ -70,8 +70,12 @@ extern const char *ctl_user;
 int ctl_daemon_running(void);
 
 /** After a write: warns on stderr when no gslbd serves the store (the
- * exit status stays 0). */
+ * exit status stays 0), unless ctl_offline. */
 void ctl_warn_no_daemon(void);
+
+/** --offline: the store is written with no gslbd on purpose (a first
+ * bootstrap, an image build): no warning that none serves it. */
+extern int ctl_offline;
 
 /** {"running": BOOL, "health_time": "RFC 3339 UTC" or null}: whether a
  * gslbd serves the store and the newest health status in it (read in

@@ -62,6 +62,22 @@ static void set_text(uint8_t *dst, uint8_t *len, const char *src)
 	*len = (uint8_t)n;
 }
 
+/* The zone of apex @apex in @old, or NULL. */
+static zone_t *old_zone(const snapshot_t *old, const uint8_t *apex)
+{
+	for (size_t j = 0; old && j < old->nzones; j++)
+		if (old->zones[j] && dname_equal(old->zones[j]->apex, apex))
+			return old->zones[j];
+	return NULL;
+}
+
+int snapshot_serial_lt(uint32_t a, uint32_t b)
+{
+	/* RFC 1982 serial number arithmetic: a < b when b is ahead of a by
+	 * less than half the space (2^31 apart is undefined: not "less"). */
+	return a != b && (uint32_t)(b - a) < 0x80000000u;
+}
+
 snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
                            unsigned *nfailed, char *err, size_t errlen)
 {
@@ -88,13 +104,18 @@ snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
 		if (z) {
 			log_info("zone %s: loaded serial %u, %zu names, from %s",
 			         cz->name, z->serial, z->nnodes, cz->file);
+			/* A reload to a lower serial is served (it is the
+			 * operator's file) but said: secondaries and resolvers
+			 * that hold the higher one will not take it. */
+			const zone_t *was = old_zone(old, cz->dname);
+			if (was && snapshot_serial_lt(z->serial, was->serial))
+				log_warning("zone %s: serial went backwards on reload, %u -> %u "
+				            "(%s): secondaries that have %u will not transfer it; "
+				            "give a serial above %u", cz->name, was->serial,
+				            z->serial, cz->file, was->serial, was->serial);
 		} else {
 			(*nfailed)++;
-			zone_t *prev = NULL;
-			for (size_t j = 0; old && j < old->nzones; j++)
-				if (old->zones[j] &&
-				    dname_equal(old->zones[j]->apex, cz->dname))
-					prev = old->zones[j];
+			zone_t *prev = old_zone(old, cz->dname);
 			if (!prev) {
 				log_err("zone %s: %s", cz->name, zerr);
 				if (*nfailed == 1)

@@ -38,9 +38,14 @@ typedef struct snapshot {
  * file and line; @nfailed counts them.  Returns NULL, with the reason in
  * @err, when a zone failed and there is no older version of it (start-up)
  * or when the geoip section cannot be loaded (a reload then keeps the
- * running snapshot whole). */
+ * running snapshot whole).  A zone reloaded with a serial before its
+ * previous one is served and warned about (snapshot_serial_lt()). */
 snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
                            unsigned *nfailed, char *err, size_t errlen);
+
+/** Whether zone serial @a is before @b (RFC 1982 serial arithmetic:
+ * 4294967295 is before 1; two serials 2^31 apart are neither). */
+int snapshot_serial_lt(uint32_t a, uint32_t b);
 
 /** Finds the zone that @lname (lowercase wire, @labels labels) belongs to:
  * the longest apex that is a suffix.  Returns NULL if none. */

@@ -94,7 +94,8 @@ static void publish_stats(health_t *h)
 		const hnode_t *n = h->node[i];
 		hstats_node_t *o = &s->node[i];
 		snprintf(o->id, sizeof(o->id), "%s", n->id);
-		o->state = hstats_state_index(verdict_shown_state(&n->v));
+		o->state = n->unmonitored ? HSTATS_UNMONITORED :
+		           hstats_state_index(verdict_shown_state(&n->v));
 		o->score = n->last.unknown ? -1 : n->last.score;
 		memcpy(o->dim, n->last.dim, sizeof(o->dim));
 		o->profile = (score_profile_t)n->last.profile;

@@ -42,13 +42,13 @@ void hstats_observe(hstats_hist_t *h, double v)
 	h->sum += v;
 }
 
-static const char *const states[HSTATS_STATES] = {
-	"unknown", "up", "derated", "demoted", "stale"
+static const char *const states[HSTATS_SHOWN_STATES] = {
+	"unknown", "up", "derated", "demoted", "stale", "unmonitored"
 };
 
 unsigned hstats_state_index(const char *name)
 {
-	for (unsigned i = 0; i < HSTATS_STATES; i++)
+	for (unsigned i = 0; i < HSTATS_SHOWN_STATES; i++)
 		if (name && strcmp(name, states[i]) == 0)
 			return i;
 	return 0;
@@ -56,7 +56,7 @@ unsigned hstats_state_index(const char *name)
 
 const char *hstats_state_name(unsigned i)
 {
-	return i < HSTATS_STATES ? states[i] : states[0];
+	return i < HSTATS_SHOWN_STATES ? states[i] : states[0];
 }
 
 const char *hstats_kind_name(unsigned k)

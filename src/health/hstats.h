@@ -31,8 +31,13 @@
  * later than health.latency-threshold: an abnormal latency, S1-4). */
 #define HSTATS_FAIL_SLOW PROBE_FAIL_COUNT
 #define HSTATS_FAILS (PROBE_FAIL_COUNT + 1)
-/* States as shown: unknown, up, derated, demoted, stale. */
+/* States a verdict moves between: unknown, up, derated, demoted,
+ * stale (the transitions counted).  A node without probes or pushed
+ * metrics is shown "unmonitored" besides (S2-7: served as configured),
+ * so that a scrape tells it from a node not judged yet. */
 #define HSTATS_STATES 5
+#define HSTATS_UNMONITORED HSTATS_STATES
+#define HSTATS_SHOWN_STATES (HSTATS_STATES + 1)
 #define HSTATS_BUCKETS_MAX 16
 
 /** A histogram with fixed upper bounds (seconds). */
@@ -63,7 +68,7 @@ typedef struct hstats_counters {
 /** One node as published. */
 typedef struct hstats_node {
 	char id[64];
-	unsigned state;              /* 0..HSTATS_STATES-1 */
+	unsigned state;              /* 0..HSTATS_SHOWN_STATES-1 */
 	double score;                /* 0..100, -1 unknown */
 	double dim[4];               /* 0..1, -1 without input */
 	score_profile_t profile;     /* the profile of dim[] */
@@ -95,7 +100,7 @@ void hstats_init(hstats_counters_t *c);
 void hstats_observe(hstats_hist_t *h, double v);
 
 /** The index of shown state @name ("unknown", "up", "derated",
- * "demoted", "stale"); 0 for anything else. */
+ * "demoted", "stale", "unmonitored"); 0 for anything else. */
 unsigned hstats_state_index(const char *name);
 
 /** The name of shown state @i (static). */

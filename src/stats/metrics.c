@@ -152,7 +152,7 @@ static void health(expo_t *e, const stats_sample_t *s)
 	expo_family(e, name, EXPO_GAUGE,
 	            "1 for the node's health state, 0 for the others.");
 	for (size_t i = 0; i < hp->nnode; i++)
-		for (unsigned st = 0; st < HSTATS_STATES; st++) {
+		for (unsigned st = 0; st < HSTATS_SHOWN_STATES; st++) {
 			const char *l[] = { "node", hp->node[i].id,
 			                    "state", hstats_state_name(st) };
 			expo_sample_u64(e, name, l, 2, hp->node[i].state == st);

@@ -107,6 +107,19 @@ expect_has "$(serial)" "^6$" "missing SOA: old serial still served"
 zone 9 192.0.2.19
 reload
 expect_has "$(serial)" "^9$" "fixed zone: new serial 9"
+expect_not "$(cat "$T/gslbd.log")" "serial went backwards" "no warning while serials go forward"
+
+# A serial that goes backwards is served, and warned about with the
+# zone, the old and the new serial; forward again, no new warning.
+zone 8 192.0.2.18
+reload
+expect_has "$(cat "$T/gslbd.log")" "warning: zone rl\.test: serial went backwards on reload, 9 -> 8" \
+	"a lower serial on reload: warning names zone, old and new serial"
+expect_has "$(serial)" "^8$" "the lower serial is served (the operator's file)"
+zone 9 192.0.2.19
+reload
+[ "$(grep -c "serial went backwards" "$T/gslbd.log")" = 1 ] && ok "8 -> 9: no warning" ||
+	fail "warnings: $(grep "serial went backwards" "$T/gslbd.log")"
 
 # A broken configuration keeps the running one.
 cp "$T/gslbd.conf" "$T/gslbd.conf.good"

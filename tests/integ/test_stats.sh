@@ -62,6 +62,22 @@ g=$(( $(metric "$m" 'gslbd_gslb_responses_total{transport="udp"}') + $(metric "$
 [ "$g" -eq 20 ] && ok "GSLB responses counted (20)" || fail "GSLB responses: $g"
 out=$(promtool check metrics <<<"$m" 2>&1) && ok "promtool check metrics: no problems" ||
 	fail "promtool check metrics: $out"
+# n1 and n2 have no probe and no pushed metric: "unmonitored" on the
+# scrape, as gslbctl status says, never "unknown" (a node not judged yet).
+unmon_published() {
+	local s
+	s=$(http "http://127.0.0.1:$SPORT/metrics" | tail -n +3)
+	[ "$(metric "$s" 'gslbd_health_node_state{node="n1",state="unmonitored"}')" = 1 ]
+}
+wait_until 10 unmon_published && ok "n1's state gauge: unmonitored" ||
+	fail "n1 state: $(http "http://127.0.0.1:$SPORT/metrics" | grep 'node_state{node="n1"')"
+m=$(http "http://127.0.0.1:$SPORT/metrics" | tail -n +3)
+[ "$(metric "$m" 'gslbd_health_node_state{node="n2",state="unmonitored"}')" = 1 ] &&
+	[ "$(metric "$m" 'gslbd_health_node_state{node="n2",state="unknown"}')" = 0 ] &&
+	[ "$(metric "$m" 'gslbd_health_node_state{node="n2",state="demoted"}')" = 0 ] &&
+	ok "n2's state gauge: unmonitored, not unknown nor demoted" ||
+	fail "n2 state: $(grep 'node_state{node="n2"' <<<"$m")"
+expect_has "$(CTL status)" "^n2 +unmonitored" "gslbctl status says unmonitored too"
 out=$(http "http://[::1]:$SPORT/healthz")
 expect_has "$out" "^200" "/healthz over IPv6: 200"
 expect_has "$out" "^ok$" "/healthz says ok"

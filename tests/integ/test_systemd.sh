@@ -22,8 +22,10 @@ expect_has "$(cat "$P/lib/systemd/system/gslbd.service")" "^ExecStart=$P/sbin/gs
 	"unit names the installed paths"
 expect_has "$(cat "$P/lib/systemd/system/gslbd.service")" "^Type=notify$" "unit is Type=notify"
 if command -v systemd-analyze >/dev/null; then
-	out=$(MANPATH="$P/share/man" systemd-analyze verify "$P/lib/systemd/system/gslbd.service" 2>&1)
-	[ $? -eq 0 ] && ok "systemd-analyze verify accepts the unit" ||
+	# The prefix is on no MANPATH: the unit's Documentation= must find
+	# the pages where install put them.
+	out=$(env -u MANPATH systemd-analyze verify "$P/lib/systemd/system/gslbd.service" 2>&1)
+	[ $? -eq 0 ] && ok "systemd-analyze verify accepts the unit (man pages checked, no MANPATH)" ||
 		fail "systemd-analyze verify: $out"
 else
 	fail "systemd-analyze is not installed"
@@ -79,10 +81,27 @@ else
 fi
 
 echo "# edited" >> "$P/etc/gslbd/gslbd.conf"
-make -s -C "$ROOT" uninstall prefix="$P" B="$B" >/dev/null 2>&1
-left=$(cd "$P" && find . -type f | sort | tr '\n' ' ')
-[ "$left" = "./etc/gslbd/gslbd.conf " ] && ok "uninstall removes all but an edited gslbd.conf" ||
+# Not silenced (-s would hide an ignored error): an operator's view.
+out=$(make --no-print-directory -C "$ROOT" uninstall prefix="$P" B="$B" 2>&1)
+rc=$?
+[ $rc = 0 ] && ! grep -qiE "error|ignored|cannot" <<<"$out" && ok "uninstall: exit 0, no error" ||
+	fail "uninstall: rc=$rc $out"
+left=$(cd "$P" && find . | sort | tr '\n' ' ')
+[ "$left" = ". ./etc ./etc/gslbd ./etc/gslbd/gslbd.conf " ] &&
+	ok "uninstall removes all but an edited gslbd.conf and its folders" ||
 	fail "uninstall left: $left"
+# Without an edited configuration nothing is left, not even an empty
+# folder; a folder that was there before the install stays.
+rm -rf "$P"
+mkdir -p "$P/share/man"
+make -s -C "$ROOT" install prefix="$P" B="$B" SAN="${SAN:-}" >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log"; fail "make install (again)"; }
+out=$(make -s -C "$ROOT" uninstall prefix="$P" B="$B" 2>&1)
+rc=$?
+left=$(cd "$P" && find . | sort | tr '\n' ' ')
+[ $rc = 0 ] && [ -z "$out" ] && [ "$left" = ". ./share ./share/man " ] &&
+	ok "install then uninstall leaves only the folders that were there" ||
+	fail "uninstall: rc=$rc $out; left: $left"
 
 # --- readiness and reload on NOTIFY_SOCKET ------------------------------
 gslb_zone

@@ -4,6 +4,7 @@
  * CNAME nodes carry their flags. */
 #include "common/log.h"
 #include "common/util.h"
+#include "dns/snapshot.h"
 #include "dns/zone.h"
 #include "unit.h"
 
@@ -86,6 +87,19 @@ static int claims(const zone_t *z, const char *name)
 	dname_copy_lower(l, w);
 	return zone_claims(z, l, why, sizeof(why));
 }
+
+/* RFC 1982: the order a reload's serial is judged by. */
+START_TEST(serial_order)
+{
+	ck_assert(snapshot_serial_lt(8, 9));
+	ck_assert(!snapshot_serial_lt(9, 8));
+	ck_assert(!snapshot_serial_lt(9, 9));
+	ck_assert(snapshot_serial_lt(4294967295u, 1));  /* wrapped forward */
+	ck_assert(!snapshot_serial_lt(1, 4294967295u));
+	ck_assert(!snapshot_serial_lt(0, 0x80000000u)); /* undefined: not less */
+	ck_assert(!snapshot_serial_lt(0x80000000u, 0));
+}
+END_TEST
 
 START_TEST(claimed_names)
 {
@@ -280,6 +294,7 @@ static Suite *zone_suite(void)
 	tcase_add_test(t, node_flags);
 	tcase_add_test(t, unknown_type_rfc3597);
 	tcase_add_test(t, meta_types_rejected);
+	tcase_add_test(t, serial_order);
 	suite_add_tcase(s, t);
 	return s;
 }
