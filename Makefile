@@ -10,6 +10,8 @@
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
 #   make check-busy the same tests with stress-ng loading every CPU
+#   make mutate     break each rule of tests/mutate/ in a copy of the tree
+#                   and check that its tests notice (MUTANTS=GLOB: some)
 #   make install prefix=DIR
 #   make fuzz       libFuzzer binaries of the query, zone and configuration
 #                   fuzzers (clang)
@@ -89,7 +91,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run demo-db check check-busy unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -162,6 +164,11 @@ check-busy: all $(UNIT_BIN) $(FUZZ_REPLAY)
 	@stress-ng --cpu $$(nproc) --timeout 7200 --quiet & sp=$$!; \
 	  trap 'kill $$sp 2>/dev/null; wait $$sp 2>/dev/null' EXIT; \
 	  B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh $(if $(TESTJOBS),-j $(TESTJOBS))
+
+# The mutation check (tests/mutate/run.sh): each patch there breaks one
+# rule in a copy of the tree, which is rebuilt and tested per patch.
+mutate: all $(UNIT_BIN)
+	@TESTPORT=$(TESTPORT) $(if $(TESTJOBS),TESTJOBS=$(TESTJOBS)) tests/mutate/run.sh '$(MUTANTS)'
 
 # libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone and $(B)/fuzz_conf.
 FUZZ_TARGETS := query zone conf

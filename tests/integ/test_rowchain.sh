@@ -2,13 +2,16 @@
 # The row chain for clients whose GeoIP entry knows only the region (a
 # City-only database) or only the ISP: the (region, *) and (*, ISP) rows
 # answer them, explain names the same row, and the ECS scope is the
-# network that decided.
+# network that decided.  A client whose region and ISP are both known
+# but who has no (region, ISP) row gets the (region, *) row before the
+# (*, ISP) row, both being there.
 . "$(dirname "$0")/lib.sh"
 
 cat > "$T/geo.txt" <<'EOG'
 101.4.0.0/16     cn-gz  -     -
 101.5.0.0/16     -      cmcc  9808
 101.6.0.0/16     cn-gz  ctcc  4134
+101.7.0.0/16     cn-gz  cmcc  9808
 2001:db8:40::/48 cn-gz  -     -
 EOG
 perl "$ROOT/geoip/build-demo.pl" "$T/geo.txt" "$T/geo.mmdb" >/dev/null || { echo "cannot build mmdb"; exit 1; }
@@ -49,6 +52,7 @@ check i.gslb.test 101.4.1.0/24 198.51.100.9 "region-only client of an isp-row se
 check all.gslb.test 101.4.1.0/24 192.0.2.1 "region-only client, every level present: (region, *) row"
 check all.gslb.test 101.5.1.0/24 192.0.2.2 "isp-only client, every level present: (*, isp) row"
 check all.gslb.test 101.6.1.0/24 192.0.2.3 "both known: (region, isp) row"
+check all.gslb.test 101.7.1.0/24 192.0.2.1 "both known, no (region, isp) row: (region, *) before (*, isp)"
 check all.gslb.test 8.8.8.0/24 198.51.100.9 "nothing known: (*, *) row"
 out=$(ans r.gslb.test 2001:db8:40::/56 AAAA)
 [ "$out" = 2001:db8::1 ] && ok "IPv6 region-only client: (region, *) row" || fail "IPv6 region-only: got '$out'"

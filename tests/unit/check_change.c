@@ -85,6 +85,12 @@ START_TEST(diff_and_guard)
 	ck_assert(wdb_diff_needs_force(rows, 9, why, sizeof(why)));
 	ck_assert_str_eq(why, "1 of 9 weight rows");
 	json_decref(rows);
+	/* One service alone, its rows well under the share: --force all the
+	 * same (its name would turn NXDOMAIN). */
+	json_t *one = J("{\"deleted\": {\"services\": [\"b\"], \"nodes\": [], \"weights\": [\"b|*|*\"]}}");
+	ck_assert(wdb_diff_needs_force(one, 100, why, sizeof(why)));
+	ck_assert_str_eq(why, "service b");
+	json_decref(one);
 	/* Emptying the table, as {"version": 1} would. */
 	json_t *none = J("{\"services\": {}, \"nodes\": {}, \"weights\": {}}");
 	d = wdb_table_diff(have, none);

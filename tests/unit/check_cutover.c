@@ -10,7 +10,7 @@
 
 #define START 1796061600            /* 2026-12-01T02:00+08:00 */
 #define END (START + 3 * 3600)      /* a three-hour window (S0-12) */
-#define DERATE 50u
+#define DERATE 60u                  /* not its own complement (100 - 60) */
 #define PREWARM 40u
 
 static cutover_conf_t conf(void)
@@ -229,10 +229,10 @@ START_TEST(s0_3_ramp_after_the_end)
 {
 	cutover_conf_t c = conf();
 	static const struct { time_t t; unsigned w, pw; } steps[] = {
-		{ END, 50, 40 },                /* the ramp starts at the level */
-		{ END + 59, 50, 35 },           /* 54.9 % and 36 %: down to a step */
-		{ END + 60, 55, 35 },
-		{ END + 300, 75, 20 },
+		{ END, 60, 40 },                /* the ramp starts at the level */
+		{ END + 74, 60, 35 },           /* 64.9 % and 35.1 %: down to a step */
+		{ END + 75, 65, 35 },
+		{ END + 300, 80, 20 },
 		{ END + 599, 95, 0 },
 	};
 	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {

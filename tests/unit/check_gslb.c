@@ -388,6 +388,16 @@ START_TEST(resolve_all_down)
 	ck_assert_int_eq(resolve("fb", "123.112.0.1", 1, &g), 0);
 	ck_assert_int_eq(g.failed_open, 0);
 	ck_assert_str_eq(picked(&g, 0), "def");
+	/* ...a stopgap, with the short TTL (S0-11); the same default row
+	 * reached because the client has no row of its own is not. */
+	ck_assert_int_eq(g.from_fallback, 1);
+	ck_assert_int_eq(g.short_ttl, 1);
+	ck_assert_uint_eq(g.ttl, 10);
+	ck_assert_int_eq(resolve("www", "8.8.8.8", 1, &g), 0);
+	ck_assert_int_eq(g.row, GSLB_ROW_DEFAULT);
+	ck_assert_int_eq(g.from_fallback, 0);
+	ck_assert_int_eq(g.short_ttl, 0);
+	ck_assert_uint_eq(g.ttl, 60);
 	/* fallback with nothing usable anywhere: the client's own row, as
 	 * if healthy. */
 	ck_assert_int_eq(resolve("fbnone", "36.110.1.1", 1, &g), 0);

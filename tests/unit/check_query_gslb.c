@@ -303,6 +303,47 @@ START_TEST(gslb_sticky_wildcard_ent)
 }
 END_TEST
 
+/* S4-11: the scope of each kind of answer, on the wire.  An IPv4 client
+ * written IPv4-mapped in an option of family 2 gets the IPv4 network's
+ * prefix in the option's IPv6 bits (/17 + 96); a gray release (S4-10)
+ * splits its row's clients by /24, so its answers say /24 even where the
+ * geo network is wider; a NODATA is a negative answer and says 0. */
+START_TEST(gslb_scope_of_each_answer)
+{
+	resp_t r;
+	static const uint8_t mapped_bj[15] = { [10] = 0xff, [11] = 0xff, 36, 110, 1 };
+	gslb_query("www", RR_A, 2, 120, mapped_bj, &r);
+	ck_assert_uint_eq(r.an, 1);
+	ck_assert_int_eq(out[r.rr[0].rdata + 3], 11);          /* bj-ct */
+	ck_assert_int_eq(reply_scope(&r), 96 + 17);
+	/* The same client as IPv4: /17, the answer it shares. */
+	gslb_query("www", RR_A, 1, 24, ecs_bj, &r);
+	ck_assert_int_eq(reply_scope(&r), 17);
+
+	/* The release row (cn-bj, *): its /17 is narrowed to the /24. */
+	gslb_query("rel", RR_A, 1, 24, ecs_bj, &r);
+	ck_assert_uint_eq(r.an, 1);
+	ck_assert_int_eq(reply_scope(&r), 24);
+	/* A client of a row without the release: the geo network, as
+	 * ever (us-west's /24 reached through the default row). */
+	static const uint8_t ecs_cu16[2] = { 112, 64 };
+	gslb_query("rel", RR_A, 1, 16, ecs_cu16, &r);
+	ck_assert_uint_eq(r.an, 1);
+	ck_assert_int_eq(out[r.rr[0].rdata + 3], 1);           /* def */
+	ck_assert_int_eq(reply_scope(&r), 14);
+
+	/* AAAA for (cn-bj, *), whose only node has no IPv6: NODATA with the
+	 * SOA and the scope of the network that decided it, as an address
+	 * would carry (S4-11, RFC 7871 §7.4). */
+	static const uint8_t ecs_bj_cu[3] = { 123, 112, 0 };
+	gslb_query("www", RR_AAAA, 1, 24, ecs_bj_cu, &r);
+	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
+	ck_assert_uint_eq(r.an, 0);
+	ck_assert_uint_eq(r.ns, 1);
+	ck_assert_int_eq(reply_scope(&r), 12); /* 123.112.0.0/12 */
+}
+END_TEST
+
 static Suite *query_gslb_suite(void)
 {
 	Suite *s = suite_create("query_gslb");
@@ -314,6 +355,7 @@ static Suite *query_gslb_suite(void)
 	tcase_add_test(t, gslb_ttl_cname_nodata);
 	tcase_add_test(t, gslb_sticky_wildcard_ent);
 	tcase_add_test(t, gslb_negative_scope_ttl);
+	tcase_add_test(t, gslb_scope_of_each_answer);
 	suite_add_tcase(s, t);
 	return s;
 }

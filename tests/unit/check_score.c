@@ -288,6 +288,33 @@ START_TEST(veto_five_percent_loss)
 }
 END_TEST
 
+/* S2-4: the veto level itself.  Loss of 2.6 % normalises to 0.16, under
+ * the 0.2 level and over half of it; 2.2 % to 0.27, over it.  Pushed on
+ * their own, with nothing else to dilute them, only the first vetoes. */
+START_TEST(s2_4_veto_level)
+{
+	score_config_t c = cfg(SCORE_PROFILE_PROBE);
+	score_metrics_t m;
+	score_result_t r;
+	ck_assert_double_eq_tol(score_normalize_loss(2.6), 0.16, TOL);
+	ck_assert_double_eq_tol(score_normalize_loss(2.2), 0.27, TOL);
+	memset(&m, 0, sizeof(m));
+	push(&m, METRIC_LOSS, 2.6, NOW);
+	score_evaluate(&c, NULL, 0, &m, NOW, &r);
+	ck_assert_int_eq(r.vetoed, 1);
+	ck_assert_double_eq_tol(r.score, 16 * c.veto_factor, TOL);
+	push(&m, METRIC_LOSS, 2.2, NOW);
+	score_evaluate(&c, NULL, 0, &m, NOW, &r);
+	ck_assert_int_eq(r.vetoed, 0);
+	ck_assert_double_eq_tol(r.score, 27, TOL);
+	/* The factor as given, not its complement: 0.3 keeps 30 %. */
+	c.veto_factor = 0.3;
+	push(&m, METRIC_LOSS, 2.6, NOW);
+	score_evaluate(&c, NULL, 0, &m, NOW, &r);
+	ck_assert_double_eq_tol(r.score, 16 * 0.3, TOL);
+}
+END_TEST
+
 /* A single failed probe in the window costs one round only (S0-8); a
  * second failure counts. */
 START_TEST(loss_forgive_single_failure)
@@ -633,6 +660,7 @@ static Suite *score_suite(void)
 	tcase_add_test(t, latency_from_recent_answers);
 	tcase_add_test(t, s3_9_latency_outlier_dropped);
 	tcase_add_test(t, veto_five_percent_loss);
+	tcase_add_test(t, s2_4_veto_level);
 	tcase_add_test(t, loss_forgive_single_failure);
 	tcase_add_test(t, latency_over_threshold);
 	tcase_add_test(t, one_vs_two_abnormal);

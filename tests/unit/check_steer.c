@@ -183,6 +183,17 @@ START_TEST(step_limits)
 	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, q, out), STEER_KEEP);
 	ck_assert_uint_eq(out[0].share, 5050);
 	ck_assert(out[0].limits & STEER_LIM_MIN);
+	/* The minimum step is 2 points (S3-3): a move of 1.5 points is
+	 * not made either, one of 2 points is. */
+	q[0].prev = 5150;
+	q[1].prev = 4850;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, q, out), STEER_KEEP);
+	ck_assert_uint_eq(out[0].share, 5150);
+	ck_assert(out[0].limits & STEER_LIM_MIN);
+	q[0].prev = 5200;
+	q[1].prev = 4800;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, q, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 5000);
 }
 END_TEST
 

@@ -180,6 +180,8 @@ static inline weightdb_t *fx_store(const char *dir, const char *json_text)
  *   multi     three answers out of s1..s4
  *   cdn       a CNAME node (multi-CDN)
  *   short     a node within its short-TTL period (S0-11)
+ *   rel       a gray release (S4-10) of s2 to a quarter of the clients of
+ *             its (cn-bj, *) row; (*, *) def
  *   gw.edge   below the zone's wildcard; path is an empty non-terminal
  *   norows    a service without rows */
 #define FX_NODE(id, addrs, extra)                                        \
@@ -218,6 +220,8 @@ static inline weightdb_t *fx_store(const char *dir, const char *json_text)
 	FX_SVC("multi", "open", ", \"answers\": 3") ","                  \
 	FX_SVC("cdn", "open", "") ","                                    \
 	FX_SVC("short", "open", ", \"short_ttl\": 5") ","                \
+	FX_SVC("rel", "open", ", \"release\": {\"node\": \"s2\","        \
+	       " \"state\": \"running\", \"percent\": 25}") ","             \
 	FX_SVC("gw.edge", "open", "") ","                                \
 	FX_SVC("path", "open", "") ","                                   \
 	FX_SVC("norows", "open", "")                                     \
@@ -241,6 +245,8 @@ static inline weightdb_t *fx_store(const char *dir, const char *json_text)
 	FX_ROW("multi", "*", "*", "\"s1\": 100, \"s2\": 100, \"s3\": 100, \"s4\": 100") "," \
 	FX_ROW("cdn", "*", "*", "\"cdn\": 100") ","                       \
 	FX_ROW("short", "*", "*", "\"drain\": 100, \"def\": 100") ","     \
+	FX_ROW("rel", "cn-bj", "*", "\"s1\": 100, \"s2\": 100") ","       \
+	FX_ROW("rel", "*", "*", "\"def\": 100") ","                     \
 	FX_ROW("gw.edge", "*", "*", "\"def\": 100") ","                   \
 	FX_ROW("path", "*", "*", "\"def\": 100")                          \
 	"]}"
