@@ -352,6 +352,9 @@ int ctl_cmd_apply(int argc, char **argv)
 		print_diff_part(stdout, diff, "added", '+');
 		print_diff_part(stdout, diff, "changed", '~');
 		print_diff_part(stdout, diff, "deleted", '-');
+		/* The exit code of the apply it shows: refused without --force. */
+		if (risky && !force)
+			ctl_exit(1);
 	} else if (risky && !force) {
 		/* A truncated download or the wrong file must not empty the
 		 * table: say what would go and change nothing. */
