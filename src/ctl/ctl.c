@@ -114,7 +114,7 @@ static void usage(FILE *f)
 "  weight del SERVICE [--region R] [--isp I]\n"
 "  weight list [SERVICE]          weight show SERVICE [--region R] [--isp I]\n"
 "  explain NAME --client IP[/LEN] [--type A|AAAA|TYPE]\n"
-"  export                         apply [--dry-run] [--force] FILE\n"
+"  export                         apply [--dry-run] [--force] FILE|-\n"
 "  log [--auto] [--since TIME|ID] [--limit N]\n"
 "  rollback [--dry-run] [--force] [CHANGE-ID]\n"
 "  metrics push NODE KEY=VALUE...  status [SERVICE]\n"

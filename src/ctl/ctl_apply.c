@@ -15,20 +15,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The operator's part of each stored object of one kind, into an array
+ * (export) or an object by key (apply's view of the store). */
+typedef struct {
+	int kind;
+	json_t *out;
+} doc_collect_t;
+
+static int doc_collect(const char *key, json_t *val, void *arg)
+{
+	doc_collect_t *c = arg;
+	json_t *v = wdb_doc_object(c->kind, val);
+	if (json_is_array(c->out))
+		json_array_append_new(c->out, v);
+	else
+		json_object_set_new(c->out, key, v);
+	return 0;
+}
+
+/* The objects of kind @k as a document holds them, in @out (an array or
+ * an object). */
+static void doc_read(wdb_txn_t *t, int k, json_t *out)
+{
+	doc_collect_t c = { k, out };
+	wdb_each(t, (wdb_kind_t)k, NULL, doc_collect, &c);
+}
+
 static json_t *export_all(wdb_txn_t *t)
 {
-	json_t *out = json_pack("{s:i, s:[], s:[], s:[]}", "version", WDB_FORMAT_VERSION,
-	                        "services", "nodes", "weights");
-	static const char *const keys[] = { "services", "nodes", "weights" };
-	for (int k = 0; k < 3; k++) {
-		wdb_each(t, (wdb_kind_t)k, NULL, ctl_collect_value, json_object_get(out, keys[k]));
-	}
+	json_t *out = json_pack("{s:i}", "version", WDB_FORMAT_VERSION);
 	/* The steering engine's shares are derived, not the operator's
-	 * table: they stay out of the export. */
-	size_t i;
-	json_t *row;
-	json_array_foreach(json_object_get(out, "weights"), i, row)
-		json_object_del(row, "steer");
+	 * table: wdb_doc_object() leaves them out. */
+	for (int k = 0; k < 3; k++) {
+		json_t *list = json_array();
+		doc_read(t, k, list);
+		json_object_set_new(out, wdb_doc_lists[k], list);
+	}
 	return out;
 }
 
@@ -171,8 +193,6 @@ static void apply_check_weight(json_t *o, size_t idx, char *key, size_t keysize)
 	json_object_set_new(o, "service", json_string(name));
 	json_object_set_new(o, "region", json_string(reg));
 	json_object_set_new(o, "isp", json_string(isp));
-	/* The steering engine's shares are its own to write. */
-	json_object_del(o, "steer");
 	json_t *ws = json_object_get(o, "weights");
 	if (!json_is_object(ws) || !json_object_size(ws))
 		ctl_die("apply: weight row %s %s %s: weights must map node ids to numbers",
@@ -252,12 +272,14 @@ static void apply_check_refs(json_t *want[3], const char *file)
 	}
 }
 
-/* Reads FILE into @want (kind -> {store key: object}), validated and
- * with the defaults filled in; dies naming the first problem. */
-static void apply_read(const char *file, json_t *want[3])
+/* Reads @path ("-": standard input) into @want (kind -> {store key:
+ * object}), validated and with the defaults filled in; dies naming the
+ * first problem, and the document as @file. */
+static void apply_read(const char *path, const char *file, json_t *want[3])
 {
 	json_error_t je;
-	json_t *in = json_load_file(file, 0, &je);
+	json_t *in = strcmp(path, "-") == 0 ? json_loadf(stdin, 0, &je)
+	                                    : json_load_file(path, 0, &je);
 	if (!in && je.line > 0)
 		ctl_die("apply: %s:%d: %s", file, je.line, je.text);
 	if (!in)
@@ -282,12 +304,6 @@ static void apply_read(const char *file, json_t *want[3])
 	apply_check_refs(want, file);
 }
 
-static int collect_keyed(const char *key, json_t *val, void *obj)
-{
-	json_object_set(obj, key, val);
-	return 0;
-}
-
 int ctl_cmd_apply(int argc, char **argv)
 {
 	int dry = 0, force = 0;
@@ -307,14 +323,18 @@ int ctl_cmd_apply(int argc, char **argv)
 			file = argv[i];
 	}
 	if (!file)
-		ctl_usage_die("apply: give one FILE (JSON, as written by export)");
+		ctl_usage_die("apply: give one FILE (JSON, as written by export; - for "
+		    "standard input)");
 	json_t *want[3];
-	apply_read(file, want);
+	const char *path = file;
+	if (strcmp(path, "-") == 0)
+		file = "stdin";
+	apply_read(path, file, want);
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
 	json_t *have = json_object(), *wdoc = json_object();
 	for (int k = 0; k < 3; k++) {
 		json_t *h = json_object();
-		wdb_each(t, (wdb_kind_t)k, NULL, collect_keyed, h);
+		doc_read(t, k, h);
 		json_object_set_new(have, wdb_doc_lists[k], h);
 		json_object_set_new(wdoc, wdb_doc_lists[k], want[k]);
 	}
@@ -332,6 +352,9 @@ int ctl_cmd_apply(int argc, char **argv)
 		print_diff_part(stdout, diff, "added", '+');
 		print_diff_part(stdout, diff, "changed", '~');
 		print_diff_part(stdout, diff, "deleted", '-');
+		/* The exit code of the apply it shows: refused without --force. */
+		if (risky && !force)
+			ctl_exit(1);
 	} else if (risky && !force) {
 		/* A truncated download or the wrong file must not empty the
 		 * table: say what would go and change nothing. */

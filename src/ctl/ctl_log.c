@@ -169,14 +169,6 @@ static int collect_rec(int64_t id, json_t *rec, void *arr)
 	return 0;
 }
 
-static int count_rows(const char *key, json_t *val, void *n)
-{
-	(void)key;
-	(void)val;
-	(*(size_t *)n)++;
-	return 0;
-}
-
 /* The kind of audit change @c, or -1 for a health record. */
 static int change_kind(json_t *c)
 {
@@ -224,28 +216,6 @@ static json_t *undo_of(wdb_txn_t *t, json_t *rec, int64_t id)
 	return undo;
 }
 
-/* Needs --force when @undo deletes any service or more than the share
- * of weight rows (as apply): writes what to @why. */
-static int undo_needs_force(wdb_txn_t *t, json_t *undo, char *why, size_t whylen)
-{
-	json_t *diff = json_pack("{s:{s:[], s:[], s:[]}}", "deleted", "services",
-	                         "nodes", "weights");
-	json_t *del = json_object_get(diff, "deleted");
-	size_t i;
-	json_t *c;
-	json_array_foreach(undo, i, c) {
-		int k = change_kind(c);
-		if (json_is_null(json_object_get(c, "after")) && k >= 0 && k <= WDB_WEIGHT)
-			json_array_append(json_object_get(del, wdb_doc_lists[k]),
-			                  json_object_get(c, "key"));
-	}
-	size_t rows = 0;
-	wdb_each(t, WDB_WEIGHT, NULL, count_rows, &rows);
-	int r = wdb_diff_needs_force(diff, rows, why, whylen);
-	json_decref(diff);
-	return r;
-}
-
 /* Prints what @undo writes, one object a line. */
 static void print_undo(FILE *f, json_t *undo)
 {
@@ -262,13 +232,13 @@ static void print_undo(FILE *f, json_t *undo)
 
 int ctl_cmd_rollback(int argc, char **argv)
 {
-	int dry = 0, force = 0;
+	int dry = 0;
 	const char *ids = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--dry-run") == 0)
 			dry = 1;
 		else if (strcmp(argv[i], "--force") == 0)
-			force = 1;
+			continue;   /* once needed for a deletion; kept for scripts */
 		else if (argv[i][0] == '-')
 			ctl_usage_die("rollback: unknown option '%s'", argv[i]);
 		else if (ids)
@@ -306,24 +276,20 @@ int ctl_cmd_rollback(int argc, char **argv)
 	}
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
 	json_t *undo = undo_of(t, rec, id);
-	char line[1000], why[1000];
+	char line[1000];
 	wdb_change_summary(rec, line, sizeof(line));
-	int risky = undo_needs_force(t, undo, why, sizeof(why));
+	/* No deletion guard: undo_of() deletes only what change @id added,
+	 * each object still as that change wrote it, so the rollback brings
+	 * back the table that change found; a file that is not what the
+	 * operator thinks, which apply's guard is about, cannot happen here
+	 * (gslbctl(8); --force is accepted and changes nothing). */
 	if (dry) {
 		wdb_abort(t);
-		printf("rollback would undo change %lld (%s %s: %s)%s%s; --dry-run: "
+		printf("rollback would undo change %lld (%s %s: %s); --dry-run: "
 		       "nothing was written\n", (long long)id,
 		       json_string_value(json_object_get(rec, "time")),
-		       json_string_value(json_object_get(rec, "actor")), line,
-		       risky && !force ? "; needs --force: it deletes " : "",
-		       risky && !force ? why : "");
+		       json_string_value(json_object_get(rec, "actor")), line);
 		print_undo(stdout, undo);
-	} else if (risky && !force) {
-		fprintf(stderr, "gslbctl: rollback of change %lld (%s) would delete %s; "
-		        "nothing was changed (give --force to undo it all the same):\n",
-		        (long long)id, line, why);
-		print_undo(stderr, undo);
-		ctl_exit(1);
 	} else {
 		size_t i;
 		json_t *c;

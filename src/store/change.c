@@ -94,6 +94,17 @@ int wdb_doc_check(json_t *doc, char *err, size_t errlen)
 	return 0;
 }
 
+json_t *wdb_doc_object(int kind, json_t *o)
+{
+	json_t *v = json_object();
+	const char *f;
+	json_t *fv;
+	json_object_foreach(o, f, fv)
+		if (in_set(f, list_keys[kind]))
+			json_object_set(v, f, fv);
+	return v;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -39,6 +39,14 @@ extern const char *const wdb_doc_lists[3];
  * the table. */
 int wdb_doc_check(json_t *doc, char *err, size_t errlen);
 
+/** The operator's part of stored object @o of list @kind (0 services,
+ * 1 nodes, 2 weights): a new object holding only the keys a document may
+ * hold (wdb_doc_check()).  What the daemon keeps in the same record, the
+ * steering engine's shares and a pin of them in a weight row, is left
+ * out: export writes this, and apply compares it, so an export applied
+ * again finds nothing to change (S3-8). */
+json_t *wdb_doc_object(int kind, json_t *o);
+
 /** The difference that makes table @have equal to table @want: a new
  * object {"added": L, "changed": L, "deleted": L}, each L an object
  * {"services": [KEY...], "nodes": [...], "weights": [...]} with the

@@ -126,7 +126,10 @@ expect_rc "apply: unknown key in a record" 1 "nodes\[1\]\.adress: unknown key" a
 echo '{"version": 1}' > "$T/v1.json"
 expect_rc "apply of an empty table" 1 "would delete services s1\.gslb\.test, .*www\.gslb\.test and 2 of 2 weight rows" apply "$T/v1.json"
 expect_rc "apply of an empty table lists the deletions" 1 "  - weight www\.gslb\.test cn-bj/\*" apply "$T/v1.json"
-out=$(CTL apply --dry-run "$T/v1.json" 2>&1) && ok "apply --dry-run of an empty table: exit 0" || fail "apply --dry-run: $out"
+# --dry-run exits as apply would: 1, it needs --force.
+out=$(CTL apply --dry-run "$T/v1.json" 2>&1) && fail "apply --dry-run of an empty table: exit 0" ||
+	ok "apply --dry-run of an empty table: exit 1, as the apply"
+expect_has "$out" "needs --force: it deletes services" "--dry-run says it needs --force"
 expect_has "$out" "would add 0, change 0, delete 14 object" "--dry-run counts"
 expect_has "$out" "^  - service s9\.gslb\.test$" "--dry-run lists a deleted service"
 expect_has "$out" "^  - node b$" "--dry-run lists a deleted node"
@@ -179,11 +182,27 @@ expect_not "$out" "undoing change $idx" "a second rollback does not redo"
 expect_has "$out" "undoing change [0-9]+: node set a capacity=5" "a second rollback walks back"
 out=$(SUDO_USER=otheruser CTL rollback 2>&1)
 expect_has "$out" "service set s1\.gslb\.test ttl=60" "another user's rollback undoes that user's change"
-# An undo that would empty the table needs --force, like apply.
+# A rollback deletes only what its change added: a service just added,
+# or one row of a small table, is not a mass deletion (no --force), and
+# --dry-run exits as the rollback does.
 out=$(SUDO_USER=nobody2 CTL service add new.gslb.test 2>&1)
-out=$(SUDO_USER=nobody2 CTL rollback 2>&1) && fail "rollback deleting a service without --force" ||
-	expect_has "$out" "would delete service new\.gslb\.test" "rollback deleting a service needs --force"
-out=$(SUDO_USER=nobody2 CTL rollback --force 2>&1) && ok "rollback --force" || fail "rollback --force: $out"
+out=$(SUDO_USER=nobody2 CTL weight set new.gslb.test a=1 2>&1)
+rows=$(CTL --json weight list | python3 -c "import json,sys; print(len(json.load(sys.stdin)['rows']))")
+[ "$rows" -lt 10 ] && ok "$rows weight rows: deleting one is more than 10 %" ||
+	fail "the table has $rows rows: one row is not above the share"
+out=$(SUDO_USER=nobody2 CTL rollback --dry-run 2>&1) && ok "rollback --dry-run of a row added: exit 0" ||
+	fail "rollback --dry-run of a row added: exit 1: $out"
+out=$(SUDO_USER=nobody2 CTL rollback 2>&1) && ok "rollback of a row added needs no --force" ||
+	fail "rollback of a row added: $out"
+expect_not "$(CTL weight list)" "new\.gslb\.test" "the row it added is gone"
+out=$(SUDO_USER=nobody2 CTL rollback 2>&1) && ok "rollback of a service added needs no --force" ||
+	fail "rollback of a service added: $out"
+expect_not "$(CTL service list)" "new\.gslb\.test" "the service it added is gone"
+out=$(SUDO_USER=nobody2 CTL rollback --force 2>&1)
+expect_has "$out" "nobody2 has no change left" "rollback --force is still accepted"
+CTL export > "$T/now.json"
+CTL apply --dry-run "$T/now.json" >/dev/null 2>&1 && ok "apply --dry-run of an equal file exits 0" ||
+	fail "apply --dry-run of an equal file"
 out=$(SUDO_USER=nobody3 CTL rollback 2>&1) && fail "rollback with no change of the user" ||
 	expect_has "$out" "nobody3 has no change left to roll back" "a user without changes: nothing to roll back"
 

@@ -103,6 +103,39 @@ START_TEST(diff_and_guard)
 }
 END_TEST
 
+/* The operator's part of a stored object: a row's engine shares and pin
+ * stay out, so a row the engine steers equals its export (S3-8). */
+START_TEST(doc_object)
+{
+	json_t *row = J("{\"service\": \"a\", \"region\": \"*\", \"isp\": \"*\","
+	                " \"weights\": {\"n\": 1}, \"steer\": {\"weights\": {\"n\": 10000}},"
+	                " \"pin\": {\"by\": \"root\", \"at\": 1, \"change\": 3}}");
+	json_t *v = wdb_doc_object(2, row);
+	json_t *exp = J("{\"service\": \"a\", \"region\": \"*\", \"isp\": \"*\","
+	                " \"weights\": {\"n\": 1}}");
+	ck_assert(json_equal(v, exp));
+	ck_assert_ptr_nonnull(json_object_get(row, "steer"));   /* a copy */
+	json_t *have = json_pack("{s:{}, s:{}, s:{s:O}}", "services", "nodes", "weights",
+	                         "a|*|*", v);
+	json_t *want = json_pack("{s:{}, s:{}, s:{s:O}}", "services", "nodes", "weights",
+	                         "a|*|*", exp);
+	json_t *d = wdb_table_diff(have, want);
+	ck_assert_uint_eq(wdb_diff_count(d, "changed"), 0);
+	json_decref(d);
+	json_decref(have);
+	json_decref(want);
+	json_decref(v);
+	json_decref(exp);
+	/* A service keeps its release, the operator's and the engine's. */
+	json_t *svc = J("{\"name\": \"a\", \"ttl\": 30, \"release\": {\"node\": \"n\"}}");
+	v = wdb_doc_object(0, svc);
+	ck_assert(json_equal(v, svc));
+	json_decref(v);
+	json_decref(svc);
+	json_decref(row);
+}
+END_TEST
+
 /* An audit record of @actor (and "user" @user, NULL for an older record
  * without it) with one change of @kind, undoing @undoes when non-zero. */
 static json_t *rec(int id, const char *actor, const char *user, const char *kind,
@@ -234,6 +267,7 @@ static Suite *change_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, doc_version_and_keys);
 	tcase_add_test(tc, diff_and_guard);
+	tcase_add_test(tc, doc_object);
 	tcase_add_test(tc, rollback_rule);
 	tcase_add_test(tc, summaries);
 	suite_add_tcase(s, tc);
