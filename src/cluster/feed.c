@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "health/push.h"
+#include "health/steer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static json_t *b64_json(const char *s)
 
 int cluster_feed_put(etcd_t *e, const char *prefix, const char *instance,
                      const char *actor, json_t *lines, uint32_t at, double keep,
-                     int64_t *rev, char *err, size_t errlen)
+                     double skew, int64_t *rev, char *err, size_t errlen)
 {
 	/* The lease ends the push once no window reads its samples. */
 	unsigned ttl = keep >= 1 ? (unsigned)ceil(keep) : 1;
@@ -50,8 +51,8 @@ int cluster_feed_put(etcd_t *e, const char *prefix, const char *instance,
 		json_t *part = json_array();
 		for (size_t i = from; i < to; i++)
 			json_array_append(part, json_array_get(lines, i));
-		json_t *v = json_pack("{s:I, s:f, s:s, s:s, s:o}", "at", (json_int_t)at,
-		                      "keep", keep, "by", actor, "instance", instance,
+		json_t *v = json_pack("{s:I, s:f, s:f, s:s, s:s, s:o}", "at", (json_int_t)at,
+		                      "keep", keep, "skew", skew, "by", actor, "instance", instance,
 		                      "lines", part);
 		char *text = json_dumps(v, JSON_COMPACT);
 		json_decref(v);
@@ -79,6 +80,12 @@ static int apply_chunk(wdb_txn_t *t, int64_t rev, json_t *v, char *err,
 {
 	uint32_t at = (uint32_t)json_integer_value(json_object_get(v, "at"));
 	double keep = json_number_value(json_object_get(v, "keep"));
+	/* The gslbctl that validated the push set the limits: every store
+	 * checks and keeps it the same way, against the push's own time. */
+	json_t *sk = json_object_get(v, "skew");
+	steer_conf_t dflt;
+	steer_conf_default(&dflt);
+	double skew = json_is_number(sk) ? json_number_value(sk) : dflt.skew;
 	size_t i;
 	json_t *line;
 	int n = 0;
@@ -91,7 +98,7 @@ static int apply_chunk(wdb_txn_t *t, int64_t rev, json_t *v, char *err,
 		json_array_foreach(line, j, w)
 			if (argc <= PUSH_MAX_WORDS && json_is_string(w))
 				argv[argc++] = (char *)json_string_value(w);
-		int rc = push_apply(t, argc, argv, at, keep, msg, sizeof(msg), why,
+		int rc = push_apply(t, argc, argv, at, keep, skew, msg, sizeof(msg), why,
 		                    sizeof(why));
 		if (rc == GSLB_EINVAL) {
 			/* Validated by gslbctl against the table of then: a node

@@ -41,13 +41,14 @@
 int cluster_feed_key(const char *prefix, const char *ekey);
 
 /** Puts the pushes @lines ([[word, ...]], borrowed; already validated)
- * of time @at, samples kept @keep seconds, by @actor through instance
+ * of time @at, samples kept @keep seconds and dated at most @skew
+ * seconds ahead of @at (push_apply()), by @actor through instance
  * @instance under @prefix, in one transaction on a new lease of @keep
  * seconds.  *@rev: the revision written.  Returns 0, or an error with
  * @err (GSLB_EIO: etcd unreachable) and nothing written. */
 int cluster_feed_put(etcd_t *e, const char *prefix, const char *instance,
                      const char *actor, json_t *lines, uint32_t at, double keep,
-                     int64_t *rev, char *err, size_t errlen);
+                     double skew, int64_t *rev, char *err, size_t errlen);
 
 /** Applies the pushes @values (the decoded values of one revision's
  * keys, in key order, borrowed) of revision @rev into @db, unless the

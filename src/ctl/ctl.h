@@ -239,11 +239,13 @@ void ctl_cluster_sync(const char *actor);
  * over @t (ended), 0 when the caller commits @t locally as usual. */
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor);
 /** In cluster mode, writes the validated pushes @lines ([[word, ...]],
- * borrowed) of time @at, samples kept @keep seconds, to etcd, from where
+ * borrowed) of time @at, samples kept @keep seconds and dated at most
+ * @skew seconds ahead, to etcd, from where
  * every gslbd applies them (cluster/feed.h): returns 1 with the
  * revision in *@rev, or dies when etcd does not take them (nothing
  * written).  Standalone: returns 0 and does nothing. */
-int ctl_cluster_push(json_t *lines, uint32_t at, double keep, int64_t *rev);
+int ctl_cluster_push(json_t *lines, uint32_t at, double keep, double skew,
+                     int64_t *rev);
 /** Frees what ctl_cluster_init() made. */
 void ctl_cluster_done(void);
 

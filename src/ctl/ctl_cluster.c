@@ -239,14 +239,15 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	return 1;
 }
 
-int ctl_cluster_push(json_t *lines, uint32_t at, double keep, int64_t *rev)
+int ctl_cluster_push(json_t *lines, uint32_t at, double keep, double skew,
+                     int64_t *rev)
 {
 	char err[1024], actor[160];
 	if (!ce)
 		return 0;
 	snprintf(actor, sizeof(actor), "gslbctl:%s", ctl_user);
-	int rc = cluster_feed_put(ce, ccf.prefix, ccf.name, actor, lines, at, keep, rev,
-	                          err, sizeof(err));
+	int rc = cluster_feed_put(ce, ccf.prefix, ccf.name, actor, lines, at, keep, skew,
+	                          rev, err, sizeof(err));
 	if (rc)
 		ctl_die("cluster: %s%s; nothing was written",
 		        rc == GSLB_EIO ? "etcd is unreachable: " : "etcd refused the "

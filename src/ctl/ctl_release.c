@@ -97,11 +97,11 @@ void ctl_release_check(json_t *svc, const char *name)
 		ctl_die("apply: service %s: %s", name, err);
 }
 
-/* The rows of @svc that release @rel concerns and that hold its node:
- * how many. */
+/* The weight rows of a service that release @rel concerns (its region
+ * and ISP, absent: any), whether they hold its node or not: key -> row. */
 typedef struct {
 	json_t *rel;
-	unsigned concerned, holding;
+	json_t *rows;
 } rows_t;
 
 static int row_cb(const char *key, json_t *row, void *arg)
@@ -110,19 +110,63 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	wdb_row_parts_t p;
 	if (wdb_row_split(key, strlen(key), &p))
 		return 0;
-	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	snprintf(region, sizeof(region), "%.*s", (int)p.region_len, p.region);
-	snprintf(isp, sizeof(isp), "%.*s", (int)p.isp_len, p.isp);
 	const char *rr = json_string_value(json_object_get(x->rel, "region"));
 	const char *ri = json_string_value(json_object_get(x->rel, "isp"));
-	if ((rr && strcmp(rr, region) != 0) || (ri && strcmp(ri, isp) != 0))
+	if ((rr && (strlen(rr) != p.region_len || memcmp(rr, p.region, p.region_len))) ||
+	    (ri && (strlen(ri) != p.isp_len || memcmp(ri, p.isp, p.isp_len))))
 		return 0;
-	x->concerned++;
-	const char *node;
-	uint32_t bp;
-	x->holding += plan_release_row(x->rel, region, isp, json_object_get(row, "weights"),
-	                               &node, &bp);
+	json_object_set(x->rows, key, row);
 	return 0;
+}
+
+/* S4-10: with @weight >= 0, node @node joins every row of @rows (from
+ * row_cb()) with that weight, written in @t, the change that starts its
+ * release: it never answers a row ahead of its release.  Returns how
+ * many rows hold the node then (the release answers in those). */
+static unsigned rows_join(wdb_txn_t *t, json_t *rows, json_t *rel, const char *node,
+                          long weight)
+{
+	const char *key;
+	json_t *row;
+	unsigned holding = 0;
+	json_object_foreach(rows, key, row) {
+		json_t *w = json_object_get(row, "weights");
+		if (weight >= 0 && json_is_object(w)) {
+			if (!json_object_get(w, node) && json_object_size(w) >= PLAN_MAX_NODES)
+				ctl_die("release start: row %s has %d nodes already, the most a "
+				        "row may have", key, PLAN_MAX_NODES);
+			json_object_set_new(w, node, json_integer(weight));
+			ctl_set(t, WDB_WEIGHT, key, row);
+		}
+		const char *n;
+		uint32_t bp;
+		holding += (unsigned)plan_release_key(rel, key, w, &n, &bp);
+	}
+	return holding;
+}
+
+/* S4-10: dies when a guard of @guards (texts) can never be evaluated
+ * for node @id (@n): a score guard on a node with no probe and no
+ * pushed health metric has no score to read. */
+static void guards_check(wdb_txn_t *t, json_t *guards, const char *id, json_t *n)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(guards, i, g) {
+		if (strncmp(json_string_value(g), "score", 5) != 0)
+			continue;
+		if (json_array_size(json_object_get(n, "probes")))
+			return;
+		json_t *m = wdb_get(t, WDB_METRICS, id);
+		int pushed = json_object_size(m) > 0;
+		json_decref(m);
+		if (!pushed)
+			ctl_die("release start: --guard %s: node %s has no probe and no pushed "
+			        "health metric, so it has no score to keep the guard; give it "
+			        "a probe (node set %s --probe ...) or guard on success or "
+			        "latency", json_string_value(g), id, id);
+		return;
+	}
 }
 
 /* Whether a running or paused release of node @node exists in another
@@ -154,12 +198,14 @@ static int release_start(int argc, char **argv)
 	char name[1100];
 	ctl_service_name(argv[1], name, sizeof(name));
 	const char *node = NULL, *region = NULL, *isp = NULL, *steps_s = NULL, *every_s = NULL;
+	long weight = -1;
 	json_t *guards = json_array();
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(o, "--node") != 0 && strcmp(o, "--region") != 0 &&
 		    strcmp(o, "--isp") != 0 && strcmp(o, "--steps") != 0 &&
-		    strcmp(o, "--every") != 0 && strcmp(o, "--guard") != 0)
+		    strcmp(o, "--every") != 0 && strcmp(o, "--guard") != 0 &&
+		    strcmp(o, "--weight") != 0)
 			ctl_usage_die("release start: unknown option '%s'", o);
 		if (!v)
 			ctl_usage_die("release start: %s needs a value", o);
@@ -181,6 +227,8 @@ static int release_start(int argc, char **argv)
 			steps_s = v;
 		else if (strcmp(o, "--every") == 0)
 			every_s = v;
+		else if (strcmp(o, "--weight") == 0)
+			weight = ctl_parse_num("release start: --weight", v, 0, 1000000);
 		else {
 			release_guard_t g;
 			if (release_parse_guard(v, &g, err, sizeof(err)))
@@ -213,6 +261,7 @@ static int release_start(int argc, char **argv)
 	json_t *n = wdb_get(t, WDB_NODE, node);
 	if (!n)
 		ctl_die("release start: node %s does not exist", node);
+	guards_check(t, guards, node, n);
 	json_decref(n);
 	json_t *old = json_object_get(svc, "release");
 	const char *ost = json_string_value(json_object_get(old, "state"));
@@ -238,23 +287,26 @@ static int release_start(int argc, char **argv)
 		json_object_set_new(rel, "region", json_string(region));
 	if (isp)
 		json_object_set_new(rel, "isp", json_string(isp));
-	rows_t x = { rel, 0, 0 };
+	rows_t x = { rel, json_object() };
 	char prefix[1200];
 	wdb_row_prefix(prefix, sizeof(prefix), name);
 	wdb_each(t, WDB_WEIGHT, prefix, row_cb, &x);
-	if (!x.concerned)
+	if (!json_object_size(x.rows))
 		ctl_die("release start: service %s has no weight row for region %s, ISP %s",
 		        name, region ? region : "*", isp ? isp : "*");
-	if (!x.holding)
+	if (!rows_join(t, x.rows, rel, node, weight))
 		ctl_die("release start: node %s is in none of the weight rows of %s for "
-		        "region %s, ISP %s (weight set %s ... %s=W first)", node, name,
-		        region ? region : "*", isp ? isp : "*", name, node);
+		        "region %s, ISP %s (give --weight W to add it to them with the "
+		        "release)", node, name, region ? region : "*", isp ? isp : "*");
+	json_decref(x.rows);
 	json_object_set_new(svc, "release", rel);
 	ctl_set(t, WDB_SERVICE, name, svc);
 	json_decref(svc);
-	char what[1500];
-	snprintf(what, sizeof(what), "release start %s node %s at %g%% (steps %s every %us)",
-	         name, node, steps[0] / 100.0, steps_s, every);
+	char what[1500], joined[80] = "";
+	if (weight >= 0)
+		snprintf(joined, sizeof(joined), ", joining its rows with weight %ld", weight);
+	snprintf(what, sizeof(what), "release start %s node %s at %g%% (steps %s every "
+	         "%us)%s", name, node, steps[0] / 100.0, steps_s, every, joined);
 	ctl_commit(t, what);
 	return 0;
 }
@@ -332,14 +384,16 @@ static int release_show(int argc, char **argv)
 	json_t *seen = json_array();
 	if (!release_from_json(rel, &r, err, sizeof(err))) {
 		release_obs_t obs[RELEASE_MAX_GUARDS];
-		release_observe(t, rel, &r, obs);
+		release_observe(t, &ctl_hc.steer, rel, &r, (uint32_t)time(NULL), obs);
 		for (unsigned i = 0; i < r.nguards; i++) {
-			char g[64];
+			char g[64], why[200];
 			release_guard_text(&r.guard[i], g, sizeof(g));
 			json_array_append_new(seen, obs[i].has ?
 				json_pack("{s:s, s:f, s:b}", "guard", g, "value", obs[i].value,
 				          "holds", release_guard_holds(&r.guard[i], obs[i].value)) :
-				json_pack("{s:s, s:n, s:n}", "guard", g, "value", "holds"));
+				json_pack("{s:s, s:n, s:n, s:s}", "guard", g, "value", "holds",
+				          "missing", release_obs_text(&r.guard[i], &obs[i], why,
+				                                      sizeof(why))));
 		}
 	}
 	wdb_abort(t);
@@ -360,8 +414,9 @@ static int release_show(int argc, char **argv)
 			       json_string_value(json_object_get(o, "guard")), json_number_value(val),
 			       json_is_true(json_object_get(o, "holds")) ? "holds" : "BROKEN");
 		else
-			printf("%-16s %s: no input since the step began\n", i ? "" : "observed",
-			       json_string_value(json_object_get(o, "guard")));
+			printf("%-16s %s: no input since the step began: %s\n", i ? "" : "observed",
+			       json_string_value(json_object_get(o, "guard")),
+			       json_string_value(json_object_get(o, "missing")));
 	}
 	json_decref(v);
 	return 0;

@@ -19,13 +19,10 @@
 #include <string.h>
 #include <time.h>
 
-/* How long pushed samples are kept: the longest window, or the
- * staleness limit if that is longer. */
+/* How long pushed samples are kept (steer_conf_keep()). */
 static double sample_keep(void)
 {
-	const steer_conf_t *c = &ctl_hc.steer;
-	double keep = c->nwindows ? c->windows[c->nwindows - 1] : 0;
-	return keep > c->stale ? keep : c->stale;
+	return steer_conf_keep(&ctl_hc.steer);
 }
 
 /* One push (@argc, @argv start at "push") of time @now into @t, its
@@ -34,7 +31,8 @@ static void push_one(wdb_txn_t *t, int argc, char **argv, uint32_t now, json_t *
                      char *msg, size_t size)
 {
 	char err[1200];
-	if (push_apply(t, argc, argv, now, sample_keep(), msg, size, err, sizeof(err)))
+	if (push_apply(t, argc, argv, now, sample_keep(), ctl_hc.steer.skew, msg, size, err,
+	               sizeof(err)))
 		ctl_die("%s", err);
 	json_t *words = json_array();
 	for (int i = 1; i < argc; i++)
@@ -49,7 +47,8 @@ static int64_t push_commit(wdb_txn_t *t, json_t *lines, uint32_t now)
 {
 	char err[512];
 	int64_t rev = 0;
-	if (json_array_size(lines) && ctl_cluster_push(lines, now, sample_keep(), &rev)) {
+	if (json_array_size(lines) &&
+	    ctl_cluster_push(lines, now, sample_keep(), ctl_hc.steer.skew, &rev)) {
 		wdb_abort(t);
 	} else if (wdb_commit(t, "metrics", err, sizeof(err)) < 0) {
 		ctl_die("%s", err);

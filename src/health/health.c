@@ -327,7 +327,7 @@ static void on_tick(uv_timer_t *t)
 	const health_cluster_t *cl = health__cluster(h);
 	if ((full || moved || h->release_retry) && (!cl || h->cl_epoch)) {
 		char err[512];
-		int rc = release_run(h->db, health__wall(), !full,
+		int rc = release_run(h->db, &h->c.steer, health__wall(), !full,
 		                     cl ? publish_decisions : NULL, h, err, sizeof(err));
 		/* GSLB_EAGAIN: this store has not yet applied a change that
 		 * etcd holds (the previous decision, an operator's): decided

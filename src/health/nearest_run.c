@@ -195,12 +195,9 @@ int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
                     nearest_vantage_fn vantages, void *varg,
                     char *what, size_t size, size_t *len)
 {
-	wdb_row_parts_t parts;
-	if (wdb_row_split(key, strlen(key), &parts))
-		return 0;
 	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	snprintf(region, sizeof(region), "%.*s", (int)parts.region_len, parts.region);
-	snprintf(isp, sizeof(isp), "%.*s", (int)parts.isp_len, parts.isp);
+	if (wdb_row_area(key, region, isp, sizeof(region)))
+		return 0;
 	nearest_conf_t c;
 	nearest_service_conf(svc, sc, &c);
 	json_t *weights = json_object_get(row, "weights");

@@ -91,6 +91,40 @@ int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *o
 	return 0;
 }
 
+/* A pushed time as RFC 3339 into @buf. */
+static const char *time_text(uint32_t t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "%u", t);
+	return buf;
+}
+
+/* S2-7, S3-9: a sample is dated by the clock of the host that takes it
+ * in (@now).  Refuses time @at (of --at @text) more than @skew seconds
+ * ahead of it, which would read as a measurement of now for as long as
+ * it stays ahead, and, when @keep > 0, older than @keep, which no window
+ * could ever read.  Returns 0 or GSLB_EINVAL with the time and the
+ * limit in @err. */
+static int check_time(const char *text, uint32_t at, uint32_t now, double keep,
+                      double skew, char *err, size_t errlen)
+{
+	char t[40], n[40];
+	if ((double)at > (double)now + skew)
+		return bad(err, errlen, "metrics push: --at %s (%s) is %.0f s ahead of this "
+		           "host's clock (%s); steer clock-skew allows %g s: fix the feeder's "
+		           "clock or its time; nothing was stored", text,
+		           time_text(at, t, sizeof(t)), (double)at - now,
+		           time_text(now, n, sizeof(n)), skew);
+	if (keep > 0 && (double)at < (double)now - keep)
+		return bad(err, errlen, "metrics push: --at %s (%s) is %.0f s old: older "
+		           "than the %g s the steering windows read (the longest steer window "
+		           "or steer stale), so it could never count; nothing was stored",
+		           text, time_text(at, t, sizeof(t)), (double)now - at, keep);
+	return 0;
+}
+
 /* The steering input record @key in @t, or a new empty one. */
 static json_t *input_record(wdb_txn_t *t, const char *key)
 {
@@ -153,18 +187,19 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 
 /* metrics push --provider NAME [--at TIME] spent=X */
 static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-                      char *msg, size_t msize, char *err, size_t errlen)
+                      double skew, char *msg, size_t msize, char *err, size_t errlen)
 {
-	const char *name = NULL;
+	const char *name = NULL, *at_text = NULL;
 	uint32_t at = now;
 	double spent = NAN;
 	for (int i = 1; i < argc; i++) {
 		int rc = 0;
 		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
 			name = argv[++i];
-		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
-			rc = push_parse_time("metrics push", "--at", argv[++i], &at, err, errlen);
-		else if (strncmp(argv[i], "spent=", 6) == 0)
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
+			at_text = argv[++i];
+			rc = push_parse_time("metrics push", "--at", at_text, &at, err, errlen);
+		} else if (strncmp(argv[i], "spent=", 6) == 0)
 			rc = push_parse_real("metrics push", "spent", argv[i] + 6, 0, 1e15, &spent,
 			                     err, errlen);
 		else
@@ -177,6 +212,10 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		return bad(err, errlen, "metrics push: --provider needs a provider name like cdn-a");
 	if (isnan(spent))
 		return bad(err, errlen, "metrics push --provider %s: give spent=AMOUNT", name);
+	/* A past period's spend may come late (an invoice); a future one
+	 * is a wrong clock. */
+	if (at_text && check_time(at_text, at, now, 0, skew, err, errlen))
+		return GSLB_EINVAL;
 	char key[200];
 	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
 	json_t *rec = input_record(t, key);
@@ -198,9 +237,10 @@ static int is_steer_key(const char *a)
 /* metrics push NODE [--region R] [--isp I] [--at T] success= latency=
  * bytes= (steering inputs, S3-2, S3-6). */
 static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-                      double keep, char *msg, size_t msize, char *err, size_t errlen)
+                      double keep, double skew, char *msg, size_t msize, char *err,
+                      size_t errlen)
 {
-	const char *id = argv[1], *region = "*", *isp = "*";
+	const char *id = argv[1], *region = "*", *isp = "*", *at_text = NULL;
 	uint32_t at = now;
 	double success = NAN, latency = NAN, bytes = NAN;
 	for (int i = 2; i < argc; i++) {
@@ -218,6 +258,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			i++;
 		} else if (strcmp(a, "--at") == 0) {
 			rc = push_parse_time("metrics push", "--at", v, &at, err, errlen);
+			at_text = v;
 			i++;
 		} else if (strncmp(a, "success=", 8) == 0) {
 			rc = push_parse_real("metrics push", "success", a + 8, 0, 100, &success,
@@ -241,6 +282,11 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	}
 	if (isnan(success) && isnan(latency) && isnan(bytes))
 		return bad(err, errlen, "metrics push: give success=, latency= or bytes=");
+	/* Bytes alone only add to a period's spend, which may come late. */
+	if (at_text && check_time(at_text, at, now,
+	                          isnan(success) && isnan(latency) ? 0 : keep, skew, err,
+	                          errlen))
+		return GSLB_EINVAL;
 	json_t *node = wdb_get(t, WDB_NODE, id);
 	if (!node)
 		return bad(err, errlen, "metrics push: node %s does not exist", id);
@@ -268,7 +314,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		char key[300];
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
 		json_t *rec = input_record(t, key);
-		steer_sample_add(rec, at, success, latency, keep);
+		steer_sample_add(rec, at, success, latency, now, keep, skew);
 		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
 	}
 	if (!rc)
@@ -278,7 +324,8 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 }
 
 int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-               double keep, char *msg, size_t msize, char *err, size_t errlen)
+               double keep, double skew, char *msg, size_t msize, char *err,
+               size_t errlen)
 {
 	if (argc < 3)
 		return bad(err, errlen, "metrics push: give a node and at least one KEY=VALUE");
@@ -286,8 +333,8 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	for (int i = 2; i < argc && !steer; i++)
 		steer = strncmp(argv[i], "--", 2) == 0 || is_steer_key(argv[i]);
 	if (strcmp(argv[1], "--provider") == 0)
-		return push_spend(t, argc, argv, now, msg, msize, err, errlen);
+		return push_spend(t, argc, argv, now, skew, msg, msize, err, errlen);
 	if (steer)
-		return push_steer(t, argc, argv, now, keep, msg, msize, err, errlen);
+		return push_steer(t, argc, argv, now, keep, skew, msg, msize, err, errlen);
 	return push_health(t, argc, argv, now, msg, msize, err, errlen);
 }

@@ -48,12 +48,18 @@ int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *o
  * words (argv[0], "push", is not read; nothing is modified): a node and
  * KEY=VALUE health metrics, or a node with success=, latency=, bytes=,
  * --region, --isp and --at, or --provider NAME [--at] spent=.  @now is
- * the time of the push: the time of health metrics and the default of
- * --at; @keep how long steering samples are kept, in seconds.  Returns
+ * the time of the push: the time of health metrics, the default of --at
+ * and the clock every sample is checked and kept against; @keep how long
+ * steering samples are kept, in seconds (steer_conf_keep()), @skew how
+ * far ahead of @now --at may be (steer clock-skew).  A sample dated
+ * beyond the skew, or success= or latency= older than @keep, is
+ * refused (S2-7, S3-9): it would blind the windows or never count; a
+ * spend may be of a past period, never of a future one.  Returns
  * 0 with what was stored in @msg, or GSLB_EINVAL with the error in @err
  * (the message gslbctl prints) and nothing written into @t, or the
  * store's error when a write failed. */
 int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-               double keep, char *msg, size_t msize, char *err, size_t errlen);
+               double keep, double skew, char *msg, size_t msize, char *err,
+               size_t errlen);
 
 #endif

@@ -31,6 +31,18 @@ int release_guard_holds(const release_guard_t *g, double v)
 	return g->at_least ? v >= g->value : v <= g->value;
 }
 
+const char *release_obs_text(const release_guard_t *g, const release_obs_t *o,
+                             char *buf, size_t size)
+{
+	const char *m = metric_names[g->metric];
+	if (o->has || o->early)
+		snprintf(buf, size, "%s %g", m, o->value);
+	else
+		snprintf(buf, size, "%s: %s (%s)", m, o->stale ? "stale" : "none",
+		         o->why ? o->why : "no figure since the step began");
+	return buf;
+}
+
 release_verdict_t release_step(const release_t *r, const release_obs_t *obs,
                                uint32_t now, int *broken)
 {

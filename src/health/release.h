@@ -57,7 +57,9 @@ typedef struct release {
 	release_guard_t guard[RELEASE_MAX_GUARDS];
 } release_t;
 
-/** What the controller measured for one guard since the step began. */
+/** What the controller measured for one guard since the step began.
+ * @value is a figure only with @has or @early: a guard whose figure
+ * does not exist is never read (neither held nor broken by it). */
 typedef struct release_obs {
 	int has;                  /* 0: no input since the step began */
 	double value;
@@ -66,6 +68,13 @@ typedef struct release_obs {
 	                             the step, so it never holds the guard,
 	                             and breaks it only after a widening
 	                             (the node was serving the release) */
+	int stale;                /* neither: the node had the figure, but
+	                             none since the step began (or its score
+	                             rests on stale inputs); 0 with neither:
+	                             it has no such figure at all */
+	const char *why;          /* neither: why there is no figure, for
+	                             the log and release show (static text,
+	                             may be NULL) */
 } release_obs_t;
 
 typedef enum {
@@ -89,6 +98,12 @@ typedef enum {
  * there.  Returns the verdict. */
 release_verdict_t release_step(const release_t *r, const release_obs_t *obs,
                                uint32_t now, int *broken);
+
+/** The observation @o of guard @g as text into @buf: "success 99.5",
+ * or, without a figure, "success: none (WHY)" or "success: stale
+ * (WHY)".  Returns @buf. */
+const char *release_obs_text(const release_guard_t *g, const release_obs_t *o,
+                             char *buf, size_t size);
 
 /** Whether observation @v keeps guard @g. */
 int release_guard_holds(const release_guard_t *g, double v);

@@ -8,75 +8,95 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The newest sample of field @which (1 success, 2 latency) taken in or
- * after the second @since in inputs record @rec, into @o: has when it
- * is after that second, early when of that second.  Samples are dated
- * to the second, so one of the second a step began may be from before
- * it.  Returns whether one was found. */
-static int newest_since(json_t *rec, int which, uint32_t since, release_obs_t *o)
+/* The newest sample of field @which (0 success, 1 latency) of inputs
+ * record @rec taken from the second @since to @now, read through the one
+ * reader of samples, into @o: has when it is after that second, early
+ * when of that second.  Samples are dated to the second, so one of the
+ * second a step began may be from before it.  Returns whether one was
+ * found. */
+static int newest_since(json_t *rec, const steer_conf_t *c, int which,
+                        uint32_t since, uint32_t now, release_obs_t *o)
 {
-	json_t *a = json_object_get(rec, "samples");
-	for (size_t i = json_array_size(a); i-- > 0;) {
-		json_t *e = json_array_get(a, i);
-		uint32_t t = (uint32_t)json_integer_value(json_array_get(e, 0));
-		if (t < since)
-			return 0;   /* in time order: the rest are older */
-		json_t *v = json_array_get(e, which);
-		if (json_is_number(v)) {
-			o->value = json_number_value(v);
-			o->has = t > since;
-			o->early = t == since;
+	steer_sample_t s[STEER_MAX_SAMPLES];
+	unsigned n = steer_samples_read(rec, since, now, c->skew, s);
+	while (n-- > 0) {
+		double v = which ? s[n].latency : s[n].success;
+		if (!isnan(v)) {
+			o->value = v;
+			o->has = s[n].time > since;
+			o->early = s[n].time == since;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,
-                     release_obs_t *obs)
+/* S4-10, S2-7: the live score of status record @status (may be NULL)
+ * into @o, or why there is none. */
+static void observe_score(json_t *status, release_obs_t *o)
+{
+	json_t *s = json_object_get(status, "score");
+	if (!status)
+		o->why = "gslbd has not evaluated the node yet";
+	else if (json_is_true(json_object_get(status, "unmonitored")))
+		o->why = "the node has no probe and no pushed health metric";
+	else if (!json_is_number(s) || json_number_value(s) < 0) {
+		o->stale = 1;
+		o->why = "no fresh probe result or metric";
+	} else if (json_is_true(json_object_get(status, "stale"))) {
+		o->stale = 1;
+		o->why = "its score rests on stale inputs";
+	} else {
+		o->has = 1;
+		o->value = json_number_value(s);
+	}
+}
+
+void release_observe(wdb_txn_t *t, const steer_conf_t *c, json_t *rel,
+                     const release_t *r, uint32_t now, release_obs_t *obs)
 {
 	const char *node = json_string_value(json_object_get(rel, "node"));
 	const char *region = json_string_value(json_object_get(rel, "region"));
 	const char *isp = json_string_value(json_object_get(rel, "isp"));
-	if (!region)
-		region = "*";
-	if (!isp)
-		isp = "*";
-	const char *keys[4][2] = { { region, isp }, { region, "*" }, { "*", isp },
-	                           { "*", "*" } };
 	json_t *recs[4] = { NULL };
-	for (int k = 0; k < 4; k++) {
-		int dup = 0;
-		for (int j = 0; j < k; j++)
-			dup |= strcmp(keys[j][0], keys[k][0]) == 0 &&
-			       strcmp(keys[j][1], keys[k][1]) == 0;
-		if (dup || !node)
-			continue;
+	for (unsigned k = 0; k < 4 && node; k++) {
 		char key[300];
-		snprintf(key, sizeof(key), "n|%.64s|%.64s|%.64s", node, keys[k][0], keys[k][1]);
-		recs[k] = wdb_get(t, WDB_STEERIN, key);
+		if (steer_input_key(k, node, region ? region : "*", isp ? isp : "*", key,
+		                    sizeof(key)))
+			recs[k] = wdb_get(t, WDB_STEERIN, key);
 	}
 	json_t *status = node ? wdb_get(t, WDB_STATUS, node) : NULL;
+	double keep = steer_conf_keep(c);
+	uint32_t window = (double)now > keep ? now - (uint32_t)keep : 0;
 	for (unsigned i = 0; i < r->nguards; i++) {
 		release_obs_t *o = &obs[i];
-		o->has = o->early = 0;
+		memset(o, 0, sizeof(*o));
 		if (r->guard[i].metric == RELEASE_SCORE) {
-			/* The live score, -1 while unknown. */
-			json_t *s = json_object_get(status, "score");
-			if (json_is_number(s) && json_number_value(s) >= 0) {
-				o->has = 1;
-				o->value = json_number_value(s);
-			}
+			observe_score(status, o);
 			continue;
 		}
-		int which = r->guard[i].metric == RELEASE_SUCCESS ? 1 : 2;
+		int which = r->guard[i].metric == RELEASE_SUCCESS ? 0 : 1;
 		/* The most specific record with a figure after the step
 		 * began, else the most specific with one of its second. */
 		for (int k = 0; k < 4 && !o->has; k++) {
 			release_obs_t e = { 0 };
-			if (newest_since(recs[k], which, r->since, &e) && (e.has || !o->early))
+			if (newest_since(recs[k], c, which, r->since, now, &e) &&
+			    (e.has || !o->early))
 				*o = e;
 		}
+		if (o->has || o->early)
+			continue;
+		/* No figure over the step: did the node ever have one? */
+		for (int k = 0; k < 4 && !o->stale; k++) {
+			release_obs_t e = { 0 };
+			o->stale = newest_since(recs[k], c, which, window, now, &e);
+		}
+		o->why = o->stale ? (which ? "no latency pushed since the step began"
+		                           : "no success pushed since the step began")
+		                  : (which ? "no latency pushed for the node and the "
+		                             "release's region and ISP"
+		                           : "no success pushed for the node and the "
+		                             "release's region and ISP");
 	}
 	for (int k = 0; k < 4; k++)
 		json_decref(recs[k]);
@@ -85,6 +105,7 @@ void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,
 
 typedef struct {
 	wdb_txn_t *t;
+	const steer_conf_t *c;
 	uint32_t now;
 	int apply;            /* write what is decided (else only count) */
 	int guards_only;      /* rollbacks only: widening keeps its time */
@@ -96,16 +117,36 @@ typedef struct {
 	size_t wl;
 } run_t;
 
-/* The observations of @r as text ("success 99.5, score 92") into @buf. */
+/* The observations of @r as text ("success 99.5, score: none (...)")
+ * into @buf. */
 static void obs_text(const release_t *r, const release_obs_t *obs, char *buf,
                      size_t size)
 {
-	static const char *const names[] = { "score", "success", "latency" };
 	size_t l = 0;
 	buf[0] = 0;
-	for (unsigned i = 0; i < r->nguards && l < size; i++)
-		l += (size_t)snprintf(buf + l, size - l, "%s%s %g", l ? ", " : "",
-		                      names[r->guard[i].metric], obs[i].value);
+	for (unsigned i = 0; i < r->nguards && l < size; i++) {
+		char one[200];
+		l += (size_t)snprintf(buf + l, size - l, "%s%s", l ? ", " : "",
+		                      release_obs_text(&r->guard[i], &obs[i], one, sizeof(one)));
+	}
+}
+
+/* S4-10: the reason a due step waits, naming the first guard without a
+ * figure over it and why, into @buf. */
+static void wait_text(const release_t *r, const release_obs_t *obs, char *buf,
+                      size_t size)
+{
+	for (unsigned i = 0; i < r->nguards; i++) {
+		if (obs[i].has)
+			continue;
+		char g[64], seen[200];
+		release_guard_text(&r->guard[i], g, sizeof(g));
+		snprintf(buf, size, "held at %g%%: guard %s has no figure over the step "
+		         "(%s)", r->steps[r->step] / 100.0, g,
+		         release_obs_text(&r->guard[i], &obs[i], seen, sizeof(seen)));
+		return;
+	}
+	buf[0] = 0;
 }
 
 static int service_cb(const char *name, json_t *svc, void *arg)
@@ -119,11 +160,17 @@ static int service_cb(const char *name, json_t *svc, void *arg)
 	if (r.state != RELEASE_RUNNING && r.state != RELEASE_PAUSED)
 		return 0;
 	release_obs_t obs[RELEASE_MAX_GUARDS];
-	release_observe(x->t, rel, &r, obs);
+	release_observe(x->t, x->c, rel, &r, x->now, obs);
 	int broken;
 	release_verdict_t v = release_step(&r, obs, x->now, &broken);
-	if (v == RELEASE_KEEP || v == RELEASE_WAIT ||
-	    (x->guards_only && v != RELEASE_ROLLBACK))
+	char reason[700], seen[600], g[64];
+	/* A step held for a missing figure says so once: in its reason,
+	 * audited and logged, not at every evaluation. */
+	if (v == RELEASE_WAIT)
+		wait_text(&r, obs, reason, sizeof(reason));
+	if (v == RELEASE_KEEP || (x->guards_only && v != RELEASE_ROLLBACK) ||
+	    (v == RELEASE_WAIT && strcmp(reason, json_string_value(
+		json_object_get(rel, "reason")) ?: "") == 0))
 		return 0;
 	x->changed++;
 	if (!x->apply)
@@ -131,10 +178,12 @@ static int service_cb(const char *name, json_t *svc, void *arg)
 	const char *node = json_string_value(json_object_get(rel, "node"));
 	json_t *ns = json_deep_copy(svc);
 	json_t *nr = json_object_get(ns, "release");
-	char reason[400], seen[300], g[64];
 	obs_text(&r, obs, seen, sizeof(seen));
 	double was = json_number_value(json_object_get(rel, "percent"));
-	if (v == RELEASE_ROLLBACK) {
+	if (v == RELEASE_WAIT) {
+		json_array_append_new(x->logs, json_pack("[b, o]", 0, json_sprintf(
+			"release %s: node %s %s", name, node, reason)));
+	} else if (v == RELEASE_ROLLBACK) {
 		release_guard_text(&r.guard[broken], g, sizeof(g));
 		snprintf(reason, sizeof(reason), "guard %s broke (%s)", g, seen);
 		json_object_set_new(nr, "state", json_string("rolled-back"));
@@ -157,7 +206,8 @@ static int service_cb(const char *name, json_t *svc, void *arg)
 			r.steps[next] / 100.0, r.nguards ? " (" : "", seen,
 			r.nguards ? ")" : "")));
 	}
-	json_object_set_new(nr, "since", json_integer(x->now));
+	if (v != RELEASE_WAIT)
+		json_object_set_new(nr, "since", json_integer(x->now));
 	json_object_set_new(nr, "reason", json_string(reason));
 	if (x->wl < sizeof(x->what) - 1) {
 		int k = snprintf(x->what + x->wl, sizeof(x->what) - x->wl,
@@ -192,12 +242,13 @@ static int done(run_t *x, int rc)
 	return rc ? rc : x->changed;
 }
 
-int release_run(weightdb_t *db, uint32_t now, int guards_only,
-                steer_publish_fn publish, void *arg, char *err, size_t errlen)
+int release_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+                int guards_only, steer_publish_fn publish, void *arg, char *err,
+                size_t errlen)
 {
 	/* A read first: most seconds nothing is due, and a read takes no
 	 * write lock from gslbctl. */
-	run_t x = { .now = now, .guards_only = guards_only };
+	run_t x = { .c = c, .now = now, .guards_only = guards_only };
 	if (!(x.t = wdb_begin_read(db)))
 		return 0;
 	wdb_each(x.t, WDB_SERVICE, NULL, service_cb, &x);
@@ -205,6 +256,7 @@ int release_run(weightdb_t *db, uint32_t now, int guards_only,
 	if (!x.changed)
 		return 0;
 	memset(&x, 0, sizeof(x));
+	x.c = c;
 	x.now = now;
 	x.guards_only = guards_only;
 	x.apply = 1;

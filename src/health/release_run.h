@@ -28,17 +28,21 @@
 #define RELEASE_EVAL_EVERY 1.0
 
 /** Fills @obs[0..@r->nguards) for release @rel (its record) of service
- * as read in @t: the node's live score (status record), and the newest
- * pushed success and latency taken after the second the step began (or,
- * marked early, in that second), from the most specific input record of
- * the release's region and ISP.  Used by
- * the controller and by `gslbctl release show`. */
-void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,
-                     release_obs_t *obs);
+ * as read in @t at @now: the node's live score (status record), and the
+ * newest pushed success and latency taken after the second the step
+ * began (or, marked early, in that second), from the most specific input
+ * record of the release's region and ISP, read with steer_samples_read()
+ * under @c (the skew) like the steering windows.  A figure that does not
+ * exist (no status, an unmonitored node, no push) or none over the step
+ * (stale) is marked so with the reason, and has no value.  Used by the
+ * controller and by `gslbctl release show`. */
+void release_observe(wdb_txn_t *t, const steer_conf_t *c, json_t *rel,
+                     const release_t *r, uint32_t now, release_obs_t *obs);
 
-/** One evaluation of every release at @now: widens, completes or rolls
- * back what release_step() says, in one write transaction (none when
- * nothing changes).  With @guards_only, only rollbacks: widening keeps
+/** One evaluation of every release at @now under steering settings @c:
+ * widens, completes or rolls back what release_step() says, in one
+ * write transaction (none when nothing changes); a step held for a
+ * missing figure gets that as its reason, once.  With @guards_only, only rollbacks: widening keeps
  * its schedule.  With @publish (cluster mode: the elected instance), the
  * changed services go to @publish(@arg, {"service": {name: object},
  * "base": the etcd revision the store reflects}, audit text, ...)
@@ -46,8 +50,9 @@ void release_observe(wdb_txn_t *t, json_t *rel, const release_t *r,
  * GSLB_EAGAIN from @publish (the store has not caught up with a change
  * in etcd yet) is returned as is, nothing logged.  Returns the number
  * of releases changed, or a negative error with the reason in @err. */
-int release_run(weightdb_t *db, uint32_t now, int guards_only,
-                steer_publish_fn publish, void *arg, char *err, size_t errlen);
+int release_run(weightdb_t *db, const steer_conf_t *c, uint32_t now,
+                int guards_only, steer_publish_fn publish, void *arg, char *err,
+                size_t errlen);
 
 /** Whether the pushed steering inputs in @db moved since *@seen (a
  * generation, updated; 0 before the first call, which counts as a

@@ -20,6 +20,7 @@ void steer_conf_default(steer_conf_t *c)
 	c->windows[2] = 900;
 	c->nwindows = 3;
 	c->stale = 300;            /* S2-7: 5 minutes */
+	c->skew = 60;              /* a feeder's clock a minute ahead */
 	c->min_step = 2;           /* S3-3: minimum change step */
 	c->max_step = 10;          /* S3-8: rate limit per evaluation */
 	c->max_hour = 30;          /* S3-8: rate limit per hour */
@@ -33,6 +34,12 @@ void steer_conf_default(steer_conf_t *c)
 	c->latency_good = 20;      /* S2-3: RTT 20-200 ms */
 	c->latency_bad = 200;
 	c->budget_boost = 3;
+}
+
+double steer_conf_keep(const steer_conf_t *c)
+{
+	double keep = c->nwindows ? c->windows[c->nwindows - 1] : 0;
+	return keep > c->stale ? keep : c->stale;
 }
 
 int steer_policy_named(const char *name, steer_policy_t *out)

@@ -31,6 +31,9 @@ typedef struct steer_conf {
 	unsigned nwindows;
 	double stale;             /* an input older than this is stale (300,
 	                             S2-7) */
+	double skew;              /* s a pushed sample may be dated ahead of
+	                             this clock (60): later is refused, and
+	                             never read as a measurement of now */
 	double min_step;          /* share points: smaller moves are not made
 	                             (2, S3-3) */
 	double max_step;          /* share points per node per evaluation
@@ -123,6 +126,11 @@ typedef enum {
 
 /** Fills @c with the defaults of gslbd.conf(5). */
 void steer_conf_default(steer_conf_t *c);
+
+/** How long pushed samples are read and kept under @c, in seconds: the
+ * longest window, or the staleness limit if that is longer.  A push
+ * older than this could never count. */
+double steer_conf_keep(const steer_conf_t *c);
 
 /** The policy named @name ("live", "vod" or "custom", whose weights are
  * the defaults 0.5, 0.3, 0.2).  Returns 0, or -1 for an unknown name. */

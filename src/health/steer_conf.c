@@ -35,7 +35,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 	if (!s)
 		return 0;
 	static const char *const keys[] = {
-		"interval", "tau", "windows", "stale", "min-step", "max-step",
+		"interval", "tau", "windows", "stale", "clock-skew", "min-step", "max-step",
 		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
 		"latency-bad", "budget-boost", NULL
@@ -46,6 +46,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		CONF_NUM("interval", 1, 3600, &o->interval),
 		CONF_NUM("tau", 0, 86400, &o->tau),
 		CONF_NUM("stale", 1, 86400, &o->stale),
+		CONF_NUM("clock-skew", 0, 3600, &o->skew),
 		CONF_NUM("min-step", 0, 100, &o->min_step),
 		CONF_NUM("max-step", 0.1, 100, &o->max_step),
 		CONF_NUM("max-change-per-hour", 0.1, 100, &o->max_hour),

@@ -117,8 +117,28 @@ static json_t *num_or_null(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
+int steer_input_key(unsigned k, const char *id, const char *region,
+                    const char *isp, char *key, size_t size)
+{
+	const char *keys[4][2] = { { region, isp }, { region, "*" }, { "*", isp },
+	                           { "*", "*" } };
+	if (k >= 4)
+		return 0;
+	for (unsigned j = 0; j < k; j++)
+		if (strcmp(keys[j][0], keys[k][0]) == 0 && strcmp(keys[j][1], keys[k][1]) == 0)
+			return 0;
+	snprintf(key, size, "n|%.64s|%.64s|%.64s", id, keys[k][0], keys[k][1]);
+	return 1;
+}
+
+/* The time of sample @e of a "samples" array. */
+static uint32_t sample_time(json_t *e)
+{
+	return (uint32_t)json_integer_value(json_array_get(e, 0));
+}
+
 void steer_sample_add(json_t *rec, uint32_t t, double success, double latency,
-                      double keep)
+                      uint32_t now, double keep, double skew)
 {
 	json_t *s = json_object_get(rec, "samples");
 	if (!json_is_array(s)) {
@@ -127,33 +147,41 @@ void steer_sample_add(json_t *rec, uint32_t t, double success, double latency,
 	}
 	/* In time order, whatever order the pushes came in (--at). */
 	size_t at = json_array_size(s);
-	while (at > 0 && json_integer_value(json_array_get(json_array_get(s, at - 1), 0)) >
-	                 (json_int_t)t)
+	while (at > 0 && sample_time(json_array_get(s, at - 1)) > t)
 		at--;
 	json_array_insert_new(s, at, json_pack("[I, o, o]", (json_int_t)t,
 	                                       num_or_null(success), num_or_null(latency)));
-	uint32_t newest = (uint32_t)json_integer_value(
-		json_array_get(json_array_get(s, json_array_size(s) - 1), 0));
-	/* Oldest first: drop what fell out of the longest window, and the
-	 * oldest beyond STEER_MAX_SAMPLES. */
+	/* S3-9: what no window of now reads goes, cut at now and never at
+	 * the newest sample (one dated ahead would push every real one
+	 * out): the oldest beyond STEER_MAX_SAMPLES or older than @keep,
+	 * and a sample dated beyond the skew (written before pushes were
+	 * checked), which no reader takes for a measurement. */
+	while (json_array_size(s) &&
+	       (double)sample_time(json_array_get(s, json_array_size(s) - 1)) >
+	       (double)now + skew)
+		json_array_remove(s, json_array_size(s) - 1);
 	while (json_array_size(s) > STEER_MAX_SAMPLES ||
-	       (json_array_size(s) > 1 &&
-	        (double)json_integer_value(json_array_get(json_array_get(s, 0), 0)) <
-	        (double)newest - keep))
+	       (json_array_size(s) &&
+	        (double)sample_time(json_array_get(s, 0)) < (double)now - keep))
 		json_array_remove(s, 0);
 }
 
-/* Samples of inputs record @rec into @s; returns how many. */
-static unsigned read_samples(json_t *rec, steer_sample_t *s)
+unsigned steer_samples_read(json_t *rec, uint32_t from, uint32_t now, double skew,
+                            steer_sample_t *s)
 {
 	json_t *a = json_object_get(rec, "samples"), *e;
 	size_t i;
 	unsigned n = 0;
 	json_array_foreach(a, i, e) {
+		uint32_t t = sample_time(e);
+		if (t < from || (double)t > (double)now + skew)
+			continue;
 		if (n == STEER_MAX_SAMPLES)
 			break;
 		json_t *x = json_array_get(e, 1), *y = json_array_get(e, 2);
-		s[n].time = (uint32_t)json_integer_value(json_array_get(e, 0));
+		/* Within the skew a sample is one of now: the feeder's clock
+		 * runs a little ahead. */
+		s[n].time = t > now ? now : t;
 		s[n].success = json_is_number(x) ? json_number_value(x) : NAN;
 		s[n].latency = json_is_number(y) ? json_number_value(y) : NAN;
 		n++;
@@ -369,27 +397,21 @@ int steer__row_input(wdb_txn_t *t, const steer_conf_t *c, uint32_t now,
                      const char *id, const char *region, const char *isp,
                      int which, double *out, double *now_out, int *level)
 {
-	const char *keys[4][2] = { { region, isp }, { region, "*" }, { "*", isp },
-	                           { "*", "*" } };
-	for (int k = 0; k < 4; k++) {
-		int dup = 0;
-		for (int j = 0; j < k; j++)
-			dup |= strcmp(keys[j][0], keys[k][0]) == 0 &&
-			       strcmp(keys[j][1], keys[k][1]) == 0;
-		if (dup)
-			continue;
+	double keep = steer_conf_keep(c);
+	uint32_t from = (double)now > keep ? now - (uint32_t)keep : 0;
+	for (unsigned k = 0; k < 4; k++) {
 		char key[300];
-		snprintf(key, sizeof(key), "n|%.64s|%.64s|%.64s", id, keys[k][0],
-		         keys[k][1]);
+		if (!steer_input_key(k, id, region, isp, key, sizeof(key)))
+			continue;
 		json_t *rec = wdb_get(t, WDB_STEERIN, key);
 		if (!rec)
 			continue;
 		steer_sample_t s[STEER_MAX_SAMPLES];
-		unsigned n = read_samples(rec, s);
+		unsigned n = steer_samples_read(rec, from, now, c->skew, s);
 		json_decref(rec);
 		if (steer_aggregate(c, s, n, now, which, out, now_out)) {
 			if (level)
-				*level = k + 1;
+				*level = (int)k + 1;
 			return 1;
 		}
 	}
@@ -459,12 +481,9 @@ static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n
 /* Evaluates weight row @key (@row) of service @svc. */
 static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 {
-	wdb_row_parts_t parts;
-	if (wdb_row_split(key, strlen(key), &parts))
-		return 0;
 	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	snprintf(region, sizeof(region), "%.*s", (int)parts.region_len, parts.region);
-	snprintf(isp, sizeof(isp), "%.*s", (int)parts.isp_len, parts.isp);
+	if (wdb_row_area(key, region, isp, sizeof(region)))
+		return 0;
 	json_t *weights = json_object_get(row, "weights");
 	json_t *applied = plan_row_weights(row, 1);
 	int steered = applied != weights;

@@ -105,10 +105,28 @@ int steer_budget_read(wdb_txn_t *t, const char *name, uint32_t now,
 double steer_spend_of(json_t *rec);
 
 /** Appends sample (@t, @success, @latency; NaN: not measured) to the
- * inputs record @rec (a "steerin" object, modified), keeping the newest
- * STEER_MAX_SAMPLES within @keep seconds of @t. */
+ * inputs record @rec (a "steerin" object, modified) at @now, keeping the
+ * newest STEER_MAX_SAMPLES dated from @now - @keep to @now + @skew. */
 void steer_sample_add(json_t *rec, uint32_t t, double success,
-                      double latency, double keep);
+                      double latency, uint32_t now, double keep, double skew);
+
+/** The one reader of pushed samples: steering windows, nearest latency
+ * and release guards all see a node's measurements through it, so that
+ * they never disagree about what it measured (S3-9, S4-1, S4-10).  The
+ * samples of inputs record @rec (borrowed) dated from @from to @now +
+ * @skew, oldest first, into @s[0..STEER_MAX_SAMPLES); one dated after
+ * @now (within the skew) is read as of @now, one beyond it is no
+ * measurement and skipped.  Returns how many. */
+unsigned steer_samples_read(json_t *rec, uint32_t from, uint32_t now, double skew,
+                            steer_sample_t *s);
+
+/** The key of the @k-th (0 to 3) inputs record of node @id for the row
+ * (@region, @isp), most specific first: the row's region and ISP, its
+ * region, its ISP, the node as a whole; into @key.  Returns 1, or 0 when
+ * that record is one of the earlier (a "*" of the row) or @k is past
+ * the last. */
+int steer_input_key(unsigned k, const char *id, const char *region,
+                    const char *isp, char *key, size_t size);
 
 /** The fresh input @which (0 success, 1 latency) of node @id for the row
  * (@region, @isp) in @t at @now, aggregated by steer_aggregate() into

@@ -47,6 +47,16 @@ size_t wdb_row_prefix(char *buf, size_t size, const char *svc)
 	return n + 1;
 }
 
+int wdb_row_area(const char *key, char *region, char *isp, size_t size)
+{
+	wdb_row_parts_t p;
+	if (wdb_row_split(key, strlen(key), &p))
+		return -1;
+	snprintf(region, size, "%.*s", (int)p.region_len, p.region);
+	snprintf(isp, size, "%.*s", (int)p.isp_len, p.isp);
+	return 0;
+}
+
 int wdb_row_split(const char *key, size_t len, wdb_row_parts_t *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -51,6 +51,11 @@ size_t wdb_row_prefix(char *buf, size_t size, const char *svc);
  * three fields, -1 otherwise. */
 int wdb_row_split(const char *key, size_t len, wdb_row_parts_t *out);
 
+/** The region and ISP of row key @key, NUL-terminated, into @region and
+ * @isp of @size bytes each (cut to fit).  Returns 0, or -1 for a key that
+ * is no row's. */
+int wdb_row_area(const char *key, char *region, char *isp, size_t size);
+
 /** The shape of a split row key (wdb_row_split() returned 0). */
 wdb_row_kind_t wdb_row_kind(const wdb_row_parts_t *p);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Answer plans: encoding (with the usability rules) and decoding. */
 #include "store/plan.h"
+#include "store/keys.h"
+#include "store/weightdb.h"
 #include "common/hash.h"
 #include "common/util.h"
 
@@ -104,6 +106,14 @@ json_t *plan_row_weights(json_t *row, int dynamic)
 			return w;
 	}
 	return s;
+}
+
+int plan_release_key(json_t *rel, const char *key, json_t *weights,
+                     const char **node, uint32_t *bp)
+{
+	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
+	return !wdb_row_area(key, region, isp, sizeof(region)) &&
+	       plan_release_row(rel, region, isp, weights, node, bp);
 }
 
 int plan_release_row(json_t *rel, const char *region, const char *isp,

@@ -119,6 +119,12 @@ json_t *plan_row_weights(json_t *row, int dynamic);
 int plan_release_row(json_t *rel, const char *region, const char *isp,
                      json_t *weights, const char **node, uint32_t *bp);
 
+/** plan_release_row() for the weight row of key @key
+ * ("service|region|isp").  Returns 1 or 0 (0 also for a key that is no
+ * row's). */
+int plan_release_key(json_t *rel, const char *key, json_t *weights,
+                     const char **node, uint32_t *bp);
+
 /** 32-bit hash of a node id, as stored in plans. */
 uint32_t plan_id_hash(const char *id, size_t len);
 

@@ -449,14 +449,9 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	              json_pack("{s:O}", "weights", w);
 	/* S4-10: a gray release of one of the row's nodes goes into the
 	 * plan with the share of clients it answers now. */
-	wdb_row_parts_t rp;
-	wdb_row_split(key, strlen(key), &rp);
-	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	snprintf(region, sizeof(region), "%.*s", (int)rp.region_len, rp.region);
-	snprintf(isp, sizeof(isp), "%.*s", (int)rp.isp_len, rp.isp);
 	const char *rel_node;
 	uint32_t rel_bp;
-	if (plan_release_row(r->release, region, isp, json_object_get(row, "weights"),
+	if (plan_release_key(r->release, key, json_object_get(row, "weights"),
 	                     &rel_node, &rel_bp)) {
 		json_t *u = json_pack("{s:O, s:{s:s, s:I}}", "weights",
 		                      json_object_get(use, "weights"), "release",

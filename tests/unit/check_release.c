@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Gray releases (S4-10): the decision of one evaluation (guards, widening,
- * completion, rollback, pause), the parsers of steps, durations and
- * guards, and the record's checks.  Pure: no files, no store. */
+ * completion, rollback, pause), every guard with its figure absent,
+ * stale and present, the parsers of steps, durations and guards, and the
+ * record's checks; pure but for the observer of the guards' figures,
+ * which reads a store made for the test. */
 #include "health/release.h"
+#include "health/release_run.h"
 #include "unit.h"
+#include "store_fixture.h"
 
 #include <string.h>
 
@@ -205,6 +209,145 @@ START_TEST(record_checks)
 }
 END_TEST
 
+
+/* S4-10, S2-7: each guard, its figure absent (the node has none at
+ * all), stale (none over the step) and present.  Absent and stale are
+ * never read: they neither hold nor break the guard, the due step waits,
+ * and their text names what is missing, never a number. */
+START_TEST(guards_absent_stale_present)
+{
+	static const char *const guards[] = { "score>=80", "success>=99", "latency<=200" };
+	static const double holds[] = { 90, 99.5, 150 }, breaks[] = { 70, 90, 900 };
+	for (unsigned g = 0; g < 3; g++) {
+		release_t r = rel(1, 700);
+		char err[200], text[300];
+		ck_assert_int_eq(release_parse_guard(guards[g], &r.guard[0], err,
+		                                     sizeof(err)), 0);
+		r.nguards = 1;
+		int broken;
+		/* Absent: a value left in the struct is never read. */
+		release_obs_t o = { .value = 6.90679e-310, .why = "no probe" };
+		ck_assert_int_eq(release_step(&r, &o, NOW, &broken), RELEASE_WAIT);
+		ck_assert_int_eq(broken, -1);
+		release_obs_text(&r.guard[0], &o, text, sizeof(text));
+		ck_assert_msg(strstr(text, ": none (no probe)") && !strstr(text, "e-310"),
+		              "%s: %s", guards[g], text);
+		r.since = NOW - 5;
+		ck_assert_int_eq(release_step(&r, &o, NOW, &broken), RELEASE_KEEP);
+		/* Stale: the node had one, none since the step began. */
+		r.since = NOW - 700;
+		o.value = breaks[g];
+		o.stale = 1;
+		o.why = "none since the step began";
+		ck_assert_int_eq(release_step(&r, &o, NOW, &broken), RELEASE_WAIT);
+		release_obs_text(&r.guard[0], &o, text, sizeof(text));
+		ck_assert_msg(strstr(text, ": stale (none since") != NULL, "%s", text);
+		/* Present: read, holds or breaks. */
+		release_obs_t p = { .has = 1, .value = holds[g] };
+		ck_assert_int_eq(release_step(&r, &p, NOW, &broken), RELEASE_WIDEN);
+		p.value = breaks[g];
+		ck_assert_int_eq(release_step(&r, &p, NOW, &broken), RELEASE_ROLLBACK);
+		ck_assert_int_eq(broken, 0);
+		release_obs_text(&r.guard[0], &p, text, sizeof(text));
+		char want[64];
+		snprintf(want, sizeof(want), " %g", breaks[g]);
+		ck_assert_msg(strstr(text, want) != NULL, "%s", text);
+	}
+}
+END_TEST
+
+/* A store with node n (no probe) in rows of service s, and status and
+ * pushed samples as each case writes them. */
+static const char *const fixture =
+	"{\"services\": [{\"name\": \"s.test\"}],"
+	" \"nodes\": [{\"id\": \"n\", \"addrs\": [\"192.0.2.1\"]}],"
+	" \"weights\": [{\"service\": \"s.test\", \"region\": \"*\", \"isp\": \"*\","
+	"               \"weights\": {\"n\": 1}}]}";
+
+/* Writes (@kind, @key, @json) into @db. */
+static void put(weightdb_t *db, wdb_kind_t kind, const char *key, const char *json)
+{
+	char err[300];
+	wdb_txn_t *t = wdb_begin(db, "test", err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	json_t *v = json ? json_loads(json, 0, NULL) : NULL;
+	ck_assert(!json || v);
+	ck_assert_int_eq(wdb_set(t, kind, key, v), 0);
+	json_decref(v);
+	ck_assert_msg(wdb_commit(t, "test", err, sizeof(err)) >= 0, "%s", err);
+}
+
+/* The observations of guards score>=80, success>=99, latency<=200 of a
+ * release of n whose step began at @since, in @db at NOW. */
+static void observe(weightdb_t *db, uint32_t since, release_obs_t *obs)
+{
+	steer_conf_t c;
+	steer_conf_default(&c);
+	release_t r = rel(1, NOW - since);
+	char err[200];
+	static const char *const g[3] = { "score>=80", "success>=99", "latency<=200" };
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(release_parse_guard(g[i], &r.guard[i], err, sizeof(err)), 0);
+	r.nguards = 3;
+	json_t *recj = json_pack("{s:s}", "node", "n");
+	memset(obs, 0xff, sizeof(*obs) * 3);
+	wdb_txn_t *t = wdb_begin_read(db);
+	ck_assert(t != NULL);
+	release_observe(t, &c, recj, &r, NOW, obs);
+	wdb_abort(t);
+	json_decref(recj);
+}
+
+/* The observer reads what exists and marks the rest: no status, an
+ * unmonitored node, a stale score; no push, pushes from before the step
+ * only, pushes over it; and a sample dated far ahead (stored before
+ * pushes were checked) is no figure of now. */
+START_TEST(observe_figures)
+{
+	char dir[PATH_MAX];
+	ck_assert_int_eq(fx_mkdtemp(dir, "release"), 0);
+	weightdb_t *db = fx_store(dir, fixture);
+	ck_assert(db != NULL);
+	release_obs_t o[3];
+	observe(db, NOW - 100, o);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(!o[i].has && !o[i].early && !o[i].stale && o[i].why, "guard %d", i);
+	ck_assert_str_eq(o[0].why, "gslbd has not evaluated the node yet");
+	ck_assert(strstr(o[1].why, "no success pushed for the node") != NULL);
+
+	put(db, WDB_STATUS, "n", "{\"state\": \"up\", \"score\": 0, \"unmonitored\": true}");
+	observe(db, NOW - 100, o);
+	ck_assert(!o[0].has && !o[0].stale);
+	ck_assert_str_eq(o[0].why, "the node has no probe and no pushed health metric");
+	put(db, WDB_STATUS, "n", "{\"state\": \"up\", \"score\": 85, \"stale\": true}");
+	observe(db, NOW - 100, o);
+	ck_assert(!o[0].has && o[0].stale);
+	put(db, WDB_STATUS, "n", "{\"state\": \"up\", \"score\": 85}");
+	observe(db, NOW - 100, o);
+	ck_assert(o[0].has && o[0].value == 85);
+
+	/* Pushed before the step began (within the windows): stale. */
+	char rec[300];
+	snprintf(rec, sizeof(rec), "{\"samples\": [[%u, 99.9, 20]]}", NOW - 200);
+	put(db, WDB_STEERIN, "n|n|*|*", rec);
+	observe(db, NOW - 100, o);
+	ck_assert_msg(!o[1].has && o[1].stale && !o[2].has && o[2].stale, "%d %d %d %d %d %d %s", o[1].has, o[1].early, o[1].stale, o[2].has, o[2].early, o[2].stale, o[1].why);
+	ck_assert_str_eq(o[1].why, "no success pushed since the step began");
+	/* Over the step, and one of 2037 after it: the real one is read. */
+	snprintf(rec, sizeof(rec), "{\"samples\": [[%u, 99.9, 20], [%u, 50, 900], "
+	         "[2145916800, 99.9, 20]]}", NOW - 200, NOW - 10);
+	put(db, WDB_STEERIN, "n|n|*|*", rec);
+	observe(db, NOW - 100, o);
+	ck_assert(o[1].has && o[1].value == 50 && o[2].has && o[2].value == 900);
+	/* The 2037 sample alone is no figure. */
+	put(db, WDB_STEERIN, "n|n|*|*", "{\"samples\": [[2145916800, 99.9, 20]]}");
+	observe(db, NOW - 100, o);
+	ck_assert(!o[1].has && !o[1].early && !o[1].stale);
+	weightdb_close(db);
+	fx_rmrf(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("release");
@@ -216,6 +359,8 @@ static Suite *suite(void)
 	tcase_add_test(t, parse_steps);
 	tcase_add_test(t, parse_every_and_guards);
 	tcase_add_test(t, record_checks);
+	tcase_add_test(t, guards_absent_stale_present);
+	tcase_add_test(t, observe_figures);
 	suite_add_tcase(s, t);
 	return s;
 }

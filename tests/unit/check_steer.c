@@ -120,6 +120,48 @@ START_TEST(aggregate)
 }
 END_TEST
 
+/* S3-9, S2-7: the one reader of pushed samples and their keeping are
+ * cut at now: a sample dated far ahead (stored before pushes were
+ * checked) neither pushes the real ones out nor reads as a measurement
+ * of now; one within the skew reads as now. */
+START_TEST(samples_cut_at_now)
+{
+	steer_conf_t c = conf();
+	double keep = steer_conf_keep(&c);
+	ck_assert_double_eq(keep, 900);
+	json_t *rec = json_pack("{s:[[I, f, f]]}", "samples", (json_int_t)2145916800,
+	                        99.9, 20.0);
+	for (unsigned i = 0; i < 5; i++)
+		steer_sample_add(rec, NOW - 40 + i * 10, 90, 900, NOW - 40 + i * 10, keep,
+		                 c.skew);
+	json_t *a = json_object_get(rec, "samples");
+	ck_assert_uint_eq(json_array_size(a), 5);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_array_get(a, 4), 0)),
+	                 NOW);
+	/* The oldest goes once a window of now no longer reads it. */
+	steer_sample_add(rec, NOW + 885, 90, 900, NOW + 885, keep, c.skew);
+	ck_assert_uint_eq(json_array_size(a), 3);
+	/* A future sample kept in a record is skipped by the reader; one
+	 * within the skew reads as now. */
+	json_t *f = json_pack("{s:[[I, f, n], [I, f, n], [I, f, n]]}", "samples",
+	                      (json_int_t)(NOW - 10), 90.0, (json_int_t)(NOW + 30), 91.0,
+	                      (json_int_t)2145916800, 99.9);
+	steer_sample_t s[STEER_MAX_SAMPLES];
+	unsigned n = steer_samples_read(f, NOW - 900, NOW, c.skew, s);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(s[1].time, NOW);
+	ck_assert_double_eq(s[1].success, 91);
+	ck_assert(isnan(s[1].latency));
+	double v, first;
+	ck_assert_int_eq(steer_aggregate(&c, s, n, NOW, 0, &v, &first), 1);
+	ck_assert_double_eq(first, 90.5);
+	/* From a time on: the samples before it are not read. */
+	ck_assert_uint_eq(steer_samples_read(f, NOW, NOW, c.skew, s), 1);
+	json_decref(rec);
+	json_decref(f);
+}
+END_TEST
+
 /* Equal quality keeps the operator's shares (S3-2: default weights
  * corrected by live performance). */
 START_TEST(equal_keeps_base)
@@ -500,6 +542,7 @@ static Suite *suite(void)
 	tcase_add_test(t, defaults);
 	tcase_add_test(t, normalize);
 	tcase_add_test(t, aggregate);
+	tcase_add_test(t, samples_cut_at_now);
 	tcase_add_test(t, equal_keeps_base);
 	tcase_add_test(t, smoothing);
 	tcase_add_test(t, step_limits);
