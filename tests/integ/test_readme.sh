@@ -14,7 +14,9 @@
 . "$(dirname "$0")/lib.sh"
 
 # The demo configuration on this test's port, store and paths.
-sed -e "s/@5300/@$PORT/g" -e "s#path: \.\./run/db.*#path: $T/db#" \
+# Its statistics endpoint one port above.
+SPORT=$((PORT + 1))
+sed -e "s/@5300/@$PORT/g" -e "s/@9153/@$SPORT/g" -e "s#path: \.\./run/db.*#path: $T/db#" \
     -e "s#\.\./geoip/demo\.mmdb#$ROOT/geoip/demo.mmdb#" \
     "$ROOT/zones/gslbd.conf" > "$T/gslbd.conf"
 cp "$ROOT/zones/cdn.example.test.zone" "$T/"
@@ -92,7 +94,11 @@ open('cmd', 'w').write(s['cmd'] + '\n')
 open('want', 'w').write('\n'.join(s['out']) + '\n')"
 	# The demo's paths and port: this test's.
 	sed -i -e "s#build/gslbctl#$ROOT/$B/gslbctl#g" -e "s#zones/gslbd\.conf#$T/gslbd.conf#g" \
-	       -e "s/-p 5300/-p $PORT/g" cmd
+	       -e "s/-p 5300/-p $PORT/g" -e "s/:9153/:$SPORT/g" cmd
+	# Probe targets: the README's documentation addresses become
+	# loopback ones (127.0.2.N, where nothing listens), so that the
+	# health thread's probes never leave the machine.
+	sed -i -E 's#(tcp|https?)://192\.0\.2\.#\1://127.0.2.#g' cmd
 	cmd=$(head -c 120 cmd | tr '\n' ' ')
 	# Read-only commands whose output may be a weighted pick: retried.
 	tries=1
