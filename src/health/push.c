@@ -98,6 +98,21 @@ static json_t *input_record(wdb_txn_t *t, const char *key)
 	return rec ? rec : json_object();
 }
 
+/* The spend record of provider @name for the budget period holding @at
+ * (its key into @key), or a new one, stamped with the end of that
+ * period: its retention (steer.spend-keep) counts from there (S3-6). */
+static json_t *spend_record(wdb_txn_t *t, const char *name, uint32_t at, char *key,
+                            size_t size)
+{
+	unsigned days = steer_provider_period(t, name);
+	steer_spend_key(key, size, name, days, at);
+	uint32_t start, end;
+	steer_period_bounds(days, at, &start, &end);
+	json_t *rec = input_record(t, key);
+	json_object_set_new(rec, WDB_RETAIN_FROM, json_integer(end));
+	return rec;
+}
+
 /* metrics push NODE KEY=VALUE... (health metrics, S1-2). */
 static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                        char *msg, size_t msize, char *err, size_t errlen)
@@ -178,8 +193,7 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	if (isnan(spent))
 		return bad(err, errlen, "metrics push --provider %s: give spent=AMOUNT", name);
 	char key[200];
-	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
-	json_t *rec = input_record(t, key);
+	json_t *rec = spend_record(t, name, at, key, sizeof(key));
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
 	snprintf(msg, msize, "spend of %s for %s stored", name, key + strlen(name) + 3);
@@ -343,8 +357,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			           "--cost-per-gb PRICE)", id, id);
 		}
 		char key[200];
-		steer_spend_key(key, sizeof(key), prov, steer_provider_period(t, prov), at);
-		json_t *rec = input_record(t, key);
+		json_t *rec = spend_record(t, prov, at, key, sizeof(key));
 		double was = json_number_value(json_object_get(rec, "derived"));
 		json_object_set_new(rec, "derived",
 		                    json_real(was + bytes / 1e9 * json_number_value(cost)));
@@ -356,6 +369,8 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
 		json_t *rec = input_record(t, key);
 		steer_sample_add(rec, at, success, latency, keep);
+		/* Refreshed now: steer.input-keep counts from here. */
+		json_object_set_new(rec, WDB_RETAIN_FROM, json_integer(now));
 		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
 	}
 	if (!rc)

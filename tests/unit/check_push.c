@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Pushed measurements against a real store: a push for a region and
- * ISP is kept only when a row of its node reads it (S3-2, S3-9). */
+ * ISP is kept only when a row of its node reads it (S3-2, S3-9), and
+ * the store's trim keeps the pushed inputs and the spend records of
+ * budget periods (S3-6) bounded however long pushes go on. */
 #include "common/util.h"
 #include "health/push.h"
+#include "health/steer_run.h"
 #include "store/weightdb.h"
 #include "store_fixture.h"
 #include "unit.h"
@@ -126,12 +129,115 @@ START_TEST(push_needs_a_row)
 }
 END_TEST
 
+/* One round of pushes at @now: the inputs of node a for its rows, and
+ * (while @gd) for cn-gd; bytes of cdn-a (daily budget); spend of cdn-b
+ * (monthly, no budget).  Committed. */
+static void round_at(uint32_t now, int gd)
+{
+	char err[1200];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(push(t, "a --region cn-bj --isp ctcc success=99 latency=20 "
+	                      "bytes=2000000000", now, err, sizeof(err)), 0);
+	if (gd)
+		ck_assert_int_eq(push(t, "a --region cn-gd latency=30", now, err,
+		                      sizeof(err)), 0);
+	ck_assert_int_eq(push(t, "--provider cdn-b spent=7", now, err, sizeof(err)), 0);
+	ck_assert_int_ge(wdb_commit(t, "metrics", err, sizeof(err)), 0);
+}
+
+static unsigned count_now(const char *prefix)
+{
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	unsigned n = count_in(t, prefix);
+	wdb_abort(t);
+	return n;
+}
+
+/* Compressed time: 400 days of pushes, one round a day, each followed by
+ * the trim the daemon makes, with inputs kept 2 days after their last
+ * push and spend 30 days after the end of its period.  The store stays
+ * flat: one input record per pushed row (cn-gd's goes once it is no
+ * longer pushed), 31 daily and at most 3 monthly spend records (a
+ * February and the months around it), while
+ * the spend of the current period stays whole (S3-6). */
+START_TEST(trim_keeps_inputs_flat)
+{
+	char err[512];
+	weightdb_set_nosync(g_db);
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	json_t *b = json_pack("{s:f, s:s, s:f}", "limit", 100.0, "period", "day",
+	                      "alert", 80.0);
+	ck_assert_int_eq(wdb_set(t, WDB_BUDGET, "cdn-a", b), 0);
+	json_decref(b);
+	ck_assert_int_gt(wdb_commit(t, "budget", err, sizeof(err)), 0);
+
+	const uint32_t day0 = 1700006400u;          /* 2023-11-15 00:00 UTC */
+	unsigned most_spend = 0, most_inputs = 0, spend_late = 0;
+	for (uint32_t d = 0; d < 400; d++) {
+		uint32_t now = day0 + d * 86400 + 43200;
+		round_at(now, d < 30);
+		wdb_trim_t w = { .inputs_before = now - 2 * 86400,
+		                 .spend_before = now - 30 * 86400, .now = now };
+		ck_assert_int_ge(weightdb_trim(g_db, &w, 20000), 0);
+		unsigned sp = count_now("p|"), in = count_now("n|");
+		if (sp > most_spend)
+			most_spend = sp;
+		if (in > most_inputs)
+			most_inputs = in;
+		if (d == 100)
+			spend_late = sp;
+	}
+	ck_assert_uint_le(most_spend, 31 + 3);
+	ck_assert_uint_le(most_inputs, 2);
+	ck_assert_uint_eq(count_now("n|"), 1);      /* cn-gd's went */
+	ck_assert_uint_le(count_now("p|cdn-a|"), 31);
+	ck_assert_uint_le(count_now("p|cdn-b|"), 3);
+	ck_assert_uint_le(count_now("p|"), spend_late + 1);
+	/* Today's spend of cdn-a is whole: one push of 2 GB at 0.5. */
+	t = wdb_begin_read(g_db);
+	double spent = 0;
+	steer_budget_read(t, "cdn-a", day0 + 399 * 86400 + 43200, &spent, NULL);
+	wdb_abort(t);
+	ck_assert_msg(spent > 0.99 && spent < 1.01, "today's spend %g", spent);
+}
+END_TEST
+
+/* A record written before records carried their retention time gets
+ * one at the first trim and goes a retention later; a trim of at most N
+ * changes no more than N. */
+START_TEST(trim_stamps_old_records)
+{
+	char err[512];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	json_t *old = json_pack("{s:f}", "pushed", 5.0);
+	char key[40];
+	for (int m = 1; m <= 5; m++) {
+		snprintf(key, sizeof(key), "p|cdn-z|2020-%02d", m);
+		ck_assert_int_eq(wdb_set(t, WDB_STEERIN, key, old), 0);
+	}
+	json_decref(old);
+	ck_assert_int_ge(wdb_commit(t, "old", err, sizeof(err)), 0);
+	const uint32_t now = 1700000000u;
+	wdb_trim_t w = { .spend_before = now - 86400, .now = now };
+	ck_assert_int_eq(weightdb_trim(g_db, &w, 3), 3);
+	ck_assert_int_eq(weightdb_trim(g_db, &w, 3), 2);
+	ck_assert_int_eq(weightdb_trim(g_db, &w, 3), 0);
+	ck_assert_uint_eq(count_now("p|"), 5);      /* stamped, kept */
+	w.spend_before = now + 1;
+	ck_assert_int_eq(weightdb_trim(g_db, &w, 100), 5);
+	ck_assert_uint_eq(count_now("p|"), 0);
+}
+END_TEST
+
 static Suite *push_suite(void)
 {
 	Suite *s = suite_create("push");
 	TCase *t = tcase_create("store");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, push_needs_a_row);
+	tcase_add_test(t, trim_keeps_inputs_flat);
+	tcase_add_test(t, trim_stamps_old_records);
 	suite_add_tcase(s, t);
 	return s;
 }
