@@ -51,6 +51,8 @@ static worker_t *g_workers;
 static weightdb_t *g_db;
 static health_t *g_health;
 static uint32_t g_history_keep;   /* health.history-keep, seconds */
+static uint32_t g_input_keep;     /* steer.input-keep, seconds (0: all) */
+static uint32_t g_spend_keep;     /* steer.spend-keep, seconds (0: all) */
 static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
 static const opts_t *g_opts;
@@ -226,6 +228,14 @@ static void reload_key(const char *path, const char *old, const char *new,
 	            new ? new : "(default)");
 }
 
+/* The retention settings of the health and steer sections (trim_store()). */
+static void keep_set(const health_conf_t *hc)
+{
+	g_history_keep = (uint32_t)hc->history_keep;
+	g_input_keep = (uint32_t)hc->steer.input_keep;
+	g_spend_keep = (uint32_t)hc->steer.spend_keep;
+}
+
 /* SIGHUP: re-read the zone files and the configuration; every changed
  * key is applied or named as needing a restart.  Zones that fail keep
  * their previous version. */
@@ -295,10 +305,10 @@ static void reload_run(void)
 	conf_keep_restart(c, g_conf);
 	conf_free(g_conf);
 	g_conf = c;
-	g_trim_due = 1;   /* database.audit-keep may have changed */
+	g_trim_due = 1;   /* a keep setting may have changed */
 	if (g_health)
 		health_reconfigure(g_health, &hc);
-	g_history_keep = (uint32_t)hc.history_keep;
+	keep_set(&hc);
 	if (failed)
 		log_warning("reload: %u zone(s) kept their previous version", failed);
 	else if (cnt.restart)
@@ -332,8 +342,10 @@ static void reload(void)
 	notify_ready("serving");
 }
 
-/* Retention: audit records older than database.audit-keep (S3-7) and
- * score history older than health.history-keep (S2-10) leave the store
+/* Retention: audit records older than database.audit-keep (S3-7),
+ * score history older than health.history-keep (S2-10), pushed steering
+ * inputs not pushed again for steer.input-keep and spend records of
+ * budget periods that ended steer.spend-keep ago (S3-6) leave the store
  * every TRIM_EVERY seconds and right after a reload, in a write
  * transaction of their own (so that a full store, whose other writes
  * fail, can still make room), at most TRIM_BATCH records at a time: a
@@ -350,9 +362,14 @@ static void trim_store(void)
 		return;
 	last = now;
 	uint32_t keep = g_conf->db_audit_keep;
-	int n = weightdb_trim(g_db, keep && keep < now ? now - keep : 0,
-	                      g_history_keep < now ? now - g_history_keep : 0,
-	                      TRIM_BATCH);
+	wdb_trim_t w = {
+		.audit_before = keep && keep < now ? now - keep : 0,
+		.history_before = g_history_keep < now ? now - g_history_keep : 0,
+		.inputs_before = g_input_keep && g_input_keep < now ? now - g_input_keep : 0,
+		.spend_before = g_spend_keep && g_spend_keep < now ? now - g_spend_keep : 0,
+		.now = now,
+	};
+	int n = weightdb_trim(g_db, &w, TRIM_BATCH);
 	g_trim_due = n == TRIM_BATCH;
 	if (n < 0 && n != GSLB_ENOSPC)
 		log_warning("database: cannot trim: %s", wdb_strerror(n));
@@ -1281,7 +1298,7 @@ static int run(void)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
-	g_history_keep = (uint32_t)hc.history_keep;
+	keep_set(&hc);
 	stats_provider_t sp = { metrics, healthy, NULL };
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);

@@ -132,6 +132,21 @@ static json_t *input_record(wdb_txn_t *t, const char *key)
 	return rec ? rec : json_object();
 }
 
+/* The spend record of provider @name for the budget period holding @at
+ * (its key into @key), or a new one, stamped with the end of that
+ * period: its retention (steer.spend-keep) counts from there (S3-6). */
+static json_t *spend_record(wdb_txn_t *t, const char *name, uint32_t at, char *key,
+                            size_t size)
+{
+	unsigned days = steer_provider_period(t, name);
+	steer_spend_key(key, size, name, days, at);
+	uint32_t start, end;
+	steer_period_bounds(days, at, &start, &end);
+	json_t *rec = input_record(t, key);
+	json_object_set_new(rec, WDB_RETAIN_FROM, json_integer(end));
+	return rec;
+}
+
 /* metrics push NODE KEY=VALUE... (health metrics, S1-2). */
 static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                        char *msg, size_t msize, char *err, size_t errlen)
@@ -217,8 +232,7 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	if (at_text && check_time(at_text, at, now, 0, skew, err, errlen))
 		return GSLB_EINVAL;
 	char key[200];
-	steer_spend_key(key, sizeof(key), name, steer_provider_period(t, name), at);
-	json_t *rec = input_record(t, key);
+	json_t *rec = spend_record(t, name, at, key, sizeof(key));
 	json_object_set_new(rec, "pushed", json_real(spent));
 	json_object_set_new(rec, "pushed_at", json_integer(at));
 	snprintf(msg, msize, "spend of %s for %s stored", name, key + strlen(name) + 3);
@@ -232,6 +246,89 @@ static int is_steer_key(const char *a)
 		if (strncmp(a, keys[i], strlen(keys[i])) == 0)
 			return 1;
 	return 0;
+}
+
+/* Whether a row reads the inputs pushed for (@region, @isp) of its
+ * nodes: row (R, I) reads those of (R, I), (R, *), (*, I) and (*, *)
+ * (steer__row_input()), so a push fits a row when each of its region
+ * and ISP is the row's or "*".  Collects the rows' pairs for the error
+ * of a push that fits none. */
+typedef struct {
+	const char *region, *isp;
+	int fits;
+	unsigned shown, more;
+	char list[600];
+} row_fit_t;
+
+static int part_is(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && strncmp(s, word, n) == 0;
+}
+
+static int row_fit(const char *row, void *arg)
+{
+	row_fit_t *f = arg;
+	wdb_row_parts_t p;
+	if (wdb_row_split(row, strlen(row), &p))
+		return 0;
+	if ((strcmp(f->region, "*") == 0 || part_is(p.region, p.region_len, f->region)) &&
+	    (strcmp(f->isp, "*") == 0 || part_is(p.isp, p.isp_len, f->isp))) {
+		f->fits = 1;
+		return 1;
+	}
+	/* The options that push for this row: its region and ISP, each
+	 * left out where the row has "*"; a (*, *) row takes only pushes
+	 * for the node as a whole. */
+	char opt[200] = "";
+	int any_r = part_is(p.region, p.region_len, "*");
+	int any_i = part_is(p.isp, p.isp_len, "*");
+	if (any_r && any_i)
+		return 0;
+	snprintf(opt, sizeof(opt), "%s%.*s%s%s%.*s", any_r ? "" : "--region ",
+	         any_r ? 0 : (int)p.region_len, p.region, !any_r && !any_i ? " " : "",
+	         any_i ? "" : "--isp ", any_i ? 0 : (int)p.isp_len, p.isp);
+	/* Distinct pairs: the same pair in several services once. */
+	size_t ol = strlen(opt), l = strlen(f->list);
+	for (const char *q = f->list; (q = strstr(q, opt)); q += ol)
+		if ((q[ol] == ',' || q[ol] == 0) && (q == f->list || q[-1] == ' '))
+			return 0;
+	if (f->shown == 8 || l + ol + 3 >= sizeof(f->list)) {
+		f->more++;
+		return 0;
+	}
+	snprintf(f->list + l, sizeof(f->list) - l, "%s%s", l ? ", " : "", opt);
+	f->shown++;
+	return 0;
+}
+
+/* S3-9: inputs are kept per region and ISP for the rows that read
+ * them; a push that no row of node @id reads would be stored and never
+ * used, so it is refused with the pairs the node's rows can take. */
+static int push_fits_rows(wdb_txn_t *t, const char *id, const char *region,
+                          const char *isp, char *err, size_t errlen)
+{
+	if (strcmp(region, "*") == 0 && strcmp(isp, "*") == 0)
+		return 0;
+	row_fit_t f = { .region = region, .isp = isp };
+	if (wdb_node_rows(t, id, row_fit, &f) < 0)
+		return bad(err, errlen, "metrics push: cannot read the rows of node %s", id);
+	if (f.fits)
+		return 0;
+	char what[100], more[40] = "";
+	if (strcmp(region, "*") && strcmp(isp, "*"))
+		snprintf(what, sizeof(what), "region %s, ISP %s", region, isp);
+	else
+		snprintf(what, sizeof(what), strcmp(region, "*") ? "region %s" : "ISP %s",
+		         strcmp(region, "*") ? region : isp);
+	if (f.more)
+		snprintf(more, sizeof(more), " and %u more", f.more);
+	if (!f.shown)
+		return bad(err, errlen, "metrics push: node %s is in no row for %s, nor in "
+		           "any row of one region or ISP: push for the node as a whole "
+		           "(without --region and --isp)", id, what);
+	return bad(err, errlen, "metrics push: node %s is in no row for %s; push for "
+	           "one of its rows (%s%s) or for the node as a whole (without "
+	           "--region and --isp)", id, what, f.list, more);
 }
 
 /* metrics push NODE [--region R] [--isp I] [--at T] success= latency=
@@ -290,7 +387,11 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	json_t *node = wdb_get(t, WDB_NODE, id);
 	if (!node)
 		return bad(err, errlen, "metrics push: node %s does not exist", id);
-	int rc = 0;
+	int rc = push_fits_rows(t, id, region, isp, err, errlen);
+	if (rc) {
+		json_decref(node);
+		return rc;
+	}
 	if (!isnan(bytes)) {
 		/* S3-6: spend derived from the bytes served times the price. */
 		const char *prov = json_string_value(json_object_get(node, "provider"));
@@ -302,8 +403,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			           "--cost-per-gb PRICE)", id, id);
 		}
 		char key[200];
-		steer_spend_key(key, sizeof(key), prov, steer_provider_period(t, prov), at);
-		json_t *rec = input_record(t, key);
+		json_t *rec = spend_record(t, prov, at, key, sizeof(key));
 		double was = json_number_value(json_object_get(rec, "derived"));
 		json_object_set_new(rec, "derived",
 		                    json_real(was + bytes / 1e9 * json_number_value(cost)));
@@ -315,6 +415,8 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
 		json_t *rec = input_record(t, key);
 		steer_sample_add(rec, at, success, latency, now, keep, skew);
+		/* Refreshed now: steer.input-keep counts from here. */
+		json_object_set_new(rec, WDB_RETAIN_FROM, json_integer(now));
 		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
 	}
 	if (!rc)

@@ -34,6 +34,8 @@ void steer_conf_default(steer_conf_t *c)
 	c->latency_good = 20;      /* S2-3: RTT 20-200 ms */
 	c->latency_bad = 200;
 	c->budget_boost = 3;
+	c->input_keep = 86400;     /* a day: long dead for every window */
+	c->spend_keep = 400 * 86400.0; /* a year of periods, and a month */
 }
 
 double steer_conf_keep(const steer_conf_t *c)

@@ -52,6 +52,12 @@ typedef struct steer_conf {
 	double latency_good, latency_bad;  /* ms (20, 200; S2-3) */
 	double budget_boost;      /* cost weight factor past a budget's alert
 	                             level (3, S3-6) */
+	double input_keep;        /* s an input record not pushed again is
+	                             kept (1 day; 0: for ever); never less
+	                             than the longest window and stale */
+	double spend_keep;        /* s a spend record is kept after the end
+	                             of its budget period (400 days, S3-6;
+	                             0: for ever) */
 } steer_conf_t;
 
 /** The weights of a service's score terms (S3-3; --policy, --weights). */

@@ -38,7 +38,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		"interval", "tau", "windows", "stale", "clock-skew", "min-step", "max-step",
 		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
-		"latency-bad", "budget-boost", NULL
+		"latency-bad", "budget-boost", "input-keep", "spend-keep", NULL
 	};
 	if (conf_skeys(c, s, "steer", keys, err, errlen))
 		return -1;
@@ -60,6 +60,8 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		CONF_NUM("latency-good", 0, 60000, &o->latency_good),
 		CONF_NUM("latency-bad", 0, 60000, &o->latency_bad),
 		CONF_NUM("budget-boost", 1, 100, &o->budget_boost),
+		CONF_NUM("input-keep", 0, 3650 * 86400.0, &o->input_keep),
+		CONF_NUM("spend-keep", 0, 3650 * 86400.0, &o->spend_keep),
 	};
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
@@ -77,6 +79,14 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		return conf_sfail(c, s, err, errlen,
 		                  "steer latency-good (%g) must be below latency-bad (%g)",
 		                  o->latency_good, o->latency_bad);
+	/* An input record younger than the longest window or the staleness
+	 * limit may still hold samples that count. */
+	double longest = o->windows[o->nwindows - 1] > o->stale ?
+	                 o->windows[o->nwindows - 1] : o->stale;
+	if (o->input_keep && o->input_keep < longest)
+		return conf_sfail(c, s, err, errlen,
+		                  "steer input-keep (%g) must be 0 or at least the longest "
+		                  "window and stale (%g)", o->input_keep, longest);
 	if (o->min_step > o->max_step)
 		return conf_sfail(c, s, err, errlen,
 		                  "steer min-step (%g) must not exceed max-step (%g)",

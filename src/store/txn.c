@@ -768,8 +768,7 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 	return rc ? rc : id;
 }
 
-int weightdb_trim(weightdb_t *db, uint32_t audit_before, uint32_t history_before,
-                  unsigned max)
+int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
 {
 	char err[300];
 	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
@@ -777,10 +776,12 @@ int weightdb_trim(weightdb_t *db, uint32_t audit_before, uint32_t history_before
 		return GSLB_EIO;
 	unsigned budget = max;
 	int rc = 0;
-	if (audit_before)
-		rc = wdb__audit_trim(t, audit_before, &budget);
-	if (!rc && history_before)
-		rc = wdb__history_trim_n(t, history_before, &budget);
+	if (w->audit_before)
+		rc = wdb__audit_trim(t, w->audit_before, &budget);
+	if (!rc && w->history_before)
+		rc = wdb__history_trim_n(t, w->history_before, &budget);
+	if (!rc && (w->inputs_before || w->spend_before))
+		rc = wdb__inputs_trim(t, w, &budget);
 	if (rc || budget == max) {
 		/* Nothing to delete: no commit, so no write at all. */
 		wdb_abort(t);

@@ -23,7 +23,9 @@
  *   budgets   provider name -> JSON budget (limit, period, alert; S3-6)
  *   steerin   "n|node|region|isp" -> JSON recent pushed samples of the
  *             steering inputs (success, latency); "p|provider|YYYY-MM"
- *             -> JSON spend of a provider in a month (S3-6)
+ *             -> JSON spend of a provider in a month (S3-6); each with
+ *             WDB_RETAIN_FROM, the time its retention counts from, so
+ *             that weightdb_trim() bounds the table
  *   steer     "service|region|isp" -> JSON state of the steering engine
  *             for the row (smoothed scores, SLA counters, the last
  *             evaluation): data, not audited; the shares it decides go
@@ -146,13 +148,35 @@ int weightdb_info(weightdb_t *db, wdb_info_t *out);
 /** A description of store error @rc: WDB_FULL_MSG for GSLB_ENOSPC. */
 const char *wdb_strerror(int rc);
 
-/** Deletes audit records older than @audit_before and history samples
- * older than @history_before (unix times; 0: none), oldest first and at
- * most @max of them, in a write transaction of its own.  Both tables are
- * in time order, so the work is the records deleted, never a scan.
- * Returns the number deleted (@max: call again) or a negative error. */
-int weightdb_trim(weightdb_t *db, uint32_t audit_before,
-                  uint32_t history_before, unsigned max);
+/* The field of every "steerin" record that says from when its
+ * retention counts (unix time): the last push of an input record, the
+ * end of the budget period of a spend record.  Written by the pushes
+ * (health/push.h), read by weightdb_trim(). */
+#define WDB_RETAIN_FROM "retain_from"
+
+/** What weightdb_trim() deletes: the records older than each time (unix
+ * times; 0: none of that kind). */
+typedef struct wdb_trim {
+	uint32_t audit_before;    /* audit records (S3-7) */
+	uint32_t history_before;  /* score history samples (S2-10) */
+	uint32_t inputs_before;   /* steering input records ("n|") whose
+	                             WDB_RETAIN_FROM is older */
+	uint32_t spend_before;    /* spend records ("p|") likewise */
+	uint32_t now;             /* the WDB_RETAIN_FROM given to a record
+	                             that has none (written before it was
+	                             kept), so that it goes a retention later */
+} wdb_trim_t;
+
+/** Deletes what @w says, at most @max records, in a write transaction
+ * of its own.  Audit records and history samples go oldest first: both
+ * tables are in time order, so the work is the records deleted, never a
+ * scan.  The steering inputs and spend records are looked at a part of
+ * the table at a time (WDB_SWEEP records per call, from where the last
+ * call stopped), so a call costs the same however large the table is;
+ * a stamp given to a record without WDB_RETAIN_FROM counts as one of
+ * the @max.  Returns the number of records deleted or stamped (@max:
+ * call again) or a negative error. */
+int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max);
 
 /** Commits of this process no longer wait for the disk; weightdb_sync()
  * then flushes, from a thread of the caller's choosing.  gslbd uses this

@@ -39,6 +39,11 @@ struct weightdb {
 	uint64_t audit_head_id;
 	size_t audit_head_size;
 	char audit_head_time[32];
+	/* Where the sweep of the steering inputs stopped (inputs.c): the
+	 * last key it looked at, 0 bytes to start from the first.  Only the
+	 * trimming thread uses it. */
+	char sweep_key[512];
+	size_t sweep_len;
 };
 
 /* A reader's cache of lookups (weightdb.c, "Readers"): direct-mapped,
@@ -99,6 +104,16 @@ int wdb__history_drop(wdb_txn_t *t, const char *node);
  * Return 0 or an error. */
 int wdb__history_trim_n(wdb_txn_t *t, uint32_t before, unsigned *budget);
 int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget);
+
+/* The steering input and spend records looked at by one trim. */
+#define WDB_SWEEP 4096
+
+/** Looks at the next WDB_SWEEP records of "steerin" and deletes those
+ * whose WDB_RETAIN_FROM is older than @w's inputs_before ("n|" keys) or
+ * spend_before ("p|" keys), stamping those without one with @w's now;
+ * at most *@budget of them, which it decreases.  Returns 0 or an
+ * error. */
+int wdb__inputs_trim(wdb_txn_t *t, const wdb_trim_t *w, unsigned *budget);
 
 /** Writes the time index key of history sample (@node, @time) into @k:
  * the big-endian time first, so that the index sorts by time.  Returns

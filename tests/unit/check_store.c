@@ -163,6 +163,14 @@ static int read_service(const char *svc, svc_rec_t *out)
 	return rc;
 }
 
+/* weightdb_trim() of audit records older than @audit and history older
+ * than @history (0: none), at most @max. */
+static int trim_by(weightdb_t *db, uint32_t audit, uint32_t history, unsigned max)
+{
+	wdb_trim_t w = { .audit_before = audit, .history_before = history };
+	return weightdb_trim(db, &w, max);
+}
+
 /* Sets n1's admin state to @admin; returns whether n1 is usable in the
  * plan of row (www.s.test, cn-bj, *). */
 static int n1_admin(const char *admin)
@@ -868,7 +876,7 @@ START_TEST(map_full)
 	wdb_abort(t);
 	/* Trimming the audit log (everything is older than tomorrow) makes
 	 * room for a write again. */
-	ck_assert_int_gt(weightdb_trim(db, (uint32_t)time(NULL) + 86400, 0, 100000), 0);
+	ck_assert_int_gt(trim_by(db, (uint32_t)time(NULL) + 86400, 0, 100000), 0);
 	ck_assert_ptr_null(wdb_audit_get(db, 1));
 	t = wdb_begin(db, "test:unit", err, sizeof(err));
 	json_t *n = json_pack("{s:s, s:[s]}", "id", id, "addrs", "192.0.2.1");
@@ -934,27 +942,27 @@ START_TEST(trim_by_time)
 	json_decref(s);
 	ck_assert_int_eq(wdb_commit(t, "history", err, sizeof(err)), 0);
 	/* At most 3 per call: b@100..102. */
-	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 3), 3);
+	ck_assert_int_eq(trim_by(g_db, 0, 108, 3), 3);
 	int na = 0, nb = 0;
 	wdb_history_each(g_db, "b", 0, count_sample, &nb);
 	ck_assert_int_eq(nb, 7);
 	/* Then the rest before 108: b@103..107 and a@105..107. */
-	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 100), 8);
-	ck_assert_int_eq(weightdb_trim(g_db, 0, 108, 100), 0);
+	ck_assert_int_eq(trim_by(g_db, 0, 108, 100), 8);
+	ck_assert_int_eq(trim_by(g_db, 0, 108, 100), 0);
 	nb = 0;
 	wdb_history_each(g_db, "b", 0, count_sample, &nb);
 	wdb_history_each(g_db, "a", 0, count_sample, &na);
 	ck_assert_int_eq(nb, 2);    /* 108, 109 */
 	ck_assert_int_eq(na, 7);    /* 108..114 */
 	/* The audit record is newer than an hour ago: kept. */
-	ck_assert_int_eq(weightdb_trim(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
+	ck_assert_int_eq(trim_by(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
 	json_t *a = wdb_audit_get(g_db, 1);
 	ck_assert_ptr_nonnull(a);
 	json_decref(a);
 	/* Kept again (its time remembered, not parsed again), then old
 	 * enough an hour later: the remembered time still lets it go. */
-	ck_assert_int_eq(weightdb_trim(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
-	ck_assert_int_gt(weightdb_trim(g_db, (uint32_t)time(NULL) + 3600, 0, 1), 0);
+	ck_assert_int_eq(trim_by(g_db, (uint32_t)time(NULL) - 3600, 0, 100), 0);
+	ck_assert_int_gt(trim_by(g_db, (uint32_t)time(NULL) + 3600, 0, 1), 0);
 	a = wdb_audit_get(g_db, 1);
 	ck_assert_ptr_null(a);
 }
