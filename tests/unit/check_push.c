@@ -60,7 +60,7 @@ static int push(wdb_txn_t *t, const char *line, uint32_t now, char *err,
 	     w = strtok_r(NULL, " ", &save))
 		argv[argc++] = w;
 	err[0] = 0;
-	return push_apply(t, argc, argv, now, 900, msg, sizeof(msg), err, errlen);
+	return push_apply(t, argc, argv, now, 900, 60, msg, sizeof(msg), err, errlen);
 }
 
 static int count_one(const char *key, json_t *val, void *arg)
