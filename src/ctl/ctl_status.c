@@ -197,6 +197,11 @@ static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
 			"admin", ctl_field(n, "admin"), "pool", ctl_field(n, "pool"),
 			"health", h ? h : json_null(), "status", st ? st : json_null());
 		status_summary(e, h, st);
+		/* One state per node: the summary's.  The records' own
+		 * (the raw verdict; a live status written before the status
+		 * had none) would only contradict it. */
+		json_object_del(h, "state");
+		json_object_del(st, "state");
 		json_array_append_new(json_object_get(out, "nodes"), e);
 		json_decref(h);
 		json_decref(st);
