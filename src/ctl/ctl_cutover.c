@@ -177,6 +177,8 @@ static void cutover_add_check(wdb_txn_t *t, cut_add_t *c)
 	if (!json_array_size(c->nodes) &&
 	    !wdb_each(t, WDB_NODE, NULL, has_region, (void *)c->region))
 		ctl_die("cutover add: --region %s: no node is in that region", c->region);
+	if (c->isp)
+		ctl_check_area(t, "cutover add", 1, c->isp);
 }
 
 /* Overlaps: the same scope at overlapping times must agree.  Returns 1
