@@ -305,3 +305,34 @@ size_t dname_from_str(const char *s, uint8_t *out)
 	out[o++] = 0;
 	return o <= DNAME_MAXLEN ? o : 0;
 }
+
+unsigned util_edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	/* Three rows of the table: two back, one back, this one. */
+	unsigned *r = xcalloc(3 * (m + 1), sizeof(*r));
+	unsigned *pp = r, *p = r + m + 1, *c = r + 2 * (m + 1);
+	for (size_t j = 0; j <= m; j++)
+		p[j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++) {
+		c[0] = (unsigned)i;
+		for (size_t j = 1; j <= m; j++) {
+			unsigned d = p[j - 1] + (a[i - 1] != b[j - 1]);
+			if (p[j] + 1 < d)
+				d = p[j] + 1;
+			if (c[j - 1] + 1 < d)
+				d = c[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			c[j] = d;
+		}
+		unsigned *t = pp;
+		pp = p;
+		p = c;
+		c = t;
+	}
+	unsigned d = p[m];
+	free(r);
+	return d;
+}

@@ -88,6 +88,12 @@ char *dname_to_str(const uint8_t *n, char *buf, size_t size);
  * dot is optional) into wire form; returns its length or 0 on error. */
 size_t dname_from_str(const char *s, uint8_t *out);
 
+/** The edit distance between @a and @b: the fewest insertions,
+ * deletions, substitutions and swaps of two neighbouring characters
+ * that turn one into the other (optimal string alignment), as for "did
+ * you mean" hints.  Allocates while it runs; frees before it returns. */
+unsigned util_edit_distance(const char *a, const char *b);
+
 /** Seconds of CLOCK_MONOTONIC_COARSE: a cheap clock (vDSO, no system
  * call) for liveness beats, which need neither precision nor wall time. */
 static inline int64_t util_mono_sec(void)

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,7 +97,8 @@ void ctl_no_more_args(const char *cmd, int argc, char **argv, int want)
 static void usage(FILE *f)
 {
 	fputs(
-"usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline] COMMAND [ARGS]\n"
+"usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline]\n"
+"               [--allow-unknown-location] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -238,47 +240,141 @@ void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
 	}
 }
 
-typedef struct {
-	const char *field, *value;
-} area_match_t;
+int ctl_allow_unknown_location;
 
-static int node_in_area(const char *key, json_t *node, void *arg)
+/* The region [0] and ISP [1] names known, as keys: those a client can be
+ * located in (the configured GeoIP database and CIDR file, geo_names())
+ * and those the store's nodes and rows already use.  Built at the first
+ * check, before the command has written anything, so that an apply's
+ * own new names are not their own proof. */
+static json_t *area_known[2];
+static int area_geo;   /* how many names the geoip sources gave */
+
+static void area_add(const char *name, void *arg)
+{
+	json_object_set_new(arg, name, json_true());
+}
+
+static void area_add_geo(const char *name, void *arg)
+{
+	area_add(name, arg);
+	area_geo++;
+}
+
+static int area_of_record(const char *key, json_t *v, void *arg)
 {
 	(void)key;
-	area_match_t *m = arg;
-	const char *v = json_string_value(json_object_get(node, m->field));
-	return v && strcmp(v, m->value) == 0;
+	json_t **known = arg;
+	for (int f = 0; f < 2; f++) {
+		const char *s = json_string_value(json_object_get(v, f ? "isp" : "region"));
+		if (s && strcmp(s, "*") != 0)
+			area_add(s, known[f]);
+	}
+	return 0;
+}
+
+static void area_names(wdb_txn_t *t, const char *cmd)
+{
+	if (area_known[0])
+		return;
+	area_known[0] = json_object();
+	area_known[1] = json_object();
+	wdb_each(t, WDB_NODE, NULL, area_of_record, area_known);
+	wdb_each(t, WDB_WEIGHT, NULL, area_of_record, area_known);
+	if (!ctl_conf)
+		return;
+	char err[600];
+	geo_allow_compile(0);   /* names only: no location table */
+	geo_t *g = geo_open(ctl_conf, err, sizeof(err));
+	if (!g)
+		ctl_die("%s: cannot read the geoip settings: %s", cmd, err);
+	for (int f = 0; f < 2; f++)
+		if (geo_names(g, f, area_add_geo, area_known[f]))
+			fprintf(stderr, "gslbctl: warning: %s: the GeoIP database cannot be "
+			        "read whole; its %s names may be missing\n", cmd,
+			        f ? "ISP" : "region");
+	geo_close(g);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Writes into @buf the known names of @known nearest to @v: "did you
+ * mean cn-bj?" when some are a typo away (one edit in a short name, two
+ * in a longer one), else "known: " and the first few in order. */
+static void area_hint(json_t *known, const char *v, char *buf, size_t size)
+{
+	size_t n = json_object_size(known), k = 0;
+	if (!n) {
+		snprintf(buf, size, "none is known");
+		return;
+	}
+	const char **names = xcalloc(n, sizeof(*names));
+	unsigned *dist = xcalloc(n, sizeof(*dist));
+	const char *name;
+	json_t *x;
+	json_object_foreach(known, name, x)
+		names[k++] = name;
+	qsort(names, n, sizeof(*names), name_cmp);
+	unsigned best = UINT_MAX;
+	for (size_t i = 0; i < n; i++) {
+		dist[i] = util_edit_distance(v, names[i]);
+		best = dist[i] < best ? dist[i] : best;
+	}
+	int typo = best <= (strlen(v) < 5 ? 1u : 2u);
+	size_t shown = 0, len = (size_t)snprintf(buf, size, "%s",
+	                                         typo ? "did you mean " : "known: ");
+	for (size_t i = 0; i < n && shown < (typo ? 3u : 8u) && len < size; i++) {
+		if (typo && dist[i] != best)
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+		                        shown ? (typo ? " or " : ", ") : "", names[i]);
+		shown++;
+	}
+	if (len < size && typo)
+		snprintf(buf + len, size - len, "?");
+	else if (len < size && n > shown)
+		snprintf(buf + len, size - len, " and %zu more", n - shown);
+	free(names);
+	free(dist);
+}
+
+int ctl_area_geo(wdb_txn_t *t, const char *cmd)
+{
+	area_names(t, cmd);
+	return area_geo > 0;
 }
 
 void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v)
 {
 	if (strcmp(v, "*") == 0)
 		return;
-	area_match_t m = { isp ? "isp" : "region", v };
-	if (wdb_each(t, WDB_NODE, NULL, node_in_area, &m))
+	area_names(t, cmd);
+	if (json_object_get(area_known[isp], v))
 		return;
-	int known = -1;   /* without a configuration nothing more is known */
-	if (ctl_conf) {
-		char err[600];
-		geo_allow_compile(0);   /* names only: no location table */
-		geo_t *g = geo_open(ctl_conf, err, sizeof(err));
-		if (!g)
-			ctl_die("%s: cannot read the geoip settings: %s", cmd, err);
-		known = geo_knows(g, isp, v);
-		geo_close(g);
+	const char *opt = isp ? "--isp" : "--region", *field = isp ? "ISP" : "region";
+	if (!ctl_conf) {
+		fprintf(stderr, "gslbctl: warning: %s: %s %s: no node has that %s, and "
+		        "without -c the geoip settings are not known\n", cmd, opt, v,
+		        isp ? "isp" : "region");
+		return;
 	}
-	if (known > 0)
-		return;
-	const char *opt = isp ? "--isp" : "--region";
 	/* A name no lookup can give makes a row no client ever reaches: a
-	 * typo such as cn-bjj.  Refused when the names are known for
-	 * certain; a warning when the GeoIP database may give any name. */
-	if (known == 0)
-		ctl_die("%s: %s %s: no node, geoip map or nets line has that %s, so "
-		    "no client would get this row", cmd, opt, v, m.field);
-	fprintf(stderr, "gslbctl: warning: %s: %s %s: no node has that %s, and %s\n",
-	        cmd, opt, v, m.field, ctl_conf ? "the GeoIP database has no map to "
-	        "check it against" : "without -c the geoip settings are not known");
+	 * typo such as cn-bjj.  Unless the operator says it is meant (a
+	 * database about to be deployed gives it). */
+	if (ctl_allow_unknown_location) {
+		fprintf(stderr, "gslbctl: warning: %s: %s %s: no client is located in that "
+		        "%s yet; kept (--allow-unknown-location)\n", cmd, opt, v, field);
+		return;
+	}
+	char hint[700];
+	area_hint(area_known[isp], v, hint, sizeof(hint));
+	ctl_die("%s: %s %s: no client is located in that %s: the GeoIP database, the "
+	        "CIDR file and the store's nodes and rows do not know it (%s); give "
+	        "--allow-unknown-location if it is meant, for a database about to be "
+	        "deployed", cmd, opt, v, field, hint);
 }
 
 long ctl_parse_num(const char *opt, const char *v, long min, long max)
@@ -471,6 +567,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "create", no_argument, NULL, 'C' },
 		{ "offline", no_argument, NULL, 'O' },
+		{ "allow-unknown-location", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -485,6 +582,7 @@ int main(int argc, char **argv)
 		case 'j': ctl_json = 1; break;
 		case 'C': create = 1; break;
 		case 'O': ctl_offline = 1; break;
+		case 'L': ctl_allow_unknown_location = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -494,10 +592,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* --json may also follow the command. */
+	/* --json and --allow-unknown-location may also follow the command. */
 	for (int i = optind; i < argc; i++)
-		if (strcmp(argv[i], "--json") == 0) {
-			ctl_json = 1;
+		if (strcmp(argv[i], "--json") == 0 ||
+		    strcmp(argv[i], "--allow-unknown-location") == 0) {
+			*(argv[i][2] == 'j' ? &ctl_json : &ctl_allow_unknown_location) = 1;
 			memmove(argv + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof(*argv));
 			argc--;
 			i--;

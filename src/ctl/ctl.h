@@ -104,11 +104,24 @@ void ctl_service_name(const char *name, char *out, size_t size);
  * service there would never be asked.  @cmd names the command. */
 void ctl_check_unclaimed(const char *cmd, const char *name);
 
-/** Checks weight row region (@isp 0) or ISP (@isp 1) @v against what a
- * client can be located in: a node's own, a GeoIP map value or a nets
- * line (-c).  Dies when nothing can give it; warns on stderr when the
- * GeoIP database may give any name (no map, or no configuration). */
+/** Set by --allow-unknown-location: ctl_check_area() keeps a name no
+ * client is located in, with a warning. */
+extern int ctl_allow_unknown_location;
+
+/** Checks region (@isp 0) or ISP (@isp 1) name @v ("*" passes) that
+ * command @cmd would write into @t against the names known: those the
+ * configured GeoIP database and CIDR file can give (-c; the database is
+ * walked once per process) and those the store's nodes and rows used
+ * before the command.  Dies on an unknown name with the nearest known
+ * ones, unless --allow-unknown-location was given (then it warns); with
+ * -d, where the geoip settings are not known, it only warns. */
 void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v);
+
+/** Whether the configured geoip sources (-c) name any location, so that
+ * a node's own region and ISP can be checked against them: without, a
+ * node's names are the only ones there are (and rows are checked
+ * against those). */
+int ctl_area_geo(wdb_txn_t *t, const char *cmd);
 
 /** Dies when address @addr of node @id is one no client can use (unless
  * @allow: --allow-special) or is in @addrs (the node's addresses so far,

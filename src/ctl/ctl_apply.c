@@ -304,6 +304,38 @@ static void apply_read(const char *path, const char *file, json_t *want[3])
 	apply_check_refs(want, file);
 }
 
+/* The regions and ISPs of the nodes and rows @diff adds or changes
+ * (from @want) are names clients are located in, as for node add and
+ * weight set (nodes only when the geoip sources name any); what the
+ * file leaves as it is passes unchecked. */
+static void apply_check_areas(wdb_txn_t *t, const char *file, json_t *diff,
+                              json_t *want[3])
+{
+	static const char *const parts[] = { "added", "changed" };
+	for (int k = ctl_area_geo(t, "apply") ? 1 : 2; k < 3; k++)
+		for (int p = 0; p < 2; p++) {
+			size_t i;
+			json_t *key;
+			json_array_foreach(json_object_get(json_object_get(diff, parts[p]),
+			                                   wdb_doc_lists[k]), i, key) {
+				json_t *o = json_object_get(want[k], json_string_value(key));
+				char cmd[1500];
+				if (k == 1)
+					snprintf(cmd, sizeof(cmd), "apply %s: node %s", file,
+					         json_string_value(key));
+				else
+					snprintf(cmd, sizeof(cmd), "apply %s: weight row %s", file,
+					         json_string_value(json_object_get(o, "service")));
+				for (int f = 0; f < 2; f++) {
+					const char *v = json_string_value(
+						json_object_get(o, f ? "isp" : "region"));
+					if (v)
+						ctl_check_area(t, cmd, f, v);
+				}
+			}
+		}
+}
+
 int ctl_cmd_apply(int argc, char **argv)
 {
 	int dry = 0, force = 0;
@@ -344,6 +376,7 @@ int ctl_cmd_apply(int argc, char **argv)
 	char why[1000];
 	int risky = wdb_diff_needs_force(diff, json_object_size(json_object_get(have, "weights")),
 	                                 why, sizeof(why));
+	apply_check_areas(t, file, diff, want);
 	if (dry) {
 		wdb_abort(t);
 		printf("apply %s: would add %zu, change %zu, delete %zu object(s)%s%s; "

@@ -153,8 +153,10 @@ static void cutover_add_opts(wdb_txn_t *t, int argc, char **argv, cut_add_t *c)
  * the times and the derating level. */
 static void cutover_add_check(wdb_txn_t *t, cut_add_t *c)
 {
+	/* S0-2: a cutover is announced with its affected area. */
 	if (!c->region && !json_array_size(c->nodes))
-		ctl_die("cutover add: --region or --node is required (S0-2: an affected area)");
+		ctl_die("cutover add: --region or --node is required: the area the "
+		        "cutover affects");
 	if (!c->region)
 		c->region = "*"; /* the listed nodes are the area */
 	if (!c->start_s || !c->end_s)
@@ -175,6 +177,8 @@ static void cutover_add_check(wdb_txn_t *t, cut_add_t *c)
 	if (!json_array_size(c->nodes) &&
 	    !wdb_each(t, WDB_NODE, NULL, has_region, (void *)c->region))
 		ctl_die("cutover add: --region %s: no node is in that region", c->region);
+	if (c->isp)
+		ctl_check_area(t, "cutover add", 1, c->isp);
 }
 
 /* Overlaps: the same scope at overlapping times must agree.  Returns 1

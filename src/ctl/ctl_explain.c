@@ -609,8 +609,8 @@ static void print_service(json_t *out, const gslb_result_t *g)
 	int from_ecs = strcmp(json_string_value(json_object_get(cl, "from")), "ECS option") == 0;
 	printf("ecs scope %lld%s\n", json_integer_value(json_object_get(out, "ecs_scope")),
 	       from_ecs ? "" : " (no ECS in the query)");
-	if (json_is_true(json_object_get(out, "shadow")))
-		printf("shadow    health verdicts are logged, not applied (S2-9)\n");
+	if (json_is_true(json_object_get(out, "shadow")))   /* S2-9 */
+		printf("shadow    health verdicts are logged, not applied\n");
 	if (g->svc.flags & SVC_STICKY)
 		printf("sticky    the same client network keeps its node\n");
 	else

@@ -196,6 +196,11 @@ static void status_nodes(wdb_txn_t *t, const char *name, json_t *nodes,
 			"admin", ctl_field(n, "admin"), "pool", ctl_field(n, "pool"),
 			"health", h ? h : json_null(), "status", st ? st : json_null());
 		status_summary(e, h, st);
+		/* One state per node: the summary's.  The records' own
+		 * (the raw verdict; a live status written before the status
+		 * had none) would only contradict it. */
+		json_object_del(h, "state");
+		json_object_del(st, "state");
 		json_array_append_new(json_object_get(out, "nodes"), e);
 		json_decref(h);
 		json_decref(st);
@@ -248,6 +253,9 @@ static void status_rows(wdb_txn_t *t, json_t *rows, json_t *out)
 	wdb_reader_free(rd);
 }
 
+/* The width of the STATE column: its longest word, "unmonitored". */
+#define STATE_WIDTH 11
+
 /* Prints one line of the node table of `status` (@n from out.nodes). */
 static void print_status_node(json_t *n)
 {
@@ -267,8 +275,8 @@ static void print_status_node(json_t *n)
 	if (json_is_number(sc))
 		snprintf(scs, sizeof(scs), "%.0f", json_number_value(sc));
 	const char *pf = json_string_value(json_object_get(st, "profile"));
-	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
-	       json_string_value(json_object_get(n, "node")),
+	printf("%-18s %-*s %-6s %-8s %6s %-10s %-8s %-12s %s%s\n",
+	       json_string_value(json_object_get(n, "node")), STATE_WIDTH,
 	       json_string_value(json_object_get(n, "state")),
 	       json_string_value(json_object_get(n, "admin")),
 	       json_string_value(json_object_get(n, "pool")), scs, pf ? pf : "-",
@@ -290,7 +298,8 @@ static void print_status(json_t *out)
 {
 	size_t i;
 	json_t *n, *r;
-	printf("%-18s %-9s %-6s %-8s %6s %-10s %-8s %-12s %s\n", "NODE", "STATE",
+	printf("%-18s %-*s %-6s %-8s %6s %-10s %-8s %-12s %s\n", "NODE",
+	       STATE_WIDTH, "STATE",
 	       "ADMIN", "POOL", "SCORE", "PROFILE", "IN STATE", "LAST PROBE", "REASON");
 	json_array_foreach(json_object_get(out, "nodes"), i, n)
 		print_status_node(n);

@@ -477,8 +477,18 @@ int ctl_cmd_node(int argc, char **argv)
 	json_t *n = old ? json_deep_copy(old) : json_pack("{s:s, s:[], s:n, s:s, s:s, s:i, s:s, s:s}",
 		"id", id, "addrs", "cname", "region", "*", "isp", "*", "capacity", 0,
 		"pool", "primary", "admin", "auto");
-	json_decref(old);
 	node_opts(n, sub, id, argc - 2, argv + 2);
+	/* Where the node is: a name clients are located in, when the geoip
+	 * sources name any (a node set that leaves it alone does not check
+	 * it again). */
+	for (int f = 0; f < 2; f++) {
+		const char *k = f ? "isp" : "region";
+		const char *v = json_string_value(json_object_get(n, k));
+		if (v && !json_equal(json_object_get(old, k), json_object_get(n, k)) &&
+		    ctl_area_geo(t, add ? "node add" : "node set"))
+			ctl_check_area(t, add ? "node add" : "node set", f, v);
+	}
+	json_decref(old);
 	ctl_set(t, WDB_NODE, id, n);
 	json_decref(n);
 	char what[300];

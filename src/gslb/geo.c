@@ -371,18 +371,13 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 	return src;
 }
 
-int geo_knows(const geo_t *g, int isp, const char *name)
+int geo_names(const geo_t *g, int isp, geo_name_fn fn, void *arg)
 {
-	const geo_field_t *f = &g->field[isp ? GEO_F_ISP : GEO_F_REGION];
-	for (size_t i = 0; i < g->nnets; i++)
-		if (strcmp(isp ? g->nets[i].isp : g->nets[i].region, name) == 0)
-			return 1;
-	if (!g->have_mmdb)
-		return 0;
-	if (!f->has_map)
-		return -1;   /* any value of the database may come out */
-	for (size_t i = 0; i < f->nmap; i++)
-		if (strcmp(f->map[i].name, name) == 0)
-			return 1;
-	return 0;
+	for (size_t i = 0; i < g->nnets; i++) {
+		const char *n = isp ? g->nets[i].isp : g->nets[i].region;
+		if (*n && strcmp(n, "*") != 0)   /* "": the database decides */
+			fn(n, arg);
+	}
+	return g->have_mmdb ? geo__mmdb_names(g, isp ? GEO_F_ISP : GEO_F_REGION, fn, arg)
+	                    : 0;
 }

@@ -59,11 +59,18 @@ void geo_allow_compile(int on);
 /** Whether geoip.edns-client-subnet is on (default on). */
 int geo_use_ecs(const geo_t *g);
 
-/** Whether a lookup in @g can give region (@isp 0) or ISP (@isp 1)
- * @name (lowercase): 1 when a line of the CIDR file or a value of the
- * field's map gives it, 0 when nothing can, -1 when the MaxMind DB is
- * read without a map for the field (then any of its values may). */
-int geo_knows(const geo_t *g, int isp, const char *name);
+/** A name geo_names() found; @arg is its caller's. */
+typedef void (*geo_name_fn)(const char *name, void *arg);
+
+/** Calls @fn for every region (@isp 0) or ISP (@isp 1) name a lookup in
+ * @g can give: those of the CIDR file's lines, and the field's value
+ * (through its path and map, lowercased) in every record of the MaxMind
+ * DB, found by reading each node of its search tree once.  A name may
+ * come more than once; "*" never does.  The walk costs time in the size
+ * of the database (for gslbctl, not for the query path).  Returns 0, or
+ * -1 when the database's tree cannot be read (then some names may be
+ * missing). */
+int geo_names(const geo_t *g, int isp, geo_name_fn fn, void *arg);
 
 /** Frees @g and closes its database; NULL is allowed. */
 void geo_close(geo_t *g);

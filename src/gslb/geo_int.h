@@ -146,6 +146,11 @@ int geo__mmdb_lookup(const geo_t *g, const struct sockaddr *q,
                      unsigned bits, int need_region, int need_isp,
                      geo_result_t *out, unsigned *scope);
 
+/** geo_names() for the MaxMind DB of @g and field @f (GEO_F_REGION or
+ * GEO_F_ISP): every search node is read once and each distinct data
+ * record decoded once.  Returns 0, or -1 when a node cannot be read. */
+int geo__mmdb_names(const geo_t *g, int f, geo_name_fn fn, void *arg);
+
 /** Builds @g's compiled table from its sources (at most @limit ranges;
  * beyond that it logs and leaves @g uncompiled).  Called once, at the
  * end of geo_open(). */

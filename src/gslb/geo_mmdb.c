@@ -143,3 +143,59 @@ int geo__mmdb_lookup(const geo_t *g, const struct sockaddr *q,
 		field_get(&g->field[GEO_F_ISP], &r.entry, out->isp);
 	return 1;
 }
+
+/* A set of data offsets (each stored plus one: 0 is a free slot), open
+ * addressing, at most half full. */
+typedef struct {
+	uint64_t *slot;
+	size_t cap, n;
+} offset_set_t;
+
+/* Adds @off to @s; returns 1 when it was not there yet. */
+static int offset_add(offset_set_t *s, uint64_t off)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		offset_set_t b = { xcalloc(s->cap ? 2 * s->cap : 1024, sizeof(uint64_t)),
+		                   s->cap ? 2 * s->cap : 1024, 0 };
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->slot[i])
+				offset_add(&b, s->slot[i] - 1);
+		free(s->slot);
+		*s = b;
+	}
+	/* Fibonacci hashing: offsets are spread, but aligned. */
+	size_t h = (size_t)((off * 0x9E3779B97F4A7C15ull) >> 20) & (s->cap - 1);
+	for (; s->slot[h]; h = (h + 1) & (s->cap - 1))
+		if (s->slot[h] == off + 1)
+			return 0;
+	s->slot[h] = off + 1;
+	s->n++;
+	return 1;
+}
+
+int geo__mmdb_names(const geo_t *g, int f, geo_name_fn fn, void *arg)
+{
+	offset_set_t seen = { NULL, 0, 0 };
+	int rc = 0;
+	/* Every node of the tree once, in storage order: the records of
+	 * both families and of every depth, without following paths. */
+	for (uint32_t i = 0; i < g->mmdb.metadata.node_count; i++) {
+		MMDB_search_node_s node;
+		if (MMDB_read_node((MMDB_s *)&g->mmdb, i, &node) != MMDB_SUCCESS) {
+			rc = -1;
+			break;
+		}
+		for (int side = 0; side < 2; side++) {
+			uint8_t type = side ? node.right_record_type : node.left_record_type;
+			MMDB_entry_s e = side ? node.right_record_entry : node.left_record_entry;
+			if (type != MMDB_RECORD_TYPE_DATA || !offset_add(&seen, e.offset))
+				continue;
+			char name[GEO_NAME_MAX];
+			field_get(&g->field[f], &e, name);
+			if (strcmp(name, "*") != 0)
+				fn(name, arg);
+		}
+	}
+	free(seen.slot);
+	return rc;
+}

@@ -59,9 +59,9 @@ static int read_profile(const conf_t *c, const char *k, const ynode_t *v,
 		pf = SCORE_PROFILE_PROBE;
 	else if (v->kind == YNODE_SCALAR && strcmp(v->value, "four") == 0)
 		pf = SCORE_PROFILE_FOUR;
+	/* probe: the four dimensions of S0-6; four: the four groups of S2-2. */
 	if (pf < 0)
-		return conf_sfail(c, v, err, errlen,
-		                  "%s must be probe (S0-6) or four (S2-2)", k);
+		return conf_sfail(c, v, err, errlen, "%s must be probe or four", k);
 	if (k[0] == 'p')
 		o->score.profile = (score_profile_t)pf;
 	else

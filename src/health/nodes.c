@@ -502,6 +502,7 @@ void health__region_load(health_t *h)
 	json_t *loaded = json_object();
 	const char *reg;
 	json_t *e;
+	/* S2-6: a region under low load weighs service and stability more. */
 	json_object_foreach(count, reg, e) {
 		json_int_t known = json_integer_value(json_array_get(e, 0));
 		json_int_t low = json_integer_value(json_array_get(e, 1));
@@ -509,13 +510,13 @@ void health__region_load(health_t *h)
 			json_object_set_new(loaded, reg, json_true());
 			if (!json_object_get(h->loaded, reg))
 				log_info("region %s: load low on %lld of %lld nodes: service and "
-				         "stability weigh more in its scores (S2-6)", reg,
+				         "stability weigh more in its scores", reg,
 				         (long long)low, (long long)known);
 		}
 	}
 	json_object_foreach(h->loaded, reg, e)
 		if (!json_object_get(loaded, reg))
-			log_info("region %s: regional load is over, normal weights (S2-6)", reg);
+			log_info("region %s: regional load is over, normal weights", reg);
 	json_decref(h->loaded);
 	h->loaded = loaded;
 	json_decref(count);

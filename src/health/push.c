@@ -33,6 +33,42 @@ int push_valid_word(const char *s, int star_ok)
 	return 1;
 }
 
+/* The inputs of a steering or spend push (S3-2, S3-6), KEY=VALUE with a
+ * VALUE from 0 to hi: the one table that parses them, tells them from
+ * health metrics and lists them in errors. */
+typedef enum { IN_SUCCESS, IN_LATENCY, IN_BYTES, IN_SPENT, IN_COUNT } input_t;
+static const struct {
+	const char *name;
+	double hi;
+} inputs[IN_COUNT] = {
+	[IN_SUCCESS] = { "success", 100 },      /* percent of requests */
+	[IN_LATENCY] = { "latency", 600000 },   /* ms */
+	[IN_BYTES] = { "bytes", 1e18 },         /* served since the last push */
+	[IN_SPENT] = { "spent", 1e15 },         /* a provider's spend */
+};
+
+/* The input that word @a (KEY=VALUE) gives, or -1. */
+static int input_of(const char *a)
+{
+	for (int i = 0; i < IN_COUNT; i++) {
+		size_t l = strlen(inputs[i].name);
+		if (strncmp(a, inputs[i].name, l) == 0 && a[l] == '=')
+			return i;
+	}
+	return -1;
+}
+
+/* Appends to @buf (of @size) the names of the inputs [@from, @to) as
+ * "success=, latency=" (@eq) or "success, latency". */
+static void input_list(char *buf, size_t size, int from, int to, int eq)
+{
+	for (int i = from; i < to; i++) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, size - l, "%s%s%s", i > from ? ", " : "", inputs[i].name,
+		         eq ? "=" : "");
+	}
+}
+
 /* The error of a push: its text into @err, GSLB_EINVAL. */
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -169,12 +205,18 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
 		int k = eq - argv[i] < METRIC_NAME_MAX ? score_metric_parse(name) : -1;
 		if (k < 0) {
-			char known[400] = "";
+			/* Every name a push takes, from the tables that
+			 * parse them: health metrics, then the inputs. */
+			char known[600] = "health: ";
 			for (int j = 0; j < METRIC_COUNT; j++) {
 				size_t l = strlen(known);
 				snprintf(known + l, sizeof(known) - l, "%s%s", j ? ", " : "",
 				         score_metric_name((metric_t)j));
 			}
+			strcat(known, "; steering, with --region, --isp, --at: ");
+			input_list(known, sizeof(known), IN_SUCCESS, IN_SPENT, 0);
+			strcat(known, "; spend, with --provider: ");
+			input_list(known, sizeof(known), IN_SPENT, IN_COUNT, 0);
 			json_decref(m);
 			return bad(err, errlen, "metrics push: unknown metric '%.*s' (known: %s)",
 			           (int)(eq - argv[i]), argv[i], known);
@@ -214,9 +256,10 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
 			at_text = argv[++i];
 			rc = push_parse_time("metrics push", "--at", at_text, &at, err, errlen);
-		} else if (strncmp(argv[i], "spent=", 6) == 0)
-			rc = push_parse_real("metrics push", "spent", argv[i] + 6, 0, 1e15, &spent,
-			                     err, errlen);
+		} else if (input_of(argv[i]) == IN_SPENT)
+			rc = push_parse_real("metrics push", inputs[IN_SPENT].name,
+			                     strchr(argv[i], '=') + 1, 0, inputs[IN_SPENT].hi,
+			                     &spent, err, errlen);
 		else
 			rc = bad(err, errlen, "metrics push --provider: unexpected '%s' (usage: "
 			         "metrics push --provider NAME [--at TIME] spent=AMOUNT)", argv[i]);
@@ -237,15 +280,6 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	json_object_set_new(rec, "pushed_at", json_integer(at));
 	snprintf(msg, msize, "spend of %s for %s stored", name, key + strlen(name) + 3);
 	return put(t, WDB_STEERIN, key, rec, err, errlen);
-}
-
-static int is_steer_key(const char *a)
-{
-	static const char *const keys[] = { "success=", "latency=", "bytes=", "spent=" };
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strncmp(a, keys[i], strlen(keys[i])) == 0)
-			return 1;
-	return 0;
 }
 
 /* Whether a row reads the inputs pushed for (@region, @isp) of its
@@ -339,14 +373,14 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 {
 	const char *id = argv[1], *region = "*", *isp = "*", *at_text = NULL;
 	uint32_t at = now;
-	double success = NAN, latency = NAN, bytes = NAN;
+	double val[IN_COUNT] = { NAN, NAN, NAN, NAN };
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int rc = 0;
 		if (strncmp(a, "--", 2) == 0 && !v)
 			return bad(err, errlen, "metrics push: %s needs a value", a);
-		int is_region = strcmp(a, "--region") == 0;
+		int is_region = strcmp(a, "--region") == 0, k = input_of(a);
 		if (is_region || strcmp(a, "--isp") == 0) {
 			if (!push_valid_word(v, 0))
 				return bad(err, errlen, "metrics push: %s %s: use a short "
@@ -357,26 +391,23 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			rc = push_parse_time("metrics push", "--at", v, &at, err, errlen);
 			at_text = v;
 			i++;
-		} else if (strncmp(a, "success=", 8) == 0) {
-			rc = push_parse_real("metrics push", "success", a + 8, 0, 100, &success,
-			                     err, errlen);
-		} else if (strncmp(a, "latency=", 8) == 0) {
-			rc = push_parse_real("metrics push", "latency", a + 8, 0, 600000, &latency,
-			                     err, errlen);
-		} else if (strncmp(a, "bytes=", 6) == 0) {
-			rc = push_parse_real("metrics push", "bytes", a + 6, 0, 1e18, &bytes, err,
-			                     errlen);
-		} else if (strncmp(a, "spent=", 6) == 0) {
+		} else if (k == IN_SPENT) {
 			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
 			         "push --provider NAME spent=AMOUNT");
+		} else if (k >= 0) {
+			rc = push_parse_real("metrics push", inputs[k].name,
+			                     a + strlen(inputs[k].name) + 1, 0, inputs[k].hi,
+			                     &val[k], err, errlen);
 		} else {
-			rc = bad(err, errlen, "metrics push: '%s' cannot go with success=, latency=, "
-			         "bytes=, --region, --isp or --at (push health metrics on their "
-			         "own)", a);
+			char names[200] = "";
+			input_list(names, sizeof(names), IN_SUCCESS, IN_SPENT, 1);
+			rc = bad(err, errlen, "metrics push: '%s' cannot go with %s, --region, "
+			         "--isp or --at (push health metrics on their own)", a, names);
 		}
 		if (rc)
 			return rc;
 	}
+	double success = val[IN_SUCCESS], latency = val[IN_LATENCY], bytes = val[IN_BYTES];
 	if (isnan(success) && isnan(latency) && isnan(bytes))
 		return bad(err, errlen, "metrics push: give success=, latency= or bytes=");
 	/* Bytes alone only add to a period's spend, which may come late. */
@@ -433,7 +464,7 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		return bad(err, errlen, "metrics push: give a node and at least one KEY=VALUE");
 	int steer = strcmp(argv[1], "--provider") == 0;
 	for (int i = 2; i < argc && !steer; i++)
-		steer = strncmp(argv[i], "--", 2) == 0 || is_steer_key(argv[i]);
+		steer = strncmp(argv[i], "--", 2) == 0 || input_of(argv[i]) >= 0;
 	if (strcmp(argv[1], "--provider") == 0)
 		return push_spend(t, argc, argv, now, skew, msg, msize, err, errlen);
 	if (steer)

@@ -555,13 +555,17 @@ static int test_commit_fails(health_t *h)
 	return 1;
 }
 
-/* Live status and history of a node are written when its decision
- * changed, else at most every STATUS_EVERY seconds: with 10,000 nodes,
- * writing every result would make each second's commit a large one. */
+/* Live status and history of a node are written in the transaction of
+ * every decision about it, so that `status` never shows a decision next
+ * to the score and probes of an older one (one commit, one story);
+ * between decisions at most every STATUS_EVERY seconds, and only when
+ * @due (once a second): with 10,000 nodes, writing every result would
+ * make each second's commit a large one. */
 #define STATUS_EVERY 5
-static int status_wanted(const hnode_t *n, uint32_t now)
+static int status_wanted(const hnode_t *n, uint32_t now, int due)
 {
-	return n->status_dirty && (n->changed || now - n->status_at >= STATUS_EVERY);
+	return n->changed ||
+	       (due && n->status_dirty && now - n->status_at >= STATUS_EVERY);
 }
 
 void health__flush(health_t *h, int status_due)
@@ -573,7 +577,7 @@ void health__flush(health_t *h, int status_due)
 	const health_cluster_t *cl = health__cluster(h);
 	int decide = !h->c.shadow && (!cl || h->cl_epoch);
 	for (size_t i = 0; i < h->n && !any; i++)
-		any = h->node[i]->changed || (status_due && status_wanted(h->node[i], now));
+		any = status_wanted(h->node[i], now, status_due);
 	if (!any)
 		return;
 	char err[512];
@@ -608,50 +612,51 @@ void health__flush(health_t *h, int status_due)
 				wdb_set(t, WDB_HEALTH, n->id, rec);
 			json_decref(rec);
 		}
-		if (cl && (n->changed || (status_due && status_wanted(n, now))))
+		if (!status_wanted(n, now, status_due))
+			continue;
+		if (cl)
 			health__view(h, cl, n, now);
-		if (status_due && status_wanted(n, now)) {
-			st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
-			st_done[nst++] = n;
-			json_t *probes = json_array();
-			for (unsigned k = 0; k < n->nprobe; k++) {
-				const hprobe_t *p = &n->probe[k];
-				if (!p->last_time)
-					continue;
-				json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
-					"probe", p->text, "time", (json_int_t)p->last_time,
-					"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
-					"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
-					"total_ms", (int)p->last.total_ms, "error", p->last.error,
-					"cert_days_left", p->last.cert_days_left));
-			}
-			json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
-			                         n->last.dim[2], n->last.dim[3]);
-			json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:s, s:I, s:i, s:i, s:o, s:b}",
-				"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
-				"unknown", n->last.unknown, "vetoed", n->last.vetoed,
-				"abnormal", n->last.abnormal, "state", verdict_shown_state(&n->v),
-				"updated", (json_int_t)now, "degraded_rounds", n->v.degraded,
-				"good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
-			json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
-			if (h->c.shadow_profile >= 0)
-				json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
-			wdb_set(t, WDB_STATUS, n->id, st);
-			json_decref(st);
-			/* S2-10: each dimension's value goes with the score
-			 * and state, so that a post-mortem reads why a score
-			 * moved (-1: the dimension had no input). */
-			json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
-			                       n->last.unknown ? -1.0 : n->last.score,
-			                       "state", verdict_shown_state(&n->v),
-			                       "dims", n->last.dim[0], n->last.dim[1],
-			                       n->last.dim[2], n->last.dim[3],
-			                       "profile", health__profile_text(h, n));
-			if (n->v.gray)
-				json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
-			wdb_history_add(t, n->id, now, hs);
-			json_decref(hs);
+		st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
+		st_done[nst++] = n;
+		json_t *probes = json_array();
+		for (unsigned k = 0; k < n->nprobe; k++) {
+			const hprobe_t *p = &n->probe[k];
+			if (!p->last_time)
+				continue;
+			json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
+				"probe", p->text, "time", (json_int_t)p->last_time,
+				"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
+				"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
+				"total_ms", (int)p->last.total_ms, "error", p->last.error,
+				"cert_days_left", p->last.cert_days_left));
 		}
+		json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
+		                         n->last.dim[2], n->last.dim[3]);
+		/* No state of its own: the state is the decision's,
+		 * in the health record written beside it. */
+		json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:I, s:i, s:i, s:o, s:b}",
+			"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
+			"unknown", n->last.unknown, "vetoed", n->last.vetoed,
+			"abnormal", n->last.abnormal, "updated", (json_int_t)now,
+			"degraded_rounds", n->v.degraded, "good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
+		json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
+		if (h->c.shadow_profile >= 0)
+			json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
+		wdb_set(t, WDB_STATUS, n->id, st);
+		json_decref(st);
+		/* S2-10: each dimension's value goes with the score
+		 * and state, so that a post-mortem reads why a score
+		 * moved (-1: the dimension had no input). */
+		json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
+		                       n->last.unknown ? -1.0 : n->last.score,
+		                       "state", verdict_shown_state(&n->v),
+		                       "dims", n->last.dim[0], n->last.dim[1],
+		                       n->last.dim[2], n->last.dim[3],
+		                       "profile", health__profile_text(h, n));
+		if (n->v.gray)
+			json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
+		wdb_history_add(t, n->id, now, hs);
+		json_decref(hs);
 	}
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");

@@ -69,8 +69,8 @@ CTL node set a --admin auto >/dev/null 2>&1
 before=$(CTL export); nlog=$(CTL log | wc -l)
 expect_rc "service add of a name with static data" 1 "zone gslb.test answers this name itself" service add static.gslb.test
 expect_rc "service add below a delegation" 1 "delegation lab\.gslb\.test" service add x.lab.gslb.test
-expect_rc "weight set --region typo" 1 "--region cn-bjj: no node, geoip map or nets line" weight set www.gslb.test --region cn-bjj a=1
-expect_rc "weight set --isp typo" 1 "--isp ctc: no node" weight set www.gslb.test --isp ctc a=1
+expect_rc "weight set --region typo" 1 "--region cn-bjj: no client is located in that region.*did you mean cn-bj\?" weight set www.gslb.test --region cn-bjj a=1
+expect_rc "weight set --isp typo" 1 "--isp ctc: no client is located in that ISP.*did you mean ctcc\?" weight set www.gslb.test --isp ctc a=1
 expect_rc "history of an unknown node" 1 "history: node nx does not exist" history nx
 expect_rc "service frob" 2 "service: unknown subcommand 'frob'" service frob
 expect_rc "service frob NAME" 2 "service: unknown subcommand 'frob'" service frob www.gslb.test

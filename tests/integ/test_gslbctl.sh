@@ -91,4 +91,59 @@ for p in "${pids[@]}"; do wait "$p"; done
 CTL service del www.gslb.test >/dev/null
 [ -z "$(CTL weight list | grep www)" ] && ok "service del removes its weight rows" || fail "rows left"
 CTL node del n1 >/dev/null && ok "node del once unused" || fail "node del"
+# Region and ISP names are those clients can be located in: the GeoIP
+# database (walked, here without maps), the CIDR file, the store's nodes
+# and rows.  A typo is refused with the nearest names; a name meant for a
+# database about to be deployed passes with --allow-unknown-location.
+geo_two_regions
+printf '10.9.0.0/16 region=cn-lab isp=labnet\n' > "$T/geo.nets"
+sed 's|^  path: db$|  path: dbgeo|' "$T/gslbd.conf" > "$T/geo.conf"
+printf 'geoip:\n  database: geo.mmdb\n  nets: geo.nets\n' >> "$T/geo.conf"
+GC() { "$ROOT/$B/gslbctl" -c "$T/geo.conf" "$@"; }
+expect_geo() { # "description" rc "regex" gslbctl-args...
+	local what=$1 want=$2 re=$3 out rc=0
+	shift 3
+	out=$(GC "$@" 2>&1) || rc=$?
+	if [ "$rc" = "$want" ] && grep -Eq -- "$re" <<<"$out"; then ok "$what"
+	else fail "$what (rc=$rc, want $want): $out"; fi
+}
+GC service add w.gslb.test >/dev/null 2>&1
+GC node add a --addr 192.0.2.1 >/dev/null 2>&1 || fail "node add a (no region)"
+before=$(GC export)
+expect_geo "weight set --region cn-bjj: refused, cn-bj suggested" 1 \
+	"--region cn-bjj: no client is located in that region.*did you mean cn-bj\?" \
+	weight set w.gslb.test --region cn-bjj a=1
+expect_geo "weight set --isp ctc: refused, ctcc suggested" 1 "--isp ctc: .*did you mean ctcc\?" \
+	weight set w.gslb.test --isp ctc a=1
+expect_geo "a name far from all: the known ones listed" 1 \
+	"--region zz-nowhere: .*known: cn-bj, cn-gz, cn-lab" weight set w.gslb.test --region zz-nowhere a=1
+expect_geo "node add --region cn-gzz: refused" 1 "node add: --region cn-gzz: .*did you mean cn-gz\?" \
+	node add b --addr 192.0.2.2 --region cn-gzz
+expect_geo "cutover add --isp cuccc: refused" 1 "cutover add: --isp cuccc: .*did you mean cucc\?" \
+	cutover add --node a --isp cuccc --start 2030-01-01T02:00:00Z --end 2030-01-01T03:00:00Z
+[ "$(GC export)" = "$before" ] && ok "refused names leave the store as it was" || fail "store changed"
+GC export > "$T/geo.json"
+python3 - "$T/geo.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["weights"].append({"service": "w.gslb.test", "region": "cn-bjj", "isp": "*", "weights": {"a": 1}})
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect_geo "apply of a row for cn-bjj: refused" 1 "apply .*weight row w.gslb.test: --region cn-bjj: .*did you mean cn-bj\?" \
+	apply "$T/geo.json"
+expect_geo "apply --dry-run says the same" 1 "--region cn-bjj: .*did you mean cn-bj\?" \
+	apply --dry-run "$T/geo.json"
+# Known names: from the database, the CIDR file, wildcards.
+expect_geo "a region of the database" 0 "change" weight set w.gslb.test --region cn-bj --isp cucc a=1
+expect_geo "a region and ISP of the CIDR file" 0 "change" weight set w.gslb.test --region cn-lab --isp labnet a=1
+expect_geo "node add in a known region" 0 "change" node add b --addr 192.0.2.2 --region cn-gz --isp ctcc
+# Meant: a database about to be deployed names cn-new.
+expect_geo "--allow-unknown-location keeps cn-new, with a warning" 0 \
+	"warning: .*--region cn-new: no client is located in that region yet" \
+	--allow-unknown-location weight set w.gslb.test --region cn-new a=1
+expect_geo "the flag also follows the command" 0 "change" \
+	node add c --addr 192.0.2.3 --region cn-new2 --allow-unknown-location
+# Once in the store, the name is known: the row can be changed again.
+expect_geo "a row the store has: no flag needed" 0 "change" weight set w.gslb.test --region cn-new a=2
+expect_geo "apply of the fresh export" 0 "nothing to change" apply <(GC export)
 finish

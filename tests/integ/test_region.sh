@@ -31,7 +31,7 @@ for _ in $(seq 80); do
 	grep -q "region cn-r1: load low on 3 of 3 nodes" "$T/gslbd.log" && break
 	sleep 0.1
 done
-expect_has "$(cat "$T/gslbd.log")" "region cn-r1: load low on 3 of 3 nodes: service and stability weigh more in its scores \(S2-6\)" \
+expect_has "$(cat "$T/gslbd.log")" "region cn-r1: load low on 3 of 3 nodes: service and stability weigh more in its scores" \
 	"regional load detected and logged"
 expect_not "$(cat "$T/gslbd.log")" "region cn-r2: load low" "one loaded node is not a region"
 score() { CTL --json status | python3 -c "import json,sys; d=json.load(sys.stdin); print([n['status']['score'] for n in d['nodes'] if n['node']=='$1'][0])"; }
@@ -51,6 +51,6 @@ for _ in $(seq 80); do
 	grep -q "region cn-r1: regional load is over" "$T/gslbd.log" && break
 	sleep 0.1
 done
-expect_has "$(cat "$T/gslbd.log")" "region cn-r1: regional load is over, normal weights \(S2-6\)" "the end of regional load is logged"
+expect_has "$(cat "$T/gslbd.log")" "region cn-r1: regional load is over, normal weights" "the end of regional load is logged"
 gslbd_stop
 finish

@@ -334,39 +334,66 @@ END_TEST
 
 /* ---------------------------------------------------------- nets file */
 
+/* The names geo_names() gives, as " a b c " (each once, in the order
+ * found). */
+static void name_add(const char *name, void *arg)
+{
+	char *set = arg, key[GEO_NAME_MAX + 2];
+	snprintf(key, sizeof(key), " %s ", name);
+	if (!strstr(set, key))
+		strcat(set, key + 1);
+}
+
+static const char *names_of(const geo_t *g, int isp, char *set)
+{
+	strcpy(set, " ");
+	ck_assert_int_eq(geo_names(g, isp, name_add, set), 0);
+	return set;
+}
+
 START_TEST(knows_names)
 {
 	conf_t *c;
+	char set[1000];
 	write_file("k.nets", "10.0.0.0/8 region=ten\n10.1.0.0/16 isp=one\n");
-	/* Maps for both fields: the names are known for certain. */
+	/* Maps for both fields: what the records give through them. */
 	geo_t *g = open_geo(
 		"geoip:\n"
 		"  database: test.mmdb\n"
 		"  nets: k.nets\n"
-		"  region-map: { BJ: cn-bj, GD: cn-gd }\n"
+		"  region: [ subdivisions, 0, iso_code ]\n"
+		"  isp: [ autonomous_system_number ]\n"
+		"  region-map: { BJ: cn-bj, GD: cn-gd, XX: never }\n"
 		"  isp-map: { \"4134\": ctcc }\n", &c);
-	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 1);
-	ck_assert_int_eq(geo_knows(g, 0, "ten"), 1);
-	ck_assert_int_eq(geo_knows(g, 0, "cn-bjj"), 0);
-	ck_assert_int_eq(geo_knows(g, 1, "ctcc"), 1);
-	ck_assert_int_eq(geo_knows(g, 1, "one"), 1);
-	ck_assert_int_eq(geo_knows(g, 1, "cn-bj"), 0);
+	names_of(g, 0, set);
+	ck_assert_msg(strstr(set, " cn-bj ") && strstr(set, " cn-gd ") && strstr(set, " ten "),
+	              "regions: %s", set);
+	/* A map entry that no record reaches, an unmapped value. */
+	ck_assert_msg(!strstr(set, " never ") && !strstr(set, " tj ") && !strstr(set, "*"),
+	              "regions: %s", set);
+	names_of(g, 1, set);
+	ck_assert_msg(strstr(set, " ctcc ") && strstr(set, " one "), "isps: %s", set);
+	ck_assert_msg(!strstr(set, " 9808 ") && !strstr(set, " cn-bj "), "isps: %s", set);
 	close_geo(g, c);
-	/* No map for the ISP: any database value may come out. */
-	g = open_geo(
-		"geoip:\n"
-		"  database: test.mmdb\n"
-		"  region-map: { BJ: cn-bj }\n", &c);
-	ck_assert_int_eq(geo_knows(g, 0, "cn-sh"), 0);
-	ck_assert_int_eq(geo_knows(g, 1, "whatever"), -1);
+	/* No map: every value of the database, lowercased, both families. */
+	g = open_geo("geoip:\n  database: test.mmdb\n", &c);
+	names_of(g, 0, set);
+	ck_assert_msg(strstr(set, " cn-bj ") && strstr(set, " cn-tj ") && strstr(set, " cn-gd ") &&
+	              strstr(set, " cn-sh ") && strstr(set, " us-west ") &&
+	              strlen(set) == strlen(" cn-bj cn-tj cn-gd cn-sh us-west "),
+	              "regions: %s", set);
+	names_of(g, 1, set);
+	ck_assert_msg(strstr(set, " ctcc ") && strstr(set, " cmcc ") && strstr(set, " cucc ") &&
+	              strstr(set, " other "), "isps: %s", set);
+	ck_assert_msg(!strstr(set, " cn-bjj "), "isps: %s", set);
 	close_geo(g, c);
 	/* Only a nets file, or nothing: what it lists, nothing else. */
 	g = open_geo("geoip:\n  nets: k.nets\n", &c);
-	ck_assert_int_eq(geo_knows(g, 0, "ten"), 1);
-	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 0);
+	ck_assert_str_eq(names_of(g, 0, set), " ten ");
+	ck_assert_str_eq(names_of(g, 1, set), " one ");
 	close_geo(g, c);
 	g = open_geo("geoip: {}\n", &c);
-	ck_assert_int_eq(geo_knows(g, 0, "cn-bj"), 0);
+	ck_assert_str_eq(names_of(g, 0, set), " ");
 	close_geo(g, c);
 }
 END_TEST
