@@ -375,11 +375,28 @@ static void trim_store(void)
 		log_warning("database: cannot trim: %s", wdb_strerror(n));
 }
 
+/* Room for health decisions (S0-8, S4-4: a demotion must reach the
+ * answers in its normal time whatever the audit log holds): checked
+ * every second, the trim past the high-water mark goes oldest first
+ * (weightdb_make_room()), a batch a second like the retention. */
+static void make_room(void)
+{
+	wdb_room_t r;
+	int n = weightdb_make_room(g_db, TRIM_BATCH, 0, &r);
+	char msg[512];
+	if (n > 0)
+		log_warning("database %s: %s", g_conf->db_path,
+		            wdb_room_msg(&r, msg, sizeof(msg)));
+	else if (n < 0 && n != GSLB_ENOSPC)
+		log_warning("database: cannot make room: %s", wdb_strerror(n));
+}
+
 /* The health thread commits without fsync; the disk catches up here,
  * off its loop, once a second. */
 static void on_sync(uv_timer_t *t)
 {
 	trim_store();
+	make_room();
 	if (weightdb_sync(g_db))
 		log_warning("database: cannot flush to disk");
 }

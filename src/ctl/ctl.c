@@ -361,6 +361,14 @@ void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v)
 		        isp ? "isp" : "region");
 		return;
 	}
+	/* Without a GeoIP database or CIDR file that names any location,
+	 * there is nothing to tell a typo from a new name by. */
+	if (!area_geo) {
+		fprintf(stderr, "gslbctl: warning: %s: %s %s: no node or row has that %s, "
+		        "and the geoip settings name no location to check it against\n",
+		        cmd, opt, v, field);
+		return;
+	}
 	/* A name no lookup can give makes a row no client ever reaches: a
 	 * typo such as cn-bjj.  Unless the operator says it is meant (a
 	 * database about to be deployed gives it). */
@@ -423,9 +431,11 @@ wdb_txn_t *ctl_begin_read(void)
 void ctl_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 {
 	int rc = wdb_set(t, kind, key, val);
+	char full[300];
 	if (rc)
 		ctl_die("%s %s: %s; nothing was changed", val ? "writing" : "deleting",
-		    key, wdb_strerror(rc));
+		    key, rc == GSLB_ENOSPC ? wdb_full_msg(ctl_db, full, sizeof(full)) :
+		    wdb_strerror(rc));
 }
 
 wdb_txn_t *ctl_begin(void)
@@ -632,9 +642,6 @@ int main(int argc, char **argv)
 		empty.root = &root;
 		health_conf_load(&empty, &ctl_hc, err, sizeof(err));
 	}
-	/* The map size is the store's own (recorded by gslbd from
-	 * database.map-size): a larger one here would let this process grow
-	 * the data past what the daemon maps. */
 	const char *cmd = argv[optind];
 	int n = argc - optind - 1;
 	char **args = argv + optind + 1;
@@ -644,10 +651,21 @@ int main(int argc, char **argv)
 		conf_free(ctl_conf);
 		return rc;
 	}
-	wdb_options_t o = { .read_only = read_only_command(cmd, n, args) };
+	/* The map size: database.map-size for a store gslbd never opened,
+	 * never more than the one gslbd recorded (a larger one here would
+	 * let this process grow the data past what the daemon maps).  The
+	 * writes leave the room kept for health decisions, and make it
+	 * first when the store is short of it. */
+	wdb_options_t o = { .read_only = read_only_command(cmd, n, args),
+	                    .conf_map_size = ctl_conf ? ctl_conf->db_map_size : 0,
+	                    .leave_room = 1 };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
 	if (!ctl_db)
 		ctl_die("%s", err);
+	wdb_room_t room;
+	if (!o.read_only && weightdb_make_room(ctl_db, 20000, 0, &room) > 0)
+		fprintf(stderr, "gslbctl: note: database %s: %s\n", db_path,
+		        wdb_room_msg(&room, err, sizeof(err)));
 	const char *user = getenv("SUDO_USER");
 	if (!user) {
 		struct passwd *pw = getpwuid(getuid());

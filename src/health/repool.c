@@ -686,6 +686,14 @@ void health__flush(health_t *h, int status_due)
 		free(st_done);
 		h->stats.commit_failures++;
 		log_warning("health: cannot commit (%s); will retry", err);
+		/* A full map: room now, so that the retry at the next tick
+		 * finds it (S0-8: a decision reaches the answers in its
+		 * normal time, however full the audit log). */
+		wdb_room_t room;
+		if (rc == GSLB_ENOSPC &&
+		    weightdb_make_room(h->db, 20000, 1, &room) > 0)
+			log_warning("health: database: %s",
+			            wdb_room_msg(&room, err, sizeof(err)));
 		return;
 	}
 	json_decref(pub);

@@ -275,6 +275,16 @@ static void store(expo_t *e, const stats_sample_t *s)
 	       (double)w->used);
 	gauge1(e, "gslbd_store_full",
 	       "1 while the daemon's last write found the store full.", w->full);
+	gauge1(e, "gslbd_store_live_bytes",
+	       "Bytes of the weight store's map holding data (the rest up to "
+	       "the highest page is free for reuse).", (double)w->live);
+	const char *room = "gslbd_store_room_trimmed_total";
+	expo_family(e, room, EXPO_COUNTER,
+	            "Audit records and score history samples deleted, oldest "
+	            "first, to keep room in the store for health decisions.");
+	const char *la[] = { "table", "audit" }, *lh[] = { "table", "history" };
+	expo_sample_u64(e, room, la, 1, w->room_audit);
+	expo_sample_u64(e, room, lh, 1, w->room_history);
 }
 
 /* Cluster mode: etcd, the local copy's revision, the election and the

@@ -57,8 +57,10 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 	if ((rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &v, 0)) ||
 	    (rc = mdb_put(t->txn, t->db->dbi[DBI_AUDIT], &ak, &av, MDB_APPEND))) {
 		rc = wdb__code(rc);
-		snprintf(err, errlen, "%s", rc == GSLB_ENOSPC ? WDB_FULL_MSG :
-		         "database: cannot append the audit record");
+		if (rc == GSLB_ENOSPC)
+			wdb_full_msg(t->db, err, errlen);
+		else
+			snprintf(err, errlen, "database: cannot append the audit record");
 		free(text);
 		return rc;
 	}
@@ -112,6 +114,43 @@ static int record_time(const char *d, size_t n, char *out, size_t outlen)
 	return -1;
 }
 
+/* The time of the oldest audit record, (@k, @v), as db->audit_head_time
+ * ("" when it has none): remembered, so that a record too young to go is
+ * not parsed again at every trim. */
+static const char *head_time(weightdb_t *db, const MDB_val *k, const MDB_val *v)
+{
+	uint64_t id = k->mv_size == 8 ? wdb__id_of(k->mv_data) : 0;
+	if (!id || id != db->audit_head_id || v->mv_size != db->audit_head_size) {
+		char *ht = db->audit_head_time;
+		if (record_time(v->mv_data, v->mv_size, ht, sizeof(db->audit_head_time))) {
+			json_t *rec = json_loadb(v->mv_data, v->mv_size, 0, NULL);
+			const char *tm_s = json_string_value(json_object_get(rec, "time"));
+			snprintf(ht, sizeof(db->audit_head_time), "%s", tm_s ? tm_s : "");
+			json_decref(rec);
+		}
+		db->audit_head_id = id;
+		db->audit_head_size = v->mv_size;
+	}
+	return db->audit_head_time;
+}
+
+int wdb__audit_oldest(wdb_txn_t *t, uint32_t *when)
+{
+	MDB_cursor *c;
+	if (mdb_cursor_open(t->txn, t->db->dbi[DBI_AUDIT], &c))
+		return GSLB_EIO;
+	MDB_val k, v;
+	int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+	struct tm tm = { 0 };
+	const char *ht = rc ? NULL : head_time(t->db, &k, &v);
+	const char *end = ht ? strptime(ht, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+	mdb_cursor_close(c);
+	if (!end || *end)
+		return GSLB_ENOENT;
+	*when = (uint32_t)timegm(&tm);
+	return 0;
+}
+
 /* S3-7: records older than database.audit-keep go, oldest first.  Ids
  * follow commit order, so the first record not older than @before ends
  * the walk (a clock stepped back only keeps a few records longer). */
@@ -127,22 +166,10 @@ int wdb__audit_trim(wdb_txn_t *t, uint32_t before, unsigned *budget)
 	if (rc)
 		return wdb__fail(t, wdb__code(rc));
 	MDB_val k, v;
-	weightdb_t *db = t->db;
 	while (*budget > 0 && (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST)) == 0) {
-		uint64_t id = k.mv_size == 8 ? wdb__id_of(k.mv_data) : 0;
-		if (!id || id != db->audit_head_id || v.mv_size != db->audit_head_size) {
-			char *ht = db->audit_head_time;
-			if (record_time(v.mv_data, v.mv_size, ht, sizeof(db->audit_head_time))) {
-				json_t *rec = json_loadb(v.mv_data, v.mv_size, 0, NULL);
-				const char *tm_s = json_string_value(json_object_get(rec, "time"));
-				snprintf(ht, sizeof(db->audit_head_time), "%s", tm_s ? tm_s : "");
-				json_decref(rec);
-			}
-			db->audit_head_id = id;
-			db->audit_head_size = v.mv_size;
-		}
+		const char *ht = head_time(t->db, &k, &v);
 		/* RFC 3339 UTC strings compare in time order. */
-		if (!db->audit_head_time[0] || strcmp(db->audit_head_time, cut) >= 0)
+		if (!ht[0] || strcmp(ht, cut) >= 0)
 			break;
 		if ((rc = mdb_cursor_del(c, 0)))
 			break;

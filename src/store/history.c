@@ -63,6 +63,19 @@ int wdb__history_trim_n(wdb_txn_t *t, uint32_t before, unsigned *budget)
 	return rc && rc != MDB_NOTFOUND ? wdb__fail(t, wdb__code(rc)) : 0;
 }
 
+int wdb__history_oldest(wdb_txn_t *t, uint32_t *when)
+{
+	MDB_cursor *c;
+	if (mdb_cursor_open(t->txn, t->db->dbi[DBI_HISTTIME], &c))
+		return GSLB_EIO;
+	MDB_val k, v;
+	int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+	if (rc == 0 && k.mv_size >= 4)
+		*when = rd32(k.mv_data);
+	mdb_cursor_close(c);
+	return rc == 0 && k.mv_size >= 4 ? 0 : GSLB_ENOENT;
+}
+
 int wdb_history_trim(wdb_txn_t *t, uint32_t before)
 {
 	unsigned budget = UINT_MAX;

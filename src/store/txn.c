@@ -31,6 +31,18 @@ static int is_data(wdb_kind_t kind)
 	       kind == WDB_STEERIN || kind == WDB_STEER;
 }
 
+/* The bytes of @t's data but the audit log's, which makes way by
+ * itself (weightdb_make_room()). */
+static uint64_t table_bytes(wdb_txn_t *t)
+{
+	MDB_stat st;
+	uint64_t live = wdb__live_bytes(t->txn, t->db);
+	if (mdb_stat(t->txn, t->db->dbi[DBI_AUDIT], &st) == 0)
+		live -= (st.ms_branch_pages + st.ms_leaf_pages +
+		         st.ms_overflow_pages) * (uint64_t)st.ms_psize;
+	return live;
+}
+
 wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
                      size_t errlen)
 {
@@ -46,6 +58,8 @@ wdb_txn_t *wdb_begin(weightdb_t *db, const char *actor, char *err,
 		return NULL;
 	}
 	t->db = db;
+	if (db->leave_room)
+		t->live_begin = table_bytes(t);
 	t->actor = xstrdup(actor);
 	t->changes = json_array();
 	t->notes = json_object();
@@ -648,8 +662,9 @@ static void note_full(weightdb_t *db, int full)
 			return;
 		__atomic_store_n(&db->full_logged, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&db->full_said, 1, __ATOMIC_RELAXED);
+		char msg[300];
 		log_err("database %s: %s; answers go on from what it holds",
-		        db->path, WDB_FULL_MSG);
+		        db->path, wdb_full_msg(db, msg, sizeof(msg)));
 	} else if (__atomic_exchange_n(&db->full_said, 0, __ATOMIC_RELAXED)) {
 		log_notice("database %s: writes succeed again", db->path);
 	}
@@ -659,7 +674,7 @@ static void note_full(weightdb_t *db, int full)
 static int fail_abort(wdb_txn_t *t, int rc, char *err, size_t errlen)
 {
 	if (rc == GSLB_ENOSPC)
-		snprintf(err, errlen, "%s", WDB_FULL_MSG);
+		wdb_full_msg(t->db, err, errlen);
 	else
 		snprintf(err, errlen, "database %s: write failed: %s", t->db->path,
 		         gslb_strerror(rc));
@@ -680,13 +695,24 @@ static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 	    (t->inputs_changed && bump(t, "inputsgen")))
 		return fail_abort(t, t->rc, err, errlen);
 	weightdb_t *db = t->db;
+	/* A write that would take the store's data into the room kept for
+	 * health decisions is refused; one that shrinks what is not the
+	 * audit log never is (its audit record holds what it deleted), so
+	 * that deleting makes room. */
+	if (db->leave_room) {
+		wdb_marks_t m;
+		wdb__marks(db, &m);
+		if (wdb__live_bytes(t->txn, db) > m.limit &&
+		    table_bytes(t) > t->live_begin)
+			return fail_abort(t, GSLB_ENOSPC, err, errlen);
+	}
 	int rc = mdb_txn_commit(t->txn);
 	t->txn = NULL;
 	wdb_abort(t); /* frees the rest; no transaction is left to abort */
 	if (rc) {
 		rc = wdb__code(rc);
 		if (rc == GSLB_ENOSPC)
-			snprintf(err, errlen, "%s", WDB_FULL_MSG);
+			wdb_full_msg(db, err, errlen);
 		else
 			snprintf(err, errlen, "database commit: %s", mdb_strerror(rc));
 	}
@@ -768,6 +794,20 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 	return rc ? rc : id;
 }
 
+/* Ends trim transaction @t after deleting (@max - @budget) records or
+ * failing with @rc: with nothing deleted, no commit, so no write at all.
+ * Returns the number deleted or an error. */
+static int trim_end(wdb_txn_t *t, int rc, unsigned max, unsigned budget)
+{
+	if (rc || budget == max) {
+		wdb_abort(t);
+		return rc;
+	}
+	char err[300];
+	rc = commit_free(t, err, sizeof(err));
+	return rc ? rc : (int)(max - budget);
+}
+
 int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
 {
 	char err[300];
@@ -782,13 +822,61 @@ int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
 		rc = wdb__history_trim_n(t, w->history_before, &budget);
 	if (!rc && (w->inputs_before || w->spend_before))
 		rc = wdb__inputs_trim(t, w, &budget);
-	if (rc || budget == max) {
-		/* Nothing to delete: no commit, so no write at all. */
-		wdb_abort(t);
-		return rc;
+	return trim_end(t, rc, max, budget);
+}
+
+/* Room for health decisions (weightdb.h, WDB_ROOM_SHARE).  Each round
+ * deletes what both tables hold of their oldest second, so that audit
+ * records and history samples leave in time order together. */
+int weightdb_make_room(weightdb_t *db, unsigned max, int force,
+                       wdb_room_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	wdb_marks_t m;
+	wdb__marks(db, &m);
+	out->map = m.map;
+	MDB_txn *rt;
+	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &rt))
+		return GSLB_EIO;
+	uint64_t live = out->live_before = out->live_after =
+	        wdb__live_bytes(rt, db);
+	mdb_txn_abort(rt);
+	if (live <= m.high && !force)
+		return 0;
+	char err[300];
+	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
+	if (!t)
+		return GSLB_EIO;
+	unsigned budget = max;
+	int rc = 0;
+	while (!rc && budget && (live > m.low || (force && budget == max))) {
+		uint32_t ta = 0, th = 0;
+		int ha = wdb__audit_oldest(t, &ta) == 0;
+		int hh = wdb__history_oldest(t, &th) == 0;
+		if (!ha && !hh)
+			break;              /* nothing of them is left */
+		uint32_t when = !hh || (ha && ta < th) ? ta : th;
+		unsigned start = budget, b = budget;
+		if (ha && ta == when && !(rc = wdb__audit_trim(t, when + 1, &budget)))
+			out->audit += b - budget;
+		b = budget;
+		if (!rc && hh && th == when &&
+		    !(rc = wdb__history_trim_n(t, when + 1, &budget)))
+			out->history += b - budget;
+		if (budget == start)
+			break;              /* a record without a time: no further */
+		out->newest = when;
+		live = wdb__live_bytes(t->txn, db);
 	}
-	rc = commit_free(t, err, sizeof(err));
-	return rc ? rc : (int)(max - budget);
+	if (!rc && out->audit)
+		rc = wdb_set_meta_u64(t, "roomaudit",
+		                      wdb_meta_u64(t, "roomaudit") + out->audit);
+	if (!rc && out->history)
+		rc = wdb_set_meta_u64(t, "roomhist",
+		                      wdb_meta_u64(t, "roomhist") + out->history);
+	if (!rc)
+		out->live_after = live;
+	return trim_end(t, rc, max, budget);
 }
 
 uint64_t wdb_table_generation(wdb_txn_t *t)

@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
@@ -48,6 +50,84 @@ int wdb__code(int rc)
 const char *wdb_strerror(int rc)
 {
 	return rc == GSLB_ENOSPC ? WDB_FULL_MSG : gslb_strerror(rc);
+}
+
+/* @n bytes as the configuration writes them: 16G, 1M, 512K, or bytes. */
+static void size_text(uint64_t n, char *buf, size_t len)
+{
+	static const char units[] = "GMK";
+	for (int i = 0; i < 3; i++) {
+		uint64_t u = (uint64_t)1 << (10 * (3 - i));
+		if (n >= u && n % u == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(n / u), units[i]);
+			return;
+		}
+	}
+	if (n >= (1 << 20))
+		snprintf(buf, len, "%.1fM", (double)n / (1 << 20));
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+}
+
+const char *wdb_full_msg(weightdb_t *db, char *buf, size_t len)
+{
+	MDB_envinfo info;
+	mdb_env_info(db->env, &info);
+	char map[32];
+	size_text(info.me_mapsize, map, sizeof(map));
+	snprintf(buf, len, "store full: its map of %s (database.map-size) has no "
+	         "room for this change beside what it keeps for health "
+	         "decisions; raise database.map-size and restart gslbd, or "
+	         "delete what the table no longer needs", map);
+	return buf;
+}
+
+const char *wdb_room_msg(const wdb_room_t *r, char *buf, size_t len)
+{
+	char map[32], before[32], after[32], upto[40];
+	size_text(r->map, map, sizeof(map));
+	size_text(r->live_before, before, sizeof(before));
+	size_text(r->live_after, after, sizeof(after));
+	time_t w = (time_t)r->newest;
+	struct tm tm;
+	gmtime_r(&w, &tm);
+	strftime(upto, sizeof(upto), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, len, "store at %s of its %s map (database.map-size): "
+	         "deleted the %u oldest audit records and %u score history "
+	         "samples (up to %s) to keep room for health decisions; now at "
+	         "%s", before, map, r->audit, r->history, upto, after);
+	return buf;
+}
+
+uint64_t wdb__live_bytes(MDB_txn *txn, weightdb_t *db)
+{
+	MDB_stat st;
+	uint64_t pages = 2;                 /* LMDB's two meta pages */
+	size_t psize = 4096;
+	/* 0 and 1: LMDB's free list and main tree, then ours. */
+	for (int i = -2; i < DBI_COUNT; i++) {
+		MDB_dbi d = i < 0 ? (MDB_dbi)(i + 2) : db->dbi[i];
+		if (mdb_stat(txn, d, &st) == 0) {
+			pages += st.ms_branch_pages + st.ms_leaf_pages +
+			         st.ms_overflow_pages;
+			psize = st.ms_psize;
+		}
+	}
+	return pages * psize;
+}
+
+void wdb__marks(weightdb_t *db, wdb_marks_t *m)
+{
+	MDB_envinfo info;
+	mdb_env_info(db->env, &info);
+	uint64_t map = info.me_mapsize;
+	uint64_t share = map / WDB_ROOM_SHARE;
+	if (share < WDB_ROOM_MIN)
+		share = WDB_ROOM_MIN;
+	m->map = map;
+	m->limit = map > share ? map - share : 0;
+	m->high = map > 2 * share ? map - 2 * share : 0;
+	m->low = map > 3 * share ? map - 3 * share : 0;
 }
 
 /* Builds the time index of a history written before it existed: once,
@@ -137,10 +217,11 @@ static int index_rows(MDB_txn *txn, weightdb_t *db)
 	return 0;
 }
 
-/* Records the map size in meta "mapsize" when it changed, for
- * adopt_map_size().  (LMDB's own meta page keeps the largest size any
- * process ever used, never a smaller one, so it cannot serve.) */
-static int record_map_size(MDB_txn *txn, weightdb_t *db)
+/* Records the map size in meta "mapsize" when it changed (@missing:
+ * only when none is recorded), for adopt_map_size().  (LMDB's own meta
+ * page keeps the largest size any process ever used, never a smaller
+ * one, so it cannot serve.) */
+static int record_map_size(MDB_txn *txn, weightdb_t *db, int missing)
 {
 	MDB_envinfo info;
 	mdb_env_info(db->env, &info);
@@ -148,17 +229,19 @@ static int record_map_size(MDB_txn *txn, weightdb_t *db)
 	wdb__id_key(vb, (uint64_t)info.me_mapsize);
 	MDB_val k = { 7, "mapsize" }, v;
 	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8 &&
-	    memcmp(v.mv_data, vb, 8) == 0)
+	    (missing || memcmp(v.mv_data, vb, 8) == 0))
 		return 0;
 	v = (MDB_val){ 8, vb };
 	return mdb_put(txn, db->dbi[DBI_META], &k, &v, 0);
 }
 
 /* A process that gives no map size of its own (gslbctl) maps what gslbd
- * recorded: with a larger map it could grow the data past the daemon's,
- * whose readers would then fail (MDB_MAP_RESIZED).  Called with no
- * transaction active, as mdb_env_set_mapsize() wants. */
-static int adopt_map_size(weightdb_t *db)
+ * recorded, or less when it is configured with less (@conf, 0: none):
+ * with a larger map it could grow the data past the daemon's, whose
+ * readers would then fail (MDB_MAP_RESIZED).  A store that records no
+ * size is mapped at @conf.  Called with no transaction active, as
+ * mdb_env_set_mapsize() wants. */
+static int adopt_map_size(weightdb_t *db, uint64_t conf)
 {
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
@@ -169,8 +252,43 @@ static int adopt_map_size(weightdb_t *db)
 	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
 		size = wdb__id_of(v.mv_data);
 	mdb_txn_abort(txn);
+	if (conf && (!size || conf < size))
+		size = conf;
 	/* LMDB never maps less than the data uses. */
 	return size ? mdb_env_set_mapsize(db->env, (size_t)size) : 0;
+}
+
+/* Why a read-write open of the store at @path failed with EACCES or
+ * EPERM: the file (or the directory, to create one in) this user cannot
+ * write, its owner and what to do, into @err. */
+static void write_denied(const char *path, int rc, char *err, size_t errlen)
+{
+	static const char *const files[] = { "lock.mdb", "data.mdb", NULL };
+	char p[4200];
+	struct stat st;
+	int i;
+	for (i = 0; files[i]; i++) {
+		snprintf(p, sizeof(p), "%s/%s", path, files[i]);
+		if (stat(p, &st) == 0 ? access(p, W_OK) != 0 : access(path, W_OK) != 0)
+			break;
+	}
+	if (!files[i] || stat(p, &st) != 0) {
+		snprintf(p, sizeof(p), "%s", path);
+		if (stat(p, &st) != 0)
+			st.st_uid = (uid_t)-1, st.st_mode = 0;
+	}
+	struct passwd *pw = getpwuid(st.st_uid);
+	char owner[64];
+	if (pw)
+		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "uid %ld", (long)st.st_uid);
+	snprintf(err, errlen, "database %s: cannot write %s (owned by %s, mode "
+	         "%04o): %s; a change needs write access to the store: run it as "
+	         "%s, the user that owns the store (the one gslbd runs as), or "
+	         "give the store's files to the user that must write them "
+	         "(chown -R USER %s)", path, p, owner,
+	         (unsigned)(st.st_mode & 07777), mdb_strerror(rc), owner, path);
 }
 
 static int file_exists(const char *dir, const char *name)
@@ -184,13 +302,14 @@ static int file_exists(const char *dir, const char *name)
 weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
                                char *err, size_t errlen)
 {
-	static const wdb_options_t defaults = { 0, 0, 0 };
+	static const wdb_options_t defaults = { 0 };
 	if (!o)
 		o = &defaults;
 	weightdb_t *db = xcalloc(1, sizeof(*db));
 	db->path = xstrdup(path);
 	db->read_only = o->read_only;
 	db->log_full = o->log_full;
+	db->leave_room = o->leave_room;
 	int rc = o->read_only ? 0 : mkdir_p(path);
 	if (rc) {
 		snprintf(err, errlen, "database %s: %s", path, strerror(-rc));
@@ -200,10 +319,11 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		snprintf(err, errlen, "database %s: no store there", path);
 		goto fail;
 	}
-	/* No size of our own: the store's recorded one, or the default
-	 * for a new store. */
-	size_t map = o->map_size ? o->map_size :
-	             file_exists(path, "data.mdb") ? 0 : WDB_MAP_SIZE_DEFAULT;
+	/* No size of our own: the store's recorded one (adopt_map_size()),
+	 * or the configured one or else the default for a new store. */
+	int exists = file_exists(path, "data.mdb");
+	size_t map = o->map_size ? o->map_size : exists ? 0 :
+	             o->conf_map_size ? o->conf_map_size : WDB_MAP_SIZE_DEFAULT;
 	MDB_txn *txn = NULL;
 	if ((rc = mdb_env_create(&db->env)) ||
 	    (rc = mdb_env_set_maxdbs(db->env, 32)) ||
@@ -215,6 +335,8 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 			snprintf(err, errlen, "database %s: %s (reading needs write "
 			         "access to %s/lock.mdb, where readers register)", path,
 			         mdb_strerror(rc), path);
+		else if (rc == EACCES || rc == EPERM)
+			write_denied(path, rc, err, errlen);
 		else
 			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
@@ -255,7 +377,7 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		else
 			rc = mdb_txn_commit(txn);
 		if (!rc)
-			rc = adopt_map_size(db);
+			rc = adopt_map_size(db, 0);
 		if (rc) {
 			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 			goto fail;
@@ -269,8 +391,15 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 	else
 		rc = mdb_txn_commit(txn);
 	if (rc) {
-		snprintf(err, errlen, "database %s: %s", path,
-		         rc == MDB_MAP_FULL ? WDB_FULL_MSG : mdb_strerror(rc));
+		char full[300];
+		snprintf(err, errlen, "database %s: %s", path, rc == MDB_MAP_FULL ?
+		         wdb_full_msg(db, full, sizeof(full)) : mdb_strerror(rc));
+		goto fail;
+	}
+	/* The map of a process without a size of its own, before anything
+	 * that may grow the data. */
+	if (!o->map_size && (rc = adopt_map_size(db, o->conf_map_size))) {
+		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
 	/* Then what may not fit in a full store. */
@@ -281,8 +410,8 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 	rc = index_history(txn, db);
 	if (!rc)
 		rc = index_rows(txn, db);
-	if (!rc && o->map_size)
-		rc = record_map_size(txn, db);
+	if (!rc && (o->map_size || o->conf_map_size))
+		rc = record_map_size(txn, db, !o->map_size);
 	if (rc)
 		mdb_txn_abort(txn);
 	else
@@ -294,9 +423,11 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		if (db->log_full) {
 			db->full_logged = util_mono_sec();
 			db->full_said = 1;
-			log_err("database %s: %s", path, WDB_FULL_MSG);
+			char full[300];
+			log_err("database %s: %s", path,
+			        wdb_full_msg(db, full, sizeof(full)));
 		}
-	} else if (rc || (!o->map_size && (rc = adopt_map_size(db)))) {
+	} else if (rc) {
 		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
@@ -338,6 +469,15 @@ int weightdb_info(weightdb_t *db, wdb_info_t *out)
 	int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
 	if (rc)
 		return wdb__code(rc);
+	out->live = wdb__live_bytes(txn, db);
+	static const char *const room[2] = { "roomaudit", "roomhist" };
+	for (int i = 0; i < 2; i++) {
+		MDB_val rk = { strlen(room[i]), (void *)room[i] }, rv;
+		uint64_t n = 0;
+		if (mdb_get(txn, db->dbi[DBI_META], &rk, &rv) == 0 && rv.mv_size == 8)
+			memcpy(&n, rv.mv_data, 8);
+		*(i ? &out->room_history : &out->room_audit) = n;
+	}
 	MDB_val k = { 8, "tablegen" }, v;
 	if (mdb_get(txn, db->dbi[DBI_META], &k, &v) == 0 && v.mv_size == 8)
 		memcpy(&out->table_generation, v.mv_data, 8);

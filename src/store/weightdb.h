@@ -97,10 +97,22 @@ typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
  * sparse file's address space, so a large value costs nothing. */
 #define WDB_MAP_SIZE_DEFAULT ((size_t)16 << 30)
 
-/* What a write that finds the map full reports (gslbctl prints it, gslbd
- * logs it once). */
-#define WDB_FULL_MSG "store full: raise database.map-size or lower " \
-                     "database.audit-keep / health.history-keep"
+/* What a write that finds the map full reports where the store is not
+ * at hand (wdb_strerror()); with it, the message names the map size
+ * too. */
+#define WDB_FULL_MSG "store full: raise database.map-size and restart " \
+                     "gslbd, or delete what the table no longer needs"
+
+/* Room for health decisions (DESIGN-NOTES "Room in the store"): the top
+ * WDB_ROOM_SHARE of the map (at least WDB_ROOM_MIN bytes) is kept for
+ * the daemon's writes: a write of a process opened with
+ * wdb_options_t.leave_room (gslbctl) that would leave the store's data
+ * in it is refused.  Past the next share down (the high-water mark)
+ * weightdb_make_room() deletes audit records and score history, oldest
+ * first, until the data is below the share under that (the low-water
+ * mark): a 1M map keeps 128K, trims past 768K, down to 640K. */
+#define WDB_ROOM_SHARE 8
+#define WDB_ROOM_MIN ((uint64_t)128 << 10)
 
 /** How weightdb_open_opts() opens the store. */
 typedef struct wdb_options {
@@ -116,6 +128,16 @@ typedef struct wdb_options {
 	/* Log (once) when a write finds the store full, and when writes
 	 * succeed again: gslbd sets it, gslbctl reports to its caller. */
 	int log_full;
+	/* A process that is not the store's owner (gslbctl): the map size
+	 * it is configured with (database.map-size; 0: none given).  A new
+	 * store, or one gslbd never opened, is created and mapped with it
+	 * and records it; a store that records a size is mapped at the
+	 * smaller of the two, so that this process never grows the data
+	 * past what gslbd maps.  Ignored with map_size. */
+	size_t conf_map_size;
+	/* Writes stop short of the room kept for health decisions
+	 * (WDB_ROOM_SHARE): gslbctl sets it, gslbd's own writes use it. */
+	int leave_room;
 } wdb_options_t;
 
 /** Opens (creating directory, environment and sub-databases when
@@ -139,6 +161,10 @@ typedef struct wdb_info {
 	                                than map_size */
 	int full;                    /* the last write of this process found
 	                                the map full */
+	uint64_t live;               /* bytes of pages holding data (the rest
+	                                of `used` is free for reuse) */
+	uint64_t room_audit;         /* audit records and history samples */
+	uint64_t room_history;       /* weightdb_make_room() deleted, ever */
 } wdb_info_t;
 
 /** Fills @out for @db with one short read transaction.  Returns 0 or an
@@ -147,6 +173,35 @@ int weightdb_info(weightdb_t *db, wdb_info_t *out);
 
 /** A description of store error @rc: WDB_FULL_MSG for GSLB_ENOSPC. */
 const char *wdb_strerror(int rc);
+/** What a write that finds @db full reports: WDB_FULL_MSG with the map
+ * size, into @buf.  Returns @buf. */
+const char *wdb_full_msg(weightdb_t *db, char *buf, size_t len);
+
+/** What weightdb_make_room() did. */
+typedef struct wdb_room {
+	uint64_t map;                /* the map size */
+	uint64_t live_before;        /* bytes holding data before, and */
+	uint64_t live_after;         /* after the trim */
+	unsigned audit, history;     /* records deleted */
+	uint32_t newest;             /* the time of the newest one deleted */
+} wdb_room_t;
+
+/** Keeps room for health decisions: when the data passes the high-water
+ * mark (WDB_ROOM_SHARE), deletes audit records and history samples
+ * oldest first (both tables together, by time), at most @max, until it
+ * is below the low-water mark or nothing of them is left, in a write
+ * transaction of its own; counts them in the store (meta "roomaudit",
+ * "roomhist": wdb_info_t).  Below the mark it reads only, unless
+ * @force (a write of the caller's just found the map full: pages freed
+ * by the last commits are reused only after a later one), which
+ * deletes at least the records of the oldest second.  Returns the
+ * number deleted (0: none needed) with @out filled, or a negative
+ * error. */
+int weightdb_make_room(weightdb_t *db, unsigned max, int force,
+                       wdb_room_t *out);
+/** What weightdb_make_room() did, as gslbd logs it and gslbctl notes
+ * it, into @buf.  Returns @buf. */
+const char *wdb_room_msg(const wdb_room_t *r, char *buf, size_t len);
 
 /* The field of every "steerin" record that says from when its
  * retention counts (unix time): the last push of an input record, the

@@ -29,6 +29,8 @@ struct weightdb {
 	char *path;
 	int read_only;        /* opened with MDB_RDONLY: no write transaction */
 	int log_full;         /* log when the store fills up and recovers */
+	int leave_room;       /* writes stop short of the room kept for health
+	                         decisions (wdb_options_t) */
 	int full;             /* the last write of this process hit the map size */
 	int64_t full_logged;  /* util_mono_sec() of the last "store full" log */
 	int full_said;        /* that log is not yet followed by a success */
@@ -84,7 +86,25 @@ struct wdb_txn {
 	int inputs_changed;   /* pushed steering inputs changed */
 	int rc;               /* the first failed write (sticky): commit refuses */
 	int read_only;        /* from wdb_begin_read(): wdb_set() refuses */
+	uint64_t live_begin;  /* the bytes of all but the audit log at the start
+	                         (leave_room) */
 };
+
+/** The bytes of the pages that hold data in @txn (meta pages, every
+ * sub-database's tree and the free list's own tree; not the free pages
+ * a write reuses): O(1), from the trees' page counts. */
+uint64_t wdb__live_bytes(MDB_txn *txn, weightdb_t *db);
+
+/** The marks of room for health decisions in a map of @map bytes
+ * (weightdb.h, WDB_ROOM_SHARE): writes of a leave_room process stop at
+ * @limit, weightdb_make_room() trims past @high down to @low. */
+typedef struct { uint64_t map, limit, high, low; } wdb_marks_t;
+void wdb__marks(weightdb_t *db, wdb_marks_t *m);
+
+/** The time (unix) of the oldest audit record and of the oldest history
+ * sample in @t.  Return 0, or GSLB_ENOENT when there is none. */
+int wdb__audit_oldest(wdb_txn_t *t, uint32_t *when);
+int wdb__history_oldest(wdb_txn_t *t, uint32_t *when);
 
 /** The GSLB_E* code of LMDB result @rc: GSLB_ENOSPC for a full map,
  * GSLB_ENOENT for a missing key, GSLB_EIO for anything else. */

@@ -212,6 +212,34 @@ wait_up() { # count [tenths]
 	return 1
 }
 
+# wait_for SECONDS "expected answers": polls the test's own answers()
+# every 0.1 s until it prints the expected answers; prints the
+# milliseconds it took (0), or "timeout (last: ...)" (1).
+wait_for() {
+	local t0 got
+	t0=$(date +%s%N)
+	for _ in $(seq $(( $1 * 10 ))); do
+		got=$(answers)
+		[ "$got" = "$2" ] && { echo $(( ($(date +%s%N) - t0) / 1000000 )); return 0; }
+		sleep 0.1
+	done
+	echo "timeout (last: $got)"
+	return 1
+}
+
+# ro_store: a copy of the test's store in $RO/db, a new directory of
+# root's: data.mdb readable by all, lock.mdb writable by all (remove $RO
+# at the end).  as_nobody ARGS... runs gslbctl -d $RO/db as user nobody.
+ro_store() {
+	RO=$(mktemp -d /tmp/gslbd-ro.XXXXXX)
+	chmod 755 "$RO"
+	mkdir "$RO/db"
+	cp "$T/db/data.mdb" "$RO/db/"
+	touch "$RO/db/lock.mdb"
+	chmod 755 "$RO/db"; chmod 644 "$RO/db/data.mdb"; chmod 666 "$RO/db/lock.mdb"
+}
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$ROOT/$B/gslbctl" -d "$RO/db" "$@"; }
+
 # Starts gslbd and waits until it answers (at most 10 s).
 gslbd_start() {
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &

@@ -33,17 +33,6 @@ gslbd_start
 
 answers() { q www.gslb.test A +short | sort | tr '\n' ' ' | sed 's/ $//'; }
 ttl() { q www.gslb.test A +noall +answer | awk 'NR==1 {print $2}'; }
-# wait_for SECONDS "expected answers" -> prints the seconds it took
-wait_for() {
-	local t0=$(date +%s%N) got
-	for _ in $(seq $(( $1 * 10 ))); do
-		got=$(answers)
-		[ "$got" = "$2" ] && { echo $(( ($(date +%s%N) - t0) / 1000000 )); return 0; }
-		sleep 0.1
-	done
-	echo "timeout (last: $got)"
-	return 1
-}
 all="192.0.2.1 192.0.2.2 192.0.2.3"
 single_bad() { # port node-name
 	mode "$1" err1

@@ -824,6 +824,87 @@ START_TEST(read_only_open)
 }
 END_TEST
 
+/* Adds node @id (with a note of @pad bytes) in a commit of its own. */
+static int64_t add_padded(weightdb_t *db, const char *id, size_t pad)
+{
+	char err[512], *note = xcalloc(1, pad + 1);
+	memset(note, 'x', pad);
+	wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	json_t *n = json_pack("{s:s, s:[s], s:s}", "id", id, "addrs", "192.0.2.1",
+	                      "note", note);
+	wdb_set(t, WDB_NODE, id, n);
+	json_decref(n);
+	free(note);
+	return wdb_commit(t, "node add", err, sizeof(err));
+}
+
+/* Room for health decisions: gslbctl (conf_map_size, leave_room) creates
+ * the store with its configured map and records it; its writes stop
+ * short of the top eighth; past the high-water mark the audit log makes
+ * way oldest first, counted; a write that shrinks the data is never
+ * refused. */
+START_TEST(room_for_health)
+{
+	char err[512], p[PATH_MAX + 8];
+	snprintf(p, sizeof(p), "%s/room", g_dir);
+	wdb_options_t o = { .conf_map_size = 1 << 20, .leave_room = 1 };
+	weightdb_t *db = weightdb_open_opts(p, &o, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	wdb_info_t wi;
+	ck_assert_int_eq(weightdb_info(db, &wi), 0);
+	ck_assert_uint_eq(wi.map_size, 1 << 20);
+	weightdb_close(db);
+	/* A later open without a size of its own maps the recorded one. */
+	db = weightdb_open(p, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	ck_assert_int_eq(weightdb_info(db, &wi), 0);
+	ck_assert_uint_eq(wi.map_size, 1 << 20);
+	weightdb_close(db);
+	/* Configured for more than recorded: the recorded one. */
+	o.conf_map_size = 64 << 20;
+	db = weightdb_open_opts(p, &o, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	ck_assert_int_eq(weightdb_info(db, &wi), 0);
+	ck_assert_uint_eq(wi.map_size, 1 << 20);
+	/* Table growth: refused before the last 128K, which stays free. */
+	int64_t rc = 0;
+	int i;
+	for (i = 0; i < 2000 && rc >= 0; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "t%d", i);
+		rc = add_padded(db, id, 1500);
+	}
+	ck_assert_int_eq(rc, GSLB_ENOSPC);
+	ck_assert_int_eq(weightdb_info(db, &wi), 0);
+	ck_assert_uint_le(wi.live, (1 << 20) - (128 << 10));
+	ck_assert_uint_gt(wi.live, (1 << 20) - (256 << 10));
+	/* Past the high-water mark the audit log makes way, oldest first. */
+	wdb_room_t r;
+	int n = weightdb_make_room(db, 100000, 0, &r);
+	ck_assert_int_gt(n, 0);              /* past 768K: trimmed */
+	ck_assert_uint_eq(r.audit, (unsigned)n);
+	ck_assert_uint_le(r.live_after, r.live_before);
+	ck_assert_ptr_null(wdb_audit_get(db, 1));   /* oldest first */
+	ck_assert_int_eq(weightdb_info(db, &wi), 0);
+	ck_assert_uint_eq(wi.room_audit, (uint64_t)n);
+	/* Deleting nodes shrinks the table: never refused, though the audit
+	 * record of the deletion holds them. */
+	wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
+	for (int k = 0; k < 3; k++) {
+		char id[32];
+		snprintf(id, sizeof(id), "t%d", k);
+		wdb_set(t, WDB_NODE, id, NULL);
+	}
+	ck_assert_msg(wdb_commit(t, "node del", err, sizeof(err)) > 0, "%s", err);
+	char msg[512];
+	wdb_room_msg(&r, msg, sizeof(msg));
+	ck_assert_ptr_nonnull(strstr(msg, "oldest audit records"));
+	ck_assert_ptr_nonnull(strstr(msg, "of its 1M map (database.map-size)"));
+	weightdb_close(db);
+}
+END_TEST
+
 /* A full map refuses the write with the remedy and changes nothing;
  * trimming makes room again. */
 START_TEST(map_full)
@@ -857,7 +938,9 @@ START_TEST(map_full)
 		rc = wdb_commit(t, "node add", err, sizeof(err));
 	}
 	ck_assert_int_eq(rc, GSLB_ENOSPC);
-	ck_assert_str_eq(err, WDB_FULL_MSG);
+	char full[300];
+	ck_assert_str_eq(err, wdb_full_msg(db, full, sizeof(full)));
+	ck_assert_ptr_nonnull(strstr(err, "map of 256K (database.map-size)"));
 	for (int k = 0; k < 3; k++) {             /* refused again and again */
 		wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
 		json_t *n = json_pack("{s:s, s:[s], s:s}", "id", "x", "addrs",
@@ -911,7 +994,7 @@ START_TEST(map_full)
 	size_t ln = fread(logbuf, 1, sizeof(logbuf) - 1, lf);
 	logbuf[ln] = 0;
 	fclose(lf);
-	const char *first = strstr(logbuf, WDB_FULL_MSG);
+	const char *first = strstr(logbuf, "store full: its map of 256K");
 	ck_assert_msg(first != NULL, "log: %s", logbuf);
 	/* Once: the refusals after the first say nothing more, the first
 	 * success says so, and a second episode within ten minutes of the
@@ -919,7 +1002,7 @@ START_TEST(map_full)
 	 * large ones would otherwise make a stream of it). */
 	const char *again = strstr(first, "writes succeed again");
 	ck_assert_msg(again != NULL, "log: %s", logbuf);
-	ck_assert_msg(strstr(first + 1, WDB_FULL_MSG) == NULL, "logged twice: %s",
+	ck_assert_msg(strstr(first + 1, "store full: its map of 256K") == NULL, "logged twice: %s",
 	              logbuf);
 }
 END_TEST
@@ -990,6 +1073,7 @@ static Suite *store_suite(void)
 	tcase_add_test(t, read_txn_does_not_block_writers);
 	tcase_add_test(t, read_only_open);
 	tcase_add_test(t, map_full);
+	tcase_add_test(t, room_for_health);
 	tcase_add_test(t, trim_by_time);
 	tcase_add_test(t, generations_by_kind);
 	suite_add_tcase(s, t);
