@@ -387,8 +387,9 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 		json_integer_value(json_object_get(json_object_get(row, "steer"), "at")) : 0));
 	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
 		json_object_get(state, "at"))));
-	json_object_set(out, "verdict", json_object_get(state, "verdict") ?
-	                json_object_get(state, "verdict") : json_string("not evaluated yet"));
+	json_t *verdict = json_object_get(state, "verdict");
+	json_object_set_new(out, "verdict", verdict ? json_incref(verdict) :
+	                    json_string("not evaluated yet"));
 	json_t *pin = json_object_get(row, "pin");
 	if (pin) {
 		json_t *p2 = json_deep_copy(pin);
