@@ -53,7 +53,7 @@ tseq() { seq "$(tscale "$1")"; }
 cleanup() {
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
 		kill "$PID" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(tseq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$PID" 2>/dev/null
 	fi
 }
