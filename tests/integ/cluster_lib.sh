@@ -47,7 +47,7 @@ etcd_stop() { # member
 	local p=${EPID[$1]}
 	[ -n "$p" ] || return 0
 	kill "$p" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(tseq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	kill -9 "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 	EPID[$1]=
@@ -55,7 +55,7 @@ etcd_stop() { # member
 
 # Waits (at most 15 s) until the cluster has a leader and takes writes.
 etcd_wait() {
-	for _ in $(seq 150); do
+	for _ in $(tseq 150); do
 		ETCDCTL put /probe x >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
@@ -125,7 +125,7 @@ ns_start() { # i [endpoints]
 	[ -e "$T/ns$i/gslbd.conf" ] || ns_conf "$@"
 	"$GSLBD" -c "$T/ns$i/gslbd.conf" >>"$T/ns$i.log" 2>&1 &
 	NSPID[$i]=$!
-	for _ in $(seq 100); do
+	for _ in $(tseq 100); do
 		dig @127.0.0.1 -p "${NSPORT[$i]}" +time=1 +tries=1 id.server CH TXT >/dev/null 2>&1 && return 0
 		kill -0 "${NSPID[$i]}" 2>/dev/null || break
 		sleep 0.1
@@ -138,7 +138,7 @@ ns_stop() { # i [signal]
 	local p=${NSPID[$1]:-}
 	[ -n "$p" ] || return 0
 	kill "-${2:-TERM}" "$p" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(tseq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	kill -9 "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 	NSPID[$1]=
@@ -162,7 +162,7 @@ qn() { # i name [type]
 # wait_all TENTHS NAME "ANSWERS": 0 once every running instance answers so.
 wait_all() {
 	local i good
-	for _ in $(seq "$1"); do
+	for _ in $(tseq "$1"); do
 		good=1
 		for i in 1 2 3; do
 			[ -n "${NSPID[$i]}" ] || continue
@@ -188,7 +188,7 @@ etcd_cluster_start() {
 feeder_start() { # fn
 	touch "$T/feeding"
 	(
-		end=$((SECONDS + 240))
+		end=$((SECONDS + $(tscale 240)))
 		while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
 			for i in 1 2 3; do
 				[ -n "${NSPID[$i]}" ] || continue

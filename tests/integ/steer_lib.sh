@@ -44,7 +44,7 @@ set_m() { mkdir -p "$T/m"; echo "$2" > "$T/m/$1"; }
 start_feeder() {
 	touch "$T/feeding"
 	(
-		end=$((SECONDS + 300))
+		end=$((SECONDS + $(tscale 300)))
 		while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
 			for f in "$T"/m/*; do
 				k=${f##*/} n=${k%:*} r=${k#*:}

@@ -132,7 +132,7 @@ sleep 0.3
 etcd_stop "$leader"
 t0=$(date +%s%N)
 wrote=0
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	if CTLN 2 node set b --addr 192.0.2.22 >/dev/null 2>>"$T/ctl.err"; then wrote=1; break; fi
 	sleep 0.1
 done
@@ -174,7 +174,7 @@ ns_stop 3
 for i in 1 2 3; do etcd_start "$i"; done
 etcd_wait
 ok=0
-for _ in $(seq 50); do
+for _ in $(tseq 50); do
 	CTLN 1 node set b --addr 192.0.2.44 >/dev/null 2>&1 && { ok=1; break; }
 	sleep 0.2
 done
@@ -201,7 +201,7 @@ rev=$(ETCDCTL endpoint status -w json 2>/dev/null | python3 -c 'import json,sys;
 ETCDCTL compact "$rev" >/dev/null && ok "history compacted at revision $rev" || fail "compaction failed"
 etcd_start 3
 ok=0
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	[ "$(export_of 3)" = "$(export_of 1)" ] && { ok=1; break; }
 	sleep 0.1
 done
@@ -213,7 +213,7 @@ grep -q "compacted past revision" "$T/ns3.log" && ok "compaction: ns3 logged its
 # The cluster metrics of the three instances: promtool accepts each
 # scrape; all reach etcd and hold the same revision; exactly one is
 # elected; ns3 counts its full reads (the start and the compaction).
-for _ in $(seq 50); do
+for _ in $(tseq 50); do
 	for i in 1 2 3; do M[$i]=$(scrape "$i"); done
 	r1=$(mval "${M[1]}" gslbd_cluster_revision)
 	[ -n "$r1" ] && [ "$(mval "${M[2]}" gslbd_cluster_revision)" = "$r1" ] &&

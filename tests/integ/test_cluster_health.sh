@@ -50,11 +50,11 @@ wait_all 100 www.gslb.test "$both" && ok "three instances answer n1 and n2" ||
 # The elected instance, as gslbctl cluster status shows it.
 leader_now() { CTLN 1 cluster status 2>/dev/null | sed -n 's/^leader: //p'; }
 L=
-for _ in $(seq 50); do L=$(leader_now); [ -n "$L" ] && [ "$L" != none ] && break; sleep 0.1; done
+for _ in $(tseq 50); do L=$(leader_now); [ -n "$L" ] && [ "$L" != none ] && break; sleep 0.1; done
 L=${L#ns}
 [[ "$L" =~ ^[123]$ ]] && ok "cluster status shows the elected instance: ns$L" || fail "no leader shown: '$L'"
 # Every instance publishes a view of every node, with its latencies.
-for _ in $(seq 50); do
+for _ in $(tseq 50); do
 	[ "$(CTLN 1 cluster health n1 2>/dev/null | grep -Ec '^n1 +ns[123] .* up ')" = 3 ] && break
 	sleep 0.1
 done
@@ -74,7 +74,7 @@ VA=${others[0]}; VB=${others[1]}
 # 5a. n1 refused from A only: partial, still in every answer.
 mode "${H1[$VA]}" down
 ok_partial=0
-for _ in $(seq 60); do
+for _ in $(tseq 60); do
 	out=$(CTLN "$L" status 2>/dev/null)
 	grep -Eq "^n1 +partial .*down from ns$VA only" <<<"$out" && { ok_partial=1; break; }
 	sleep 0.1
@@ -120,7 +120,7 @@ else:
     print("never")
 PY
 poller=$!
-for _ in $(seq 100); do [ -e "$T/blocked.ready" ] && break; sleep 0.1; done
+for _ in $(tseq 100); do [ -e "$T/blocked.ready" ] && break; sleep 0.1; done
 mode "${H1[$VB]}" down
 touch "$T/blocked"
 wait $poller
@@ -139,7 +139,7 @@ expect_has "$(CTLN "$L" status)" "^n1 +demoted .*down from 2 of 3 vantages \(ns[
 # recomputed over the two left (n1 down from A only: partial, back in).
 ns_stop "$VB" KILL
 back=0
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	wait_all 1 www.gslb.test "$both" && { back=1; break; }
 	sleep 0.1
 done
@@ -161,7 +161,7 @@ expect_has "$(CTLN "$VA" log 2>&1)" "cluster:ns$L .*standby s1 promoted for n1" 
 ns_stop "$L" KILL
 t0=$(date +%s%N)
 NL=
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	NL=$(CTLN "$VA" cluster status 2>/dev/null | sed -n 's/^leader: ns//p')
 	[ -n "$NL" ] && [ "$NL" != "$L" ] && break
 	sleep 0.1
@@ -203,9 +203,9 @@ now=$(date +%s)
 CTLN "$W" cutover add --region rc --derate 50 --start "$(at $((now + 5)))" \
 	--end "$(at $((now + 8)))" >/dev/null || fail "cutover add"
 phase() { CTLN "$W" log 2>&1 | grep -c "node n1 cutover [^ ]* $1 "; }
-for _ in $(seq 60); do [ "$(phase pre-derated)" = 1 ] && break; sleep 0.1; done
+for _ in $(tseq 60); do [ "$(phase pre-derated)" = 1 ] && break; sleep 0.1; done
 ns_stop "$NL" KILL
-for _ in $(seq 150); do [ "$(phase none)" -ge 1 ] && break; sleep 0.2; done
+for _ in $(tseq 150); do [ "$(phase none)" -ge 1 ] && break; sleep 0.2; done
 log=$(CTLN "$W" log 2>&1)
 for ph in announced pre-derated in-window none; do
 	n=$(grep -c "node n1 cutover [^ ]* $ph " <<<"$log")

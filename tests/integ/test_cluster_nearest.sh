@@ -58,7 +58,7 @@ for i in 1 2 3; do nsup "$i"; done
 
 leader_now() { CTLN 1 cluster status 2>/dev/null | sed -n 's/^leader: ns//p'; }
 L=
-for _ in $(seq 100); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
+for _ in $(tseq 100); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
 [[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
 
 # The answer of instance I to a client of SUBNET (one dig +subnet).
@@ -127,7 +127,7 @@ expect_has "$out" "^2 measurements from .*round.txt written to the cluster \(rev
 	"ns$N: metrics push --file goes to the cluster"
 touch "$T/feeding"
 (
-	end=$((SECONDS + 120))
+	end=$((SECONDS + $(tscale 120)))
 	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
 		CTLN "$N" metrics push --file "$T/round.txt" >/dev/null 2>&1 || echo "FAIL - feeder push"
 		sleep 0.5
@@ -167,7 +167,7 @@ wait_until 10 spent_o && ok "ns$O started on an empty store: spent 2.00 from etc
 	fail "ns$O on an empty store: spent $(spent "$O")"
 ns_stop "$N"
 nsup "$N"
-for _ in $(seq 50); do grep -q "resynced from etcd" <(tail -20 "$T/ns$N.log") && break; sleep 0.1; done
+for _ in $(tseq 50); do grep -q "resynced from etcd" <(tail -20 "$T/ns$N.log") && break; sleep 0.1; done
 sleep 1
 [ "$(spent "$O")" = 2.00 ] && [ "$(spent "$N")" = 2.00 ] &&
 	ok "ns$N restarted on its store: still 2.00, nothing applied twice" ||
@@ -181,7 +181,7 @@ ns_stop "$N"
 ns_stop "$L"
 t0=$(date +%s)
 E=
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	E=$(CTLN "$O" cluster status 2>/dev/null | sed -n 's/^leader: ns//p')
 	[ "$E" = "$O" ] && break
 	sleep 0.1

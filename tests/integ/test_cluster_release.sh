@@ -70,7 +70,7 @@ state_all() { # state
 }
 
 L=
-for _ in $(seq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
+for _ in $(tseq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
 [[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
 
 # 1. Started through ns2: the release is in etcd, so in every store.
@@ -99,7 +99,7 @@ p=$(field "$L" percent)
 wait_until 10 pct_all "$p" && ok "all three stand at $p %" ||
 	fail "shares differ: $(field 1 percent) $(field 2 percent) $(field 3 percent)"
 same=0
-for _ in $(seq 20); do
+for _ in $(tseq 20); do
 	for i in 1 2 3; do S[$i]=$(in_set "$i"); done
 	[ -n "${S[1]}" ] && [ "${S[1]}" = "${S[2]}" ] && [ "${S[1]}" = "${S[3]}" ] && { same=1; break; }
 	sleep 0.3
@@ -148,7 +148,7 @@ NSPID[$L]=
 killed=$(date +%s)
 O1=$(( L % 3 + 1 ))
 N=
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	N=$(leader_now "$O1")
 	[[ "$N" =~ ^[123]$ ]] && [ "$N" != "$L" ] && break
 	sleep 0.1

@@ -26,9 +26,14 @@ CTLN 1 weight set www.gslb.test a=50 b=50 >/dev/null
 for i in 1 2 3; do ns_start "$i"; done
 
 # Steering inputs stay in the store they are pushed to: a feeder pushes
-# them to every instance.  b is slow ($T/lat_b ms).
+# them to every instance.  b is slow ($T/lat_b ms).  The instance named
+# in $T/paused (stopped by SIGSTOP below) is left out: its store's lock
+# may be held by the stopped process, and a push waiting for it would
+# hold the feeder's round for the others too, until their inputs went
+# stale and the engine let go of the row.
 echo 200 > "$T/lat_b"
 feed() {
+	[ "$1" = "$(cat "$T/paused" 2>/dev/null)" ] && return 0
 	CTLN "$1" metrics push a success=99.9 latency=20
 	CTLN "$1" metrics push b success=99.9 latency="$(cat "$T/lat_b")"
 }
@@ -54,7 +59,7 @@ for r in d['records']:
 }
 
 L=
-for _ in $(seq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
+for _ in $(tseq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0.1; done
 [[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
 if wait_until 30 low_b "$L" 2500; then ok "slow b loses share (ns$L's engine: $(share "$L" b) bp)"
 else fail "b's share did not fall: $(CTLN "$L" steer show www.gslb.test 2>&1)"; fi
@@ -68,7 +73,7 @@ for r in json.load(sys.stdin):
     print(r['row'], r['steered'], sorted((n, v['weight']) for n, v in r['nodes'].items()))" 2>/dev/null
 }
 same=0
-end=$((SECONDS + 60))
+end=$((SECONDS + $(tscale 60)))
 while [ $SECONDS -lt $end ]; do
 	for i in 1 2 3; do W[$i]=$(rowof "$i"); done
 	[ -n "${W[1]}" ] && [ "${W[1]}" = "${W[2]}" ] && [ "${W[1]}" = "${W[3]}" ] && { same=1; break; }
@@ -128,6 +133,7 @@ stable() { # the elected instance's share of b, unchanged over 3 s
 paused_add() { # attempt -> 0 done, 1 failed, 2 gslbctl held by the lock
 	wait_until 60 stable || { fail "shares did not settle: $(share "$L" b)"; return 1; }
 	w0=$(share "$L" b)
+	echo "$S" > "$T/paused"
 	kill -STOP "${NSPID[$S]}"
 	[ "$1" = 1 ] && echo 60 > "$T/lat_b" || echo 120 > "$T/lat_b"
 	moved_settled() { [ "$(share "$L" b)" != "$w0" ] && stable; }
@@ -135,8 +141,9 @@ paused_add() { # attempt -> 0 done, 1 failed, 2 gslbctl held by the lock
 		fail "b's share did not move and settle: $w0 -> $(share "$L" b)"
 	CTLN "$S" node add "z$1" --addr "192.0.2.9$1" >/dev/null 2>"$T/add.err" &
 	local ap=$! held=1
-	for _ in $(seq 100); do kill -0 "$ap" 2>/dev/null || { held=0; break; }; sleep 0.1; done
+	for _ in $(tseq 100); do kill -0 "$ap" 2>/dev/null || { held=0; break; }; sleep 0.1; done
 	kill -CONT "${NSPID[$S]}"
+	rm -f "$T/paused"
 	wait "$ap" || fail "node add through the paused ns$S: $(cat "$T/add.err")"
 	[ $held = 0 ] || return 2
 	return 0
@@ -147,7 +154,7 @@ for attempt in 1 2; do
 	break
 done
 same=0
-end=$((SECONDS + 20))
+end=$((SECONDS + $(tscale 20)))
 while [ $SECONDS -lt $end ]; do
 	[ "$(rowof "$S")" = "$(rowof "$L")" ] && { same=1; break; }
 	sleep 0.5
@@ -162,7 +169,7 @@ ns_stop "$L"
 NSPID[$L]=
 echo 20 > "$T/lat_b"
 N=
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	N=$(CTLN $(( L % 3 + 1 )) cluster status 2>/dev/null | sed -n 's/^leader: ns//p')
 	[[ "$N" =~ ^[123]$ ]] && [ "$N" != "$L" ] && break
 	sleep 0.1
@@ -178,7 +185,7 @@ steer_log "$N" > "$T/steerN"
 tail -1 "$T/steerN" | grep -q "^cluster:ns$N " && ok "the last steering change was made by ns$N" ||
 	fail "last steering change: $(tail -1 "$T/steerN")"
 ok=0
-for _ in $(seq 40); do
+for _ in $(tseq 40); do
 	[ "$(CTLN "$N" --json weight show www.gslb.test 2>/dev/null)" = \
 	  "$(CTLN "$O" --json weight show www.gslb.test 2>/dev/null)" ] && { ok=1; break; }
 	sleep 0.25

@@ -29,7 +29,7 @@ hits() { wc -l < "$T/mode$1.hits"; }
 # Waits for the probes number N and N+1 of port $1 (at most 15 s) and
 # prints the seconds between them.
 gap() { # port n
-	for _ in $(seq 150); do [ "$(hits "$1")" -ge $(($2 + 1)) ] && break; sleep 0.1; done
+	for _ in $(tseq 150); do [ "$(hits "$1")" -ge $(($2 + 1)) ] && break; sleep 0.1; done
 	awk -v a="$2" -v b=$(($2 + 1)) 'NR == a { x = $1 } NR == b { printf "%.2f", $1 - x }' \
 		"$T/mode$1.hits"
 }
@@ -38,7 +38,7 @@ now=$(date +%s)
 start=$((now + 3))
 CTL cutover add --region r-a --start "$(at $start)" --end "$(at $((now + 600)))" \
 	--derate 50 >/dev/null && ok "cutover added" || fail "cutover add"
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	CTL status | grep -q "cutover c1 in-window" && break
 	sleep 0.1
 done
@@ -69,7 +69,7 @@ g=$(gap "$HA" $((h + 1)))
 awk -v g="$g" 'BEGIN { exit !(g != "" && g < 1.0) }' &&
 	ok "in the window: failing node confirmed by a probe $g s after the first" ||
 	fail "confirmation probe after '$g' s"
-for _ in $(seq 50); do CTL log | grep -q "node a1 demoted" && break; sleep 0.2; done
+for _ in $(tseq 50); do CTL log | grep -q "node a1 demoted" && break; sleep 0.2; done
 expect_has "$(CTL log)" "node a1 demoted: .*2 consecutive rounds" "a1 demoted after its two rounds"
 n=$(( $(hits "$HA") - h ))
 sleep 3

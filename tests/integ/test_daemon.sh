@@ -35,7 +35,7 @@ out=$(q www.gslb.test A +short)
 
 # A failing start is an exit status and a message, not a silent child.
 kill "$PID"
-for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+for _ in $(tseq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
 PID=
 write_conf gslb.test missing.zone
 "$GSLBD" -d -c "$T/gslbd.conf" -p "$T/bad.pid" >"$T/bad.log" 2>&1

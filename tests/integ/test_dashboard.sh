@@ -73,14 +73,14 @@ except Exception as e:
     sys.stdout.write('{"status":"http-error","error":"%s"}' % e)
 EOP
 }
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	api "/api/v1/query?query=gslbd_health_node_score" | grep -q '"node":"h2"' && break
 	sleep 0.2
 done
 # Some scrapes with every node up, then h2's server goes away.
 sleep 3
 echo down > "$T/mode$HP2"
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	CTL status | grep -qE '^h2 +demoted' && break
 	sleep 0.1
 done

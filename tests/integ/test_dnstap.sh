@@ -22,7 +22,7 @@ start_capture() { # file
 	fstrm_capture -t protobuf:dnstap.Dnstap -u "$T/dnstap.sock" -w "$1" \
 		>>"$T/capture.log" 2>&1 &
 	CAP=$!
-	for _ in $(seq 50); do [ -S "$T/dnstap.sock" ] && return 0; sleep 0.1; done
+	for _ in $(tseq 50); do [ -S "$T/dnstap.sock" ] && return 0; sleep 0.1; done
 	echo "fstrm_capture did not start"; cat "$T/capture.log"; exit 1
 }
 trap 'stop_capture; cleanup' EXIT
@@ -129,7 +129,7 @@ q www.gslb.test A +tcp >/dev/null
 conf "dnstap:
   socket: dnstap.sock"
 kill -HUP "$PID"
-for _ in $(seq 50); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
+for _ in $(tseq 50); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
 expect_has "$(cat "$T/gslbd.log")" "reload: dnstap.queries changed \(no -> \(default\)\): needs a restart; keeping the old value" \
 	"reload: a changed section is reported, not applied"
 q www.gslb.test A >/dev/null
@@ -211,11 +211,11 @@ print("stalled", flush=True)
 time.sleep(25)
 EOP
 STALL=$!
-for _ in $(seq 50); do [ -S "$T/stall.sock" ] && break; sleep 0.1; done
+for _ in $(tseq 50); do [ -S "$T/stall.sock" ] && break; sleep 0.1; done
 conf "dnstap:
   socket: stall.sock"
 gslbd_start
-for _ in $(seq 50); do grep -q stalled "$T/stall.out" && break; sleep 0.1; done
+for _ in $(tseq 50); do grep -q stalled "$T/stall.out" && break; sleep 0.1; done
 res=$(py <<'EOP'
 import dnsraw, socket, os
 # 12000 queries from one socket (one UDP thread): about 24000 messages,

@@ -31,7 +31,7 @@ n=$(( $(hits) - h0 ))
 # good at the first slow result, and the next probes come every second.
 echo slow > "$T/mode$HP"
 h0=$(hits)
-for _ in $(seq 80); do [ "$(hits)" -gt "$h0" ] && break; sleep 0.1; done
+for _ in $(tseq 80); do [ "$(hits)" -gt "$h0" ] && break; sleep 0.1; done
 t0=$(date +%s%N)
 h1=$(hits)
 sleep 5

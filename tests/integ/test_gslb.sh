@@ -225,14 +225,14 @@ expect_has "$out" '"row": "region,\*"' "explain --json"
 # SIGHUP reads the CIDR file again: the resolver moves to r-c.
 sed -i 's/^127\.0\.0\.0\/8 .*/127.0.0.0\/8     region=r-c isp=isp-z/' "$T/over.nets"
 kill -HUP "$PID"
-for _ in $(seq 30); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
+for _ in $(tseq 30); do grep -q "reload: done" "$T/gslbd.log" && break; sleep 0.1; done
 out=$(q www.gslb.test A +short)
 case "$out" in 192.0.2.10[12]) ok "nets file reloaded on SIGHUP ($out)" ;;
 *) fail "nets reload: got '$out'" ;; esac
 # A bad line in the nets file: the reload is refused, answers unchanged.
 echo "300.1.2.0/24 region=r-a" >> "$T/over.nets"
 kill -HUP "$PID"
-for _ in $(seq 30); do grep -q "over.nets:4" "$T/gslbd.log" && break; sleep 0.1; done
+for _ in $(tseq 30); do grep -q "over.nets:4" "$T/gslbd.log" && break; sleep 0.1; done
 expect_has "$(cat "$T/gslbd.log")" "over\.nets:4" "bad nets line reported with its line"
 out=$(q www.gslb.test A +short)
 case "$out" in 192.0.2.10[12]) ok "bad nets file: previous data kept" ;;

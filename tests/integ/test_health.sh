@@ -36,9 +36,10 @@ ttl() { q www.gslb.test A +noall +answer | awk 'NR==1 {print $2}'; }
 all="192.0.2.1 192.0.2.2 192.0.2.3"
 single_bad() { # port node-name
 	mode "$1" err1
-	for _ in $(seq 30); do grep -q ok "$T/mode$1" && break; sleep 0.1; done
+	for _ in $(tseq 30); do grep -q ok "$T/mode$1" && break; sleep 0.1; done
 	grep -q ok "$T/mode$1" || { fail "$2: no probe saw the 503"; return; }
 	local moved=
+	# Two seconds deliberately pass: the traffic must NOT move meanwhile.
 	for _ in 1 2 3 4; do [ "$(answers)" = "$all" ] || moved=1; sleep 0.5; done
 	[ -z "$moved" ] && ok "$2: a single 503 did not move traffic" || fail "$2: a single bad probe moved traffic"
 }
@@ -48,10 +49,14 @@ out=$(CTL status)
 expect_has "$out" "^h1 +up +auto +primary +(8[0-9]|9[0-9]|100) " "status: h1 up with a score >= 80"
 
 # Hard failure: connections refused -> out at once (S4-4): within 2 s of
-# the failure with 1 s probes.
+# the failure with 1 s probes.  The 2 s target is measured by
+# bench/health.sh; here the figure is printed and checked against three
+# times the target (scaled), and the status must name the hard failure
+# (a refusal taken for an ordinary fault would wait for two rounds).
 mode $HP2 down
-ms=$(wait_for 3 "192.0.2.1 192.0.2.3") && ok "refused node out of the answers in $ms ms" || fail "hard failure: $ms"
-[ "${ms%% *}" -le 2000 ] 2>/dev/null && ok "within 2 s" || fail "hard failure took $ms ms"
+ms=$(wait_for 2 "192.0.2.1 192.0.2.3") && ok "refused node out of the answers in $ms ms" || fail "hard failure: $ms"
+[ "${ms%% *}" -le "$(tscale 6000)" ] 2>/dev/null && ok "out within a generous bound of the 2 s target" ||
+	fail "hard failure took $ms ms"
 t=$(ttl)
 [ "$t" = 5 ] && ok "short TTL while the change settles (S0-11)" || fail "TTL $t, expected 5"
 out=$(CTL status)
@@ -59,6 +64,7 @@ expect_has "$out" "^h2 +demoted .*hard failure" "status: h2 demoted, reason give
 
 # Recovery needs three good rounds: not back after one.
 mode $HP2 ok
+# One round deliberately passes: h2 must NOT be back after it.
 sleep 1.2
 [ "$(answers)" = "192.0.2.1 192.0.2.3" ] && ok "not back after one good round" || fail "back too early"
 ms=$(wait_for 6 "$all") && ok "back after the confirmations ($ms ms more)" || fail "restore: $ms"
@@ -103,7 +109,7 @@ h1w() {
 }
 # wait_log SECONDS REGEX: the audit log matches REGEX
 wait_log() {
-	for _ in $(seq $(( $1 * 10 ))); do
+	for _ in $(tseq $(( $1 * 10 ))); do
 		CTL log | grep -Eq -- "$2" && return 0
 		sleep 0.1
 	done
@@ -119,13 +125,15 @@ else
 	fail "no gray switch (10 %) before any demotion: $(CTL status | tail -4)"
 	w1=100
 fi
+# Two seconds of the four of gray-watch deliberately pass: no further
+# move meanwhile.
 sleep 2
 w=$(h1w)
 ! CTL log | grep -q "node h1 gray switch 20%" && [ "$w" != x ] &&
 	ok "gray watch: no further move before gray-watch (weight $w)" ||
 	fail "moved on before the watch ended (weight $w)"
 got=
-for _ in $(seq 80); do
+for _ in $(tseq 80); do
 	w=$(h1w)
 	case $w in x|"") ;; *) [ "$w" -lt "$w1" ] && { got=$w; break; } ;; esac
 	sleep 0.1
@@ -149,10 +157,11 @@ mode $HP2 down; mode $HP3 down
 wait_for 4 "192.0.2.1" >/dev/null || fail "h2 and h3 not out: $(answers)"
 n0=$(CTL log | grep -c "node h1 gray switch 10%")
 mode $HP1 slow
-for _ in $(seq 60); do
+for _ in $(tseq 60); do
 	[ "$(CTL log | grep -c "node h1 gray switch 10%")" -gt "$n0" ] && break
 	sleep 0.1
 done
+# Past the watch deliberately (4 s + 3 steps): the hold must NOT move on.
 sleep 7
 [ "$(answers)" = "192.0.2.1" ] && [ "$(CTL log | grep -c "node h1 gray switch 10%")" -gt "$n0" ] &&
 	[ "$(CTL log | grep -c "node h1 gray switch 20%")" = 1 ] &&
@@ -182,7 +191,7 @@ L=$(wc -l < "$T/gslbd.log")
 since() { tail -n +$((L + 1)) "$T/gslbd.log"; }
 mode $HP3 blink
 hit=
-for _ in $(seq 800); do
+for _ in $(tseq 800); do
 	since | grep -q "node h3: every probe failed to connect: probing again" && { hit=1; break; }
 	sleep 0.05
 done
@@ -203,6 +212,7 @@ CTL node set h1 --admin down >/dev/null
 CTL node set h1 --admin auto >/dev/null
 mode $HP2 down
 CTL node set h2 --admin up >/dev/null
+# Two rounds deliberately pass: the failing node must NOT leave.
 sleep 2
 [ "$(answers)" = "$all" ] && ok "admin up keeps a failing node in" || fail "admin up"
 CTL node set h2 --admin auto >/dev/null
@@ -222,7 +232,7 @@ CTL node set h1 --capacity 100 >/dev/null
 CTL node add sb --addr 192.0.2.9 --pool standby --capacity 200 --probe "tcp://127.0.0.1:$HP3" >/dev/null
 CTL node add small --addr 192.0.2.8 --pool standby --capacity 10 --probe "tcp://127.0.0.1:$HP3" >/dev/null
 CTL weight set www.gslb.test h1=10 h2=10 h3=10 small=10 sb=10 >/dev/null
-sleep 2.5
+wait_up 5 || fail "the standbys are not up: $(CTL status)"
 [ "$(answers)" = "$all" ] && ok "standbys do not serve" || fail "standby serving: $(answers)"
 mode $HP1 down
 ms=$(wait_for 4 "192.0.2.2 192.0.2.3 192.0.2.9") && ok "standby promoted in h1's place ($ms ms)" || fail "promotion: $ms"
@@ -235,6 +245,7 @@ ms=$(wait_for 8 "$all") && ok "standby released when h1 is back" || fail "releas
 # Passive checks (S1-2): a pushed request failure rate above 5 % for the
 # whole failure-rate-window (1 s here) is a fault of its own.
 CTL metrics push h2 failure_rate=12 >/dev/null
+# The rate must stay high for the whole window: it deliberately passes.
 sleep 1.2
 CTL metrics push h2 failure_rate=12 >/dev/null
 ms=$(wait_for 5 "192.0.2.1 192.0.2.3 192.0.2.9") && ok "failure rate > 5 % for the window: node out, standby in ($ms ms)" ||
@@ -262,8 +273,9 @@ out=$(CTL metrics push h1 colour=3 2>&1) && fail "unknown metric accepted" ||
 # A probed node gets a history sample at least every 5 s (STATUS_EVERY);
 # with its probe gone, none (after the last result is written, 5 s).
 CTL node set h3 --no-probes >/dev/null
-sleep 6
+sleep "$(tscale 6)"
 n1=$(CTL history h3 | grep -c .)
+# Longer than STATUS_EVERY deliberately: no sample must come meanwhile.
 sleep 6
 n2=$(CTL history h3 | grep -c .)
 [ "$n1" = "$n2" ] && ok "probe removed: no new results ($n1 samples)" || fail "h3 still probed: $n1 -> $n2 samples"

@@ -28,7 +28,7 @@ s.bind(('127.0.0.1', 0))
 print(s.getsockname()[1], flush=True)
 time.sleep(20)" > "$T/holder.port" &
 HOLDER=$!
-for _ in $(seq 50); do [ -s "$T/holder.port" ] && break; sleep 0.1; done
+for _ in $(tseq 50); do [ -s "$T/holder.port" ] && break; sleep 0.1; done
 OPORT=$(cat "$T/holder.port")
 out=$(timeout 10 "$GSLBD" -c "$T/other.conf" -l "127.0.0.1@$OPORT" 2>&1); rc=$?
 [ "$rc" -eq 1 ] && ok "a port held by another program: exit 1" || fail "held port: exit $rc"

@@ -29,7 +29,7 @@ CTL cutover add --region cn-bj --start 2030-01-01T02:00+08:00 --end 2030-01-01T0
 	--impact high --note maint >/dev/null
 gslbd_start
 # A probed node gets a history sample once the health thread judged it.
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	[ "$(CTL history n1 | grep -c .)" -ge 1 ] && break
 	sleep 0.1
 done

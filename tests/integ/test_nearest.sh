@@ -57,7 +57,7 @@ set_m() { echo "$2" > "$T/m/.$1"; mv "$T/m/.$1" "$T/m/$1"; }
 for k in a:gz:20 b:gz:60 c:gz:80 a:bj:70 b:bj:50 c:bj:15; do set_m "${k%:*}" "${k##*:}"; done
 touch "$T/feeding"
 (
-	end=$((SECONDS + 300))
+	end=$((SECONDS + $(tscale 300)))
 	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
 		for f in "$T"/m/*; do
 			k=${f##*/} n=${k%:*} r=${k#*:}

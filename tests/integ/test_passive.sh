@@ -27,11 +27,11 @@ gslbd_start
 answers() { q www.gslb.test A +short | sort | tr '\n' ' ' | sed 's/ $//'; }
 state_of() { CTL status | awk -v n="$1" '$1 == n { print $2 }'; }
 wait_state() { # node state tenths
-	for _ in $(seq "$3"); do [ "$(state_of "$1")" = "$2" ] && return 0; sleep 0.1; done
+	for _ in $(tseq "$3"); do [ "$(state_of "$1")" = "$2" ] && return 0; sleep 0.1; done
 	return 1
 }
 wait_answers() { # want tenths
-	for _ in $(seq "$2"); do [ "$(answers)" = "$1" ] && return 0; sleep 0.1; done
+	for _ in $(tseq "$2"); do [ "$(answers)" = "$1" ] && return 0; sleep 0.1; done
 	return 1
 }
 

@@ -33,8 +33,10 @@ expect_has "$(CTL service list)" "^b\.gslb\.test .* four$" "service list shows t
 expect_has "$(CTL service list)" "^a\.gslb\.test .* default$" "a service on the default profile"
 
 answers() { q "$1" A +short | sort | tr '\n' ' ' | sed 's/ $//'; }
+# SECONDS is about the time the rule needs; the test waits three times
+# that (scaled), so that a loaded machine does not fail it.
 wait_for() { # seconds name "expected"
-	for _ in $(seq $(( $1 * 10 ))); do
+	for _ in $(tseq $(( $1 * 30 ))); do
 		[ "$(answers "$2")" = "$3" ] && return 0
 		sleep 0.1
 	done
@@ -42,7 +44,7 @@ wait_for() { # seconds name "expected"
 	return 1
 }
 gslbd_start
-wait_up 6
+wait_up 6 || fail "not all six nodes up: $(CTL status)"
 out=$(CTL status)
 expect_has "$out" "^p1 +up .* probe " "p1 (only in a) is scored under the probe profile"
 expect_has "$out" "^p2 +up .* four " "p2 (only in b) is scored under the four profile"
@@ -61,7 +63,7 @@ expect_has "$out" "^p1 +up .* probe " "p1 stays up: the probe profile ignores lo
 # S2-9: the shadow profile (four) scores p1 beside the live one and says
 # that it disagrees, without moving anything (at p1's next evaluation:
 # give a loaded machine a few seconds).
-for _ in $(seq 50); do
+for _ in $(tseq 50); do
 	grep -q "shadow profile four: node p1 degraded" "$T/gslbd.log" && break
 	sleep 0.1
 done
@@ -83,10 +85,11 @@ wait_for 3 a.gslb.test "192.0.2.1 192.0.2.3 192.0.2.4" && ok "p3 back in a" || f
 
 # Passive metrics that put a slowly probed node's score below 60 make it a
 # suspect at once (S0-7, S2-8): probed now, then at the fast interval, so
-# the two confirming rounds (S0-8) take about a second, not 2 x 30 s.
+# the two confirming rounds (S0-8) take about a second, not 2 x 30 s:
+# the wait (three times 2 s, scaled) stays below the 30 s probe interval.
 t0=$(date +%s%N)
 CTL metrics push m1 loss=8 >/dev/null
-wait_for 6 c.gslb.test "192.0.2.4" && ok "pushed loss: m1 out in $(( ($(date +%s%N) - t0) / 1000000 )) ms" ||
+wait_for 2 c.gslb.test "192.0.2.4" && ok "pushed loss: m1 out in $(( ($(date +%s%N) - t0) / 1000000 )) ms" ||
 	fail "pushed loss did not demote a slowly probed node"
 expect_has "$(cat "$T/gslbd.log")" "node m1: pushed metrics put the score at [0-9]+: probing now" "the early probe is logged"
 CTL metrics push m1 loss=0 >/dev/null

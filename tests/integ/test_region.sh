@@ -27,7 +27,7 @@ wait_up 4 || fail "nodes not up: $(CTL status)"
 for n in r1a r1b r1c r2a; do
 	CTL metrics push $n bandwidth=100 cpu=100 memory=100 disk=100 hit_ratio=95 >/dev/null
 done
-for _ in $(seq 80); do
+for _ in $(tseq 80); do
 	grep -q "region cn-r1: load low on 3 of 3 nodes" "$T/gslbd.log" && break
 	sleep 0.1
 done
@@ -36,7 +36,7 @@ expect_has "$(cat "$T/gslbd.log")" "region cn-r1: load low on 3 of 3 nodes: serv
 expect_not "$(cat "$T/gslbd.log")" "region cn-r2: load low" "one loaded node is not a region"
 score() { CTL --json status | python3 -c "import json,sys; d=json.load(sys.stdin); print([n['status']['score'] for n in d['nodes'] if n['node']=='$1'][0])"; }
 # Scores are written every few seconds: wait until r2a shows the load.
-for _ in $(seq 100); do
+for _ in $(tseq 100); do
 	s2=$(score r2a)
 	awk -v a="$s2" 'BEGIN { exit !(a < 90) }' && break
 	sleep 0.1
@@ -47,7 +47,7 @@ awk -v a="$s1" -v b="$s2" 'BEGIN { exit !(a >= b + 5) }' &&
 	ok "a node of the loaded region scores higher than the lone loaded node ($s1 vs $s2)" ||
 	fail "S2-6 weights: r1a $s1, r2a $s2"
 for n in r1a r1b r1c r2a; do CTL metrics push $n bandwidth=30 cpu=20 memory=20 disk=20 >/dev/null; done
-for _ in $(seq 80); do
+for _ in $(tseq 80); do
 	grep -q "region cn-r1: regional load is over" "$T/gslbd.log" && break
 	sleep 0.1
 done

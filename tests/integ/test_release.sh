@@ -26,7 +26,7 @@ gslbd_start
 echo 99.9 > "$T/success"
 touch "$T/feeding"
 (
-	end=$((SECONDS + 180))
+	end=$((SECONDS + $(tscale 180)))
 	while [ -e "$T/feeding" ] && [ $SECONDS -lt $end ]; do
 		CTL metrics push new success="$(cat "$T/success")" >/dev/null
 		sleep 0.3
@@ -47,7 +47,7 @@ in_set() {
 field() { CTL --json release show www.gslb.test | python3 -c "
 import json, sys; print(json.load(sys.stdin)['release']['$1'])"; }
 wait_for() {
-	local end=$((SECONDS + $1))
+	local end=$((SECONDS + $(tscale "$1")))
 	shift
 	while [ $SECONDS -lt $end ]; do
 		"$@" && return 0
@@ -208,7 +208,7 @@ pct_now() { CTL --json release show www.gslb.test | grep -o '"percent": [0-9.]*'
 # Waits (at most 15 s) for the share to move, polling as fast as
 # gslbctl runs; 0 when it just moved below 90 %.
 just_widened() {
-	local p0 p end=$((SECONDS + 15))
+	local p0 p end=$((SECONDS + $(tscale 15)))
 	p0=$(pct_now)
 	while [ $SECONDS -lt $end ]; do
 		p=$(pct_now)
@@ -223,7 +223,7 @@ if just_widened && has_new; then
 	CTL metrics push new success=90 >/dev/null
 	t0=$(date +%s%N)
 	gone=
-	for _ in $(seq 100); do
+	for _ in $(tseq 100); do
 		has_new || { gone=$(date +%s%N); break; }
 		sleep 0.01
 	done

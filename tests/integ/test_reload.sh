@@ -22,7 +22,7 @@ reload() {
 	local before
 	before=$(wc -l < "$T/gslbd.log")
 	kill -HUP "$PID"
-	for _ in $(seq 50); do
+	for _ in $(tseq 50); do
 		if tail -n +$((before + 1)) "$T/gslbd.log" |
 			grep -Eq "reload: done|reload failed|kept their previous"; then
 			return 0

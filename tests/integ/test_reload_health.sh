@@ -40,7 +40,7 @@ reload() {
 	local before
 	before=$(wc -l < "$T/gslbd.log")
 	kill -HUP "$PID"
-	for _ in $(seq 50); do
+	for _ in $(tseq 50); do
 		tail -n +$((before + 1)) "$T/gslbd.log" |
 			grep -Eq "reload: done|reload failed|kept their previous" && return 0
 		sleep 0.1
@@ -71,7 +71,7 @@ conf 1 0.9 80 50 3
 reload
 echo slow > "$T/mode$HP"
 derated=0
-for _ in $(seq 80); do
+for _ in $(tseq 80); do
 	CTL status | grep -Eq '^n1 +derated' && { derated=1; break; }
 	sleep 0.1
 done
@@ -82,7 +82,7 @@ score=$(CTL status | awk '$1 == "n1" { print $5 }')
 conf 1 0.9 20 10 3
 reload
 up=0
-for _ in $(seq 80); do
+for _ in $(tseq 80); do
 	CTL status | grep -Eq '^n1 +up' && { up=1; break; }
 	sleep 0.1
 done

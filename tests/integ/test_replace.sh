@@ -97,7 +97,7 @@ OTHERS="$PERF $CHECK"
 
 # Waits (at most 10 s) until process $1 has exited.
 gone() {
-	for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	for _ in $(tseq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
 	return 1
 }
 # Replaces the daemon $PID with a new one (log $T/$1.log), then checks
@@ -172,7 +172,7 @@ for _ in range(150):    # until the test is done, at most 15 s
     time.sleep(0.1)
 EOF
 HOLD=$!
-for _ in $(seq 100); do [ -s "$T/busy.out" ] && break; sleep 0.1; done
+for _ in $(tseq 100); do [ -s "$T/busy.out" ] && break; sleep 0.1; done
 out=$(timeout 10 "$GSLBD" -c "$T/gslbd.conf" --replace 2>&1); rc=$?
 [ "$rc" -eq 1 ] && ok "a --replace during another hand-over exits 1" || fail "concurrent --replace: exit $rc"
 expect_has "$out" "busy: gslbd pid 1 takes over" "and says that a hand-over is in progress"
@@ -194,7 +194,7 @@ if gslbd_stop; then ok "clean exit of the last daemon"; else fail "exit status o
 PYTHONPATH="$ROOT/tests/integ" timeout 40 python3 "$ROOT/tests/integ/notify.py" \
 	"$T/notify.sock" "$T/notify.txt" "$PORT" 30 &
 OTHERS="$OTHERS $!"
-for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+for _ in $(tseq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=2000000 gslbd_start
 OLD=$PID
 kill -USR2 "$OLD"

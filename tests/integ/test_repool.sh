@@ -42,7 +42,7 @@ sub=101.4.0.0/24
 answers() { q "$1" A +short +subnet=$sub | sort | tr '\n' ' ' | sed 's/ $//'; }
 ttl() { q "$1" A +noall +answer +subnet=$sub | awk 'NR==1 {print $2}'; }
 wait_ans() { # name regex tenths
-	for _ in $(seq "$3"); do grep -Eq "^($2)\$" <<<"$(answers "$1")" && return 0; sleep 0.1; done
+	for _ in $(tseq "$3"); do grep -Eq "^($2)\$" <<<"$(answers "$1")" && return 0; sleep 0.1; done
 	return 1
 }
 standbys="192.0.2.11|192.0.2.12"

@@ -95,7 +95,7 @@ reload() {
 	local before
 	before=$(wc -l < "$T/gslbd.log")
 	kill -HUP "$PID"
-	for _ in $(seq 50); do
+	for _ in $(tseq 50); do
 		tail -n +$((before + 1)) "$T/gslbd.log" | grep -q "reload: done" && return 0
 		sleep 0.1
 	done
@@ -173,7 +173,7 @@ else fail "not exempt: 127.0.4.1 not limited ($res)"; fi
 echo "  table-size: 10" >> "$T/gslbd.conf"
 before=$(wc -l < "$T/gslbd.log")
 kill -HUP "$PID"
-for _ in $(seq 50); do
+for _ in $(tseq 50); do
 	tail -n +$((before + 1)) "$T/gslbd.log" | grep -q "reload failed" && break
 	sleep 0.1
 done

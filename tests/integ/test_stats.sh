@@ -126,7 +126,7 @@ PROM=$!
 trap 'kill $PROM 2>/dev/null; cleanup' EXIT
 for i in 1 2 3; do q ns1.gslb.test A >/dev/null; done
 got=
-for _ in $(seq 60); do
+for _ in $(tseq 60); do
 	got=$(http "http://127.0.0.1:$PPORT/api/v1/query?query=sum(gslbd_queries_total)" | tail -n +3)
 	grep -q '"value":\[[0-9.]*,"[1-9]' <<<"$got" && break
 	sleep 0.5

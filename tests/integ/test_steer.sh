@@ -109,7 +109,7 @@ expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "^  b .*SLA" "expla
 # 6. Stale: the feed stops; the rows go back to the operator's weights.
 stop_feeder
 stale() { [ -z "$(weight gz a)" ] && [ -z "$(weight bj b)" ]; }
-end=$((SECONDS + 20))
+end=$((SECONDS + $(tscale 20)))
 while [ $SECONDS -lt $end ] && ! stale; do sleep 0.5; done
 stale && ok "no fresh input: the operator's weights again" ||
 	fail "still steered without fresh input: $(CTL steer show www.gslb.test)"

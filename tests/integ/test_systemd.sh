@@ -109,9 +109,9 @@ write_conf gslb.test z.zone
 PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 "$ROOT/tests/integ/notify.py" \
 	"$T/notify.sock" "$T/notify.txt" "$PORT" 25 &
 NPID=$!
-for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+for _ in $(tseq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=1000000 gslbd_start
-for _ in $(seq 50); do grep -q ANSWERED "$T/notify.txt" 2>/dev/null && break; sleep 0.1; done
+for _ in $(tseq 50); do grep -q ANSWERED "$T/notify.txt" 2>/dev/null && break; sleep 0.1; done
 n=$(cat "$T/notify.txt")
 expect_has "$n" "READY=1\|STATUS=serving: 1 zone\(s\) on 2 address\(es\)" "READY=1 with a status line"
 expect_has "$n" "^ANSWERED$" "at READY the listeners already answer"
@@ -122,14 +122,14 @@ w=$(grep -c '^[0-9]* WATCHDOG=1$' "$T/notify.txt")
 [ "$w" -ge 3 ] && ok "WATCHDOG=1 every half interval ($w in about 2 s)" ||
 	fail "WATCHDOG=1: $w messages in about 2 s"
 kill -HUP "$PID"
-for _ in $(seq 50); do [ "$(grep -c 'READY=1' "$T/notify.txt")" -ge 2 ] && break; sleep 0.1; done
+for _ in $(tseq 50); do [ "$(grep -c 'READY=1' "$T/notify.txt")" -ge 2 ] && break; sleep 0.1; done
 n=$(cat "$T/notify.txt")
 expect_has "$n" "RELOADING=1\|STATUS=reloading\|MONOTONIC_USEC=[0-9]+" "SIGHUP: RELOADING=1 with MONOTONIC_USEC"
 order=$(grep -o 'RELOADING=1\|READY=1' "$T/notify.txt" | tr '\n' ' ')
 [ "$order" = "READY=1 RELOADING=1 READY=1 " ] && ok "READY, RELOADING, READY in order" ||
 	fail "notification order: $order"
 gslbd_stop
-for _ in $(seq 20); do grep -q STOPPING=1 "$T/notify.txt" && break; sleep 0.1; done
+for _ in $(tseq 20); do grep -q STOPPING=1 "$T/notify.txt" && break; sleep 0.1; done
 expect_has "$(cat "$T/notify.txt")" "STOPPING=1" "STOPPING=1 on SIGTERM"
 kill "$NPID" 2>/dev/null; wait "$NPID" 2>/dev/null
 
