@@ -808,10 +808,16 @@ static int trim_end(wdb_txn_t *t, int rc, unsigned max, unsigned budget)
 	return rc ? rc : (int)(max - budget);
 }
 
-int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
+/* Begins a trim transaction, the pair of trim_end(). */
+static wdb_txn_t *trim_begin(weightdb_t *db)
 {
 	char err[300];
-	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
+	return wdb_begin(db, "trim", err, sizeof(err));
+}
+
+int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
+{
+	wdb_txn_t *t = trim_begin(db);
 	if (!t)
 		return GSLB_EIO;
 	unsigned budget = max;
@@ -843,8 +849,7 @@ int weightdb_make_room(weightdb_t *db, unsigned max, int force,
 	mdb_txn_abort(rt);
 	if (live <= m.high && !force)
 		return 0;
-	char err[300];
-	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
+	wdb_txn_t *t = trim_begin(db);
 	if (!t)
 		return GSLB_EIO;
 	unsigned budget = max;
