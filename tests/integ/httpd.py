@@ -6,12 +6,15 @@
 #   slow    200 after SLOW seconds   slowerr  503 after SLOW seconds
 #   hang    accept, never answer     down     listener closed (refused)
 #   err1    503 once, then ok (the server writes "ok" into MODEFILE)
-#   blink   ok, but the listener closes for 0.03 s every 0.25 s, so a probe
-#           now and then is refused and a retry 0.1 s on is not
+#   blink   ok, but the listener closes for 0.04 s at random moments 0.3 to
+#           0.5 s apart, so a probe now and then is refused and a retry
+#           0.1 to 0.2 s on is not (random, so that the gaps never keep
+#           step with probes that come every whole second)
 # Each request appends its arrival time to MODEFILE.hits, so that a test
 # can see how often a node is probed.
 # Usage: python3 httpd.py PORT MODEFILE [SLOW] [LIFETIME]
 # Bounded: exits by itself after LIFETIME seconds (default 300).
+import random
 import socket
 import sys
 import threading
@@ -72,9 +75,9 @@ while time.time() < deadline:
     if mode() == "blink" and time.time() >= blink_at:
         # Refuse for a moment: shorter than the health thread's tick, so
         # that its immediate second probe finds the listener back.
-        blink_at = time.time() + 0.25
+        blink_at = time.time() + random.uniform(0.3, 0.5)
         sock.close()
-        time.sleep(0.03)
+        time.sleep(0.04)
         sock = listener()
         continue
     if mode() == "down":

@@ -184,14 +184,15 @@ wait_for 6 "$all" >/dev/null && ok "TCP probe: node back" || fail "tcp back"
 
 # A single refused connection is a single bad probe: it never moves
 # traffic; the immediate second probe, which connects, clears it.  The
-# server refuses for 0.03 s every 0.25 s until a probe lands in a gap
+# server refuses for 0.04 s at random moments 0.3 to 0.5 s apart (about
+# one probe in ten lands in a gap) until a probe lands in a gap
 # (the log says it probes again), then serves normally: exactly one
 # refusal, and the retry, 0.1 s or more later, finds the listener back.
 L=$(wc -l < "$T/gslbd.log")
 since() { tail -n +$((L + 1)) "$T/gslbd.log"; }
 mode $HP3 blink
 hit=
-for _ in $(tseq 800); do
+for _ in $(tseq 1200); do
 	since | grep -q "node h3: every probe failed to connect: probing again" && { hit=1; break; }
 	sleep 0.05
 done
@@ -203,7 +204,7 @@ if [ -n "$hit" ]; then
 		ok "a single refused connection: confirmed by a second probe, nothing moved" ||
 		fail "a single refused connection moved traffic: $(since | grep 'node h3')"
 else
-	fail "no probe landed in a refusal gap in 40 s"
+	fail "no probe landed in a refusal gap in $(tscale 60) s"
 fi
 
 # Admin overrides: down takes a healthy node out, up keeps a dead one in.
