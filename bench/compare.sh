@@ -3,7 +3,7 @@
 # bench/compare.sh: server CPU per answered query, gslbd against knotd,
 # gdnsd and a bare UDP reflector (the floor), measured exactly with cgroup
 # v1 cpuacct (`make bench-compare`; method in docs/BENCHMARKS.md,
-# "Server CPU per answered query: exact").
+# "Server CPU per answered query, exact").
 #
 # Servers, each with one worker, all up for the whole benchmark, each in
 # a cpuacct group of its own (bench/cpu.sh) and pinned, every thread, to

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/soak.sh: an hour of mixed load on the real gslbd while its weights
 # change every second and its probes flap, recording memory and errors
-# (docs/BENCHMARKS.md, "Soak").
+# (docs/ROBUSTNESS.md, "Soak").
 #
 #   gslbd      the demo zone, geoip/demo.mmdb, the demo weight table, the
 #              statistics endpoint, 2 workers, on 127.0.0.1@15601
