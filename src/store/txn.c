@@ -794,6 +794,24 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 	return rc ? rc : id;
 }
 
+/* LMDB hands out the pages a commit freed only to a write two commits
+ * later: the one right after it may still need them, for the snapshot
+ * before it (mdb_find_oldest() counts from the writer's own id minus
+ * one).  So the room a trim made is usable by the caller's next write
+ * only after one more commit: this one, a counter in the meta table.
+ * Without it, in a full map, that write failed as full although the
+ * trim had freed enough -- whenever no other process happened to commit
+ * in between. */
+static void settle(weightdb_t *db)
+{
+	char err[300];
+	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
+	if (t && !wdb_set_meta_u64(t, "roomsettle", wdb_meta_u64(t, "roomsettle") + 1))
+		commit_free(t, err, sizeof(err));
+	else if (t)
+		wdb_abort(t);
+}
+
 /* Ends trim transaction @t after deleting (@max - @budget) records or
  * failing with @rc: with nothing deleted, no commit, so no write at all.
  * Returns the number deleted or an error. */
@@ -804,8 +822,11 @@ static int trim_end(wdb_txn_t *t, int rc, unsigned max, unsigned budget)
 		return rc;
 	}
 	char err[300];
-	rc = commit_free(t, err, sizeof(err));
-	return rc ? rc : (int)(max - budget);
+	weightdb_t *db = t->db;
+	if ((rc = commit_free(t, err, sizeof(err))))
+		return rc;
+	settle(db);
+	return (int)(max - budget);
 }
 
 /* Begins a trim transaction, the pair of trim_end(). */

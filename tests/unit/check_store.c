@@ -1007,6 +1007,39 @@ START_TEST(map_full)
 }
 END_TEST
 
+/* The room a trim makes is usable by the very next write, with no other
+ * commit in between: in a map filled to its end by the audit log, a
+ * change larger than what the last commits freed, right after making
+ * room, goes in. */
+START_TEST(room_usable_at_once)
+{
+	char err[512], p[PATH_MAX + 8];
+	snprintf(p, sizeof(p), "%s/settle", g_dir);
+	wdb_options_t o = { .map_size = 256 * 1024 };
+	weightdb_t *db = weightdb_open_opts(p, &o, err, sizeof(err));
+	ck_assert_msg(db != NULL, "%s", err);
+	/* Nodes come and go: the table stays small, the audit log fills the
+	 * map. */
+	int64_t rc = 0;
+	for (int i = 0; i < 10000 && rc >= 0; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "n%d", i);
+		if ((rc = add_padded(db, id, 3000)) < 0)
+			break;
+		wdb_txn_t *t = wdb_begin(db, "test:unit", err, sizeof(err));
+		wdb_set(t, WDB_NODE, id, NULL);
+		rc = wdb_commit(t, "node del", err, sizeof(err));
+	}
+	ck_assert_int_eq(rc, GSLB_ENOSPC);
+	wdb_room_t r;
+	ck_assert_int_gt(weightdb_make_room(db, 100000, 1, &r), 0);
+	/* Larger than any page the fill's last commit freed. */
+	ck_assert_msg(add_padded(db, "after", 40000) > 0, "the first write after "
+	              "making room was refused as full");
+	weightdb_close(db);
+}
+END_TEST
+
 /* Trimming deletes from the front in time order and stops at the first
  * record to keep. */
 START_TEST(trim_by_time)
@@ -1073,6 +1106,7 @@ static Suite *store_suite(void)
 	tcase_add_test(t, read_txn_does_not_block_writers);
 	tcase_add_test(t, read_only_open);
 	tcase_add_test(t, map_full);
+	tcase_add_test(t, room_usable_at_once);
 	tcase_add_test(t, room_for_health);
 	tcase_add_test(t, trim_by_time);
 	tcase_add_test(t, generations_by_kind);
