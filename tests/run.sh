@@ -31,15 +31,23 @@ done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: -j wants a number >= 1" >&2; exit 2; }
 B=${B:-build}
 TESTPORT=${TESTPORT:-15300}
-# A test uses ports from its base up to about base + 5200 (lib.sh: the
-# base plus a hash of its name below 2000, probe servers 3000 above that;
-# cluster_lib.sh: etcd 1000 to 1800 above the base).
-SLOT_SPAN=5300
+# A slot runs one test at a time, so its tests share one port layout
+# (TEST_SLOTTED): the DNS port at the base, probe servers 3000 to 3130
+# above it, etcd 1000 to 1010 above it (lib.sh, cluster_lib.sh).  A test
+# run alone instead adds a hash of its name, so that two of them side
+# by side do not collide.
+SLOT_SPAN=3200
+export TEST_SLOTTED=1
 export B SAN TEST_TIME_FACTOR=${TEST_TIME_FACTOR:-1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 # ThreadSanitizer: a report fails the test (exit code), with the
 # suppressions of tests/tsan.supp (each entry says why it is there).
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}
+# The unit tests' own time limit (check's 4 s a test) grows with the
+# factor, and tenfold under sanitizers: instrumented code runs several
+# times slower, and a busy machine slower still.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-$(awk -v f="$TEST_TIME_FACTOR" -v s="${SAN:-}" \
+	'BEGIN { m = (f < 1 ? 1 : f) * (s != "" ? 10 : 1); print int(m + 0.999) }')}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 LOGDIR=tests/tmp/$TESTPORT/log
 DURATIONS=tests/tmp/durations

@@ -13,9 +13,13 @@
 #   mval TEXT NAME                   # the value of sample NAME in TEXT
 #   feeder_start FN                  # FN I for each instance, every 0.3 s
 command -v etcd >/dev/null || { echo "etcd is not installed (contrib/deps.sh)"; exit 1; }
-# etcd's ports: 1000 above the test's base port, 20 per test script, a
-# client and a peer port per member.
-EBASE=$(( ${TESTPORT:-15300} + 1000 + $(printf '%s' "$TESTNAME" | cksum | cut -d' ' -f1) % 40 * 20 ))
+# etcd's ports: 1000 above the test's base port (run alone: plus 20 per
+# test script by a hash of its name), a client and a peer port per member.
+if [ -n "${TEST_SLOTTED:-}" ]; then
+	EBASE=$(( ${TESTPORT:-15300} + 1000 ))
+else
+	EBASE=$(( ${TESTPORT:-15300} + 1000 + $(printf '%s' "$TESTNAME" | cksum | cut -d' ' -f1) % 40 * 20 ))
+fi
 ECLIENT() { echo $((EBASE + 2 * $1)); }
 EPEER() { echo $((EBASE + 2 * $1 + 1)); }
 EALL="http://127.0.0.1:$(ECLIENT 1),http://127.0.0.1:$(ECLIENT 2),http://127.0.0.1:$(ECLIENT 3)"

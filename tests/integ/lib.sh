@@ -36,8 +36,14 @@ TESTNAME=$(basename "$0" .sh)
 T="$ROOT/tests/tmp/${TESTPORT:-15300}/$TESTNAME"
 rm -rf "$T"
 mkdir -p "$T"
-# Each test script gets its own port: the base port plus a hash of its name.
-PORT=$(( ${TESTPORT:-15300} + $(printf '%s' "$TESTNAME" | cksum | cut -d' ' -f1) % 2000 ))
+# Each test script gets its own port: the base port of its slot in
+# tests/run.sh (TEST_SLOTTED, one test at a time there), or, run alone,
+# the base port plus a hash of its name.
+if [ -n "${TEST_SLOTTED:-}" ]; then
+	PORT=${TESTPORT:-15300}
+else
+	PORT=$(( ${TESTPORT:-15300} + $(printf '%s' "$TESTNAME" | cksum | cut -d' ' -f1) % 2000 ))
+fi
 PID=
 FAILS=0
 CHECKS=0
