@@ -177,6 +177,21 @@ wait_all() {
 	done
 	return 1
 }
+# ctl_in_delay PID: waits (at most 10 s) until the gslbctl of background
+# job PID (a command or a function's subshell) sleeps in the delay of
+# GSLBCTL_TEST_CLUSTER_DELAY_MS between its read and its write: its one
+# sleep, seen as system call 230 (clock_nanosleep) in /proc.
+ctl_in_delay() {
+	local c
+	for _ in $(tseq 100); do
+		for c in "$1" $(pgrep -P "$1"); do
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = gslbctl ] &&
+				[ "$(cut -d' ' -f1 "/proc/$c/syscall" 2>/dev/null)" = 230 ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
 # The table as exported by nsI (services, nodes, weights, cutovers).
 export_of() { CTLN "$1" export 2>&1; }
 

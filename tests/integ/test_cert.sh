@@ -20,7 +20,7 @@ CTL node add ins --addr 192.0.2.1 --probe "https://127.0.0.1:$HP/ insecure" >/de
 CTL node add ver --addr 192.0.2.2 --probe "https://127.0.0.1:$HP/" >/dev/null
 CTL weight set www.gslb.test ins=1 ver=1 >/dev/null
 gslbd_start
-for _ in $(tseq 50); do
+for _ in $(tseq 150); do
 	grep -q "expires in" "$T/gslbd.log" && [ "$(CTL status | grep -c '^ver .*demoted')" = 1 ] && break
 	sleep 0.1
 done

@@ -43,6 +43,8 @@ def answers(port):
         return None
     return sorted(socket.inet_ntoa(rd) for n, t, c, ttl, rd in dnsraw.parse(r)["an"] if t == 1)
 lags, late, refused = [], 0, 0
+# How long a change may take before it counts as late: 3 s, scaled.
+wait = 3 * max(1.0, float(os.environ.get("TEST_TIME_FACTOR", "1")))
 for k in range(1, 101):
     via = k % 3 + 1
     addr = "198.51.100.%d" % k
@@ -53,7 +55,7 @@ for k in range(1, 101):
     if rc:
         refused += 1
         continue
-    while time.monotonic() - t0 < 3:
+    while time.monotonic() - t0 < wait:
         if all(answers(p) == want for p in ports):
             lags.append((time.monotonic() - t0) * 1000)
             break
@@ -67,23 +69,28 @@ p99 = lags[min(n - 1, int(n * 0.99 + 0.999) - 1)] if n else -1
 print("%d %d %d %.0f %.0f %.0f" % (n, late, refused, med, p99, lags[-1] if n else -1))
 PY
 out=$(GSLBCTL="$ROOT/$B/gslbctl" T="$T" P1=${NSPORT[1]} P2=${NSPORT[2]} P3=${NSPORT[3]} \
-	PYTHONPATH="$ROOT/tests/integ" timeout 300 python3 "$T/lag.py")
+	PYTHONPATH="$ROOT/tests/integ" timeout "$(tscale 300)" python3 "$T/lag.py")
 read -r n late refused median p99 max <<<"$out"
 echo "    change to answers on all three: median ${median} ms, p99 ${p99} ms, max ${max} ms over $n changes (load average $(cut -d' ' -f1 /proc/loadavg))"
 # The median must be within 1 s; the tail is recorded (docs/CLUSTER.md)
-# but only bounded by 3 s here, since it follows the machine's load.
+# but only bounded by 3 s (scaled) here, since it follows the machine's
+# load.
 [ "$n" = 100 ] && [ "${median%.*}" -le 1000 ] &&
 	ok "100 changes reached all three (median $median ms, p99 $p99 ms)" ||
-	fail "changes: $n within 3 s, $late later, $refused refused, median $median ms"
+	fail "changes: $n within $(tscale 3) s, $late later, $refused refused, median $median ms"
 out=$(CTLN 3 log 2>&1 | tail -1)
 expect_has "$out" "node set a" "ns3's audit log records the change made through another instance"
 
 # 6. Two writers race on one row from different instances: the one that
 # writes second read a revision that is gone, is refused, writes nothing.
+# The slow writer waits DELAY ms between its read and its write (3 s,
+# scaled: long enough for the quick one on a loaded machine); the quick
+# one starts once the slow one has read.
+DELAY=$(( $(tscale 3) * 1000 ))
 CTLN 1 weight set www.gslb.test a=10 b=10 >/dev/null
-GSLBCTL_TEST_CLUSTER_DELAY_MS=1500 CTLN 1 weight set www.gslb.test a=1 b=10 >"$T/race1.out" 2>&1 &
+GSLBCTL_TEST_CLUSTER_DELAY_MS=$DELAY CTLN 1 weight set www.gslb.test a=1 b=10 >"$T/race1.out" 2>&1 &
 r1=$!
-sleep 0.5
+ctl_in_delay "$r1" || fail "race: the slow writer did not reach its delay"
 CTLN 2 weight set www.gslb.test a=10 b=2 >"$T/race2.out" 2>&1; rc2=$?
 wait $r1; rc1=$?
 [ $rc2 = 0 ] && ok "race: the quick writer through ns2 wins" || fail "race: ns2 refused: $(cat "$T/race2.out")"
@@ -92,15 +99,19 @@ wait $r1; rc1=$?
 	fail "race: ns1 got rc $rc1: $(cat "$T/race1.out")"
 row() { ETCDCTL get '/gslbd/config/weight/www.gslb.test|*|*' --print-value-only; }
 expect_has "$(row)" '"a": ?10.*"b": ?2' "race: etcd holds the winner's row"
-sleep 0.5
+winner_row() { CTLN "$1" weight list www.gslb.test | grep -Eq "b=2|b +2|\"b\": ?2"; }
 for i in 1 2 3; do
+	wait_until 5 winner_row "$i"
 	expect_has "$(CTLN "$i" weight list www.gslb.test)" "b=2|b +2|\"b\": ?2" "race: ns$i holds the winner's row"
 done
-# Both at once, both slow: exactly one wins.
-GSLBCTL_TEST_CLUSTER_DELAY_MS=800 CTLN 1 weight set www.gslb.test a=3 b=3 >"$T/race1.out" 2>&1 &
+# Both slow, both in their delay at once (the second starts once the
+# first has read): exactly one wins.
+GSLBCTL_TEST_CLUSTER_DELAY_MS=$DELAY CTLN 1 weight set www.gslb.test a=3 b=3 >"$T/race1.out" 2>&1 &
 r1=$!
-GSLBCTL_TEST_CLUSTER_DELAY_MS=800 CTLN 3 weight set www.gslb.test a=4 b=4 >"$T/race3.out" 2>&1 &
+ctl_in_delay "$r1" || fail "race of two: the first did not reach its delay"
+GSLBCTL_TEST_CLUSTER_DELAY_MS=$DELAY CTLN 3 weight set www.gslb.test a=4 b=4 >"$T/race3.out" 2>&1 &
 r3=$!
+ctl_in_delay "$r3" || fail "race of two: the second did not reach its delay"
 wait $r1; rc1=$?
 wait $r3; rc3=$?
 [ $((rc1 + rc3)) = 1 ] && ok "race of two slow writers: exactly one wins" ||
@@ -112,11 +123,12 @@ leader=$(etcd_leader)
 [ -n "$leader" ] || fail "no etcd leader found"
 # Raw UDP queries to the three instances every 20 ms for 8 s, in one
 # python process; every query without an answer is counted.
-GSLBCTL= P1=${NSPORT[1]} P2=${NSPORT[2]} P3=${NSPORT[3]} PYTHONPATH="$ROOT/tests/integ" \
+GSLBCTL= T="$T" P1=${NSPORT[1]} P2=${NSPORT[2]} P3=${NSPORT[3]} PYTHONPATH="$ROOT/tests/integ" \
 	timeout 60 python3 - >"$T/qloop" <<'PY' &
 import os, time, dnsraw
 ports = [int(os.environ[p]) for p in ("P1", "P2", "P3")]
 sent = failed = 0
+open(os.environ["T"] + "/qloop.started", "w").close()
 end = time.monotonic() + 8
 while time.monotonic() < end:
     for p in ports:
@@ -128,7 +140,7 @@ while time.monotonic() < end:
 print(sent, failed)
 PY
 qloop=$!
-sleep 0.3
+wait_until 10 test -e "$T/qloop.started" || fail "the query loop did not start"
 etcd_stop "$leader"
 t0=$(date +%s%N)
 wrote=0
@@ -192,7 +204,9 @@ ns_stop 3
 rm -f "$T/ns3/gslbd.conf"
 ns_conf 3 "[ \"http://127.0.0.1:$(ECLIENT 3)\" ]"
 ns_start 3
-sleep 1
+# ns3 has read the table from member 3 before member 3 stops.
+same_as_1() { [ "$(export_of 3)" = "$(export_of 1)" ]; }
+wait_until 10 same_as_1 || fail "ns3 did not read the table from member 3"
 etcd_stop 3
 for k in 1 2 3 4 5; do CTLN 1 node set a --addr "203.0.113.$k" >/dev/null || fail "write $k with member 3 down"; done
 CTLN 2 node add c --addr 192.0.2.3 >/dev/null

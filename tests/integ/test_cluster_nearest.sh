@@ -166,8 +166,12 @@ spent_o() { [ "$(spent "$O")" = 2.00 ]; }
 wait_until 10 spent_o && ok "ns$O started on an empty store: spent 2.00 from etcd" ||
 	fail "ns$O on an empty store: spent $(spent "$O")"
 ns_stop "$N"
+logged=$(wc -l < "$T/ns$N.log")
 nsup "$N"
-for _ in $(tseq 50); do grep -q "resynced from etcd" <(tail -20 "$T/ns$N.log") && break; sleep 0.1; done
+resynced() { tail -n +$((logged + 1)) "$T/ns$N.log" | grep -q "resynced from etcd"; }
+wait_until 10 resynced || fail "ns$N restarted: no resync in its log"
+# Deliberately: a second of ns$N running on its store after the resync,
+# in which a push applied twice would show.
 sleep 1
 [ "$(spent "$O")" = 2.00 ] && [ "$(spent "$N")" = 2.00 ] &&
 	ok "ns$N restarted on its store: still 2.00, nothing applied twice" ||

@@ -87,7 +87,7 @@ echo "# $ITER kills: $before left the table before, $after after, $bad neither"
 # The daemon killed during health commits: it restarts from what it
 # persisted, answers, and the store opens cleanly.
 echo err > "$T/mode$P1"
-for _ in $(tseq 50); do CTL status 2>/dev/null | grep -q "^n00 .*demoted" && break; sleep 0.1; done
+for _ in $(tseq 100); do CTL status 2>/dev/null | grep -q "^n00 .*demoted" && break; sleep 0.1; done
 expect_has "$(CTL status)" "^n00 +demoted" "n00 demoted by its failing probe"
 ( for i in $(seq 100); do echo ok > "$T/mode$P2"; sleep 0.1; echo err > "$T/mode$P2"; sleep 0.1; done ) &
 FLAP=$!

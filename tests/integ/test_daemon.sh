@@ -30,7 +30,8 @@ CTL weight set www.gslb.test n2=1 >/dev/null
 n1=$(readers)
 [ "$n1" -ge "$n0" ] && ok "after gslbctl writes the daemon's readers are still registered ($n1)" ||
 	fail "readers of pid $PID: $n0 before the write, $n1 after"
-out=$(q www.gslb.test A +short)
+n2_answers() { out=$(q www.gslb.test A +short); [ "$out" = 192.0.2.2 ]; }
+wait_until 5 n2_answers
 [ "$out" = 192.0.2.2 ] && ok "the write is in the answers" || fail "after the write: '$out'"
 
 # A failing start is an exit status and a message, not a silent child.

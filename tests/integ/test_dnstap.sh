@@ -182,9 +182,13 @@ t0=$(date +%s%N)
 n=$(dig @127.0.0.1 -p "$PORT" +short +tries=1 +time=2 -f "$T/batch" | grep -c '^192\.0\.2\.80$')
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$n" = 200 ] && ok "no collector: 200 of 200 answered ($ms ms)" || fail "no collector: $n of 200 answered"
-# The I/O thread tries the socket again every second.
+# The I/O thread tries the socket again every second: polled until the
+# collector holds a connection on its socket (ss), the time printed.
 start_capture "$T/capture3.fstrm"
-sleep 2.5
+connected() { ss -xH state established 2>/dev/null | grep -qF "$T/dnstap.sock"; }
+t0=$(date +%s%N)
+if wait_until 10 connected; then ok "gslbd connects to a later collector ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+else fail "gslbd did not connect to the later collector"; fi
 q www.gslb.test TXT >/dev/null
 gslbd_stop || fail "gslbd exit status (late collector)"
 stop_capture
@@ -192,7 +196,9 @@ yaml=$(dnstap-read -y "$T/capture3.fstrm" 2>&1)
 expect_has "$yaml" ";www\.gslb\.test\.[[:space:]]+IN[[:space:]]+TXT" "a collector that comes later gets the later queries"
 
 # --- A collector that stops reading: answers go on, drops are counted ---
-py "$T/stall.sock" > "$T/stall.out" 2>&1 <<'EOP' &
+# Its own process (not py's 30 s bound): it must outlast a slow start
+# and the 12000 queries below; stopped by PID.
+timeout "$(tscale 120)" python3 - "$T/stall.sock" > "$T/stall.out" 2>&1 <<'EOP' &
 import socket, struct, sys, time
 # A Frame Streams receiver that completes the handshake, then never
 # reads again: the writer's socket buffer and gslbd's queue fill up.
@@ -208,7 +214,7 @@ accept = struct.pack("!III", 2, 1, len(ct)) + ct   # ACCEPT, content type
 c.sendall(struct.pack("!II", 0, len(accept)) + accept)
 frame()  # START
 print("stalled", flush=True)
-time.sleep(25)
+time.sleep(3600)
 EOP
 STALL=$!
 for _ in $(tseq 50); do [ -S "$T/stall.sock" ] && break; sleep 0.1; done

@@ -67,14 +67,14 @@ n=$(entries)
 # the trim removes it once steer.input-keep (4 s) has passed; what is
 # still pushed stays.
 CTL weight del img.gslb.test --region cn-bj >/dev/null
-end=$((SECONDS + 40))
+end=$((SECONDS + $(tscale 40)))
 gone() { ! keys | grep -qx 'n|a|cn-bj|\*'; }
 while [ $SECONDS -lt $end ] && ! gone; do
 	CTL metrics push a --region cn-gz --isp ctcc success=99.9 >/dev/null
 	sleep 1
 done
 gone && ok "the input of a row that went is trimmed" ||
-	fail "still there after 40 s: $(keys | tr '\n' ' ')"
+	fail "still there after $(tscale 40) s: $(keys | tr '\n' ' ')"
 keys | grep -qx 'n|a|cn-gz|ctcc' && ok "the input still pushed stays" ||
 	fail "the pushed input went too: $(keys | tr '\n' ' ')"
 out=$(CTL metrics push a --region cn-bj success=99 2>&1)

@@ -38,13 +38,16 @@ gslbd_start
 expect_has "$(serial)" "^1$" "serial 1 at start"
 
 # Queries keep being answered during reloads: a client sends UDP queries
-# for 3 s while the zone changes and the server reloads five times.
-py > "$T/load.out" <<'EOF' &
-import dnsraw, time
+# while the zone changes and the server reloads five times, until the
+# test stops it ($T/load.stop; at most 25 s).  It notes each address it
+# sees first in $T/load.seen, so that the test knows when the last zone
+# reached it.
+py "$T" > "$T/load.out" <<'EOF' &
+import dnsraw, os, sys, time
 sent = lost = bad = 0
 seen = set()
-end = time.time() + 3
-while time.time() < end:
+end = time.time() + 25
+while time.time() < end and not os.path.exists(sys.argv[1] + "/load.stop"):
     raw = dnsraw.udp(dnsraw.query("www.rl.test", qid=sent & 0xFFFF), timeout=1)
     sent += 1
     if raw is None:
@@ -54,16 +57,22 @@ while time.time() < end:
     if r["rcode"] != 0 or len(r["an"]) != 1:
         bad += 1
     else:
-        seen.add(".".join(str(b) for b in r["an"][0][4]))
+        a = ".".join(str(b) for b in r["an"][0][4])
+        if a not in seen:
+            seen.add(a)
+            with open(sys.argv[1] + "/load.seen", "a") as f:
+                f.write(a + "\n")
 print("sent=%d lost=%d bad=%d seen=%s" % (sent, lost, bad, sorted(seen)))
 EOF
 LOAD=$!
-sleep 0.5
+wait_until 10 grep -qx 192.0.2.10 "$T/load.seen" || fail "the load did not start"
 for s in 2 3 4 5 6; do
 	zone $s 192.0.2.$((10 + s))
 	reload
-	sleep 0.2
+	sleep 0.2   # queries between two reloads
 done
+wait_until 5 grep -qx 192.0.2.16 "$T/load.seen"
+touch "$T/load.stop"
 wait "$LOAD"
 res=$(cat "$T/load.out")
 if [[ $res =~ ^sent=([0-9]+)\ lost=0\ bad=0\ seen= ]] && [ "${BASH_REMATCH[1]}" -gt 100 ]; then

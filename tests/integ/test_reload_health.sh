@@ -54,6 +54,8 @@ slow=$(hits 4)
 # The interval (and a restart-only key) change by SIGHUP.
 conf 0.5 0.4 80 50 3
 reload
+wait_until 5 grep -q "health: new settings: probing every 0\.5 s" "$T/gslbd.log" ||
+	fail "the health thread did not take the new settings"
 fast=$(hits 3)
 [ "$fast" -ge 4 ] && ok "after SIGHUP, interval 0.5 s: $fast probes in 3 s" ||
 	fail "after SIGHUP, interval 0.5 s: $fast probes in 3 s"

@@ -55,7 +55,9 @@ echo 1 > "$T/failcommit"
 mode $HP1 down
 wait_ans www.gslb.test "$standbys" 60 && ok "p1 out, a standby in" || fail "after the demotion: $(answers www.gslb.test)"
 grep -q "test hook: commit refused" "$T/gslbd.log" && ok "the demotion's first commit failed" || fail "the test hook did not fire"
-sleep 1.5
+# Deliberately: a second promotion would come at a later round (interval
+# 1 s); two rounds pass, then still exactly one.
+sleep 2
 got=$(answers www.gslb.test)
 grep -Eq "^($standbys)\$" <<<"$got" && ok "exactly one standby promoted after the retry ($got)" || fail "after the retry: $got"
 [ "$(grep -c '"promoted": true' <<<"$(CTL --json status)")" = 1 ] && ok "status: one node promoted" ||
@@ -65,7 +67,10 @@ wait_ans www.gslb.test "192.0.2.1" 80 && ok "p1 back, standby released" || fail 
 
 # S0-9, S0-11: an operator's drain takes p1 out; its standby comes in and
 # the client stays in its region.
-sleep 2.5 # the settle period of the last move ends
+# The settle period (2 s) of the last move ends: answers carry the
+# service's TTL again.
+ttl_is() { [ "$(ttl "$1")" = "$2" ]; }
+wait_until 10 ttl_is www.gslb.test 60 || fail "www's TTL stays short: $(ttl www.gslb.test)"
 CTL node set p1 --admin drain >/dev/null
 wait_ans www.gslb.test "$standbys" 30 && ok "drained primary: its standby answers, not the fallback" ||
 	fail "drain: $(answers www.gslb.test)"
@@ -79,7 +84,10 @@ CTL node set p1 --admin auto >/dev/null
 # No standby: the fallback row answers, with the short TTL, and explain
 # says which row was empty and why.
 CTL node set q1 --admin drain >/dev/null
-sleep 2.5 # q1's own short-TTL period is over; only the fallback is short
+# q1's own short-TTL period (settle, 2 s) ends, so that only the fallback
+# makes the TTL short.
+q1_settled() { CTL --json node show q1 | grep -Eq '"short_until": *null'; }
+wait_until 10 q1_settled || fail "q1's short-TTL period does not end: $(CTL --json node show q1)"
 [ "$(answers nosb.gslb.test)" = "198.51.100.1" ] && ok "no standby: the fallback row answers" || fail "fallback: $(answers nosb.gslb.test)"
 t=$(ttl nosb.gslb.test)
 [ "$t" = 5 ] && ok "a fallback answer carries the short TTL" || fail "fallback TTL $t, expected 5"

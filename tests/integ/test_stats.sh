@@ -91,8 +91,9 @@ except urllib.error.HTTPError as e: print(e.code)")
 
 # A reload re-reads the zone: the serial follows.
 sed -i 's/SOA ns1 host 1 /SOA ns1 host 7 /' "$T/z.zone"
-kill -HUP "$PID"; sleep 0.5
-m=$(http "http://127.0.0.1:$SPORT/metrics")
+kill -HUP "$PID"
+serial_is() { m=$(http "http://127.0.0.1:$SPORT/metrics"); [ "$(metric "$m" 'gslbd_zone_serial{zone="gslb.test"}')" = "$1" ]; }
+wait_until 5 serial_is 7
 [ "$(metric "$m" 'gslbd_zone_serial{zone="gslb.test"}')" = 7 ] && ok "the serial follows a reload" ||
 	fail "serial after reload: $(metric "$m" 'gslbd_zone_serial{zone="gslb.test"}')"
 [ "$(metric "$m" 'gslbd_snapshot_publications_total')" = 2 ] && ok "publications: start and reload" ||

@@ -58,7 +58,9 @@ out=$(CTL --json status)
 # unmonitored and usable -- never its old "demoted".
 [ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); h=[n["health"] for n in d["nodes"] if n["node"]=="b"][0] or {}; print(h.get("state") in (None, "unknown") and h.get("usable") in (None, True))' <<<"$out")" = True ] &&
 	ok "status --json: b has no verdict" || fail "status --json: b still has a verdict: $out"
-sleep 1.5   # the health thread has synced meanwhile; it must not bring it back
+# Deliberately: two health rounds (interval 1 s) pass, in which the
+# health thread syncs; it must not bring the old verdict back.
+sleep 2
 [ "$(answers)" = "192.0.2.1 192.0.2.2" ] && ok "b still in the answers after the health thread synced" ||
 	fail "b left the answers again: $(answers)"
 # Only what the health thread wrote since b came back: unknown, never
@@ -83,7 +85,9 @@ CTL node set c --no-probes >/dev/null
 if wait_answers 10 "192.0.2.1 192.0.2.3"; then ok "--no-probes: c back in the answers"
 else fail "--no-probes: c still out: $(answers)"; fi
 expect_has "$(CTL status)" "^c +(unmonitored|no record) " "--no-probes: status shows no verdict"
-sleep 1.5   # deliberately: the health thread must NOT take c out again
+# Deliberately: two health rounds (interval 1 s) pass; the health thread
+# must NOT take c out again.
+sleep 2
 [ "$(answers)" = "192.0.2.1 192.0.2.3" ] && ok "--no-probes: c stays in the answers" ||
 	fail "--no-probes: c left the answers again: $(answers)"
 out=$(CTL log | tail -3)
@@ -190,6 +194,8 @@ n=$(grep -c "error: database .*store full" "$T/gslbd.log")
 # Deleting rows adds audit records (each holds what it deleted): the
 # remedy is a shorter audit log.  Lower audit-keep and reload: the
 # daemon trims the log and writes work again.
+# Deliberately: a second passes, so that every audit record is older
+# than the audit-keep (1 s) set below.
 sleep 1
 sed -i 's/^  map-size: 1M$/  map-size: 1M\n  audit-keep: 1/' "$T/gslbd.conf"
 kill -HUP "$PID"
