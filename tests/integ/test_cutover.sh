@@ -30,6 +30,11 @@ share() { grep -c "^$1\$" "$T/picks" | awk "{ printf \"%d\", \$1 * 100 / 600 }";
 sample() { dig @127.0.0.1 -p "$PORT" +short +tries=1 -f "$T/batch" > "$T/picks"; }
 at() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 ttl() { q www.gslb.test A +noall +answer | awk 'NR==1 {print $2}'; }
+# The clock in tenths of a second, and TENTHS as seconds relative to
+# the window's start ("start-1.4").
+tnow() { echo $(( $(date +%s%N) / 100000000 )); }
+rel() { awk -v t="$1" -v s="$start" 'BEGIN { printf "start%+.1f s", t / 10 - s }'; }
+listed() { CTL cutover list | grep -q " $1"; }
 
 # Rejected: nothing written.
 before=$(CTL export; CTL cutover list)
@@ -63,10 +68,18 @@ expect_reject "overlapping window, other settings" "overlaps window c1" cutover 
 out=$(CTL cutover add --region r-a --start "$(at $start)" --end "$(at $end)" --derate 70 --prewarm 40)
 expect_has "$out" "exists already as c1" "the same window again: no change"
 
-sleep $(( now + 3 - $(date +%s) ))
-# Pre-derated, more than the short-TTL lead (2 s) before the start.
-t=$(ttl)
-[ "$t" = 60 ] && ok "pre-derated, before the short-TTL lead: long TTL" || fail "TTL at start-5: $t"
+# Pre-derated (from start-6), more than the short-TTL lead (2 s) before
+# the start: polled in the daemon's answers (explain), then checked
+# while the clock is still before the lead.
+derated() { CTL explain www.gslb.test --client 127.0.0.1 | grep -q "a1 .*cutover c1 pre-derated"; }
+wait_until 10 derated || fail "not pre-derated: $(CTL explain www.gslb.test --client 127.0.0.1)"
+t=$(ttl) t1=$(tnow)
+if [ "$t1" -lt $(( (start - 2) * 10 )) ]; then
+	[ "$t" = 60 ] && ok "pre-derated, before the short-TTL lead: long TTL (at $(rel "$t1"))" ||
+		fail "TTL at $(rel "$t1"): $t"
+else
+	fail "pre-derated only at $(rel "$t1"), inside the short-TTL lead"
+fi
 out=$(CTL cutover list)
 expect_has "$out" "^c1 +r-a .* 70% +40% +pre-derated" "listed as pre-derated"
 sample
@@ -81,25 +94,37 @@ expect_has "$out" "cutover c1 pre-derated: weight 70%" "status shows the phase"
 out=$(CTL explain www.gslb.test --client 127.0.0.1)
 expect_has "$out" "a1 .*cutover c1 pre-derated \(weight 70%" "explain shows the window"
 
-w=$(( start - 1 - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"
-t=$(ttl)
-[ "$t" = 5 ] && ok "within the short-TTL lead before the start: short TTL" || fail "TTL at start-1: $t"
+# The short TTL from start-2: polled, and seen before the start.
+short() { [ "$(ttl)" = 5 ]; }
+wait_until 10 short
+t1=$(tnow)
+short && [ "$t1" -lt $(( start * 10 )) ] &&
+	ok "within the short-TTL lead before the start: short TTL (at $(rel "$t1"))" ||
+	fail "TTL at $(rel "$t1"): $(ttl)"
 sample
 s9b=$(share 192.0.2.9)
 [ "$s9b" -gt "$s9" ] && [ "$s9b" -ge 5 ] && ok "standby share grew before the start ($s9 % -> $s9b %)" || fail "standby share: $s9 -> $s9b"
 
-sleep $(( start + 1 - $(date +%s) ))
-t=$(ttl)
-[ "$t" = 5 ] && ok "in the window: short TTL" || fail "in window TTL $t"
+wait_until 10 listed in-window
 expect_has "$(CTL cutover list)" "in-window" "listed as in-window"
-
-# After the end: ramp of 4 s, then normal weights; TTL normal after settle.
-sleep $(( end + 6 - $(date +%s) ))
-sample
-s1=$(share 192.0.2.1); s9=$(share 192.0.2.9)
-[ "$s1" -ge 25 ] && [ "$s1" -le 42 ] && [ "$s9" = 0 ] && ok "after the ramp: weights normal (a1 $s1 %, standby $s9 %)" || fail "after: a1 $s1 % standby $s9 %"
 t=$(ttl)
-[ "$t" = 60 ] && ok "TTL back to normal after the settle period" || fail "TTL after: $t"
+[ "$t" = 5 ] && ok "in the window: short TTL (at $(rel "$(tnow)"))" || fail "in window TTL $t"
+
+# After the end: ramp of 4 s, then normal weights; TTL normal after
+# settle.  Polled: done, then the long TTL, then the shares.
+wait_until 20 listed "done "
+long() { [ "$(ttl)" = 60 ]; }
+wait_until 10 long
+t=$(ttl) t1=$(tnow)
+[ "$t" = 60 ] && ok "TTL back to normal after the settle period (at end+$(( t1 / 10 - end )) s)" ||
+	fail "TTL after: $t"
+normal() {
+	sample
+	s1=$(share 192.0.2.1) s9=$(share 192.0.2.9)
+	[ "$s1" -ge 25 ] && [ "$s1" -le 42 ] && [ "$s9" = 0 ]
+}
+wait_until 10 normal && ok "after the ramp: weights normal (a1 $s1 %, standby $s9 %)" ||
+	fail "after: a1 $s1 % standby $s9 %"
 expect_has "$(CTL cutover list)" " done " "listed as done"
 out=$(CTL log)
 expect_has "$out" "health: .*cutover c1 pre-derated" "phases are audited"

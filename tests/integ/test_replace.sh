@@ -114,10 +114,15 @@ replace() { # name
 	[ "$(cat "$T/db/gslbd.lock")" = "$PID" ] && ok "$1: the lock file names the new daemon" ||
 		fail "$1: lock file: $(cat "$T/db/gslbd.lock")"
 }
+# Time passes under the load (9 s) between the hand-overs, so that each
+# one has queries in flight: 2 s into it, and 2 s after the first.
+loaded() { kill -0 "$PERF" 2>/dev/null && kill -0 "$CHECK" 2>/dev/null; }
 sleep 2
 replace B
 B=$PID
 sleep 2
+loaded && ok "the second hand-over comes while the load runs" ||
+	fail "the load ended before the second hand-over"
 replace C
 wait "$PERF"
 wait "$CHECK"
@@ -179,7 +184,8 @@ expect_has "$out" "busy: gslbd pid 1 takes over" "and says that a hand-over is i
 expect_has "$(cat "$T/busy.out")" "^fds 9$" "the control socket hands over 8 sockets and the lock"
 touch "$T/release"
 wait "$HOLD"
-sleep 0.5
+aborted() { grep -q "hand-over: gslbd pid 1 went away before serving; serving on" "$T/C.log"; }
+wait_until 10 aborted
 expect_has "$(cat "$T/C.log")" "hand-over: gslbd pid 1 went away before serving; serving on" \
 	"a replacement that goes away leaves the daemon serving"
 out=$(q www.gslb.test A +short)
@@ -207,12 +213,21 @@ expect_has "$(cat "$T/gslbd.log")" "replace: started gslbd pid $NEW to take over
 out=$(q www.gslb.test A +short)
 [ "$out" = 192.0.2.80 ] && ok "the replacement answers" || fail "replacement: '$out'"
 before=$(wc -l < "$T/notify.txt")
-sleep 2.5
+dogs() { tail -n +$((before + 1)) "$T/notify.txt" | grep -c 'WATCHDOG=1$'; }
+# Three watchdog pings after the replacement answered, two gaps between
+# them, each measured by the stand-in's clock.
+fed_dog() { [ "$(dogs)" -ge 3 ] && grep -q "MAINPID=$NEW$" "$T/notify.txt"; }
+wait_until 15 fed_dog
 n=$(cat "$T/notify.txt")
 expect_has "$n" "^[0-9]+ MAINPID=$NEW$" "the replacement tells systemd its pid"
 expect_has "$(sed -n '/MAINPID='"$NEW"'/,$p' <<<"$n")" "READY=1" "and READY after it"
-w=$(tail -n +$((before + 1)) "$T/notify.txt" | grep -c 'WATCHDOG=1$')
-[ "$w" -ge 2 ] && ok "the replacement feeds the watchdog ($w in 2.5 s)" || fail "watchdog after SIGUSR2: $w"
+w=$(dogs)
+gap=$(tail -n +$((before + 1)) "$T/notify.txt" | awk '$2 == "WATCHDOG=1" {
+	if (n++ && $1 - t > g) g = $1 - t; t = $1 } END { print g + 0 }')
+# The watchdog's own figure (2 s, WATCHDOG_USEC): a longer gap would
+# get the daemon killed.
+[ "$w" -ge 3 ] && [ "$gap" -lt 2000 ] && ok "the replacement feeds the watchdog ($w pings, at most $gap ms apart)" ||
+	fail "watchdog after SIGUSR2: $w pings, at most $gap ms apart"
 kill "$NEW"
 gone "$NEW" && ok "the replacement stops on SIGTERM" || fail "the replacement does not stop"
 PID=

@@ -27,6 +27,8 @@ start_feeder
 
 # 1. Static (the default): measurements change nothing.
 set_m b:gz "success=98.5 latency=200"
+# Time passes to show that nothing is steered: three evaluation
+# intervals (1 s).
 sleep 3
 [ -z "$(weight gz b 2>/dev/null)" ] && ok "static service: no engine shares" ||
 	fail "static service got engine shares: $(weight gz b)"
@@ -37,9 +39,11 @@ within "$s" 440 560 && ok "static: b keeps its half in cn-gz ($s per mille)" ||
 	fail "static: b got $s per mille"
 
 # 2. Dynamic: b is slow in cn-gz only; its share there falls step by step
-# and dig follows; cn-bj stays even.
-CTL service set www.gslb.test --steering dynamic --weights success=0.5,latency=0.5,cost=0 >/dev/null
-low_b_gz() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 2000 ]; }
+# and dig follows; cn-bj stays even.  Latency weighs 0.8, success 0.2:
+# b scores 0.2 x 0.71 = 0.14 and keeps the floor (5 %); the weights the
+# other way round would score it 0.57 and leave it about 25 %.
+CTL service set www.gslb.test --steering dynamic --weights success=0.2,latency=0.8,cost=0 >/dev/null
+low_b_gz() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 1000 ]; }
 if wait_until 20 low_b_gz; then ok "slow b loses share in cn-gz (now $(weight gz b) bp)"
 else fail "b's share in cn-gz did not fall: $(CTL steer show www.gslb.test)"; fi
 wbj=$(weight bj b)
@@ -71,16 +75,17 @@ s=$(share gz 192.0.2.2)
 within "$s" 440 560 && ok "shadow: dig gives b the operator's half again ($s per mille)" ||
 	fail "shadow: b answers $s per mille"
 w=$(weight gz b)
-[ -n "$w" ] && [ "$w" -le 2000 ] && ok "shadow: steer show keeps the engine's share ($w bp)" ||
+[ -n "$w" ] && [ "$w" -le 1000 ] && ok "shadow: steer show keeps the engine's share ($w bp)" ||
 	fail "shadow: engine share of b is '$w'"
 expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "^steering +shadow" "explain: shadow"
 CTL service set www.gslb.test --steering dynamic >/dev/null
 s=$(share gz 192.0.2.2)
-[ "$s" -le 200 ] && ok "dynamic again: the engine's share answers ($s per mille)" ||
+[ "$s" -le 150 ] && ok "dynamic again: the engine's share answers ($s per mille)" ||
 	fail "dynamic again: b answers $s per mille"
 
 # 4. Budget: equal quality, then cdn-a spends its month at once: a's
-# share falls in both rows.
+# share falls in both rows, seen in cn-bj (cn-gz has used most of its
+# hourly limit, S3-8, on b's fall and return).
 set_m b:gz "success=99.9 latency=20"
 CTL service set www.gslb.test --weights success=0.4,latency=0.3,cost=0.3 >/dev/null
 even() { w=$(weight gz a); [ -n "$w" ] && within "$w" 4800 5200; }
@@ -88,12 +93,12 @@ wait_until 20 even && ok "equal quality and price: even again" || fail "not even
 CTL budget set cdn-a --limit 100 --period month --alert 80 >/dev/null
 CTL metrics push --provider cdn-a spent=150 >/dev/null
 expect_has "$(CTL budget list)" "^cdn-a .* exhausted" "budget list: cdn-a exhausted"
-low_a() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -le 3000 ]; }
-if wait_until 20 low_a; then ok "cdn-a over budget: a down to $(weight gz a) bp in cn-gz"
+low_a() { w=$(weight bj a); [ -n "$w" ] && [ "$w" -le 3000 ]; }
+if wait_until 20 low_a; then ok "cdn-a over budget: a down to $(weight bj a) bp in cn-bj"
 else fail "a did not lose share over budget: $(CTL steer show www.gslb.test)"; fi
-s=$(share gz 192.0.2.1)
-[ "$s" -le 350 ] && ok "dig: a answers $s per mille in cn-gz" || fail "dig: a still answers $s per mille"
-expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "cdn-a budget exhausted" \
+s=$(share bj 192.0.2.1)
+[ "$s" -le 350 ] && ok "dig: a answers $s per mille in cn-bj" || fail "dig: a still answers $s per mille"
+expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "cdn-a budget exhausted" \
 	"explain: the budget state"
 CTL budget del cdn-a >/dev/null
 

@@ -15,10 +15,12 @@ CTL service add www.gslb.test --ttl 30 --answers 1 >/dev/null
 CTL node add a --addr 192.0.2.1 --capacity 1000 >/dev/null
 CTL node add b --addr 192.0.2.2 >/dev/null
 CTL weight set www.gslb.test --region cn-gz --isp ctcc a=50 b=50 >/dev/null
-CTL service set www.gslb.test --steering dynamic --weights success=0.5,latency=0.5,cost=0 >/dev/null
+CTL service set www.gslb.test --steering dynamic --weights success=0.2,latency=0.8,cost=0 >/dev/null
 gslbd_start
 
-# a is fast, b slow: the scores alone would give a about 90 %.  The row's
+# a is fast, b slow: the scores alone would give a about 92 % (latency
+# weighs 0.8: b scores 0.29; the weights the other way round would score
+# it 0.82 and give a 60 %, below the ceiling).  The row's
 # demand is 1200 (a's capacity is 1000): a's load follows its share, as
 # it would once resolvers follow the answers.
 set_m a:gz "success=99.9 latency=20"
@@ -35,6 +37,8 @@ start_feeder
 capped() { w=$(weight gz a); [ -n "$w" ] && within "$w" 6500 6670; }
 if wait_until 25 capped; then ok "a held at its capacity ceiling ($(weight gz a) bp)"
 else fail "a not held at its ceiling: $(CTL steer show www.gslb.test)"; fi
+# Time passes to show that a does not pass its ceiling: three
+# evaluation intervals (1 s).
 sleep 3
 w=$(weight gz a)
 [ -n "$w" ] && [ "$w" -le 6670 ] && ok "a stays at or below the ceiling ($w bp)" ||
@@ -49,7 +53,7 @@ expect_has "$(CTL explain www.gslb.test --client 101.6.1.1)" "^  a .*capacity" \
 
 # No capacity: no ceiling, the scores alone decide.
 CTL node set a --capacity 0 >/dev/null
-free() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -ge 7500 ]; }
+free() { w=$(weight gz a); [ -n "$w" ] && [ "$w" -ge 8500 ]; }
 if wait_until 25 free; then ok "no capacity, no ceiling: a up to $(weight gz a) bp"
 else fail "a still capped without a capacity: $(CTL steer show www.gslb.test)"; fi
 [ -z "$(steer_field gz a ceiling)" ] && ok "no ceiling shown without a capacity" ||

@@ -7,7 +7,7 @@
 # the other regions stay put (S3-3, S3-8).
 . "$(dirname "$0")/lib.sh"
 
-out=$(timeout 120 python3 "$ROOT/bench/steerdrill.py" --scenarios 1 --short \
+out=$(timeout "$(tscale 120)" python3 "$ROOT/bench/steerdrill.py" --scenarios 1 --short \
 	--port "$PORT" --build "$B" --out "$T/drill" 2>&1); rc=$?
 echo "$out" > "$T/drill.txt"
 [ $rc = 0 ] && ok "the short drill passes its targets" || fail "drill exit $rc: $out"
