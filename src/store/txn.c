@@ -17,12 +17,12 @@
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover",
-	"budget", "steerin", "steer"
+	"budget", "steerin", "steer", "dnssec"
 };
 static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
                                 DBI_HEALTH, DBI_STATUS, DBI_METRICS,
                                 DBI_CUTOVERS, DBI_BUDGETS, DBI_STEERIN,
-                                DBI_STEER };
+                                DBI_STEER, DBI_DNSSEC };
 
 /* Data, not decisions: neither audited nor part of any plan. */
 static int is_data(wdb_kind_t kind)
@@ -317,7 +317,7 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 		t->metrics_changed = 1;
 	else if (kind == WDB_STEERIN)
 		t->inputs_changed = 1;
-	else if (kind != WDB_HEALTH && !is_data(kind))
+	else if (kind != WDB_HEALTH && kind != WDB_DNSSEC && !is_data(kind))
 		t->table_changed = 1;
 	if (is_data(kind)) {
 		json_decref(before);
