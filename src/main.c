@@ -11,6 +11,7 @@
 #include "common/net.h"
 #include "dns/dnstap.h"
 #include "dns/rrl.h"
+#include "dnssec/dnssec.h"
 #include "dns/snapshot.h"
 #include "common/util.h"
 #include "store/weightdb.h"
@@ -166,6 +167,13 @@ static int do_check(const opts_t *o)
 	} else {
 		cluster_conf_free(&cc);
 	}
+	dnssec_conf_t nc;
+	if (dnssec_conf_load(c, &nc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	} else {
+		dnssec_conf_clear(&nc);
+	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
 	conf_free(c);
@@ -191,7 +199,8 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
 static const char *const restart_keys[] = {
 	"server.listen", "server.workers", "server.user",
 	"server.tcp-idle-timeout", "server.tcp-max-clients",
-	"database.path", "database.map-size", "stats", "dnstap", "cluster", NULL
+	"database.path", "database.map-size", "stats", "dnstap", "cluster",
+	"dnssec.signature-cache", NULL
 };
 
 static int needs_restart(const char *path)
@@ -1038,6 +1047,7 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	weightdb_set_nosync(g_db);
+	dnssec_use_store(g_db);     /* signing keys' metadata, per snapshot */
 	/* --replace loads everything before it takes the sockets over, so
 	 * that a configuration or zone that cannot start leaves the running
 	 * daemon alone. */
