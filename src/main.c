@@ -193,7 +193,8 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
  * open store, the statistics endpoint, dnstap's connection and the
  * cluster's etcd client.  A section name covers all its keys.  Everything
  * else applies on SIGHUP: server identity, version, udp-max-payload,
- * max-cname-chain and log-level, zones, geoip, log, rrl,
+ * max-cname-chain and log-level, zones, geoip, log, rrl, dnssec (its
+ * keys and keystore; the signature cache's size waits for a restart),
  * database.audit-keep, and the health, cutover and steer sections
  * (handed to the health thread). */
 static const char *const restart_keys[] = {
@@ -406,6 +407,10 @@ static void on_sync(uv_timer_t *t)
 {
 	trim_store();
 	make_room();
+	if (dnssec_store_changed()) {
+		log_info("dnssec: signing keys changed in the store");
+		reload_run();
+	}
 	if (weightdb_sync(g_db))
 		log_warning("database: cannot flush to disk");
 }

@@ -4,16 +4,18 @@
  *
  * A key is made in the keystore (dnssec.keystore of gslbd.conf) and its
  * metadata committed in one audited transaction; a key whose commit
- * fails leaves no file behind.  gslbd loads the keys at its next start
- * or reload (SIGHUP). */
+ * fails leaves no file behind.  gslbd loads the keys within a second
+ * (it polls the store's "dnssecgen" counter), or at its next start. */
 #include "ctl/ctl.h"
 #include "common/util.h"
 #include "dnssec/dnssec.h"
 #include "dnssec/keydb.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +55,9 @@ static char *keystore(const char *cmd)
 	if (!dc.keystore)
 		ctl_die("dnssec %s: %s has no dnssec: keystore: DIR section", cmd,
 		        ctl_conf->path);
+	/* A keystore that is not there yet is made, for the owner only. */
+	if (mkdir(dc.keystore, 0700) && errno != EEXIST)
+		ctl_die("dnssec %s: keystore %s: %s", cmd, dc.keystore, strerror(errno));
 	if (access(dc.keystore, W_OK | X_OK))
 		ctl_die("dnssec %s: keystore %s: not a directory this user can write",
 		        cmd, dc.keystore);
@@ -159,7 +164,7 @@ static void print_after(const char *zone, int64_t id, const char *what,
 			printf("DS for the parent zone:\n");
 		json_array_foreach(ds, i, d)
 			printf("  %s\n", json_string_value(d));
-		printf("gslbd signs with it from its next start or reload (SIGHUP)\n");
+		printf("gslbd signs with it within a second (a running one reloads)\n");
 	}
 	ctl_warn_no_daemon();
 }

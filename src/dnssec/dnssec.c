@@ -14,10 +14,27 @@
 #include <sys/stat.h>
 
 static weightdb_t *g_db;
+static uint64_t g_gen;        /* "dnssecgen" at the last load tried */
 
 void dnssec_use_store(weightdb_t *db)
 {
 	g_db = db;
+}
+
+/* The store's dnssecgen counter, or @dflt when it cannot be read. */
+static uint64_t store_gen(uint64_t dflt)
+{
+	wdb_txn_t *t = g_db ? wdb_begin_read(g_db) : NULL;
+	if (!t)
+		return dflt;
+	uint64_t g = wdb_meta_u64(t, "dnssecgen");
+	wdb_abort(t);
+	return g;
+}
+
+int dnssec_store_changed(void)
+{
+	return g_db && store_gen(g_gen) != g_gen;
 }
 
 /* The configuration ------------------------------------------------ */
@@ -182,6 +199,9 @@ int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
 	dnssec_conf_t dc;
 	if (dnssec_conf_load(c, &dc, err, errlen))
 		return -1;
+	/* Noted before the keys are read: a failed load is not tried again
+	 * until the keys change again (or SIGHUP). */
+	g_gen = store_gen(g_gen);
 	wdb_txn_t *t = wdb_begin_read(g_db);
 	if (!t) {
 		snprintf(err, errlen, "dnssec: cannot read the store");

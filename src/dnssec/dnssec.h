@@ -39,6 +39,12 @@ void dnssec_conf_clear(dnssec_conf_t *o);
  * start (NULL: none; then no zone is signed). */
 void dnssec_use_store(weightdb_t *db);
 
+/** Whether the store's signing keys or zones changed since the last
+ * dnssec_set_load() (one read of the store's "dnssecgen" counter): the
+ * daemon then reloads, so that `gslbctl dnssec` takes effect within a
+ * second, as the weight table's changes do.  Main thread only. */
+int dnssec_store_changed(void);
+
 /* Keys one zone signs with; more are refused at load. */
 #define DNSSEC_ZONE_KEYS 4
 

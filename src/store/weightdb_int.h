@@ -83,6 +83,7 @@ struct wdb_txn {
 	json_t *nodes;        /* set of nodes that changed */
 	int table_changed;    /* the operator's table changed */
 	int metrics_changed;  /* pushed metrics changed */
+	int dnssec_changed;   /* signing keys or zones changed */
 	int inputs_changed;   /* pushed steering inputs changed */
 	int rc;               /* the first failed write (sticky): commit refuses */
 	int read_only;        /* from wdb_begin_read(): wdb_set() refuses */

@@ -8,7 +8,8 @@
 # ECDSA P-256 and Ed25519 zones.  A validator given another key must
 # refuse the same answers, so that AD here means the signatures are
 # checked.  Signed UDP answers stay within the client's size (TC, then
-# TCP), Ed25519 signatures are the same across a restart, and a key file
+# TCP), a key made while gslbd runs is served without a signal, Ed25519
+# signatures are the same across a restart, and a key file
 # that is missing, readable by others or of another algorithm stops the
 # start naming the file, and a reload with one keeps the running keys.
 . "$(dirname "$0")/lib.sh"
@@ -236,6 +237,16 @@ hits2=$(metric gslbd_dnssec_cache_hits_total udp)
 	fail "no cache hits: $hits0 -> $hits1 -> $hits2"
 [ "${entries:-0}" -gt 0 ] && ok "gslbd_dnssec_cache_entries ($entries)" ||
 	fail "gslbd_dnssec_cache_entries: '$entries'"
+
+# --- a key made while gslbd runs: served within a second, no SIGHUP --------
+CTL dnssec keygen ed.test --algorithm ed25519 >/dev/null
+two_keys() { [ "$(q ed.test DNSKEY +short | grep -c '^257 3 15 ')" = 2 ]; }
+wait_until 5 two_keys && ok "dnssec keygen: the running gslbd serves both DNSKEYs" ||
+	fail "dnssec keygen: DNSKEY: $(q ed.test DNSKEY +short)"
+n=$(section "$(q www.ed.test A +dnssec)" ANSWER | grep -c RRSIG)
+[ "$n" = 2 ] && ok "both active keys sign" || fail "RRSIGs with two keys: $n"
+expect_has "$(dv "$T/ta-ed.conf" ed.test www.ed.test A)" "^; fully validated" \
+	"delv: still validated, by the first key"
 
 # --- Ed25519: the same signature across a restart -------------------------
 sig1=$(q www.ed.test A +dnssec | awk '$4 == "RRSIG" { print $NF, $(NF-1) }')
