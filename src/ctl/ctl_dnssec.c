@@ -145,6 +145,17 @@ static json_t *ds_list(json_t *keys, const char *zone)
 	return out;
 }
 
+/* The DS lines of @ds under a heading, when there are any. */
+static void print_ds(json_t *ds)
+{
+	size_t i;
+	json_t *d;
+	if (json_array_size(ds))
+		printf("DS for the parent zone:\n");
+	json_array_foreach(ds, i, d)
+		printf("  %s\n", json_string_value(d));
+}
+
 static void print_after(const char *zone, int64_t id, const char *what,
                         json_t *key, json_t *ds)
 {
@@ -158,12 +169,7 @@ static void print_after(const char *zone, int64_t id, const char *what,
 		printf("key %lld (%s) made for zone %s\n",
 		       (long long)json_integer_value(json_object_get(key, "tag")),
 		       json_string_value(json_object_get(key, "algorithm_name")), zone);
-		size_t i;
-		json_t *d;
-		if (json_array_size(ds))
-			printf("DS for the parent zone:\n");
-		json_array_foreach(ds, i, d)
-			printf("  %s\n", json_string_value(d));
+		print_ds(ds);
 		printf("gslbd signs with it within a second (a running one reloads)\n");
 	}
 	ctl_warn_no_daemon();
@@ -317,12 +323,7 @@ static int cmd_status(int argc, char **argv, int ds_only)
 		printf("zone %s: %s\n", zone, on ? "signed" : "not signed");
 		if (json_array_size(keys))
 			print_keys(keys);
-		size_t i;
-		json_t *d;
-		if (json_array_size(ds))
-			printf("DS for the parent zone:\n");
-		json_array_foreach(ds, i, d)
-			printf("  %s\n", json_string_value(d));
+		print_ds(ds);
 	}
 	json_decref(ds);
 	json_decref(keys);

@@ -98,6 +98,23 @@ static const char *pkey_desc(EVP_PKEY *p)
 	return "of an unknown type";
 }
 
+static int key_finish(dnssec_key_t *k);
+
+/* A key of @p (which it takes), or NULL when its public key cannot be
+ * read. */
+static dnssec_key_t *key_new(EVP_PKEY *p, int alg, uint16_t flags)
+{
+	dnssec_key_t *k = xcalloc(1, sizeof(*k));
+	k->pkey = p;
+	k->alg = alg;
+	k->flags = flags;
+	if (key_finish(k)) {
+		dnssec_key_free(k);
+		return NULL;
+	}
+	return k;
+}
+
 /* Fills the public parts of @k from its EVP_PKEY: DNSKEY rdata (RFC 4034
  * §2.1: flags, protocol 3, algorithm, key), key tag and id. */
 static int key_finish(dnssec_key_t *k)
@@ -145,15 +162,9 @@ dnssec_key_t *dnssec_key_generate(int alg, uint16_t flags, char *err,
 		snprintf(err, errlen, "key generation failed: %s", ossl_err());
 		return NULL;
 	}
-	dnssec_key_t *k = xcalloc(1, sizeof(*k));
-	k->pkey = p;
-	k->alg = alg;
-	k->flags = flags;
-	if (key_finish(k)) {
+	dnssec_key_t *k = key_new(p, alg, flags);
+	if (!k)
 		snprintf(err, errlen, "cannot read the new public key: %s", ossl_err());
-		dnssec_key_free(k);
-		return NULL;
-	}
 	return k;
 }
 
@@ -236,15 +247,9 @@ dnssec_key_t *dnssec_key_load(const char *path, int alg, uint16_t flags,
 		EVP_PKEY_free(p);
 		return NULL;
 	}
-	dnssec_key_t *k = xcalloc(1, sizeof(*k));
-	k->pkey = p;
-	k->alg = alg;
-	k->flags = flags;
-	if (key_finish(k)) {
+	dnssec_key_t *k = key_new(p, alg, flags);
+	if (!k)
 		snprintf(err, errlen, "key file %s: cannot read its public key", path);
-		dnssec_key_free(k);
-		return NULL;
-	}
 	return k;
 }
 

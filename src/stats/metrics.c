@@ -9,15 +9,23 @@
 
 static const char *const transports[STATS_NTRANSPORT] = { "udp", "tcp" };
 
-/* A counter family with one sample per transport. */
-static void per_transport(expo_t *e, const stats_sample_t *s, const char *name,
-                          const char *help, int stat)
+/* A family of @type with one sample per transport. */
+static void per_transport_as(expo_t *e, const stats_sample_t *s,
+                             const char *name, expo_type_t type,
+                             const char *help, int stat)
 {
-	expo_family(e, name, EXPO_COUNTER, help);
+	expo_family(e, name, type, help);
 	for (int t = 0; t < STATS_NTRANSPORT; t++) {
 		const char *l[] = { "transport", transports[t] };
 		expo_sample_u64(e, name, l, 1, s->counters[t][stat]);
 	}
+}
+
+/* A counter family with one sample per transport. */
+static void per_transport(expo_t *e, const stats_sample_t *s, const char *name,
+                          const char *help, int stat)
+{
+	per_transport_as(e, s, name, EXPO_COUNTER, help, stat);
 }
 
 /* Online signing: the signatures made and the query threads'
@@ -36,13 +44,9 @@ static void dnssec(expo_t *e, const stats_sample_t *s)
 	per_transport(e, s, "gslbd_dnssec_cache_evictions_total",
 	              "Signature cache entries replaced by newer ones, by "
 	              "transport.", STAT_DNSSEC_EVICTIONS);
-	const char *name = "gslbd_dnssec_cache_entries";
-	expo_family(e, name, EXPO_GAUGE, "Signatures the query threads' caches "
-	            "hold, by transport.");
-	for (int t = 0; t < STATS_NTRANSPORT; t++) {
-		const char *l[] = { "transport", transports[t] };
-		expo_sample_u64(e, name, l, 1, s->counters[t][STAT_DNSSEC_ENTRIES]);
-	}
+	per_transport_as(e, s, "gslbd_dnssec_cache_entries", EXPO_GAUGE,
+	                 "Signatures the query threads' caches hold, by transport.",
+	                 STAT_DNSSEC_ENTRIES);
 }
 
 static void responses(expo_t *e, const stats_sample_t *s)

@@ -133,28 +133,7 @@ unbound_conf() { # dir trust-anchor...
 	shift
 	mkdir -p "$d"
 	{
-		cat <<EOU
-server:
-  interface: 127.0.0.1
-  port: $UPORT
-  do-ip6: no
-  do-not-query-localhost: no
-  directory: "$d"
-  pidfile: "$d/unbound.pid"
-  logfile: "$d/unbound.log"
-  use-syslog: no
-  chroot: ""
-  username: ""
-  num-threads: 1
-  verbosity: 1
-  access-control: 127.0.0.0/8 allow
-  module-config: "subnetcache validator iterator"
-  send-client-subnet: 127.0.0.1
-  client-subnet-always-forward: yes
-  max-client-subnet-ipv4: 24
-  qname-minimisation: no
-  local-zone: "test." nodefault
-EOU
+		unbound_server_conf "$d" "$UPORT" "subnetcache validator iterator"
 		for ta in "$@"; do echo "  trust-anchor: \"$ta\""; done
 		cat <<EOU
 stub-zone:
