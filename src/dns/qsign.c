@@ -42,16 +42,6 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 	return 0;
 }
 
-int qs_rrset(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
-             const uint8_t *lowner, const zrrset_t *s, uint32_t ttl)
-{
-	if (w_rrset(w, sec, owner, s, ttl))
-		return -1;
-	if (!sz)
-		return 0;
-	return qs_rrsig(w, sec, sz, owner, lowner, s->type, ttl, s->count, s->rdata);
-}
-
 int qs_dnskey(wbuf_t *w, const dnssec_zone_t *dz, int sign, const zone_t *z,
               const uint8_t *owner)
 {

@@ -34,9 +34,18 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
              const uint8_t *lowner, uint16_t type, uint32_t ttl,
              uint16_t count, const uint8_t *rdata);
 
-/** w_rrset() and, with @sz, its RRSIGs. */
-int qs_rrset(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
-             const uint8_t *lowner, const zrrset_t *s, uint32_t ttl);
+/** w_rrset() and, with @sz, its RRSIGs.  Inline, so that an answer
+ * without DO writes its RRset exactly as it did before signing. */
+static inline int qs_rrset(wbuf_t *w, int sec, const dnssec_zone_t *sz,
+                           const uint8_t *owner, const uint8_t *lowner,
+                           const zrrset_t *s, uint32_t ttl)
+{
+	if (w_rrset(w, sec, owner, s, ttl))
+		return -1;
+	if (!sz)
+		return 0;
+	return qs_rrsig(w, sec, sz, owner, lowner, s->type, ttl, s->count, s->rdata);
+}
 
 /** The DNSKEY RRset of the signed zone @dz at the apex of @z into the
  * answer, with its RRSIGs when @sign (DO set).  Returns 0 or -1. */
