@@ -3,7 +3,8 @@
 # `gslbctl dnssec ds` prints as its trust anchor, and its subnetcache
 # module sending the client's subnet) must set AD on a static answer, on
 # the GSLB answers of two regions, on a CNAME node's answer, on a compact
-# NXDOMAIN and on NODATA, static and GSLB; delv, with the DNSKEY as its
+# NXDOMAIN and on NODATA, static and GSLB, and on a sticky answer of two
+# nodes; delv, with the DNSKEY as its
 # trust anchor, must fully validate answers straight from gslbd, for
 # ECDSA P-256 and Ed25519 zones.  A validator given another key must
 # refuse the same answers, so that AD here means the signatures are
@@ -71,6 +72,9 @@ CTL node add any1 --addr 192.0.2.31 >/dev/null
 CTL weight set svc.gslb.test --region cn-gz gz1=100 >/dev/null
 CTL weight set svc.gslb.test --region cn-bj bj1=100 >/dev/null
 CTL weight set svc.gslb.test any1=100 >/dev/null
+# Sticky, two nodes an answer: an RRset of two addresses per client.
+CTL service add st.gslb.test --ttl 30 --sticky --answers 2 >/dev/null
+CTL weight set st.gslb.test gz1=1 bj1=1 any1=1 >/dev/null
 CTL service add cn.gslb.test --ttl 30 >/dev/null
 CTL node add edge --cname edge.gslb.test >/dev/null
 CTL weight set cn.gslb.test edge=100 >/dev/null
@@ -91,6 +95,10 @@ dv() { # anchor-file zone name type
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test www.gslb.test A)" "^; fully validated" "delv: static A"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test svc.gslb.test A)" "^; fully validated" "delv: GSLB A (default row)"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test cn.gslb.test A)" "^; fully validated" "delv: a CNAME node"
+out=$(dv "$T/ta-gslb.conf" gslb.test st.gslb.test A)
+expect_has "$out" "^; fully validated" "delv: a sticky answer of two nodes"
+[ "$(grep -c $'\tA\t' <<<"$out")" = 2 ] && ok "the sticky answer has two addresses" ||
+	fail "sticky answer: $out"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test nx.gslb.test A)" "negative response, fully validated" \
 	"delv: NXDOMAIN (compact)"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test www.gslb.test AAAA)" "negative response, fully validated" \
@@ -180,6 +188,7 @@ adcheck "a static answer" $'^www\\.gslb\\.test\\.\t.*A\t192\\.0\\.2\\.80$' www.g
 adcheck "GSLB, cn-gz" $'^svc\\.gslb\\.test\\.\t.*A\t192\\.0\\.2\\.11$' svc.gslb.test A +subnet=101.6.1.0/24
 adcheck "GSLB, cn-bj" $'^svc\\.gslb\\.test\\.\t.*A\t192\\.0\\.2\\.21$' svc.gslb.test A +subnet=101.7.1.0/24
 adcheck "GSLB AAAA, cn-bj" $'AAAA\t2001:db8::21$' svc.gslb.test AAAA +subnet=101.7.1.0/24
+adcheck "a sticky answer, cn-bj" $'^st\\.gslb\\.test\\.\t.*A\t192\\.0\\.2\\.' st.gslb.test A +subnet=101.7.1.0/24
 adcheck "a CNAME node" $'^cn\\.gslb\\.test\\.\t.*CNAME\tedge\\.gslb\\.test\\.$' cn.gslb.test A
 adcheck "a static CNAME" $'^www\\.gslb\\.test\\.\t.*A\t192\\.0\\.2\\.80$' alias.gslb.test A
 adcheck "NXDOMAIN (compact)" "ANSWER: 0," nx.gslb.test A
