@@ -4,8 +4,8 @@
 # module sending the client's subnet) must set AD on a static answer, on
 # the GSLB answers of two regions, on a CNAME node's answer, on a compact
 # NXDOMAIN and on NODATA, static and GSLB, and on a sticky answer of two
-# nodes; delv, with the DNSKEY as its
-# trust anchor, must fully validate answers straight from gslbd, for
+# nodes; delv, with the DNSKEY as its trust anchor, must fully validate
+# answers straight from gslbd, for
 # ECDSA P-256 and Ed25519 zones.  A validator given another key must
 # refuse the same answers, so that AD here means the signatures are
 # checked.  Signed UDP answers stay within the client's size (TC, then
