@@ -5,7 +5,8 @@
 # the GSLB answers of two regions, on a CNAME node's answer, on a compact
 # NXDOMAIN and on NODATA, static and GSLB, and on a sticky answer of two
 # nodes; delv, with the DNSKEY as its trust anchor, must fully validate
-# answers straight from gslbd, for
+# answers straight from gslbd (a wildcard, a name in mixed case, the DS
+# of a secure delegation and the NSEC of an insecure one included), for
 # ECDSA P-256 and Ed25519 zones.  A validator given another key must
 # refuse the same answers, so that AD here means the signatures are
 # checked.  Signed UDP answers stay within the client's size (TC, then
@@ -25,7 +26,9 @@ geo_two_regions   # 101.6.0.0/16 cn-gz, 101.7.0.0/16 cn-bj
 # A TXT RRset of about 420 bytes: within 512 unsigned, beyond it signed.
 long=$(printf 'x%.0s' $(seq 200))
 gslb_zone 'www A 192.0.2.80' 'alias CNAME www' 'edge A 192.0.2.90' \
-	"long TXT \"$long\" \"$long\""
+	"long TXT \"$long\" \"$long\"" '*.wild A 192.0.2.7' \
+	'sub NS ns.sub' 'ns.sub A 192.0.2.77' 'sec NS ns.sec' 'ns.sec A 192.0.2.78' \
+	'sec DS 12345 13 2 3F2B5B8E5C1E9A0D7F6E1B2C3D4E5F60718293A4B5C6D7E8F90123456789ABCD'
 cat > "$T/ed.zone" <<'EOZ'
 $TTL 300
 @   SOA ns1 host 1 3600 600 86400 120
@@ -104,6 +107,11 @@ expect_has "$(dv "$T/ta-gslb.conf" gslb.test nx.gslb.test A)" "negative response
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test www.gslb.test AAAA)" "negative response, fully validated" \
 	"delv: NODATA"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test gslb.test DNSKEY)" "^; fully validated" "delv: DNSKEY"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test x.wild.gslb.test A)" "^; fully validated" "delv: a wildcard answer"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test WwW.gSlB.tEsT A)" "^; fully validated" "delv: a name in mixed case"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test sec.gslb.test DS)" "^; fully validated" "delv: the DS of a delegation"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test sub.gslb.test DS)" "negative response, fully validated" \
+	"delv: no DS at an insecure delegation"
 expect_has "$(dv "$T/ta-ed.conf" ed.test www.ed.test A)" "^; fully validated" "delv: Ed25519 A"
 expect_has "$(dv "$T/ta-ed.conf" ed.test nx.ed.test A)" "negative response, fully validated" \
 	"delv: Ed25519 NXDOMAIN"
@@ -117,6 +125,13 @@ out=$(q nx.gslb.test A +dnssec)
 expect_status "$out" NOERROR "compact NXDOMAIN: NOERROR"
 expect_has "$(section "$out" AUTHORITY)" 'nx\.gslb\.test\..*NSEC.*\\000\.nx\.gslb\.test\. RRSIG NSEC TYPE128' \
 	"compact NXDOMAIN: NSEC to \\000.qname with NXNAME"
+out=$(section "$(q x.sub.gslb.test A +dnssec)" AUTHORITY)
+expect_has "$out" 'sub\.gslb\.test\..*NSEC.*\\000\.sub\.gslb\.test\. NS RRSIG NSEC$' \
+	"a referral without DS: the signed NSEC of the cut"
+expect_has "$out" 'RRSIG.NSEC ' "a referral without DS: its RRSIG"
+expect_not "$out" 'RRSIG.NS ' "a referral: the NS set is not signed"
+out=$(section "$(q x.sec.gslb.test A +dnssec)" AUTHORITY)
+expect_has "$out" 'RRSIG.DS 13 3 ' "a referral with DS: the signed DS"
 out=$(q nx.gslb.test A)
 expect_status "$out" NXDOMAIN "without DO: NXDOMAIN as before"
 expect_not "$out" "RRSIG|NSEC" "without DO: no DNSSEC records"
