@@ -37,39 +37,15 @@ static dnssec_key_t *key;
 /* A time inside one validity window. */
 static const uint32_t NOW = 2000u * DNSSEC_WINDOW + 5000;
 
-static void write_file(const char *name, const char *text)
-{
-	char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char big[4096];
-	size_t o = 0;
-	/* 60 addresses: about 1000 bytes unsigned, 1100 signed. */
-	for (int i = 0; i < 60; i++)
-		o += (size_t)snprintf(big + o, sizeof(big) - o,
-		                      "big IN A 192.0.2.%d\n", i + 100);
-	char zt[8192];
-	snprintf(zt, sizeof(zt), "%s%s", zone_text, big);
-	write_file("example.test.zone", zt);
-	write_file("gslbd.conf", "server:\n  udp-max-payload: 1232\nzones:\n"
+	/* 60 addresses at "big": about 1000 bytes unsigned, 1100 signed. */
+	qw_write_big(dir, "example.test.zone", zone_text);
+	qw_write(dir, "gslbd.conf", "server:\n  udp-max-payload: 1232\nzones:\n"
 	           "  - name: example.test\n    file: example.test.zone\n");
-	char path[256], err[1024];
-	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
-	log_set_level(GSLB_LOG_ERR);
-	conf_t *c = conf_load(path, err, sizeof(err));
-	ck_assert_msg(c != NULL, "%s", err);
-	unsigned failed;
-	snap = snapshot_build(c, NULL, &failed, err, sizeof(err));
-	ck_assert_msg(snap != NULL, "%s", err);
-	conf_free(c);
+	char err[256];
+	snap = qw_snapshot(dir);
 	/* The signed zone as dnssec_set_load() would make it from the store
 	 * and the keystore. */
 	key = dnssec_key_generate(DNSSEC_ALG_ECDSAP256, DNSSEC_FLAGS_CSK, err,
