@@ -14,7 +14,7 @@ set -e
 BUILD="gcc make autoconf automake pkg-config libldns-dev libuv1-dev
 libmaxminddb-dev liblmdb-dev liburcu-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
 libsystemd-dev libmicrohttpd-dev check libsubunit-dev libfstrm-dev
-libprotobuf-c-dev protobuf-c-compiler"
+libprotobuf-c-dev protobuf-c-compiler libssl-dev"
 # Tests: real DNS clients, the GeoIP writer, clang for the fuzzer,
 # the reference servers for the benchmark, and Prometheus (server and
 # promtool) for the metrics tests, with python3-yaml to read the rules

@@ -11,6 +11,7 @@
 #include "common/net.h"
 #include "dns/dnstap.h"
 #include "dns/rrl.h"
+#include "dnssec/dnssec.h"
 #include "dns/snapshot.h"
 #include "common/util.h"
 #include "store/weightdb.h"
@@ -166,6 +167,13 @@ static int do_check(const opts_t *o)
 	} else {
 		cluster_conf_free(&cc);
 	}
+	dnssec_conf_t nc;
+	if (dnssec_conf_load(c, &nc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	} else {
+		dnssec_conf_clear(&nc);
+	}
 	if (!bad)
 		printf("%s: ok\n", c->path);
 	conf_free(c);
@@ -185,13 +193,15 @@ static int load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
  * open store, the statistics endpoint, dnstap's connection and the
  * cluster's etcd client.  A section name covers all its keys.  Everything
  * else applies on SIGHUP: server identity, version, udp-max-payload,
- * max-cname-chain and log-level, zones, geoip, log, rrl,
+ * max-cname-chain and log-level, zones, geoip, log, rrl, dnssec (its
+ * keys and keystore; the signature cache's size waits for a restart),
  * database.audit-keep, and the health, cutover and steer sections
  * (handed to the health thread). */
 static const char *const restart_keys[] = {
 	"server.listen", "server.workers", "server.user",
 	"server.tcp-idle-timeout", "server.tcp-max-clients",
-	"database.path", "database.map-size", "stats", "dnstap", "cluster", NULL
+	"database.path", "database.map-size", "stats", "dnstap", "cluster",
+	"dnssec.signature-cache", NULL
 };
 
 static int needs_restart(const char *path)
@@ -397,6 +407,10 @@ static void on_sync(uv_timer_t *t)
 {
 	trim_store();
 	make_room();
+	if (dnssec_store_changed()) {
+		log_info("dnssec: signing keys changed in the store");
+		reload_run();
+	}
 	if (weightdb_sync(g_db))
 		log_warning("database: cannot flush to disk");
 }
@@ -1038,6 +1052,7 @@ static int start_server(const opts_t *o)
 		return -1;
 	}
 	weightdb_set_nosync(g_db);
+	dnssec_use_store(g_db);     /* signing keys' metadata, per snapshot */
 	/* --replace loads everything before it takes the sockets over, so
 	 * that a configuration or zone that cannot start leaves the running
 	 * daemon alone. */

@@ -136,6 +136,8 @@ static void usage(FILE *f)
 "                --every 10m [--guard score>=N|success>=PCT|latency<=MS]...\n"
 "  release list|show SERVICE|pause SERVICE|resume SERVICE|abort SERVICE\n"
 "  cluster status                 cluster health [NODE]\n"
+"  dnssec enable|keygen ZONE [--algorithm ecdsap256|ed25519]\n"
+"  dnssec list                    dnssec status|ds ZONE\n"
 "  stats                          (the daemon's counters, from stats.listen)\n"
 "TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
 "starts at that change.\n", f);
@@ -556,6 +558,10 @@ static int read_only_command(const char *cmd, int argc, char **argv)
 			return 1;
 	if (strcmp(cmd, "steer") == 0)
 		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
+	if (strcmp(cmd, "dnssec") == 0)
+		return argc > 0 && (strcmp(argv[0], "list") == 0 ||
+		                    strcmp(argv[0], "status") == 0 ||
+		                    strcmp(argv[0], "ds") == 0);
 	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
 		for (int i = 0; i < argc; i++)
 			if (strcmp(argv[i], "--dry-run") == 0)
@@ -692,6 +698,7 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);
 	else if (strcmp(cmd, "cluster") == 0) rc = ctl_cmd_cluster(n, args);
 	else if (strcmp(cmd, "release") == 0) rc = ctl_cmd_release(n, args);
+	else if (strcmp(cmd, "dnssec") == 0) rc = ctl_cmd_dnssec(n, args);
 	else {
 		fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
 		usage(stderr);

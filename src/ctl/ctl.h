@@ -236,6 +236,8 @@ int ctl_cmd_history(int argc, char **argv);
 int ctl_cmd_cutover(int argc, char **argv);
 /** cluster status: etcd, the revisions, the live instances (ctl_cluster.c). */
 int ctl_cmd_cluster(int argc, char **argv);
+/** dnssec enable|keygen|list|status|ds (ctl_dnssec.c). */
+int ctl_cmd_dnssec(int argc, char **argv);
 
 /* Cluster mode (ctl_cluster.c). */
 /** Reads the cluster section of the configuration; dies on a bad one. */

@@ -20,6 +20,7 @@
 #include "dns/dnstap.h"
 #include "dns/query.h"
 #include "dns/rrl.h"
+#include "dnssec/dnssec.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -84,6 +85,8 @@ net_udp_t *net_udp_new(worker_t *w, int fd)
 	}
 	if (w->db)
 		u->q.memo = gslb_memo_new();
+	if (w->q.dsig)
+		u->q.dsig = dnssec_thread_new(w->sig_cache);
 	for (int i = 0; i < UDP_BATCH; i++) {
 		u->iov_in[i] = (struct iovec){ u->inbuf[i], UDP_INBUF };
 		u->in[i].msg_hdr.msg_iov = &u->iov_in[i];
@@ -223,6 +226,7 @@ void net_udp_close(net_udp_t *u)
 	}
 	wdb_reader_free(u->q.wdb);
 	gslb_memo_free(u->q.memo);
+	dnssec_thread_free(u->q.dsig);
 	free(u->q.tally);
 	close(u->fd);
 	free(u);

@@ -11,8 +11,10 @@
 #include "gslb/gslb.h"
 #include "common/util.h"
 #include "dns/tally.h"
+#include "dns/qsign.h"
 #include "dns/wire.h"
 #include "dns/zone.h"
+#include "dnssec/rrsig.h"
 
 #include <string.h>
 
@@ -89,19 +91,34 @@ static int addr_written(const plan_t *p, const gslb_result_t *g, unsigned i,
  * Address nodes contribute their records of the asked type; a CNAME node
  * picked first answers with its CNAME alone (RFC 7871 §7.2.1).  Every
  * response for the name, NODATA and truncated ones included, carries
- * the scope and TTL that gslb_resolve() decided (RFC 7871 §7.4). */
-static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
+ * the scope and TTL that gslb_resolve() decided (RFC 7871 §7.4).  With
+ * @sz (a signed zone, DO set) the RRset written gets its RRSIGs, and a
+ * NODATA its compact denial, which keeps the scope: whether the row has
+ * a node of the asked family depends on the client too.  @lowner: the
+ * lowercase name the records are owned by. */
+static int answer_gslb(wbuf_t *w, const zone_t *z, const dnssec_zone_t *sz,
+                       const uint8_t *owner, const uint8_t *lowner,
                        const gslb_result_t *g, uint16_t qtype)
 {
 	const plan_t *p = &g->plan;
 	unsigned written = 0;
+	/* The records written, in the zone's RRset form, for the signature:
+	 * POLICY_MAX_ANSWERS nodes of PLAN_MAX_ADDRS AAAA at most. */
+	uint8_t set[POLICY_MAX_ANSWERS * PLAN_MAX_ADDRS * (2 + 16)];
+	size_t setlen = 0;
 	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
 	 * client; an option that was not used is echoed with scope 0. */
 	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
 	if (g->npicked && (p->node[g->picked[0]].flags & PLAN_CNAME)) {
 		const plan_node_t *n = &p->node[g->picked[0]];
-		return w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname,
-		            n->cname_len);
+		if (w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname,
+		         n->cname_len))
+			return -1;
+		if (!sz)
+			return 0;
+		wr16(set, n->cname_len);
+		memcpy(set + 2, n->cname, n->cname_len);
+		return qs_rrsig(w, SEC_AN, sz, owner, lowner, RR_CNAME, g->ttl, 1, set);
 	}
 	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
 	int want4 = qtype == RR_A || qtype == RR_ANY;
@@ -123,6 +140,11 @@ static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
 			if (w_rr(w, SEC_AN, owner, RR_A, 1, g->ttl, n->a4 + 4 * k, 4))
 				return -1;
 			written++;
+			if (sz) {
+				wr16(set + setlen, 4);
+				memcpy(set + setlen + 2, n->a4 + 4 * k, 4);
+				setlen += 6;
+			}
 		}
 		for (unsigned k = 0; want6 && k < n->n6; k++) {
 			if (addr_written(p, g, i, 16, n->a6 + 16 * k))
@@ -130,13 +152,28 @@ static int answer_gslb(wbuf_t *w, const zone_t *z, const uint8_t *owner,
 			if (w_rr(w, SEC_AN, owner, RR_AAAA, 1, g->ttl, n->a6 + 16 * k, 16))
 				return -1;
 			written++;
+			if (sz) {
+				wr16(set + setlen, 16);
+				memcpy(set + setlen + 2, n->a6 + 16 * k, 16);
+				setlen += 18;
+			}
 		}
 	}
 	/* NODATA (no row, all down and fail closed, no node of the type):
 	 * negatively cached for no longer than an address would be
 	 * (RFC 2308 §5 takes the SOA record's TTL when it is the lower). */
+	uint32_t neg = g->ttl < z->neg_ttl ? g->ttl : z->neg_ttl;
+	if (!written && sz) {
+		/* The types a service name has: addresses of either family,
+		 * depending on the client and the health of its nodes. */
+		static const uint16_t types[2] = { RR_A, RR_AAAA };
+		return qs_deny(w, sz, z, owner, lowner, types, 2, qtype, neg);
+	}
 	if (!written)
-		return w_soa_ttl(w, z, g->ttl < z->neg_ttl ? g->ttl : z->neg_ttl);
+		return w_soa_ttl(w, z, neg);
+	if (sz)
+		return qs_rrsig(w, SEC_AN, sz, owner, lowner, want4 ? RR_A : RR_AAAA,
+		                g->ttl, (uint16_t)written, set);
 	return 0;
 }
 
@@ -189,6 +226,8 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 	const uint8_t *owner = NULL; /* NULL: the QNAME itself */
 	const uint8_t *name = lname;
 	const znode_t *seen[DNAME_MAXLABELS]; /* CNAMEs followed: stop loops */
+	const dnssec_zone_t *sz = qs_zone(w, z); /* NULL: unsigned answer */
+	uint16_t types[QS_TYPES_MAX];
 	for (unsigned chain = 0;; chain++) {
 		const znode_t *n;
 		lk_t lk = lookup(z, name, len, labels, qtype, &n);
@@ -197,6 +236,15 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 				*aa = 0; /* a referral is not authoritative */
 			const zrrset_t *ns = znode_rrset(n, RR_NS);
 			if (w_rrset(w, SEC_NS, n->name, ns, ns->ttl))
+				return -1;
+			/* RFC 4035 §3.1.4: the signed DS of a secure
+			 * delegation, or the NSEC that proves there is none. */
+			const zrrset_t *ds = sz ? znode_rrset(n, RR_DS) : NULL;
+			if (ds && qs_rrset(w, SEC_NS, sz, n->name, n->name, ds, ds->ttl))
+				return -1;
+			if (sz && !ds &&
+			    qs_nsec(w, SEC_NS, sz, n->name, n->name, types,
+			            qs_node_types(n, types), 0, z->neg_ttl))
 				return -1;
 			return w_additional(w, ns, 1);
 		}
@@ -208,12 +256,18 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 			int found = find_service(w, name, len, qtype, g);
 			if (found > 0) {
 				w->q->gslb_hops = (uint16_t)(chain + 1);
-				return answer_gslb(w, z, owner, g, qtype);
+				return answer_gslb(w, z, sz, owner, name, g, qtype);
 			}
 			if (found < 0) {
 				*rcode = RCODE_SERVFAIL;
 				return 0;
 			}
+		}
+		if (lk == LK_NXDOMAIN && sz) {
+			/* RFC 9824 §3: NOERROR, and an NSEC of the name whose
+			 * only type is NXNAME. */
+			static const uint16_t nx[1] = { DNSSEC_T_NXNAME };
+			return qs_deny(w, sz, z, owner, name, nx, 1, 0, z->neg_ttl);
 		}
 		if (lk == LK_NXDOMAIN) {
 			*rcode = RCODE_NXDOMAIN; /* RFC 6604: of the last name */
@@ -226,7 +280,7 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 				if (seen[i] == n)
 					return 0;
 			seen[chain] = n;
-			if (w_rrset(w, SEC_AN, owner, cn, cn->ttl))
+			if (qs_rrset(w, SEC_AN, sz, owner, name, cn, cn->ttl))
 				return -1;
 			const uint8_t *target = cn->rdata + 2;
 			if (chain + 1 > snap->max_cname_chain)
@@ -237,21 +291,35 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 			if (!z2)
 				return 0; /* the resolver follows it elsewhere */
 			z = z2;
+			sz = qs_zone(w, z);
 			name = owner = cur;
 			continue;
 		}
+		/* DNSKEY is the zone's data, asked with DO or without. */
+		const dnssec_zone_t *dz;
+		if (qtype == RR_DNSKEY && (n->flags & ZNODE_APEX) &&
+		    (dz = sz ? sz : dnssec_zone_find(snap->dnssec, z->apex,
+		                                     z->apex_len)))
+			return qs_dnskey(w, dz, sz != NULL, z, owner);
+		if (sz && qtype == RR_NSEC)  /* the name's own compact NSEC */
+			return qs_nsec(w, SEC_AN, sz, owner, name, types,
+			               qs_node_types(n, types), 0, z->neg_ttl);
 		const zrrset_t *rs = NULL;
 		if (qtype == RR_ANY) {
 			/* RFC 8482: one RRset is a full answer to ANY. */
 			for (uint16_t i = 0; i < n->nrrsets && !rs; i++)
-				if (n->rrsets[i].type != RR_RRSIG)
+				if (n->rrsets[i].type != RR_RRSIG &&
+				    (!sz || qs_served_type(n->rrsets[i].type)))
 					rs = &n->rrsets[i];
-		} else {
+		} else if (!sz || qs_served_type(qtype)) {
 			rs = znode_rrset(n, qtype);
 		}
+		if (!rs && sz)
+			return qs_deny(w, sz, z, owner, name, types,
+			               qs_node_types(n, types), qtype, z->neg_ttl);
 		if (!rs)
 			return w_soa(w, z); /* NODATA (RFC 2308 §2.2) */
-		if (w_rrset(w, SEC_AN, owner, rs, rs->ttl))
+		if (qs_rrset(w, SEC_AN, sz, owner, name, rs, rs->ttl))
 			return -1;
 		w_additional(w, rs, 0);
 		return 0;
@@ -614,13 +682,23 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 	q->gslb_hops = 0;
 	q->edns = &s.e;
 	q->src = c->addr;
-	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0 &&
-	    q_answer(&w, &s, outcap) < 0) {
-		/* The answer does not fit: TC with the question only. */
-		w.pos = 12 + s.qlen + 4;
-		w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
-		out[2] |= 0x02;
-		STAT_INC(q->stats, STAT_TRUNCATED);
+	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0) {
+		/* DO (RFC 3225): answers of signed zones get signed. */
+		w.sign = s.e.present && s.e.do_bit && q->dsig && q->snap->dnssec;
+		int r = q_answer(&w, &s, outcap);
+		if (w.sign_fail) {
+			/* Never an answer that cannot validate. */
+			w.pos = 12 + s.qlen + 4;
+			w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
+			s.rcode = RCODE_SERVFAIL;
+			s.aa = 0;
+		} else if (r < 0) {
+			/* The answer does not fit: TC with the question only. */
+			w.pos = 12 + s.qlen + 4;
+			w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;
+			out[2] |= 0x02;
+			STAT_INC(q->stats, STAT_TRUNCATED);
+		}
 	}
 	return q_finish(q, &w, &s, outcap);
 }

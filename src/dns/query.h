@@ -45,6 +45,12 @@ enum {
 	                       node of the asked family) */
 	STAT_DNSTAP_MESSAGES, /* dnstap (dns/dnstap.h): handed to its queue */
 	STAT_DNSTAP_DROPPED,  /* dnstap: dropped, the queue being full */
+	STAT_DNSSEC_SIGNATURES, /* signatures made (dns/qsign.h) */
+	STAT_DNSSEC_HITS,       /* signatures found in the thread's cache */
+	STAT_DNSSEC_MISSES,     /* signatures not found there */
+	STAT_DNSSEC_EVICTIONS,  /* cache entries replaced by newer ones */
+	STAT_DNSSEC_ENTRIES,    /* a gauge, not a counter: the entries the
+	                           thread's cache holds */
 	STAT_MAX
 };
 
@@ -97,6 +103,8 @@ typedef struct qctx {
 	query_trail_t *trail;          /* NULL (workers), or explain's record */
 	struct tally *tally;           /* answers by service, row and node;
 	                                  NULL when nobody reads them */
+	struct dnssec_thread *dsig;    /* the thread's signer and signature
+	                                  cache; NULL: answers are not signed */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,

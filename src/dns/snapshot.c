@@ -133,6 +133,11 @@ snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
 		snapshot_free(s);
 		return NULL;
 	}
+	if (dnssec_set_load(conf, &s->dnssec, err, errlen)) {
+		log_err("%s", err);
+		snapshot_free(s);
+		return NULL;
+	}
 	ztable_build(s);
 	s->generation = ++generation;
 	return s;
@@ -165,5 +170,6 @@ void snapshot_free(snapshot_t *s)
 	free(s->zones);
 	free(s->ztable);
 	geo_close(s->geo);
+	dnssec_set_free(s->dnssec);
 	free(s);
 }

@@ -14,6 +14,7 @@
 #include "common/conf.h"
 #include "gslb/geo.h"
 #include "dns/zone.h"
+#include "dnssec/dnssec.h"
 
 typedef struct snapshot {
 	zone_t **zones;           /* as configured; NULL where never loaded */
@@ -31,6 +32,7 @@ typedef struct snapshot {
 	uint8_t max_cname_chain;
 	uint64_t generation;      /* increases with every publication */
 	geo_t *geo;               /* client location (geoip section) */
+	dnssec_set_t *dnssec;     /* the signed zones' keys; NULL: none */
 } snapshot_t;
 
 /** Builds a snapshot for @conf, loading every zone.  A zone that fails to
@@ -38,7 +40,9 @@ typedef struct snapshot {
  * file and line; @nfailed counts them.  Returns NULL, with the reason in
  * @err, when a zone failed and there is no older version of it (start-up)
  * or when the geoip section cannot be loaded (a reload then keeps the
- * running snapshot whole).  A zone reloaded with a serial before its
+ * running snapshot whole), or when the keys of a signed zone cannot be
+ * loaded (dnssec_set_load(): a reload then keeps the running snapshot,
+ * so no answer is ever signed with less than the zone's keys).  A zone reloaded with a serial before its
  * previous one is served and warned about (snapshot_serial_lt()). */
 snapshot_t *snapshot_build(const conf_t *conf, const snapshot_t *old,
                            unsigned *nfailed, char *err, size_t errlen);

@@ -3,7 +3,7 @@
  * section counts, name compression against the names already written,
  * and records and RRsets in wire form.
  *
- * Included by dns/query.c only.  The functions are static inline so that
+ * Included by dns/query.c and dns/qsign.c only.  The functions are static inline so that
  * the compiler keeps inlining them into the query path as it did when
  * they lived in query.c; nothing here allocates. */
 #ifndef GSLB_WIRE_H
@@ -23,6 +23,9 @@ typedef struct {
 	size_t limit;        /* the sections end here; room for OPT follows */
 	qctx_t *q;
 	uint16_t count[3];
+	uint8_t sign;        /* DO set, a signer and signed zones: answers of
+	                        signed zones get RRSIGs (dns/qsign.h) */
+	uint8_t sign_fail;   /* a signature could not be made: SERVFAIL */
 } wbuf_t;
 
 /* Compares the (possibly compressed) name at @pkt[@off], which we wrote

@@ -8,6 +8,7 @@
 #include "dns/net_udp.h"
 #include "dns/snapshot.h"
 #include "dns/tally.h"
+#include "dnssec/dnssec.h"
 #include "common/util.h"
 
 #include <stdio.h>
@@ -65,6 +66,16 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		}
 		if (db)
 			w->q.memo = gslb_memo_new();
+		/* Every query thread gets a signer when there is a store
+		 * (signing is enabled there); the cache only with a dnssec
+		 * section at start, as a restart sizes it. */
+		dnssec_conf_t dc;
+		if (dnssec_conf_load(conf, &dc, err, errlen) == 0) {
+			w->sig_cache = dc.keystore ? dc.cache_entries : 0;
+			dnssec_conf_clear(&dc);
+		}
+		if (db)
+			w->q.dsig = dnssec_thread_new(w->sig_cache);
 		for (size_t k = 0; k < conf->nlisten; k++) {
 			const conf_listen_t *l = &conf->listen[k];
 			int fd = listen_fd(l, SOCK_DGRAM, adopt, nadopt);
@@ -100,6 +111,7 @@ fail:
 		free(ws[i].tcp_out);
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
+		dnssec_thread_free(ws[i].q.dsig);
 	}
 	free(ws);
 	return NULL;
@@ -241,6 +253,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		free(ws[i].q.tally);
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
+		dnssec_thread_free(ws[i].q.dsig);
 	}
 	free(ws);
 }

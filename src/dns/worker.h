@@ -47,6 +47,8 @@ typedef struct worker {
 	int64_t beat;            /* atomic: util_mono_sec() of its last run */
 	int ready;
 	int draining;            /* atomic: released, no listener, short idle */
+	unsigned sig_cache;      /* signature cache entries of each of its
+	                            query threads (dnssec.signature-cache) */
 } worker_t;
 
 /** Room for the responses to one TCP read: two framed messages of the

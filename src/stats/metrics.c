@@ -9,15 +9,44 @@
 
 static const char *const transports[STATS_NTRANSPORT] = { "udp", "tcp" };
 
-/* A counter family with one sample per transport. */
-static void per_transport(expo_t *e, const stats_sample_t *s, const char *name,
-                          const char *help, int stat)
+/* A family of @type with one sample per transport. */
+static void per_transport_as(expo_t *e, const stats_sample_t *s,
+                             const char *name, expo_type_t type,
+                             const char *help, int stat)
 {
-	expo_family(e, name, EXPO_COUNTER, help);
+	expo_family(e, name, type, help);
 	for (int t = 0; t < STATS_NTRANSPORT; t++) {
 		const char *l[] = { "transport", transports[t] };
 		expo_sample_u64(e, name, l, 1, s->counters[t][stat]);
 	}
+}
+
+/* A counter family with one sample per transport. */
+static void per_transport(expo_t *e, const stats_sample_t *s, const char *name,
+                          const char *help, int stat)
+{
+	per_transport_as(e, s, name, EXPO_COUNTER, help, stat);
+}
+
+/* Online signing: the signatures made and the query threads'
+ * signature caches (dns/qsign.c counts them). */
+static void dnssec(expo_t *e, const stats_sample_t *s)
+{
+	per_transport(e, s, "gslbd_dnssec_signatures_total",
+	              "RRSIG signatures made (cache misses that were signed), "
+	              "by transport.", STAT_DNSSEC_SIGNATURES);
+	per_transport(e, s, "gslbd_dnssec_cache_hits_total",
+	              "RRSIGs served from the signature cache, by transport.",
+	              STAT_DNSSEC_HITS);
+	per_transport(e, s, "gslbd_dnssec_cache_misses_total",
+	              "RRSIGs not in the signature cache, by transport.",
+	              STAT_DNSSEC_MISSES);
+	per_transport(e, s, "gslbd_dnssec_cache_evictions_total",
+	              "Signature cache entries replaced by newer ones, by "
+	              "transport.", STAT_DNSSEC_EVICTIONS);
+	per_transport_as(e, s, "gslbd_dnssec_cache_entries", EXPO_GAUGE,
+	                 "Signatures the query threads' caches hold, by transport.",
+	                 STAT_DNSSEC_ENTRIES);
 }
 
 static void responses(expo_t *e, const stats_sample_t *s)
@@ -396,6 +425,7 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	              "GSLB responses without a node: no row, all-down empty, or "
 	              "no node with the asked address family, by transport.",
 	              STAT_GSLB_NONE);
+	dnssec(e, s);
 	answers(e, s);
 	zones(e, s);
 	expo_family(e, "gslbd_snapshot_publications_total", EXPO_COUNTER,

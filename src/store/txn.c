@@ -17,12 +17,12 @@
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover",
-	"budget", "steerin", "steer"
+	"budget", "steerin", "steer", "dnssec"
 };
 static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
                                 DBI_HEALTH, DBI_STATUS, DBI_METRICS,
                                 DBI_CUTOVERS, DBI_BUDGETS, DBI_STEERIN,
-                                DBI_STEER };
+                                DBI_STEER, DBI_DNSSEC };
 
 /* Data, not decisions: neither audited nor part of any plan. */
 static int is_data(wdb_kind_t kind)
@@ -315,9 +315,11 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	}
 	if (kind == WDB_METRICS)
 		t->metrics_changed = 1;
+	else if (kind == WDB_DNSSEC)
+		t->dnssec_changed = 1;
 	else if (kind == WDB_STEERIN)
 		t->inputs_changed = 1;
-	else if (kind != WDB_HEALTH && !is_data(kind))
+	else if (kind != WDB_HEALTH && kind != WDB_DNSSEC && !is_data(kind))
 		t->table_changed = 1;
 	if (is_data(kind)) {
 		json_decref(before);
@@ -685,14 +687,16 @@ static int fail_abort(wdb_txn_t *t, int rc, char *err, size_t errlen)
 
 /* Commits @t's LMDB transaction and frees @t; 0 or an error with @err.
  * A change of the operator's table also bumps "tablegen", one of the
- * pushed metrics "metricsgen" and one of the pushed steering inputs
- * "inputsgen", so that readers polling them (the health thread) re-read
- * only what changed. */
+ * pushed metrics "metricsgen", one of the pushed steering inputs
+ * "inputsgen" and one of the signing keys "dnssecgen", so that readers
+ * polling them (the health thread, gslbd's key loading) re-read only
+ * what changed. */
 static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
 	if ((t->table_changed && bump(t, "tablegen")) ||
 	    (t->metrics_changed && bump(t, "metricsgen")) ||
-	    (t->inputs_changed && bump(t, "inputsgen")))
+	    (t->inputs_changed && bump(t, "inputsgen")) ||
+	    (t->dnssec_changed && bump(t, "dnssecgen")))
 		return fail_abort(t, t->rc, err, errlen);
 	weightdb_t *db = t->db;
 	/* A write that would take the store's data into the room kept for

@@ -35,6 +35,12 @@
  *             rows, so that a node change rebuilds the plans of its rows
  *             without reading every row.  Schema 2; a store of schema 1
  *             gets it built at its first read-write open.
+ *   dnssec    "ZONE" -> JSON signing state of a zone (enabled, algorithm
+ *             of its new keys); "ZONE|TAG" -> JSON key metadata (key tag,
+ *             algorithm, flags, role, state, the keystore file, created,
+ *             published and active times): the operator's, audited, in
+ *             no plan (src/dnssec/keydb.h).  Opened, empty, by any
+ *             gslbd that knows it: the schema stays 2.
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -88,10 +94,11 @@ typedef struct svc_rec {
  * and probe results) and METRICS (pushed passive metrics) are data, not
  * decisions: neither audited nor part of any plan.  BUDGET is the
  * operator's (audited); STEERIN (pushed steering inputs) and STEER (the
- * engine's state) are data like METRICS. */
+ * engine's state) are data like METRICS.  DNSSEC (signing keys'
+ * metadata) is the operator's too, audited, and touches no plan. */
 typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
                WDB_METRICS, WDB_CUTOVER, WDB_BUDGET, WDB_STEERIN, WDB_STEER,
-               WDB_KIND_COUNT } wdb_kind_t;
+               WDB_DNSSEC, WDB_KIND_COUNT } wdb_kind_t;
 
 /* The default map size: the most the store may ever hold.  The map is a
  * sparse file's address space, so a large value costs nothing. */
@@ -340,7 +347,8 @@ int wdb_check(wdb_txn_t *t, char *err, size_t errlen);
 json_t *wdb_changes(wdb_txn_t *t);
 /** An unsigned counter @name of the store's meta table (0 if unset),
  * read in @t; and its update, inside @t (0 or an error).  Names in use:
- * "tablegen", "metricsgen", "inputsgen", "clusterrev", "feedrev". */
+ * "tablegen", "metricsgen", "inputsgen", "clusterrev", "feedrev",
+ * "dnssecgen" (bumped by every commit that changes the dnssec table). */
 uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name);
 int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v);
 

@@ -21,7 +21,7 @@
 enum { DBI_META, DBI_SERVICES, DBI_SVCREC, DBI_NODES, DBI_WEIGHTS, DBI_PLANS,
        DBI_AUDIT, DBI_HEALTH, DBI_STATUS, DBI_METRICS, DBI_HISTORY,
        DBI_CUTOVERS, DBI_HISTTIME, DBI_BUDGETS, DBI_STEERIN, DBI_STEER,
-       DBI_NODEROWS, DBI_COUNT };
+       DBI_NODEROWS, DBI_DNSSEC, DBI_COUNT };
 
 struct weightdb {
 	MDB_env *env;
@@ -83,6 +83,7 @@ struct wdb_txn {
 	json_t *nodes;        /* set of nodes that changed */
 	int table_changed;    /* the operator's table changed */
 	int metrics_changed;  /* pushed metrics changed */
+	int dnssec_changed;   /* signing keys or zones changed */
 	int inputs_changed;   /* pushed steering inputs changed */
 	int rc;               /* the first failed write (sticky): commit refuses */
 	int read_only;        /* from wdb_begin_read(): wdb_set() refuses */

@@ -249,6 +249,35 @@ ro_store() {
 }
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$ROOT/$B/gslbctl" -d "$RO/db" "$@"; }
 
+# Prints the server section of an Unbound configuration for a resolver
+# on loopback port PORT, kept in DIR, with the modules MODULES and the
+# subnetcache settings that send ECS to gslbd (test_subnetcache,
+# test_dnssec); the caller adds trust anchors and stub zones.
+unbound_server_conf() { # dir port modules
+	cat <<EOU
+server:
+  interface: 127.0.0.1
+  port: $2
+  do-ip6: no
+  do-not-query-localhost: no
+  directory: "$1"
+  pidfile: "$1/unbound.pid"
+  logfile: "$1/unbound.log"
+  use-syslog: no
+  chroot: ""
+  username: ""
+  num-threads: 1
+  verbosity: 1
+  access-control: 127.0.0.0/8 allow
+  module-config: "$3"
+  send-client-subnet: 127.0.0.1
+  client-subnet-always-forward: yes
+  max-client-subnet-ipv4: 24
+  qname-minimisation: no
+  local-zone: "test." nodefault
+EOU
+}
+
 # Starts gslbd and waits until it answers (at most 10 s).
 gslbd_start() {
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &

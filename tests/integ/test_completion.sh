@@ -46,4 +46,13 @@ c "$C cluster " "health status" "cluster: subcommands"
 c "$C cluster health " "bj-1 gd-1" "cluster health: node ids from the store"
 c "$C cluster status " "" "cluster status: no argument"
 c "$C --json cluster health b" "bj-1" "cluster health after --json: node ids"
+c "$C dns" "dnssec" "dnssec: the command"
+c "$C dnssec " "ds enable keygen list status" "dnssec: subcommands"
+c "$C dnssec enable gslb.test --al" "--algorithm" "dnssec enable: options"
+c "$C dnssec keygen gslb.test --algorithm " "ecdsap256 ed25519" "--algorithm values"
+mkdir -p "$T/keys"; chmod 700 "$T/keys"
+printf 'dnssec:\n  keystore: keys\n' >> "$T/gslbd.conf"
+CTL --offline dnssec enable gslb.test >/dev/null
+CTL --offline dnssec keygen gslb.test >/dev/null
+c "$C dnssec ds " "gslb.test" "dnssec ds: the signed zones, once each"
 finish

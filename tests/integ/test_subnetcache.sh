@@ -41,33 +41,14 @@ CTL weight set www.gslb.test --region cn-bj bj1=100 >/dev/null
 UPORT=$((PORT + 1))
 U=$T/unbound
 mkdir -p "$U"
-cat > "$U/unbound.conf" <<EOU
-server:
-  interface: 127.0.0.1
-  port: $UPORT
-  do-ip6: no
-  do-not-query-localhost: no
-  directory: "$U"
-  pidfile: "$U/unbound.pid"
-  logfile: "$U/unbound.log"
-  use-syslog: no
-  chroot: ""
-  username: ""
-  num-threads: 1
-  verbosity: 1
-  access-control: 127.0.0.0/8 allow
-  module-config: "subnetcache iterator"
-  send-client-subnet: 127.0.0.1
-  client-subnet-always-forward: yes
-  max-client-subnet-ipv4: 24
-  qname-minimisation: no
-  local-zone: "test." nodefault
+{ unbound_server_conf "$U" "$UPORT" "subnetcache iterator"; cat <<EOU
 stub-zone:
   name: "gslb.test"
   stub-addr: 127.0.0.1@$PORT
 remote-control:
   control-enable: no
 EOU
+} > "$U/unbound.conf"
 UPID=
 stop_unbound() { stop_pid "$UPID"; UPID=; }
 trap 'stop_unbound; cleanup' EXIT

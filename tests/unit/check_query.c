@@ -46,26 +46,14 @@ static const client_t tcp = { (const struct sockaddr *)&sin4, 1 };
 
 static void write_file(const char *name, const char *text)
 {
-	char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	qw_write(dir, name, text);
 }
 
 static void setup(void)
 {
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	/* 60 addresses at "big": 60 * 16 bytes do not fit in 512. */
-	char big[4096];
-	size_t o = 0;
-	for (int i = 0; i < 60; i++)
-		o += (size_t)snprintf(big + o, sizeof(big) - o,
-		                      "big IN A 192.0.2.%d\n", i + 100);
-	char zt[8192];
-	snprintf(zt, sizeof(zt), "%s%s", zone_text, big);
-	write_file("example.test.zone", zt);
+	qw_write_big(dir, "example.test.zone", zone_text);
 	write_file("neg.test.zone", neg_text);
 	write_file("gslbd.conf",
 	           "server:\n"
@@ -76,15 +64,7 @@ static void setup(void)
 	           "    file: example.test.zone\n"
 	           "  - name: neg.test\n"
 	           "    file: neg.test.zone\n");
-	char path[256], err[1024];
-	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
-	log_set_level(GSLB_LOG_ERR);
-	conf_t *c = conf_load(path, err, sizeof(err));
-	ck_assert_msg(c != NULL, "%s", err);
-	unsigned failed;
-	snap = snapshot_build(c, NULL, &failed, err, sizeof(err));
-	ck_assert_msg(snap != NULL, "%s", err);
-	conf_free(c);
+	snap = qw_snapshot(dir);
 }
 
 static void teardown(void)

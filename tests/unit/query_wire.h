@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Wire helpers of the query fixtures: a builder of query packets, a
  * parser of responses that checks their structure, and the per-thread
- * state query_process() runs with.  Shared by check_query.c and
- * check_query_gslb.c; each includes it once and sets @snap (and q's GSLB
- * fields) in its own fixture. */
+ * state query_process() runs with, and the fixture's files and snapshot.
+ * Shared by check_query.c, check_query_gslb.c and check_query_dnssec.c;
+ * each includes it once and sets @snap (and q's GSLB or signing fields)
+ * in its own fixture. */
 #ifndef GSLB_TEST_QUERY_WIRE_H
 #define GSLB_TEST_QUERY_WIRE_H
 
+#include "common/conf.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "dns/edns.h"
 #include "dns/query.h"
 #include "dns/snapshot.h"
 #include "unit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static snapshot_t *snap;         /* what process() queries */
@@ -87,6 +91,50 @@ static inline void qb_opt(qb_t *b, uint16_t payload, uint8_t version,
 	if (olen)
 		qb_bytes(b, opts, olen);
 	wr16(b->b + b->arcount_at, (uint16_t)(rd16(b->b + b->arcount_at) + 1));
+}
+
+/* Fixture files ---------------------------------------------------------- */
+
+/* Writes @text into the file @name of directory @dir. */
+static inline void qw_write(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Writes zone @text into file @name of @dir with 60 addresses at "big"
+ * added (192.0.2.100 to .159): 60 * 16 bytes, beyond 512 and, with a
+ * signature, beyond about 1050. */
+static inline void qw_write_big(const char *dir, const char *name,
+                                const char *text)
+{
+	char big[4096];
+	size_t o = 0;
+	for (int i = 0; i < 60; i++)
+		o += (size_t)snprintf(big + o, sizeof(big) - o,
+		                      "big IN A 192.0.2.%d\n", i + 100);
+	char zt[8192];
+	snprintf(zt, sizeof(zt), "%s%s", text, big);
+	qw_write(dir, name, zt);
+}
+
+/* The snapshot of the configuration @dir/gslbd.conf and its zones. */
+static inline snapshot_t *qw_snapshot(const char *dir)
+{
+	char path[256], err[1024];
+	snprintf(path, sizeof(path), "%s/gslbd.conf", dir);
+	log_set_level(GSLB_LOG_ERR);
+	conf_t *c = conf_load(path, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	unsigned failed;
+	snapshot_t *s = snapshot_build(c, NULL, &failed, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	conf_free(c);
+	return s;
 }
 
 /* Response parser ------------------------------------------------------- */

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* The dnssec section, the keys of the signed zones, and the signer of
+ * each query thread. */
+#include "dnssec/dnssec.h"
+#include "dnssec/keydb.h"
+#include "dnssec/rrsig.h"
+#include "dnssec/sigcache.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static weightdb_t *g_db;
+static uint64_t g_gen;        /* "dnssecgen" at the last load tried */
+
+void dnssec_use_store(weightdb_t *db)
+{
+	g_db = db;
+}
+
+/* The store's dnssecgen counter, or @dflt when it cannot be read. */
+static uint64_t store_gen(uint64_t dflt)
+{
+	wdb_txn_t *t = g_db ? wdb_begin_read(g_db) : NULL;
+	if (!t)
+		return dflt;
+	uint64_t g = wdb_meta_u64(t, "dnssecgen");
+	wdb_abort(t);
+	return g;
+}
+
+int dnssec_store_changed(void)
+{
+	return g_db && store_gen(g_gen) != g_gen;
+}
+
+/* The configuration ------------------------------------------------ */
+
+int dnssec_conf_load(const conf_t *c, dnssec_conf_t *o, char *err,
+                     size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->cache_entries = SIGCACHE_DEFAULT;
+	o->dnskey_ttl = 3600;
+	const ynode_t *s = c->root ? ynode_get(c->root, "dnssec") : NULL;
+	if (!s)
+		return 0;
+	static const char *const keys[] = { "keystore", "signature-cache",
+	                                    "dnskey-ttl", NULL };
+	if (conf_skeys(c, s, "dnssec", keys, err, errlen))
+		return -1;
+	/* The cache's upper bound keeps one thread's table (520 bytes an
+	 * entry) below 8 GB; a week is the longest DNSKEY TTL a
+	 * signature window (DNSSEC_WINDOW) outlives. */
+	const conf_num_t nums[] = {
+		CONF_NUM("signature-cache", 0, 1 << 24, &o->cache_entries),
+		CONF_NUM("dnskey-ttl", 0, 604800, &o->dnskey_ttl),
+	};
+	for (size_t i = 0; i < s->n; i++) {
+		const char *k = s->keys[i]->value;
+		const ynode_t *v = s->items[i];
+		int r = conf_snum_key(c, k, v, nums, 2, err, errlen);
+		if (r < 0)
+			goto fail;
+		if (r > 0)
+			continue;
+		/* keystore */
+		if (v->kind != YNODE_SCALAR || !v->value || !v->value[0]) {
+			conf_sfail(c, v, err, errlen, "dnssec: keystore must be a "
+			           "directory name");
+			goto fail;
+		}
+		free(o->keystore);
+		o->keystore = conf_path(c, v->value);
+	}
+	if (!o->keystore) {
+		conf_sfail(c, s, err, errlen, "dnssec: keystore is missing (the "
+		           "directory of the private key files)");
+		goto fail;
+	}
+	return 0;
+fail:
+	dnssec_conf_clear(o);
+	return -1;
+}
+
+void dnssec_conf_clear(dnssec_conf_t *o)
+{
+	free(o->keystore);
+	o->keystore = NULL;
+}
+
+/* The keys of the signed zones --------------------------------------- */
+
+void dnssec_set_free(dnssec_set_t *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->nzones; i++) {
+		dnssec_zone_t *z = &s->zones[i];
+		for (unsigned k = 0; k < z->nkeys; k++)
+			dnssec_key_free(z->keys[k]);
+		free(z->dnskey_rdata);
+	}
+	free(s->zones);
+	free(s);
+}
+
+/* Appends a DNSKEY record of @k to @z's RRset. */
+static void dnskey_add(dnssec_zone_t *z, const dnssec_key_t *k)
+{
+	size_t l;
+	const uint8_t *rd = dnssec_key_dnskey(k, &l);
+	z->dnskey_rdata = xrealloc(z->dnskey_rdata, z->dnskey_size + 2 + l);
+	wr16(z->dnskey_rdata + z->dnskey_size, (uint16_t)l);
+	memcpy(z->dnskey_rdata + z->dnskey_size + 2, rd, l);
+	z->dnskey_size += 2 + l;
+	z->dnskey_count++;
+}
+
+/* Loads the keys of zone @name (its record @rec) into @z. */
+static int zone_keys(wdb_txn_t *t, const dnssec_conf_t *dc, const char *name,
+                     dnssec_zone_t *z, char *err, size_t errlen)
+{
+	json_t *keys = keydb_keys(t, name);
+	size_t i;
+	json_t *r;
+	int rc = 0;
+	json_array_foreach(keys, i, r) {
+		const char *state = json_string_value(json_object_get(r, "state"));
+		const char *file = json_string_value(json_object_get(r, "file"));
+		int alg = (int)json_integer_value(json_object_get(r, "algorithm"));
+		int flags = (int)json_integer_value(json_object_get(r, "flags"));
+		unsigned tag = (unsigned)json_integer_value(json_object_get(r, "tag"));
+		int active = state && strcmp(state, "active") == 0;
+		if (!state || (!active && strcmp(state, "published") != 0))
+			continue;        /* retired, or a state of a later gslbd */
+		if (!file) {
+			snprintf(err, errlen, "zone %s: key %u has no file", name, tag);
+			rc = -1;
+			break;
+		}
+		if (alg != DNSSEC_ALG_ECDSAP256 && alg != DNSSEC_ALG_ED25519) {
+			snprintf(err, errlen, "zone %s: key %u: algorithm %d is not "
+			         "served (13 ECDSAP256SHA256 or 15 ED25519)", name, tag,
+			         alg);
+			rc = -1;
+			break;
+		}
+		char *path = keydb_path(dc->keystore, file);
+		dnssec_key_t *k = dnssec_key_load(path, alg, (uint16_t)flags, err,
+		                                  errlen);
+		uint8_t want[DNSSEC_DNSKEY_MAX];
+		size_t wl = keydb_dnskey(r, want), hl = 0;
+		const uint8_t *have = k ? dnssec_key_dnskey(k, &hl) : NULL;
+		if (k && (wl != hl || memcmp(want, have, hl) != 0)) {
+			snprintf(err, errlen, "key file %s: holds key tag %u, not the "
+			         "key %u of zone %s in the store (a file of another key?)",
+			         path, dnssec_key_tag(k), tag, name);
+			dnssec_key_free(k);
+			k = NULL;
+		}
+		free(path);
+		if (!k) {
+			rc = -1;
+			break;
+		}
+		dnskey_add(z, k);
+		if (active && z->nkeys < DNSSEC_ZONE_KEYS) {
+			z->keys[z->nkeys++] = k;
+		} else if (active) {
+			snprintf(err, errlen, "zone %s: more than %d active keys", name,
+			         DNSSEC_ZONE_KEYS);
+			dnssec_key_free(k);
+			rc = -1;
+			break;
+		} else {
+			dnssec_key_free(k);  /* published only: its DNSKEY is kept */
+		}
+	}
+	json_decref(keys);
+	if (!rc && !z->nkeys) {
+		snprintf(err, errlen, "zone %s: signing is enabled but the zone has "
+		         "no active key (gslbctl dnssec keygen %s)", name, name);
+		rc = -1;
+	}
+	return rc;
+}
+
+int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
+                    size_t errlen)
+{
+	*out = NULL;
+	if (!g_db)
+		return 0;
+	dnssec_conf_t dc;
+	if (dnssec_conf_load(c, &dc, err, errlen))
+		return -1;
+	/* Noted before the keys are read: a failed load is not tried again
+	 * until the keys change again (or SIGHUP). */
+	g_gen = store_gen(g_gen);
+	wdb_txn_t *t = wdb_begin_read(g_db);
+	if (!t) {
+		snprintf(err, errlen, "dnssec: cannot read the store");
+		dnssec_conf_clear(&dc);
+		return -1;
+	}
+	dnssec_set_t *s = xcalloc(1, sizeof(*s));
+	s->zones = xcalloc(c->nzones ? c->nzones : 1, sizeof(*s->zones));
+	int rc = 0;
+	for (size_t i = 0; i < c->nzones && !rc; i++) {
+		const conf_zone_t *cz = &c->zones[i];
+		json_t *rec = keydb_zone(t, cz->name);
+		int on = rec && json_is_true(json_object_get(rec, "enabled"));
+		json_decref(rec);
+		if (!on)
+			continue;
+		if (!dc.keystore) {
+			snprintf(err, errlen, "zone %s: signing is enabled in the store, "
+			         "but the configuration has no dnssec: keystore", cz->name);
+			rc = -1;
+			break;
+		}
+		struct stat st;
+		if (stat(dc.keystore, &st) || !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "dnssec: keystore %s is not a directory",
+			         dc.keystore);
+			rc = -1;
+			break;
+		}
+		dnssec_zone_t *z = &s->zones[s->nzones++];
+		z->apex_len = dname_copy_lower(z->apex, cz->dname);
+		z->dnskey_ttl = dc.dnskey_ttl;
+		rc = zone_keys(t, &dc, cz->name, z, err, errlen);
+		if (!rc)
+			log_info("zone %s: signed with %u key(s), %u in DNSKEY",
+			         cz->name, z->nkeys, (unsigned)z->dnskey_count);
+	}
+	wdb_abort(t);
+	dnssec_conf_clear(&dc);
+	if (rc || !s->nzones) {
+		dnssec_set_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+/* The signer of a query thread --------------------------------------- */
+
+/* The most bytes one signature covers: RRSIG head and canonical RRset.
+ * An RRset larger than this is not signed (SERVFAIL); that is above
+ * anything a GSLB answer or a sane static RRset needs. */
+#define DNSSEC_SIGNED_MAX 16384
+
+struct dnssec_thread {
+	sigcache_t *cache;             /* NULL: signature-cache 0 */
+	dnssec_md_t *md;
+	uint8_t data[DNSSEC_SIGNED_MAX];
+	uint8_t scratch[DNSSEC_SIGNED_MAX];
+};
+
+dnssec_thread_t *dnssec_thread_new(unsigned cache_entries)
+{
+	dnssec_thread_t *t = xcalloc(1, sizeof(*t));
+	t->cache = cache_entries ? sigcache_new(cache_entries) : NULL;
+	t->md = dnssec_md_new();
+	return t;
+}
+
+void dnssec_thread_free(dnssec_thread_t *t)
+{
+	if (!t)
+		return;
+	sigcache_free(t->cache);
+	dnssec_md_free(t->md);
+	free(t);
+}
+
+unsigned dnssec_thread_cached(const dnssec_thread_t *t)
+{
+	return t && t->cache ? sigcache_used(t->cache) : 0;
+}
+
+size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
+                    uint32_t now, const uint8_t *lowner, uint16_t type,
+                    uint32_t ttl, uint16_t count, const uint8_t *rdata,
+                    uint8_t *out, unsigned *what)
+{
+	const dnssec_key_t *k = z->keys[ki];
+	uint32_t start, inc, exp;
+	dnssec_window(now, &start, &inc, &exp);
+	size_t head = dnssec_rrsig_head(t->data, type, (uint8_t)dnssec_key_alg(k),
+	                                (uint8_t)dnssec_labels(lowner), ttl, exp,
+	                                inc, dnssec_key_tag(k), z->apex);
+	size_t len = dnssec_canon_rrset(t->data, sizeof(t->data), head, lowner,
+	                                type, ttl, count, rdata, t->scratch,
+	                                sizeof(t->scratch));
+	*what = 0;
+	if (!len)
+		return 0;
+	memcpy(out, t->data, head);
+	uint64_t id = dnssec_key_id(k);
+	uint64_t h = 0;
+	size_t sl = 0;
+	if (t->cache) {
+		h = sigcache_hash(t->data, len, id);
+		sl = sigcache_get(t->cache, h, id, t->data, len, out + head);
+	}
+	if (sl) {
+		*what = DNSSEC_HIT;
+		return head + sl;
+	}
+	sl = dnssec_key_sign(k, t->md, t->data, len, out + head);
+	if (!sl)
+		return 0;
+	*what = DNSSEC_MADE;
+	if (t->cache && sigcache_put(t->cache, h, id, t->data, len, out + head, sl))
+		*what |= DNSSEC_EVICTED;
+	return head + sl;
+}
