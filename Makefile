@@ -44,13 +44,13 @@ $(error $(DEPS_ERR))
 endif
 endif
 
-ifeq ($(wildcard config.mk),)
-# Not configured yet: every goal first runs configure, then make restarts.
+.DEFAULT_GOAL := all
+# Not configured yet, or configure.ac or config.mk.in changed since (a new
+# library): every goal first runs configure, then make restarts.
 config.mk: config.mk.in configure
 	./configure
 configure: configure.ac
 	autoreconf -fi
-endif
 
 prefix ?= /usr/local
 DESTDIR ?=
