@@ -5,7 +5,7 @@
 #include "common/conf.h"
 #include "common/handover.h"
 #include "health/health.h"
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "gslb/geo.h"
 #include "common/log.h"
 #include "common/net.h"
