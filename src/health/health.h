@@ -17,7 +17,7 @@
 
 #include "health/health_conf.h"
 #include "health/hstats.h"
-#include "health/nearest.h"
+#include "steer/nearest.h"
 #include "store/weightdb.h"
 
 /** The health thread (opaque). */

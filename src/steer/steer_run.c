@@ -2,8 +2,8 @@
 /* The steering engine against the store (steer_run.h): gathers each
  * row's inputs, runs steer_step() and writes the shares, the state and
  * the audited decision in one transaction (S3-3, S3-7). */
-#include "health/steer_run.h"
-#include "health/nearest_run.h"
+#include "steer/steer_run.h"
+#include "steer/nearest_run.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "store/keys.h"
