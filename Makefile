@@ -111,7 +111,7 @@ $(B)/obj/gen/dnstap.pb-c.o: $(GEN_SRC) $(GEN_HDR)
 	$(CC) -std=gnu11 -g -O2 $(SANFLAGS) -I$(B)/gen $(DEP_CFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/libgslbd.a: $(LIB_OBJ)
 	rm -f $@; ar rcs $@ $^
-$(B)/gslbd: $(DAEMON_OBJ) $(B)/libgslbd.a
+$(B)/gslbd: $(B)/obj/main.o $(DAEMON_OBJ) $(B)/libgslbd.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 $(B)/gslbctl: $(CTL_OBJ) $(B)/libgslbd.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd: start-up, threads, signals and reload orchestration. */
 #include "config.h"
+#include "daemon/daemon.h"
 #include "cluster/cluster.h"
 #include "common/conf.h"
 #include "common/handover.h"
@@ -20,7 +21,6 @@
 #include "stats/stats.h"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -34,18 +34,6 @@
 #include <unistd.h>
 #include <uv.h>
 
-typedef struct {
-	const char *conf_path;
-	char **listen;
-	size_t nlisten;
-	int check;
-	int daemonize;
-	int verbose;
-	const char *pidfile;
-	unsigned workers;
-	int replace;            /* --replace: take over a running gslbd */
-} opts_t;
-
 static conf_t *g_conf;
 static worker_t *g_workers;
 static weightdb_t *g_db;
@@ -55,31 +43,13 @@ static uint32_t g_input_keep;     /* steer.input-keep, seconds (0: all) */
 static uint32_t g_spend_keep;     /* steer.spend-keep, seconds (0: all) */
 static int g_trim_due = 1;        /* trim at the next second (main loop) */
 static unsigned g_nworkers;
-static const opts_t *g_opts;
+static const daemon_opts_t *g_opts;
 static stats_t *g_stats;
 static cluster_t *g_cluster;  /* NULL: standalone */
 static dnstap_t *g_dnstap;          /* NULL: dnstap off */
 static dnstap_conf_t g_dnstap_conf; /* as applied at start */
 static int64_t g_started;
 static int g_draining;              /* handed over (--replace): finishing */
-
-static void usage(FILE *f)
-{
-	fputs("usage: gslbd -c FILE [-l ADDR@PORT]... [-w N] [-f | -d] [-p PIDFILE] [-v]\n"
-	      "             [--replace]\n"
-	      "       gslbd -c FILE --check\n"
-	      "  -c, --config FILE   configuration (gslbd.conf(5))\n"
-	      "  -l, --listen A@P    listen on A@P instead of server.listen (repeatable)\n"
-	      "  -w, --workers N     worker threads (default: server.workers)\n"
-	      "  -f, --foreground    stay in the foreground (the default)\n"
-	      "  -d, --daemonize     detach and log to syslog\n"
-	      "  -p, --pidfile FILE  write the process id to FILE\n"
-	      "  -v, --verbose       log at debug level\n"
-	      "      --check         validate configuration, zones and GeoIP database, then exit\n"
-	      "      --replace       take over the sockets of the gslbd serving the same\n"
-	      "                      store, then let it finish its queries and exit\n"
-	      "  -V, --version       print the version\n", f);
-}
 
 /* Reads the geoip section (database, maps, nets file) once to prove it is
  * valid; the error is "FILE:LINE: reason". */
@@ -93,7 +63,7 @@ static int check_geoip(const conf_t *c, char *err, size_t errlen)
 	return 0;
 }
 
-static conf_t *load_conf(const opts_t *o, char *err, size_t errlen)
+static conf_t *load_conf(const daemon_opts_t *o, char *err, size_t errlen)
 {
 	conf_t *c = conf_load(o->conf_path, err, errlen);
 	if (!c)
@@ -108,7 +78,7 @@ static conf_t *load_conf(const opts_t *o, char *err, size_t errlen)
 	return c;
 }
 
-static int do_check(const opts_t *o)
+static int do_check(const daemon_opts_t *o)
 {
 	char err[4096];
 	conf_t *c = load_conf(o, err, sizeof(err));
@@ -956,63 +926,10 @@ static int pidfile_is_ours(const char *path)
 	return ok;
 }
 
-/* Parses the command line into @o.  Returns -1 to go on, or the exit
- * status (0 for --version and --help, 2 for a bad command line). */
-static int parse_args(int argc, char **argv, opts_t *o)
-{
-	static const struct option lopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "daemonize", no_argument, NULL, 'd' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "check", no_argument, NULL, 'C' },
-		{ "replace", no_argument, NULL, 'R' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
-	o->listen = xcalloc((size_t)argc, sizeof(*o->listen));
-	while ((ch = getopt_long(argc, argv, "c:l:w:fdp:vVh", lopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c': o->conf_path = optarg; break;
-		case 'l': o->listen[o->nlisten++] = optarg; break;
-		case 'w': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 256) {
-				fprintf(stderr, "gslbd: -w %s: workers must be 1 to 256\n", optarg);
-				return 2;
-			}
-			o->workers = (unsigned)n;
-			break;
-		}
-		case 'f': o->daemonize = 0; break;
-		case 'd': o->daemonize = 1; break;
-		case 'p': o->pidfile = optarg; break;
-		case 'v': o->verbose = 1; break;
-		case 'C': o->check = 1; break;
-		case 'R': o->replace = 1; break;
-		case 'V': printf("gslbd %s\n", PACKAGE_VERSION); return 0;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "gslbd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	return -1;
-}
-
 /* Opens the store, publishes the first snapshot and creates the workers
  * (their sockets bound), then drops privileges and detaches.  Returns 0
  * or -1 after logging why. */
-static int start_server(const opts_t *o)
+static int start_server(const daemon_opts_t *o)
 {
 	char err[1024];
 	g_conf = load_conf(o, err, sizeof(err));
@@ -1365,15 +1282,9 @@ static int run(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int daemon_main(int argc, char **argv, daemon_opts_t *o)
 {
-	/* Static: g_opts points here for the life of the process (reload
-	 * reads it), and so does the listen array on every exit path. */
-	static opts_t o = { .conf_path = "/etc/gslbd/gslbd.conf" };
 	g_started = (int64_t)time(NULL);
-	int rc = parse_args(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
 	g_argc = argc;
 	g_argv = argv;
 	ssize_t el = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
@@ -1388,21 +1299,18 @@ int main(int argc, char **argv)
 	}
 	/* An absolute path: -d changes directory to /, and SIGHUP reads
 	 * the file again. */
-	char *abs_conf = realpath(o.conf_path, NULL);
+	char *abs_conf = realpath(o->conf_path, NULL);
 	if (abs_conf)
-		o.conf_path = abs_conf;
-	g_opts = &o;
+		o->conf_path = abs_conf;
+	g_opts = o;
 	/* libcurl's global state, before any thread exists. */
 	if (probe_global_init()) {
 		fprintf(stderr, "gslbd: cannot initialise libcurl\n");
 		return 1;
 	}
-	if (o.check) {
-		rc = do_check(&o);
-		free(o.listen);
-		return rc;
-	}
-	if (start_server(&o))
+	if (o->check)
+		return do_check(o);
+	if (start_server(o))
 		return 1;
 	if (run())
 		return 1;
@@ -1413,10 +1321,9 @@ int main(int argc, char **argv)
 	if (g_ctl_owned)
 		handover_unlink(g_conf->db_path);
 	/* After a hand-over the pid file names the new daemon. */
-	if (o.pidfile && pidfile_is_ours(o.pidfile))
-		unlink(o.pidfile);
+	if (o->pidfile && pidfile_is_ours(o->pidfile))
+		unlink(o->pidfile);
 	conf_free(g_conf);
-	free(o.listen);
 	free(abs_conf);
 	return 0;
 }
