@@ -6,7 +6,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "health/push.h"
-#include "health/steer.h"
+#include "steer/steer.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -452,9 +452,9 @@ wdb_txn_t *ctl_begin(void)
 }
 
 /* Whether a gslbd serves the store: it holds an exclusive flock on
- * DB/gslbd.lock while it runs (main.c).  A shared try-lock, dropped at
+ * DB/gslbd.lock while it runs (daemon/process.c).  A shared try-lock, dropped at
  * once, tells; a daemon starting in that instant retries its own lock
- * for a moment (main.c), so the probe never keeps it from starting. */
+ * for a moment (daemon/process.c), so the probe never keeps it from starting. */
 int ctl_daemon_running(void)
 {
 	static int known = -1;

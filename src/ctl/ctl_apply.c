@@ -7,7 +7,7 @@
 #include "common/util.h"
 #include "gslb/geo.h"
 #include "gslb/policy.h"
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "store/change.h"
 
 #include <arpa/inet.h>

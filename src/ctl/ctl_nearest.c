@@ -4,7 +4,7 @@
  * `apply`, and the nearest view of a row for explain, `steer show` and
  * status (S4-1, S4-3, S4-5). */
 #include "ctl/ctl_steer.h"
-#include "health/nearest_run.h"
+#include "steer/nearest_run.h"
 #include "store/plan.h"
 
 #include <errno.h>

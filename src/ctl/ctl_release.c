@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbctl release: start, watch and stop gray releases (S4-10).  A
- * release lives in its service's object (health/release.h); the health
+ * release lives in its service's object (steer/release.h); the health
  * thread's controller widens and rolls it back, these commands start,
  * pause, resume and abort it, every change audited. */
 #include "ctl/ctl_release.h"
-#include "health/release.h"
-#include "health/release_run.h"
+#include "steer/release.h"
+#include "steer/release_run.h"
 #include "store/keys.h"
 #include "store/plan.h"
 

@@ -8,7 +8,7 @@
 #include "ctl/ctl_release.h"
 #include "health/push.h"
 #include "health/score.h"
-#include "health/steer.h"
+#include "steer/steer.h"
 #include "store/plan.h"
 
 #include <ctype.h>

@@ -4,9 +4,9 @@
  * service options that turn it on, budgets, `steer show` and `steer
  * replay`, and the steering part of `explain` (S3-1..S3-9). */
 #include "ctl/ctl_steer.h"
-#include "health/nearest_run.h"
+#include "steer/nearest_run.h"
 #include "health/push.h"
-#include "health/steer_run.h"
+#include "steer/steer_run.h"
 #include "store/plan.h"
 
 #include <math.h>

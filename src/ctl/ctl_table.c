@@ -6,7 +6,7 @@
 #include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/policy.h"
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "store/plan.h"
 
 #include <arpa/inet.h>

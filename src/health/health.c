@@ -15,8 +15,8 @@
  * writes what changed (repool.c). */
 #include "config.h"
 #include "health/health_int.h"
-#include "health/steer_run.h"
-#include "health/release_run.h"
+#include "steer/steer_run.h"
+#include "steer/release_run.h"
 #include "common/log.h"
 #include "common/util.h"
 

@@ -17,7 +17,7 @@
 
 #include "health/health_conf.h"
 #include "health/hstats.h"
-#include "health/nearest.h"
+#include "steer/nearest.h"
 #include "store/weightdb.h"
 
 /** The health thread (opaque). */
@@ -30,7 +30,7 @@ typedef struct health health_t;
  * phase changes), written to etcd; every instance, the elected one
  * included, gets the decisions into its store from etcd.  These hooks
  * are how the thread reaches the cluster code without depending on it
- * (main.c wires them); they are called on the health thread only. */
+ * (daemon/start.c wires them); they are called on the health thread only. */
 
 /* At most this many instances' views count for one node. */
 #define HEALTH_COMBINED_MAX 64

@@ -2,7 +2,7 @@
 /* Reads the health section of gslbd.conf (and, through cutover.c, the
  * cutover section) into a health_conf_t.  No state: safe on any thread. */
 #include "health/health_conf.h"
-#include "health/steer_conf.h"
+#include "steer/steer_conf.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
 #include "common/conf.h"
 #include "health/cutover.h"
 #include "health/score.h"
-#include "health/steer.h"
+#include "steer/steer.h"
 
 /* The default fast interval (S0-7, S2-8): interval / HEALTH_FAST_DIVISOR,
  * at least HEALTH_FAST_MIN seconds (see health_conf.c). */

@@ -19,7 +19,7 @@
 
 #include "health/health.h"
 #include "health/hstats.h"
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "health/verdict.h"
 
 #define HEALTH_MAX_PROBES 3      /* per node (S1-3) */

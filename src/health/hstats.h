@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "health/score.h"
 
 /* Probe kinds as counted: tcp, http, https (probe_kind_t). */

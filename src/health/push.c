@@ -4,7 +4,7 @@
 #include "health/push.h"
 #include "health/cutover.h"
 #include "health/score.h"
-#include "health/steer_run.h"
+#include "steer/steer_rec.h"
 #include "common/util.h"
 
 #include <ctype.h>

@@ -38,7 +38,7 @@ typedef struct stats_answer {
 	uint64_t count;
 } stats_answer_t;
 
-/** Cluster mode as the scrape finds it (main.c copies it from
+/** Cluster mode as the scrape finds it (daemon/sample.c copies it from
  * cluster_info(): stats/ does not include cluster/). */
 typedef struct stats_cluster {
 	int reachable;            /* the watch on etcd is up */

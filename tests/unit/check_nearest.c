@@ -4,7 +4,7 @@
  * (S4-5), hard failures (S4-4), capacity and spill (S4-3, S1-6), and
  * how many sticky clients move when shares change (S4-8). */
 #include "gslb/policy.h"
-#include "health/nearest.h"
+#include "steer/nearest.h"
 #include "unit.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probe strings, and real TCP/HTTP/HTTPS probes on a libuv loop against
  * servers this test starts on 127.0.0.1 (S1-1, S1-3, S4-2). */
-#include "health/probe.h"
+#include "probe/probe.h"
 #include "unit.h"
 
 #include <arpa/inet.h>

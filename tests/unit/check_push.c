@@ -5,7 +5,7 @@
  * budget periods (S3-6) bounded however long pushes go on. */
 #include "common/util.h"
 #include "health/push.h"
-#include "health/steer_run.h"
+#include "steer/steer_run.h"
 #include "store/weightdb.h"
 #include "store_fixture.h"
 #include "unit.h"

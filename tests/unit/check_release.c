@@ -4,8 +4,8 @@
  * stale and present, the parsers of steps, durations and guards, and the
  * record's checks; pure but for the observer of the guards' figures,
  * which reads a store made for the test. */
-#include "health/release.h"
-#include "health/release_run.h"
+#include "steer/release.h"
+#include "steer/release_run.h"
 #include "unit.h"
 #include "store_fixture.h"
 

@@ -2,8 +2,8 @@
 /* The steering engine's arithmetic: normalisation (S2-3), windows and
  * outliers (S3-9), smoothing (S3-3), step limits (S3-3, S3-8), floor,
  * SLA (S3-5), budget (S3-6) and stale inputs (S2-7). */
-#include "health/steer.h"
-#include "health/steer_run.h"
+#include "steer/steer.h"
+#include "steer/steer_run.h"
 #include "unit.h"
 
 #include <math.h>

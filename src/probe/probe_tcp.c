@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TCP probes on libuv: a connect, after a name lookup on libuv's thread
  * pool when the host is not an address (S1-1, S1-3). */
-#include "health/probe_int.h"
+#include "probe/probe_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "common/conf.h"
-#include "health/steer.h"
+#include "steer/steer.h"
 
 /** Reads the steer section of @c into @o, with the defaults of
  * gslbd.conf(5) for what it does not say (all of them when it is

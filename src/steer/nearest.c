@@ -2,7 +2,7 @@
 /* Nearest steering's arithmetic (nearest.h): latency ranking, the switch
  * margin with its confirmation, capacity limits and spill.  Pure: no
  * I/O, no allocation. */
-#include "health/nearest.h"
+#include "steer/nearest.h"
 
 #include <math.h>
 #include <stdio.h>

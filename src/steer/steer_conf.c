@@ -2,7 +2,7 @@
 /* Reads the steer section of gslbd.conf (the steering engine's timing,
  * limits and reference thresholds) into a steer_conf_t.  No state: safe
  * on any thread. */
-#include "health/steer_conf.h"
+#include "steer/steer_conf.h"
 
 #include <string.h>
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "health/probe.h"
+#include "probe/probe.h"
 
 /** A descriptor curl asked the engine to watch (probe_http.c). */
 typedef struct sock sock_t;

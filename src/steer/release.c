@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Gray releases: the record's codec and the decision of one evaluation
  * (release.h, S4-10). */
-#include "health/release.h"
+#include "steer/release.h"
 
 #include <math.h>
 #include <stdio.h>

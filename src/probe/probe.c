@@ -2,7 +2,7 @@
 /* The probe engine: libcurl's global state, the list of live runs, and
  * the public start, cancel and free of probe.h; the probes themselves are
  * in probe_tcp.c and probe_http.c.  Invariants: see probe_int.h. */
-#include "health/probe_int.h"
+#include "probe/probe_int.h"
 #include "config.h"
 #include "common/util.h"
 

@@ -2,7 +2,7 @@
 /* HTTP and HTTPS probes through libcurl's multi interface, driven by the
  * engine's libuv loop: status, body match, handshake times, certificate
  * expiry (S1-1, S4-2). */
-#include "health/probe_int.h"
+#include "probe/probe_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "health/steer.h"
+#include "steer/steer.h"
 
 /* S4-5: a better node must stay better by the margin in this many
  * consecutive evaluations before the row moves to it. */

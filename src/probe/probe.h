@@ -8,7 +8,7 @@
  * the loop; only probe_parse and probe_format may be called anywhere.
  *
  * Caveats:
- * - Call probe_global_init() once from main() before any thread starts:
+ * - Call probe_global_init() once at start, before any thread starts:
  *   it runs curl_global_init(), which initialises OpenSSL and is not
  *   guaranteed to be thread-safe on every libcurl build.  probe_engine_new
  *   calls it too, as a fallback for tests and tools without threads.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The gray release controller (release_run.h, S4-10). */
-#include "health/release_run.h"
+#include "steer/release_run.h"
 #include "common/log.h"
 #include "common/util.h"
 

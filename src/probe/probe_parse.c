@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probe strings: probe_parse() and probe_format().  The URL is read with
  * libcurl's URL API.  No state: safe on any thread. */
-#include "health/probe.h"
+#include "probe/probe.h"
 
 #include <ctype.h>
 #include <curl/curl.h>

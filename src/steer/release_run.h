@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "health/release.h"
-#include "health/steer_run.h"
+#include "steer/release.h"
+#include "steer/steer_run.h"
 #include "store/weightdb.h"
 
 /* Seconds between evaluations: a broken guard rolls back within this

@@ -3,8 +3,8 @@
  * latencies, loads and usability gathered, nearest_step() run, and the
  * shares written into the weight row like the steering engine's, with
  * the reason in the audit record (S4-1, S4-3, S4-4, S4-5). */
-#include "health/nearest_run.h"
-#include "health/steer_run.h"
+#include "steer/nearest_run.h"
+#include "steer/steer_run.h"
 #include "store/keys.h"
 #include "store/plan.h"
 

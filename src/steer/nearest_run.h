@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "health/nearest.h"
-#include "health/steer.h"
+#include "steer/nearest.h"
+#include "steer/steer.h"
 #include "store/weightdb.h"
 
 /** Whether service object @svc steers to the nearest node. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The steering engine's arithmetic (steer.h): normalisation, windows,
  * smoothing, SLA, floor and step limits.  Pure: no I/O, no allocation. */
-#include "health/steer.h"
+#include "steer/steer.h"
 
 #include <math.h>
 #include <stddef.h>
