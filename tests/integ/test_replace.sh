@@ -27,18 +27,22 @@ out=$(timeout 10 "$GSLBD" -c "$T/broken.conf" --replace 2>&1); rc=$?
 kill -0 "$A" 2>/dev/null && ok "the running daemon is left alone" || fail "the running daemon died"
 [ "$(cat "$T/db/gslbd.lock")" = "$A" ] && ok "the lock file still names it" || fail "lock: $(cat "$T/db/gslbd.lock")"
 
-# The load: dnsperf at 1500 queries/s for 9 s (at most 13500 queries),
-# and a checking client: two UDP loops and a TCP connection that is kept
+# The load: dnsperf at 1500 queries/s, and a checking client: two UDP
+# loops and a TCP connection that is kept
 # open, each query waiting for its answer.  A TCP client whose connection
 # the old daemon closes after it went quiet reconnects and asks again
 # (RFC 7766 clients must); those are counted as retries, never as lost.
+# Both run until the second hand-over is done (the file $T/stop, and
+# SIGINT for dnsperf, which then counts what it had in flight as
+# interrupted, not lost), 30 s at most.
 for _ in $(seq 20); do echo "www.gslb.test A"; echo "ns1.gslb.test A"; done > "$T/queries"
-timeout 30 dnsperf -s 127.0.0.1 -p "$PORT" -d "$T/queries" -l 9 -Q 1500 -c 4 -t 3 \
+timeout 40 dnsperf -s 127.0.0.1 -p "$PORT" -d "$T/queries" -l 30 -Q 1500 -c 4 -t 3 \
 	> "$T/dnsperf.out" 2>&1 &
 PERF=$!
-py > "$T/check.out" <<'EOF' &
-import dnsraw, socket, struct, threading, time
-END = time.time() + 9
+py "$T/stop" > "$T/check.out" <<'EOF' &
+import dnsraw, os, socket, struct, sys, threading, time
+END = time.time() + 28
+STOP = sys.argv[1]
 res = {"udp": 0, "tcp": 0, "lost": 0, "bad": 0, "retries": 0}
 lock = threading.Lock()
 def good(raw):
@@ -50,7 +54,7 @@ def count(k, n=1):
         res[k] += n
 def udp_loop(base):
     i = 0
-    while time.time() < END:
+    while time.time() < END and not os.path.exists(STOP):
         raw = dnsraw.udp(dnsraw.query("www.gslb.test", qid=(base + i) & 0xFFFF),
                          timeout=2)
         i += 1
@@ -61,7 +65,7 @@ def udp_loop(base):
             count("bad")
 def tcp_loop():
     s, i = None, 0
-    while time.time() < END:
+    while time.time() < END and not os.path.exists(STOP):
         msg = dnsraw.query("www.gslb.test", qid=i & 0xFFFF)
         i += 1
         count("tcp")
@@ -114,8 +118,8 @@ replace() { # name
 	[ "$(cat "$T/db/gslbd.lock")" = "$PID" ] && ok "$1: the lock file names the new daemon" ||
 		fail "$1: lock file: $(cat "$T/db/gslbd.lock")"
 }
-# Time passes under the load (9 s) between the hand-overs, so that each
-# one has queries in flight: 2 s into it, and 2 s after the first.
+# Time passes under the load between the hand-overs, so that each one
+# has queries in flight: 2 s into it, and 2 s after the first.
 loaded() { kill -0 "$PERF" 2>/dev/null && kill -0 "$CHECK" 2>/dev/null; }
 sleep 2
 replace B
@@ -124,6 +128,9 @@ sleep 2
 loaded && ok "the second hand-over comes while the load runs" ||
 	fail "the load ended before the second hand-over"
 replace C
+sleep 1
+touch "$T/stop"
+kill -INT "$PERF" 2>/dev/null
 wait "$PERF"
 wait "$CHECK"
 

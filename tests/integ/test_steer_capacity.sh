@@ -29,6 +29,11 @@ feed_hook() {
 	local w c
 	w=$(weight gz a)
 	c=$(( ${w:-5000} * 120 / 100 ))
+	# A node is at most fully loaded (bandwidth is in percent of its
+	# capacity, 100 at most): past 83 % of the row a would be, and a
+	# load left unpushed would leave the engine with the figure of an
+	# older share (a busy machine's slow feeder let it get there).
+	[ "$c" -gt 10000 ] && c=10000
 	CTL metrics push a bandwidth=$((c / 100)).$(printf %02d $((c % 100))) >/dev/null
 }
 start_feeder
