@@ -73,6 +73,8 @@ done
 	add "fuzz/zone" "$B/tests/fuzz_zone_replay" tests/fuzz/corpus-zone
 [ -x "$B/tests/fuzz_conf_replay" ] &&
 	add "fuzz/conf" "$B/tests/fuzz_conf_replay" tests/fuzz/corpus-conf
+# Sizes a reader can hold (tests/lengths.sh, exceptions in tests/lengths.allow).
+add "lint/lengths" bash tests/lengths.sh
 for t in tests/integ/test_*.sh; do
 	[ -f "$t" ] && add "integ/$(basename "$t" .sh)" bash "$t"
 done
