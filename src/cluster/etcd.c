@@ -7,6 +7,7 @@
 #include "common/util.h"
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,53 +235,32 @@ int etcd_post_bulk(etcd_t *e, const char *path, json_t *body, json_t **out,
 	return rc;
 }
 
-/* Base64 ---------------------------------------------------------- */
-
-static const char b64c[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* Base64, by OpenSSL's EVP block codec ------------------------------ */
 
 char *etcd_b64(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char *o = xmalloc((n + 2) / 3 * 4 + 1), *q = o;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		*q++ = b64c[v >> 18 & 63];
-		*q++ = b64c[v >> 12 & 63];
-		*q++ = i + 1 < n ? b64c[v >> 6 & 63] : '=';
-		*q++ = i + 2 < n ? b64c[v & 63] : '=';
-	}
-	*q = 0;
-	return o;
+	char *o = xmalloc((n + 2) / 3 * 4 + 1);
+	EVP_EncodeBlock((unsigned char *)o, (const unsigned char *)s, (int)n);
+	return o;                   /* EVP_EncodeBlock ends it with a NUL */
 }
 
 char *etcd_unb64(const char *s, size_t *n)
 {
 	size_t len = strlen(s);
 	char *o = xmalloc(len / 4 * 3 + 4);
-	size_t k = 0;
-	uint32_t v = 0;
-	int bits = 0;
-	for (const char *p = s; *p && *p != '='; p++) {
-		const char *c = strchr(b64c, *p);
-		if (!c || !*p) {
-			free(o);
-			return NULL;
-		}
-		v = v << 6 | (uint32_t)(c - b64c);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			o[k++] = (char)(v >> bits & 0xff);
-		}
+	/* EVP_DecodeBlock decodes whole groups of four and counts the bytes
+	 * the padding stands for; those are taken off again. */
+	int k = len % 4 ? -1 : EVP_DecodeBlock((unsigned char *)o,
+	                                      (const unsigned char *)s, (int)len);
+	if (k < 0) {
+		free(o);
+		return NULL;
 	}
+	for (size_t i = len; i > 0 && s[i - 1] == '=' && k > 0; i--)
+		k--;
 	o[k] = 0;
 	if (n)
-		*n = k;
+		*n = (size_t)k;
 	return o;
 }
 
