@@ -127,14 +127,17 @@ static void gray_clear(verdict_node_t *n)
 	n->gray_pct = 0;
 }
 
-/* A demoted node: restoration looks at the rounds themselves, since the
- * window still holds the outage.  Each good round counts; anything else
- * starts the count again (S0-8, S4-7). */
-static void restore_round(const health_conf_t *c, const verdict_round_t *r,
-                          int fault, verdict_t *out)
+/* The one restore path of a demoted node, for rounds of probes and of
+ * passive checks alike: a @bad round starts the count again, a good one
+ * counts, and restore-after of them in a row (S0-8), twice that per flap
+ * (S4-7), bring it back to @to with everything of the outage cleared;
+ * @score is the figure the decision names. */
+static void restore_count(const health_conf_t *c, const verdict_round_t *r,
+                          int bad, double score, verdict_state_t to,
+                          verdict_t *out)
 {
 	verdict_node_t *n = &out->next;
-	if (fault || r->last.n_abnormal || r->last.score < c->score.usable) {
+	if (bad) {
 		n->good = 0;
 		return;
 	}
@@ -145,7 +148,7 @@ static void restore_round(const health_conf_t *c, const verdict_round_t *r,
 	if (n->good < need)
 		return;
 	out->rounds = n->good;
-	out->score = r->last.score;
+	out->score = score;
 	out->keep = n->good < r->nwin ? n->good : r->nwin; /* as verdict_restore_keep */
 	gray_clear(n);
 	n->lowconf = 0;
@@ -155,9 +158,19 @@ static void restore_round(const health_conf_t *c, const verdict_round_t *r,
 	n->grade_rounds = 0;
 	n->restored_at = r->now;
 	n->refused = 0;
-	/* The outage is behind: the state follows the good rounds only. */
-	move(c, out, r->rest.score >= c->score.good ? VERDICT_UP : VERDICT_DERATED,
-	     VERDICT_RESTORED, r->now);
+	move(c, out, to, VERDICT_RESTORED, r->now);
+}
+
+/* A demoted node: restoration looks at the rounds themselves, since the
+ * window still holds the outage.  Each good round counts; anything else
+ * starts the count again (S0-8, S4-7).  The outage is behind: the state
+ * follows the good rounds only. */
+static void restore_round(const health_conf_t *c, const verdict_round_t *r,
+                          int fault, verdict_t *out)
+{
+	restore_count(c, r, fault || r->last.n_abnormal || r->last.score < c->score.usable,
+	              r->last.score,
+	              r->rest.score >= c->score.good ? VERDICT_UP : VERDICT_DERATED, out);
 }
 
 /* The consecutive rounds that demote (or derate) the node in round @r:
@@ -315,19 +328,8 @@ static void passive_round(const health_conf_t *c, const verdict_round_t *r,
 	                                       r->fr_time, r->fr_high_since, r->now);
 	n->refused = 0;
 	if (n->state == VERDICT_DEMOTED) {
-		if (passive || r->fr_pct > fr_limit(c, r)) {
-			n->good = 0;
-			return;
-		}
-		n->good++;
-		if (n->good < (c->restore_after << n->flaps))
-			return;
-		out->rounds = n->good;
-		out->score = r->fr_pct;
-		n->degraded = 0;
-		n->grade_rounds = 0;
-		n->restored_at = r->now;
-		move(c, out, VERDICT_UP, VERDICT_RESTORED, r->now);
+		restore_count(c, r, passive || r->fr_pct > fr_limit(c, r), r->fr_pct,
+		              VERDICT_UP, out);
 	} else if (passive) {
 		degraded_round(c, r, 1, 1, out);
 	} else {

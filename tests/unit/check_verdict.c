@@ -809,6 +809,9 @@ START_TEST(s1_2_passive_only_node)
 	r = push(since + 80, 12, since);
 	step(&c, &n, &r);
 	ck_assert_uint_eq(n.good, 0);
+	/* what an outage can leave on a node: the restore clears it, as the
+	 * restore of a probed node does (one restore path) */
+	n.gray = 1, n.gray_pct = 20, n.lowconf = 1;
 	/* three pushes below the limit restore it (S0-8) */
 	for (unsigned i = 1; i <= 3; i++) {
 		r = push(since + 80 + 10 * i, 1, 0);
@@ -816,6 +819,7 @@ START_TEST(s1_2_passive_only_node)
 		ck_assert_int_eq(d.reason, i < 3 ? VERDICT_KEEP : VERDICT_RESTORED);
 	}
 	ck_assert_int_eq(n.state, VERDICT_UP);
+	ck_assert(!n.gray && !n.gray_pct && !n.lowconf);
 	ck_assert_int_eq(d.standby, VERDICT_STANDBY_RELEASE);
 	/* a stale failure rate is no round: the node goes stale */
 	r = push(since + 500, 1, 0);
