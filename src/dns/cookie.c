@@ -400,7 +400,9 @@ void cookie_publish(cookie_set_t *s)
 void cookie_tick(uint32_t now)
 {
 	const cookie_set_t *cur = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	if (!cur || !cur->born || now - cur->born < cur->conf.rotate)
+	/* A clock set back waits for the lifetime to pass again. */
+	if (!cur || !cur->born || now < cur->born ||
+	    now - cur->born < cur->conf.rotate)
 		return;
 	cookie_set_t *s = xcalloc(1, sizeof(*s));
 	s->conf = cur->conf;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* OpenSSL's allocations, counted from before its first one. */
@@ -331,6 +332,70 @@ START_TEST(secret_file)
 }
 END_TEST
 
+/* Loads and publishes the cookies section @yaml (after "cookies:\n"). */
+static void publish(const char *yaml)
+{
+	char path[] = "/tmp/check_cookie_conf_XXXXXX", err[512];
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	dprintf(fd, "zones: []\ncookies:\n%s", yaml);
+	close(fd);
+	conf_t *c = conf_load(path, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	cookie_set_t *s;
+	ck_assert_int_eq(cookie_load(c, &s, err, sizeof(err)), 0);
+	cookie_publish(s);
+	conf_free(c);
+	unlink(path);
+}
+
+/* The reply's cookie to the A.1 client cookie, or to @cookie. */
+static cookie_kind_t ask(cookie_mac_t *m, const uint8_t *cookie, size_t len,
+                         uint32_t now, uint8_t *out)
+{
+	uint8_t a[4];
+	ip_of("198.51.100.100", a);
+	ck_assert(cookie_sync(m));
+	return cookie_check(m, cookie, len, a, 4, now, out);
+}
+
+START_TEST(generated_secret_rotates)
+{
+	publish("  rotate: 3600\n");
+	uint32_t t0 = (uint32_t)time(NULL);   /* at or after the secret's birth */
+	cookie_mac_t *m = cookie_mac_new();
+	uint8_t client[8], first[COOKIE_OUT_LEN], out[COOKIE_OUT_LEN];
+	unhex("2464c4abcf10c957", client);
+	ck_assert_int_eq(ask(m, client, 8, t0, first), COOKIE_CLIENT);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_eq(out, first, 24);     /* kept */
+	/* Not yet due, nor with a clock set back. */
+	cookie_tick(t0 - 5);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_eq(out, first, 24);
+	/* A reload keeps the generated secret. */
+	publish("  rotate: 3600\n");
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_eq(out, first, 24);
+	/* Rotated: the old secret is still accepted, its cookie re-issued. */
+	cookie_tick(t0 + 3600);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_ne(out + 16, first + 16, 8);
+	uint8_t second[COOKIE_OUT_LEN];
+	memcpy(second, out, sizeof(second));
+	/* Rotated again: the first secret is gone, the second accepted. */
+	cookie_tick(t0 + 7199);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	cookie_tick(t0 + 7200);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_INVALID);
+	ck_assert_int_eq(ask(m, second, 24, t0 + 10, out), COOKIE_VALID);
+	/* Off by reload: nothing to do for the query path. */
+	publish("  enable: off\n");
+	ck_assert(!cookie_sync(m));
+	cookie_mac_free(m);
+}
+END_TEST
+
 __attribute__((constructor)) static void count_openssl(void)
 {
 	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))
@@ -351,6 +416,7 @@ static Suite *cookie_suite(void)
 	tcase_add_test(t, no_allocation_per_cookie);
 	tcase_add_test(t, edns_cookie_option);
 	tcase_add_test(t, secret_file);
+	tcase_add_test(t, generated_secret_rotates);
 	suite_add_tcase(s, t);
 	return s;
 }
