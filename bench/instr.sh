@@ -21,6 +21,9 @@
 #   WORKLOADS="static mixed geo-set geo-pick"  N=10000 (queries a workload)
 #   CONF_EXTRA="rrl: ..."   appended to gslbd's configuration (to count
 #                           what a feature costs: run with and without)
+#   DNSPERF_EXTRA="-E 10:0123456789abcdef"  more dnsperf arguments (here an
+#                           EDNS COOKIE option with a client cookie in
+#                           every query, to count what cookies cost)
 #   CLUSTER_BUILDS="2"      the builds (by position) that run in cluster
 #                           mode: one etcd member is started on loopback
 #                           (the two ports after the bench's), each such
@@ -183,8 +186,9 @@ for n in sorted(x["id"] for x in json.load(sys.stdin)["nodes"]):
         steered "${ctl[@]}" || { echo "instr: the engine did not steer every row" >&2; exit 1; }
       fi
       callgrind_control -z "$PID" > /dev/null
+      read -ra extra <<<"${DNSPERF_EXTRA:-}"
       dnsperf -s 127.0.0.1 -p $PORT -n $(( (N + lines - 1) / lines )) -Q 3000 -c 1 -q 20 \
-        "${args[@]}" > "$d/dnsperf-$w.txt" 2>&1
+        "${args[@]}" ${extra[@]+"${extra[@]}"} > "$d/dnsperf-$w.txt" 2>&1
       done_q=$(awk '/Queries completed:/ { print $3 }' "$d/dnsperf-$w.txt")
       callgrind_control -d "$PID" > /dev/null
       sleep 1

@@ -451,12 +451,12 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->root = yaml_load_file(path, err, errlen);
 	if (!c->root)
 		goto fail;
-	/* health, cutover, steer, rrl, dnstap, cluster and dnssec are
-	 * validated by their own modules. */
+	/* health, cutover, steer, rrl, dnstap, cluster, dnssec and cookies
+	 * are validated by their own modules. */
 	static const char *const top[] = { "server", "zones", "database", "geoip",
 	                                   "health", "cutover", "log", "stats",
 	                                   "rrl", "dnstap", "cluster", "steer",
-	                                   "dnssec", NULL };
+	                                   "dnssec", "cookies", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;

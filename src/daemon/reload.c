@@ -4,6 +4,7 @@
 #include "config.h"
 #include "daemon/daemon_int.h"
 #include "common/log.h"
+#include "dns/cookie.h"
 #include "dns/snapshot.h"
 #include "stats/stats.h"
 
@@ -106,11 +107,20 @@ static void reload_run(void)
 		conf_free(c);
 		return;
 	}
+	cookie_set_t *cs;
+	if (cookie_load(c, &cs, err, sizeof(err))) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		dnstap_conf_clear(&dc);
+		rrl_free(rl);
+		conf_free(c);
+		return;
+	}
 	unsigned failed = 0;
 	const snapshot_t *old = snapshot_get();
 	snapshot_t *s = snapshot_build(c, old, &failed, err, sizeof(err));
 	if (!s) {
 		log_err("reload failed: %s", err);
+		cookie_free(cs);
 		dnstap_conf_clear(&dc);
 		rrl_free(rl);
 		conf_free(c);
@@ -118,6 +128,7 @@ static void reload_run(void)
 	}
 	snapshot_publish(s);
 	rrl_publish(rl);
+	cookie_publish(cs);
 	/* The log level first, so that the lines naming the changes follow
 	 * the new one. */
 	log_configure(c->log, c->nlog);

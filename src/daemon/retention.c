@@ -4,6 +4,7 @@
 #include "daemon/daemon_int.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "dns/cookie.h"
 #include "dnssec/dnssec.h"
 
 #include <time.h>
@@ -79,6 +80,7 @@ void daemon__on_sync(uv_timer_t *t)
 		log_info("dnssec: signing keys changed in the store");
 		daemon__reload();
 	}
+	cookie_tick((uint32_t)time(NULL));
 	if (weightdb_sync(g_db))
 		log_warning("database: cannot flush to disk");
 }

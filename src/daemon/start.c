@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "common/util.h"
+#include "dns/cookie.h"
 #include "dns/snapshot.h"
 #include "dnssec/dnssec.h"
 #include "gslb/geo.h"
@@ -114,6 +115,12 @@ static int do_check(const daemon_opts_t *o)
 	} else {
 		dnstap_conf_clear(&dc);
 	}
+	cookie_set_t *cs;
+	if (cookie_load(c, &cs, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
+	cookie_free(cs);
 	cluster_conf_t cc;
 	if (cluster_conf_load(c, &cc, err, sizeof(err))) {
 		fprintf(stderr, "gslbd: %s\n", err);
@@ -260,6 +267,12 @@ static int start_server(const daemon_opts_t *o)
 		return -1;
 	}
 	rrl_publish(rl);
+	cookie_set_t *cs;
+	if (cookie_load(g_conf, &cs, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	cookie_publish(cs);
 	/* After the fork of -d (the I/O thread must be the child's) and
 	 * before the workers start (each takes its queue). */
 	if (dnstap_conf_load(g_conf, &g_dnstap_conf, err, sizeof(err))) {

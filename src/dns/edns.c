@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* EDNS(0) OPT parsing and writing, NSID and Client Subnet. */
+/* EDNS(0) OPT parsing and writing, NSID, Client Subnet and COOKIE. */
 #include "dns/edns.h"
 #include "common/util.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static int parse_ecs(const uint8_t *p, uint16_t len, edns_t *e)
@@ -33,7 +34,7 @@ int edns_parse(const uint8_t *p, size_t len, edns_t *e)
 	/* CLASS(2) TTL(4) RDLEN(2) RDATA */
 	if (len < 8)
 		return -1;
-	memset(e, 0, sizeof(*e));
+	memset(e, 0, offsetof(edns_t, cookie)); /* the content is copied */
 	e->present = 1;
 	e->payload = rd16(p);
 	if (e->payload < 512)
@@ -60,6 +61,16 @@ int edns_parse(const uint8_t *p, size_t len, edns_t *e)
 			if (parse_ecs(o, olen, e))
 				return -1;
 			break;
+		case EDNS_OPT_COOKIE:
+			if (e->cookie_len || e->cookie_bad)
+				break; /* the first one counts (RFC 7873 §5.2) */
+			if (olen == 8 || (olen >= 16 && olen <= 40)) {
+				e->cookie_len = (uint8_t)olen;
+				memcpy(e->cookie, o, olen);
+			} else {
+				e->cookie_bad = 1;
+			}
+			break;
 		default:
 			break; /* unknown options are ignored (RFC 6891 §6.1.2) */
 		}
@@ -75,6 +86,8 @@ size_t edns_size(const edns_t *e, size_t nsid_len)
 		n += 4 + nsid_len;
 	if (e->ecs)
 		n += 8 + (e->ecs_source + 7u) / 8u;
+	if (e->cookie_len)
+		n += 4 + e->cookie_len;
 	return n;
 }
 
@@ -108,6 +121,12 @@ size_t edns_write(uint8_t *out, const edns_t *e, uint16_t payload,
 		p[7] = scope;
 		memcpy(p + 8, e->ecs_addr, nbytes);
 		p += 8 + nbytes;
+	}
+	if (e->cookie_len) {
+		wr16(p, EDNS_OPT_COOKIE);
+		wr16(p + 2, e->cookie_len);
+		memcpy(p + 4, e->cookie, e->cookie_len);
+		p += 4 + e->cookie_len;
 	}
 	wr16(rdlen, (uint16_t)(p - rdlen - 2));
 	return (size_t)(p - out);

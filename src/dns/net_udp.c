@@ -87,6 +87,7 @@ net_udp_t *net_udp_new(worker_t *w, int fd)
 		u->q.memo = gslb_memo_new();
 	if (w->q.dsig)
 		u->q.dsig = dnssec_thread_new(w->sig_cache);
+	u->q.cookies = cookie_mac_new();
 	for (int i = 0; i < UDP_BATCH; i++) {
 		u->iov_in[i] = (struct iovec){ u->inbuf[i], UDP_INBUF };
 		u->in[i].msg_hdr.msg_iov = &u->iov_in[i];
@@ -136,7 +137,7 @@ static void *udp_main(void *arg)
 			if (!len)
 				continue;
 			if (rl && !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
-			                             q->now, q->stats))) {
+			                             q->now, q->cookie, q->stats))) {
 				if (dt) /* withheld: the query only */
 					dnstap_log(dt, q, &c, (struct sockaddr *)&u->local,
 					           &now, u->inbuf[i], u->in[i].msg_len,
@@ -227,6 +228,7 @@ void net_udp_close(net_udp_t *u)
 	wdb_reader_free(u->q.wdb);
 	gslb_memo_free(u->q.memo);
 	dnssec_thread_free(u->q.dsig);
+	cookie_mac_free(u->q.cookies);
 	free(u->q.tally);
 	close(u->fd);
 	free(u);

@@ -7,6 +7,7 @@
  * written straight into the caller's buffer, names are compressed with a
  * small per-thread table of earlier name offsets. */
 #include "dns/query.h"
+#include "dns/cookie.h"
 #include "dns/edns.h"
 #include "gslb/gslb.h"
 #include "common/util.h"
@@ -464,6 +465,47 @@ static inline int q_question(wbuf_t *w, qstate_t *s)
 	return 0;
 }
 
+/* The COOKIE option (RFC 7873, RFC 9018): one of a wrong length is
+ * FORMERR (§5.2.2); any other gets ours in the reply, whatever it held:
+ * an invalid server cookie is answered as if there were none (§5.2.3),
+ * never with BADCOOKIE, which only rate limiting sends.  With cookies
+ * off the option is ignored, as an unknown one.  Returns 0, or -1 with
+ * the RCODE in @s. */
+static inline int q_cookie(qctx_t *q, qstate_t *s)
+{
+	if ((!s->e.cookie_len && !s->e.cookie_bad) || !q->cookies ||
+	    !cookie_sync(q->cookies)) {
+		s->e.cookie_len = 0;
+		return 0;
+	}
+	if (s->e.cookie_bad) {
+		STAT_INC(q->stats, STAT_COOKIE_MALFORMED);
+		q->cookie = COOKIE_MALFORMED;
+		s->e.nsid = s->e.ecs = 0;
+		s->rcode = RCODE_FORMERR;
+		return -1;
+	}
+	uint8_t ip[16], out[COOKIE_OUT_LEN];
+	size_t iplen = cookie_addr(s->c->addr, ip);
+	if (!iplen) {
+		s->e.cookie_len = 0;
+		return 0;
+	}
+	cookie_kind_t k = cookie_check(q->cookies, s->e.cookie, s->e.cookie_len,
+	                               ip, iplen, q->now, out);
+	static const int stat[] = {
+		[COOKIE_CLIENT] = STAT_COOKIE_CLIENT,
+		[COOKIE_VALID] = STAT_COOKIE_VALID,
+		[COOKIE_INVALID] = STAT_COOKIE_INVALID,
+		[COOKIE_MALFORMED] = STAT_COOKIE_MALFORMED,
+	};
+	STAT_INC(q->stats, stat[k]);
+	q->cookie = (uint8_t)k;
+	memcpy(s->e.cookie, out, COOKIE_OUT_LEN);
+	s->e.cookie_len = COOKIE_OUT_LEN;
+	return 0;
+}
+
 /* Walks the other sections: OPT (EDNS) and TSIG are the records that
  * matter, then the opcode.  Returns 0, or -1 with the RCODE in @s. */
 static inline int q_records(qctx_t *q, qstate_t *s)
@@ -502,14 +544,16 @@ static inline int q_records(qctx_t *q, qstate_t *s)
 	if (edns_bad) {
 		/* A malformed option (RFC 7871 §7.1.1 for ECS): FORMERR, with an
 		 * OPT record that echoes no option. */
-		s->e.nsid = s->e.ecs = 0;
+		s->e.nsid = s->e.ecs = s->e.cookie_len = 0;
 		return -1;
 	}
 	if (s->e.present && s->e.version > 0) {
-		s->e.nsid = s->e.ecs = 0;
+		s->e.nsid = s->e.ecs = s->e.cookie_len = 0;
 		s->rcode = RCODE_BADVERS; /* RFC 6891 §6.1.3 */
 		return -1;
 	}
+	if (s->e.present && q_cookie(q, s) < 0)
+		return -1;
 	if (s->e.ecs)
 		STAT_INC(q->stats, STAT_ECS);
 	s->rcode = RCODE_NOERROR;
@@ -680,6 +724,7 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 	q->ncomp = 0;
 	q->scope = 0;
 	q->gslb_hops = 0;
+	q->cookie = COOKIE_NONE;
 	q->edns = &s.e;
 	q->src = c->addr;
 	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "dns/cookie.h"
 #include "dns/edns.h"
 #include "gslb/gslb.h"
 #include "dns/snapshot.h"
@@ -22,7 +23,7 @@
 enum {
 	RCODE_NOERROR = 0, RCODE_FORMERR = 1, RCODE_SERVFAIL = 2,
 	RCODE_NXDOMAIN = 3, RCODE_NOTIMP = 4, RCODE_REFUSED = 5,
-	RCODE_NOTAUTH = 9, RCODE_BADVERS = 16,
+	RCODE_NOTAUTH = 9, RCODE_BADVERS = 16, RCODE_BADCOOKIE = 23,
 };
 
 /** Who sent the query. */
@@ -51,6 +52,11 @@ enum {
 	STAT_DNSSEC_EVICTIONS,  /* cache entries replaced by newer ones */
 	STAT_DNSSEC_ENTRIES,    /* a gauge, not a counter: the entries the
 	                           thread's cache holds */
+	STAT_COOKIE_CLIENT,   /* cookies (dns/cookie.h): a client cookie only */
+	STAT_COOKIE_VALID,    /* ... with a valid server cookie of ours */
+	STAT_COOKIE_INVALID,  /* ... with a server cookie not ours or expired */
+	STAT_COOKIE_MALFORMED,/* ... of a wrong length: FORMERR */
+	STAT_BADCOOKIE,       /* rate limiting's slips sent as BADCOOKIE */
 	STAT_MAX
 };
 
@@ -105,6 +111,10 @@ typedef struct qctx {
 	                                  NULL when nobody reads them */
 	struct dnssec_thread *dsig;    /* the thread's signer and signature
 	                                  cache; NULL: answers are not signed */
+	cookie_mac_t *cookies;         /* this thread's DNS Cookie contexts;
+	                                  NULL: no cookies (explain, tests) */
+	uint8_t cookie;                /* per query: its cookie_kind_t, which
+	                                  rate limiting reads */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,

@@ -596,9 +596,32 @@ cut:
 	return qend + optlen;
 }
 
-size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
-                  size_t len, uint32_t now, uint64_t *stats)
+size_t rrl_badcookie(uint8_t *r, size_t len)
 {
+	size_t n = rrl_slip(r, len);
+	if (n < 12 || rd16(r + 10) != 1 || rd16(r + 4) != 1)
+		return n;
+	size_t pos = 12;
+	if (dname_skip(r, n, &pos) || pos + 4 + 11 > n)
+		return n;
+	pos += 4;
+	/* The OPT record: root owner, TYPE, CLASS, then the TTL field whose
+	 * first byte holds the upper eight bits of the RCODE. */
+	if (r[pos] != 0 || rd16(r + pos + 1) != RR_OPT)
+		return n;
+	r[2] &= (uint8_t)~0x02;
+	r[3] = (uint8_t)((r[3] & 0xF0) | (RCODE_BADCOOKIE & 0xF));
+	r[pos + 5] = RCODE_BADCOOKIE >> 4;
+	return n;
+}
+
+size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
+                  size_t len, uint32_t now, cookie_kind_t cookie,
+                  uint64_t *stats)
+{
+	/* A valid server cookie proves the address (RFC 7873 §5.2.4). */
+	if (cookie == COOKIE_VALID)
+		return len;
 	rrl_net_t pfx;
 	if (rrl_addr(sa, &pfx))
 		return len;
@@ -617,6 +640,12 @@ size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
 		return len;
 	case RRL_SLIP:
 		STAT_INC(stats, STAT_RRL_SLIPPED);
+		/* A client cookie: BADCOOKIE with a fresh server cookie, as
+		 * BIND does, so the resolver's retry over UDP is exempt. */
+		if (cookie == COOKIE_CLIENT || cookie == COOKIE_INVALID) {
+			STAT_INC(stats, STAT_BADCOOKIE);
+			return rrl_badcookie(resp, len);
+		}
 		return rrl_slip(resp, len);
 	default:
 		STAT_INC(stats, STAT_RRL_DROPPED);

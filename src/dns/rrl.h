@@ -2,7 +2,12 @@
 /* Response rate limiting (S1-12): UDP responses are counted per client
  * prefix and response class, and those over the configured rate are
  * dropped or, every slip-th time, sent truncated so that a real client
- * retries over TCP.  TCP is never limited.
+ * retries over TCP.  TCP is never limited.  DNS Cookies (dns/cookie.h)
+ * change two things: a query with a valid server cookie of ours cannot
+ * come from a spoofed address, so its response is never limited; and a
+ * slip to a query that had a client cookie is a BADCOOKIE response with
+ * a fresh server cookie instead of TC, so that a resolver retries over
+ * UDP with it, one round trip, and is then exempt.
  *
  * The scheme is the credit account of the RRL design (as in BIND, Knot
  * and NSD): each (prefix, class, name) has an account that earns the rate
@@ -34,6 +39,7 @@
 #include <sys/socket.h>
 
 #include "common/conf.h"
+#include "dns/cookie.h"
 
 /** What to do with one response. */
 typedef enum {
@@ -143,13 +149,22 @@ uint64_t rrl_key(uint64_t seed, rrl_class_t cls, const rrl_net_t *prefix,
  * length. */
 size_t rrl_slip(uint8_t *resp, size_t len);
 
+/** Turns response @resp of @len bytes in place into BADCOOKIE (RCODE
+ * 23, RFC 7873 §5.2.3): the question and the OPT record (with our
+ * server cookie) only, TC clear.  Without an OPT record it is a slip
+ * (rrl_slip()).  Returns the new length. */
+size_t rrl_badcookie(uint8_t *resp, size_t len);
+
 /** The whole decision for one UDP response @resp of @len bytes to
- * client @sa at time @now: exempt prefixes pass; otherwise the response
- * is classified and charged.  Returns @len to send it as is, a smaller
- * length when it was truncated into a slip, or 0 to drop it; counts
- * drops and slips in @stats (STAT_RRL_* of dns/query.h). */
+ * client @sa at time @now, whose query's cookie was @cookie: exempt
+ * prefixes and valid server cookies pass; otherwise the response is
+ * classified and charged.  Returns @len to send it as is, a smaller
+ * length when it was cut into a slip (TC, or BADCOOKIE when the query
+ * had a client cookie), or 0 to drop it; counts drops, slips and
+ * BADCOOKIEs in @stats (STAT_RRL_*, STAT_BADCOOKIE of dns/query.h). */
 size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
-                  size_t len, uint32_t now, uint64_t *stats);
+                  size_t len, uint32_t now, cookie_kind_t cookie,
+                  uint64_t *stats);
 
 /* Publication --------------------------------------------------------- */
 

@@ -76,6 +76,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		}
 		if (db)
 			w->q.dsig = dnssec_thread_new(w->sig_cache);
+		w->q.cookies = cookie_mac_new();
 		for (size_t k = 0; k < conf->nlisten; k++) {
 			const conf_listen_t *l = &conf->listen[k];
 			int fd = listen_fd(l, SOCK_DGRAM, adopt, nadopt);
@@ -112,6 +113,7 @@ fail:
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
 		dnssec_thread_free(ws[i].q.dsig);
+		cookie_mac_free(ws[i].q.cookies);
 	}
 	free(ws);
 	return NULL;
@@ -254,6 +256,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
 		dnssec_thread_free(ws[i].q.dsig);
+		cookie_mac_free(ws[i].q.cookies);
 	}
 	free(ws);
 }

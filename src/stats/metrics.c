@@ -74,6 +74,32 @@ static void responses(expo_t *e, const stats_sample_t *s)
 		}
 }
 
+/* DNS Cookies: the queries' COOKIE options by kind, and the BADCOOKIE
+ * responses rate limiting sent instead of TC. */
+static void cookies(expo_t *e, const stats_sample_t *s)
+{
+	static const struct { const char *kind; int stat; } k[] = {
+		{ "client_only", STAT_COOKIE_CLIENT },
+		{ "valid", STAT_COOKIE_VALID },
+		{ "invalid", STAT_COOKIE_INVALID },
+		{ "malformed", STAT_COOKIE_MALFORMED },
+	};
+	const char *name = "gslbd_cookie_queries_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "Queries with a DNS COOKIE option, by transport and kind: a "
+	            "client cookie only, a valid or an invalid server cookie, or "
+	            "malformed (answered FORMERR).");
+	for (int t = 0; t < STATS_NTRANSPORT; t++)
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			const char *l[] = { "transport", transports[t], "kind", k[i].kind };
+			expo_sample_u64(e, name, l, 2, s->counters[t][k[i].stat]);
+		}
+	per_transport(e, s, "gslbd_badcookie_responses_total",
+	              "BADCOOKIE responses with a fresh server cookie that rate "
+	              "limiting sent instead of a truncated one, by transport.",
+	              STAT_BADCOOKIE);
+}
+
 static void zones(expo_t *e, const stats_sample_t *s)
 {
 	expo_family(e, "gslbd_zone_serial", EXPO_GAUGE,
@@ -411,6 +437,7 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	              "Queries with an EDNS OPT record, by transport.", STAT_EDNS);
 	per_transport(e, s, "gslbd_ecs_queries_total",
 	              "Queries with an EDNS Client Subnet option, by transport.", STAT_ECS);
+	cookies(e, s);
 
 	per_transport(e, s, "gslbd_gslb_responses_total",
 	              "Responses for GSLB service names, by transport.", STAT_GSLB);

@@ -74,6 +74,13 @@ static void setup(void)
 	snap = snapshot_build(c, NULL, &failed, err, sizeof(err));
 	if (!snap)
 		die("snapshot", err);
+	/* DNS Cookies as the daemon has them (on unless the configuration
+	 * says otherwise, with a generated secret). */
+	cookie_set_t *cs;
+	if (cookie_load(c, &cs, err, sizeof(err)))
+		die("cookies", err);
+	cookie_publish(cs);
+	q.cookies = cookie_mac_new();
 	conf_free(c);
 
 	if (fx_mkdtemp(dir, "fuzz"))

@@ -106,6 +106,14 @@ def seeds():
                                ar=opt(options=option(10, b"\x11" * 8)))
     yield "edns-cookie-full", query("static." + z, 1,
                                     ar=opt(options=option(10, b"\x22" * 24)))
+    yield "edns-cookie-40", query("static." + z, 1,
+                                  ar=opt(options=option(10, b"\x44" * 40)))
+    yield "edns-cookie-short", query("static." + z, 1,
+                                     ar=opt(options=option(10, b"\x55" * 9)))
+    yield "edns-cookie-twice", query("static." + z, 1, ar=opt(
+        options=option(10, b"\x66" * 8) + option(10, b"\x77" * 3)))
+    yield "edns-cookie-v1", query("static." + z, 1, ar=opt(
+        version=1, options=option(10, b"\x88" * 8)))
     yield "edns-ecs4", query("static." + z, 1, ar=opt(options=ecs()))
     yield "edns-ecs6", query("static." + z, 28, ar=opt(
         options=ecs(2, 56, 0, b"\x20\x01\x0d\xb8\x00\x00\x01")))

@@ -5,6 +5,7 @@
 import os
 import socket
 import struct
+import time
 
 PORT = int(os.environ.get("PORT", "0"))
 HOST = os.environ.get("HOST", "127.0.0.1")
@@ -48,6 +49,38 @@ def udp(msg, timeout=2.0, port=None, host=None):
         return None
     finally:
         s.close()
+
+
+def bound_udp(addr):
+    """A non-blocking UDP socket bound to @addr (IPv4) with a large
+    receive buffer, for floods that read their replies in batches."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 21)
+    s.bind((addr, 0))
+    s.setblocking(False)
+    return s
+
+
+def paced_flood(socks, msg, count, secs, drain, each=None):
+    """Sends @msg @count times over @secs seconds, evenly paced, from
+    @socks in turn; between sends calls each(elapsed) (for probes) and
+    drain(wait) (to read replies), then drains for one more second.
+    Returns how many were sent."""
+    start = time.time()
+    sent = 0
+    while sent < count:
+        now = time.time() - start
+        due = min(count, int(count * now / secs) + 1)
+        while sent < due:
+            socks[sent % len(socks)].sendto(msg, (HOST, PORT))
+            sent += 1
+        if each:
+            each(now)
+        drain(0.001)
+    end = time.time() + 1.0
+    while time.time() < end:
+        drain(0.05)
+    return sent
 
 
 def tcp_connect(timeout=3.0, port=None):

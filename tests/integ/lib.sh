@@ -294,6 +294,21 @@ gslbd_start() {
 	exit 1
 }
 
+# Sends SIGHUP and waits (at most 5 s) for "reload: done" in the log.
+reload_done() {
+	local before
+	before=$(wc -l < "$T/gslbd.log")
+	kill -HUP "$PID"
+	for _ in $(tseq 50); do
+		tail -n +$((before + 1)) "$T/gslbd.log" | grep -q "reload: done" && return 0
+		sleep 0.1
+	done
+	fail "no reload in the log"
+}
+
+# The word after the word $2 in the line $1 ("sent 5 tc 2", tc: 2).
+word_after() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$1"; }
+
 # Stops gslbd (SIGTERM) and checks that it exited cleanly.
 gslbd_stop() {
 	kill "$PID"

@@ -29,28 +29,16 @@ EOZ
 # "sent N answers N tc N bystander N/N".
 cat > "$T/flood.py" <<'EOF'
 import select
-import socket
 import sys
-import time
 
-from dnsraw import PORT, query
+from dnsraw import PORT, bound_udp, paced_flood, query
 
 src, count, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 by = sys.argv[4] if len(sys.argv) > 4 else None
 msg = query("www.rrl.test", 1)
-
-
-def sock(addr):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 21)
-    s.bind((addr, 0))
-    s.setblocking(False)
-    return s
-
-
 net, last = src.rsplit(".", 1)
-flood = [sock("%s.%d" % (net, int(last) + i)) for i in range(8)]
-bys = sock(by) if by else None
+flood = [bound_udp("%s.%d" % (net, int(last) + i)) for i in range(8)]
+bys = bound_udp(by) if by else None
 allsocks = flood + ([bys] if bys else [])
 got = {"answers": 0, "tc": 0, "by": 0}
 
@@ -72,38 +60,21 @@ def drain(wait):
                 got["answers"] += 1
 
 
-start = time.time()
-sent = by_sent = 0
-while sent < count:
-    now = time.time() - start
-    due = min(count, int(count * now / secs) + 1)
-    while sent < due:
-        flood[sent % 8].sendto(msg, ("127.0.0.1", PORT))
-        sent += 1
-    if bys and by_sent < int(now * 5) + 1:
+by_sent = [0]
+
+
+def bystander(now):
+    if bys and by_sent[0] < int(now * 5) + 1:
         bys.sendto(msg, ("127.0.0.1", PORT))
-        by_sent += 1
-    drain(0.001)
-end = time.time() + 1.0
-while time.time() < end:
-    drain(0.05)
+        by_sent[0] += 1
+
+
+sent = paced_flood(flood, msg, count, secs, drain, bystander)
+by_sent = by_sent[0]
 print("sent %d answers %d tc %d bystander %d/%d" % (
     sent, got["answers"], got["tc"], got["by"], by_sent))
 EOF
 flood() { py "$@" < "$T/flood.py"; }
-field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$1"; }
-
-# Sends SIGHUP and waits (at most 5 s) for "reload: done".
-reload() {
-	local before
-	before=$(wc -l < "$T/gslbd.log")
-	kill -HUP "$PID"
-	for _ in $(tseq 50); do
-		tail -n +$((before + 1)) "$T/gslbd.log" | grep -q "reload: done" && return 0
-		sleep 0.1
-	done
-	fail "no reload in the log"
-}
 
 RATE=20
 rrl_conf() { # exempt-list
@@ -119,19 +90,19 @@ rrl_conf() { # exempt-list
 write_conf rrl.test rrl.test.zone
 gslbd_start
 res=$(flood 127.0.1.1 1000 1)
-if [ "$(field "$res" answers)" = 1000 ]; then ok "off by default: all 1000 answered"
+if [ "$(word_after "$res" answers)" = 1000 ]; then ok "off by default: all 1000 answered"
 else fail "off by default: $res"; fi
 
 # On by reload, exempting nobody (the default exempts loopback).
 rrl_conf "[]"
-reload
+reload_done
 expect_has "$(cat "$T/gslbd.log")" "rate limiting: $RATE responses a second" "reload turns rate limiting on"
 SECS=2
 res=$(flood 127.0.1.1 3000 $SECS 127.0.2.1)
 echo "flood: $res"
-sent=$(field "$res" sent)
-answers=$(field "$res" answers)
-tc=$(field "$res" tc)
+sent=$(word_after "$res" sent)
+answers=$(word_after "$res" answers)
+tc=$(word_after "$res" tc)
 dropped=$((sent - answers - tc))
 # The flood is over the rate all the time, and every response debits the
 # account whether it goes out or not: after the first second's credit
@@ -145,7 +116,7 @@ if [ "$tc" -ge $(((sent - answers) * 4 / 10)) ] &&
    [ "$tc" -le $(((sent - answers) / 2 + 2)) ]; then
 	ok "flood: $tc truncated slips, $dropped dropped"
 else fail "flood: $tc truncated slips, $dropped dropped (slip 2)"; fi
-by=$(field "$res" bystander)
+by=$(word_after "$res" bystander)
 if [ "${by%/*}" = "${by#*/}" ] && [ "${by%/*}" -ge 5 ]; then
 	ok "bystander in another /24 answered in full: $by"
 else fail "bystander in another /24: $by answered"; fi
@@ -171,12 +142,12 @@ else fail "flooded /24 not answered in full again: $out"; fi
 
 # Exempt prefixes are never limited; a reload applies the list.
 rrl_conf '[ "127.0.1.0/24" ]'
-reload
+reload_done
 res=$(flood 127.0.1.1 1000 1)
-if [ "$(field "$res" answers)" = 1000 ]; then ok "exempt /24: all 1000 answered"
+if [ "$(word_after "$res" answers)" = 1000 ]; then ok "exempt /24: all 1000 answered"
 else fail "exempt /24: $res"; fi
 res=$(flood 127.0.4.1 200 1)
-a=$(field "$res" answers)
+a=$(word_after "$res" answers)
 if [ "$a" -le $((RATE * 2)) ]; then ok "not exempt: 127.0.4.1 limited ($res)"
 else fail "not exempt: 127.0.4.1 not limited ($res)"; fi
 
@@ -192,15 +163,15 @@ expect_has "$(tail -n +$((before + 1)) "$T/gslbd.log")" \
 	"reload failed, keeping the running configuration: .*gslbd\.conf:[0-9]+: rrl\.table-size" \
 	"a bad rrl section fails the reload with file and line"
 res=$(flood 127.0.1.1 300 1)
-if [ "$(field "$res" answers)" = 300 ]; then ok "after the failed reload: still exempt"
+if [ "$(word_after "$res" answers)" = 300 ]; then ok "after the failed reload: still exempt"
 else fail "after the failed reload: $res"; fi
 
 # Off again by reload.
 write_conf rrl.test rrl.test.zone
-reload
+reload_done
 expect_has "$(cat "$T/gslbd.log")" "rate limiting: off" "reload turns rate limiting off"
 res=$(flood 127.0.1.1 1000 1)
-if [ "$(field "$res" answers)" = 1000 ]; then ok "off again: all 1000 answered"
+if [ "$(word_after "$res" answers)" = 1000 ]; then ok "off again: all 1000 answered"
 else fail "off again: $res"; fi
 
 # The exit line counts what rate limiting dropped and slipped.

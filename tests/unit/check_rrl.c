@@ -578,7 +578,7 @@ static unsigned filter_n(rrl_table_t *t, const struct sockaddr_storage *ss,
 	unsigned whole = 0;
 	for (unsigned i = 0; i < n; i++) {
 		size_t len = answer(name, RR_A, 0, 0);
-		whole += rrl_filter(t, (const struct sockaddr *)ss, out, len, now,
+		whole += rrl_filter(t, (const struct sockaddr *)ss, out, len, now, 0,
 		                    stats) == len;
 	}
 	return whole;
@@ -632,7 +632,7 @@ START_TEST(filter_slips_keep_question_and_opt)
 	struct sockaddr_storage a;
 	sa4(&a, "203.0.113.1");
 	size_t len = answer("www.example.test", RR_A, 1232, 0);
-	ck_assert_uint_eq(rrl_filter(t, (struct sockaddr *)&a, out, len, 1000,
+	ck_assert_uint_eq(rrl_filter(t, (struct sockaddr *)&a, out, len, 1000, 0,
 	                             stats), len);
 	len = answer("www.example.test", RR_A, 1232, 0);
 	/* The whole answer: question, one A, and OPT with NSID. */
@@ -646,7 +646,8 @@ START_TEST(filter_slips_keep_question_and_opt)
 	memcpy(opt, out + len - optlen, optlen);
 	uint8_t question[64];
 	memcpy(question, out + 12, qend - 12);
-	size_t slen = rrl_filter(t, (struct sockaddr *)&a, out, len, 1000, stats);
+	size_t slen = rrl_filter(t, (struct sockaddr *)&a, out, len, 1000, 0,
+	                         stats);
 	ck_assert_uint_eq(slen, qend + optlen);
 	ck_assert_uint_eq(stats[STAT_RRL_SLIPPED], 1);
 	ck_assert(out[2] & 0x02);                 /* TC */
@@ -666,6 +667,56 @@ START_TEST(filter_slips_keep_question_and_opt)
 	ck_assert_uint_eq(out[3] & 0xF, RCODE_NXDOMAIN);
 	ck_assert_uint_eq(rd16(out + 8), 0);
 	ck_assert_uint_eq(rd16(out + 10), 0);
+	rrl_table_free(t);
+}
+END_TEST
+
+/* DNS Cookies: a valid server cookie is never limited nor charged; a
+ * slip to a query with a client cookie (alone or with a server cookie
+ * not ours) is BADCOOKIE: TC clear, RCODE 23 split between the header
+ * (7) and the OPT record (1), question and OPT kept. */
+START_TEST(filter_cookies)
+{
+	rrl_conf_t rc = settings(1, 15, 1);
+	rrl_table_t *t = rrl_table_new(&rc, 1, 0);
+	struct sockaddr_storage a;
+	sa4(&a, "203.0.113.1");
+	memset(stats, 0, sizeof(stats));
+	for (int i = 0; i < 50; i++) {
+		size_t len = answer("www.example.test", RR_A, 1232, 0);
+		ck_assert_uint_eq(rrl_filter(t, (struct sockaddr *)&a, out, len,
+		                             1000, COOKIE_VALID, stats), len);
+	}
+	/* None of those was charged: the first without a cookie passes. */
+	size_t len = answer("www.example.test", RR_A, 1232, 0);
+	ck_assert_uint_eq(rrl_filter(t, (struct sockaddr *)&a, out, len, 1000,
+	                             COOKIE_NONE, stats), len);
+	size_t qend = 12 + 18 + 4, optlen = len - qend - 16;
+	static const cookie_kind_t kinds[] = { COOKIE_CLIENT, COOKIE_INVALID };
+	for (size_t k = 0; k < 2; k++) {
+		len = answer("www.example.test", RR_A, 1232, 0);
+		size_t slen = rrl_filter(t, (struct sockaddr *)&a, out, len, 1000,
+		                         kinds[k], stats);
+		ck_assert_uint_eq(slen, qend + optlen);
+		ck_assert(!(out[2] & 0x02));              /* no TC */
+		ck_assert_uint_eq(out[3] & 0xF, 23 & 0xF);
+		ck_assert_uint_eq(out[qend + 2], RR_OPT);
+		ck_assert_uint_eq(out[qend + 5], 23 >> 4); /* extended RCODE */
+		ck_assert_uint_eq(rd16(out + 6), 0);
+		ck_assert_uint_eq(rd16(out + 10), 1);
+	}
+	ck_assert_uint_eq(stats[STAT_BADCOOKIE], 2);
+	ck_assert_uint_eq(stats[STAT_RRL_SLIPPED], 2);
+	/* No cookie, or a malformed one: the plain TC slip. */
+	len = answer("www.example.test", RR_A, 1232, 0);
+	rrl_filter(t, (struct sockaddr *)&a, out, len, 1000, COOKIE_NONE, stats);
+	ck_assert(out[2] & 0x02);
+	ck_assert_uint_eq(out[3] & 0xF, 0);
+	ck_assert_uint_eq(stats[STAT_BADCOOKIE], 2);
+	/* BADCOOKIE without an OPT record to carry it: a TC slip. */
+	len = answer("www.example.test", RR_A, 0, 0);
+	ck_assert_uint_eq(rrl_badcookie(out, len), qend);
+	ck_assert(out[2] & 0x02);
 	rrl_table_free(t);
 }
 END_TEST
@@ -802,6 +853,7 @@ static Suite *rrl_suite(void)
 	tcase_add_test(t, net_parse_and_contains);
 	tcase_add_test(t, filter_prefixes_and_exempt);
 	tcase_add_test(t, filter_slips_keep_question_and_opt);
+	tcase_add_test(t, filter_cookies);
 	tcase_add_test(t, collisions_do_not_crash);
 	tcase_add_test(t, garbage_does_not_crash);
 	tcase_add_test(t, publication);
