@@ -247,6 +247,7 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 	static const char *const keys[] = {
 		"listen", "workers", "identity", "version", "user",
 		"udp-max-payload", "tcp-idle-timeout", "tcp-max-clients",
+		"tcp-max-per-source", "tcp-source-prefix-v4", "tcp-source-prefix-v6",
 		"max-cname-chain", "log-level", NULL
 	};
 	if (get_map(x, s, "server") || check_keys(x, s, "server", keys))
@@ -302,6 +303,15 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 				return -1;
 		} else if (strcmp(k, "tcp-max-clients") == 0) {
 			if (get_uint(x, v, k, 1, 1000000, &c->tcp_max_clients))
+				return -1;
+		} else if (strcmp(k, "tcp-max-per-source") == 0) {
+			if (get_uint(x, v, k, 0, 1000000, &c->tcp_max_per_source))
+				return -1;
+		} else if (strcmp(k, "tcp-source-prefix-v4") == 0) {
+			if (get_uint(x, v, k, 1, 32, &c->tcp_source_prefix_v4))
+				return -1;
+		} else if (strcmp(k, "tcp-source-prefix-v6") == 0) {
+			if (get_uint(x, v, k, 1, 128, &c->tcp_source_prefix_v6))
 				return -1;
 		} else if (strcmp(k, "max-cname-chain") == 0) {
 			if (get_uint(x, v, k, 0, 16, &c->max_cname_chain))
@@ -441,6 +451,9 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->udp_max_payload = 1232;
 	c->tcp_idle_timeout = 10;
 	c->tcp_max_clients = 1000;
+	c->tcp_max_per_source = 100;         /* S1-12 */
+	c->tcp_source_prefix_v4 = 32;
+	c->tcp_source_prefix_v6 = 64;
 	c->max_cname_chain = 8;
 	c->log_level = GSLB_LOG_INFO;
 	c->db_path = xstrdup("/var/lib/gslbd");
@@ -693,6 +706,9 @@ void conf_keep_restart(conf_t *dst, const conf_t *src)
 	dst->user_line = src->user_line;
 	dst->tcp_idle_timeout = src->tcp_idle_timeout;
 	dst->tcp_max_clients = src->tcp_max_clients;
+	dst->tcp_max_per_source = src->tcp_max_per_source;
+	dst->tcp_source_prefix_v4 = src->tcp_source_prefix_v4;
+	dst->tcp_source_prefix_v6 = src->tcp_source_prefix_v6;
 	free(dst->db_path);
 	dst->db_path = xstrdup(src->db_path);
 	dst->db_map_size = src->db_map_size;
