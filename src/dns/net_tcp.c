@@ -7,9 +7,9 @@
  * slots a newcomer evicts a connection that has not sent a whole query
  * yet (of the source holding the most, among the oldest: evictee()),
  * and timers armed from then on (and running ones, at the crossing) get
- * the shrunk idle time.  A connection whose answer is
- * being written is never closed by either: its idle timer lets the
- * write finish (see on_idle()). */
+ * the shrunk idle time.  A connection whose answer is being written is
+ * never closed by either: its idle timer lets the write finish (see
+ * on_idle()). */
 #include "dns/net_tcp.h"
 #include "common/net.h"
 #include "common/log.h"
@@ -52,8 +52,9 @@ typedef struct conn {
 	int closing, eof, paused;
 	int counted;             /* in the worker's tcp_guard */
 	int fresh;               /* no whole query yet: in the fresh list */
-	int linger;              /* idle with an answer being written: closes
-	                            when written */
+	int linger;              /* idle with an answer being written: shuts
+	                            down when written (on_idle()) */
+	uv_shutdown_t shut;      /* that shutdown (shut.handle set: sent) */
 	tcp_src_t src;           /* its source, as the guard counts it */
 	unsigned pending;        /* handles still to close */
 	struct conn *prev, *next;/* the worker's open connections */
@@ -165,15 +166,19 @@ static const char *peer_str(const struct sockaddr_storage *ss, char *buf,
 
 /* The idle timer: closes @t's connection, quiet for its idle time.  One
  * whose answer is still being written (a large or pipelined one to a
- * slow reader) is not cut mid-answer: it stops reading and closes once
- * the write is done, or after one more tcp-idle-timeout (full, never
- * shrunk) if its client does not read even then (S1-12). */
+ * slow reader) is not cut mid-answer: it lingers, answering nothing
+ * more, and closes once the write is done, or after one more
+ * tcp-idle-timeout (full, never shrunk) if its client does not read
+ * even then (S1-12).  Once written, our side is shut down (FIN after
+ * the last byte) and the connection closes at the client's EOF: what it
+ * still sends is read and dropped meanwhile (on_read()), since a close
+ * with unread input is a reset, which throws away what the kernel has
+ * not sent yet. */
 static void on_idle(uv_timer_t *t)
 {
 	conn_t *c = t->data;
 	if (c->h.write_queue_size > 0 && !c->linger) {
 		c->linger = 1;
-		uv_read_stop((uv_stream_t *)&c->h);
 		uv_timer_start(&c->idle, on_idle, c->w->tcp_idle_ms, 0);
 		return;
 	}
@@ -205,6 +210,30 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
 static void conn_resume(conn_t *c);
 
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	conn_t *c = req->data;
+	if (status < 0)
+		conn_close(c);           /* no-op when already closing */
+}
+
+/* A lingering connection's answer is written: FIN after it, then read
+ * (and drop) until the client's EOF or the end of the linger time. */
+static void linger_done(conn_t *c)
+{
+	if (c->shut.handle)
+		return;
+	c->shut.data = c;
+	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->h, on_shutdown)) {
+		conn_close(c);
+		return;
+	}
+	if (c->paused) {
+		c->paused = 0;
+		conn_resume(c);
+	}
+}
+
 static void on_write(uv_write_t *req, int status)
 {
 	wreq_t *r = (wreq_t *)req;
@@ -217,8 +246,10 @@ static void on_write(uv_write_t *req, int status)
 		return;
 	}
 	size_t q = c->h.write_queue_size;
-	if ((c->eof || c->linger) && q == 0)
+	if (c->eof && q == 0)
 		conn_close(c);
+	else if (c->linger && q == 0)
+		linger_done(c);
 	else if (c->paused && q < TCP_WRITE_HIGH / 2) {
 		c->paused = 0;
 		conn_resume(c);
@@ -265,6 +296,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		}
 		return;
 	}
+	if (c->linger)
+		return;               /* dropped: see on_idle() */
 	c->len += (size_t)nread;
 	worker_t *w = c->w;
 	size_t off = 0;

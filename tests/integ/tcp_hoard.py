@@ -38,6 +38,26 @@ def closed_by_server(s, wait):
         return True
 
 
+def reap(conns, wait):
+    """Takes out of @conns (and closes) those the server closed, waiting
+    at most @wait seconds for the first; returns how many."""
+    if not conns:
+        time.sleep(wait)
+        return 0
+    n = 0
+    r, _, _ = select.select(conns, [], [], wait)
+    for s in r:
+        try:
+            gone = s.recv(16) == b""
+        except OSError:
+            gone = True
+        if gone:
+            n += 1
+            conns.remove(s)
+            s.close()
+    return n
+
+
 class Asker(threading.Thread):
     """A new TCP connection every 100 ms with one query: counts answers."""
 
@@ -100,6 +120,54 @@ class Slowloris(threading.Thread):
         s.close()
 
 
+class SlowReader(threading.Thread):
+    """Asks 3000 large answers (about 10 MB) at once, reads nothing for
+    @pause seconds, then everything: how many whole answers came, and
+    how the stream ended (eof: at a message boundary; cut: inside a
+    message; reset)."""
+
+    def __init__(self, src, pause):
+        super().__init__(daemon=True)
+        self.src, self.pause = src, pause
+        self.whole, self.end = 0, "none"
+
+    def run(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.bind((self.src, 0))
+        s.settimeout(15)
+        s.connect((HOST, PORT))
+        q = dnsraw.frame(dnsraw.query("big.t.test", 16))
+        s.settimeout(0.2)
+        for _ in range(3000):
+            try:
+                s.send(q)
+            except OSError:
+                break
+        time.sleep(self.pause)
+        s.settimeout(15)
+        buf = b""
+        end = time.time() + 20
+        while time.time() < end:
+            try:
+                d = s.recv(65536)
+            except ConnectionResetError:
+                self.end = "reset"
+                break
+            except OSError:
+                self.end = "timeout"
+                break
+            if not d:
+                self.end = "eof"
+                break
+            buf += d
+            while len(buf) >= 2 and len(buf) >= 2 + (buf[0] << 8 | buf[1]):
+                buf = buf[2 + (buf[0] << 8 | buf[1]):]
+                self.whole += 1
+        if self.end == "eof" and buf:
+            self.end = "cut"
+
+
 def hoard(seconds, nconn, reopen):
     """127.0.0.2 opens @nconn idle connections (and, with @reopen, opens a
     new one for each the server closes) while 127.0.0.3-6 ask every
@@ -119,35 +187,12 @@ def hoard(seconds, nconn, reopen):
     # Those the server closed at once: seen within one second.
     end = time.time() + 1.0
     while time.time() < end:
-        r, _, _ = select.select(conns, [], [], 0.1)
-        for s in r:
-            try:
-                gone = s.recv(16) == b""
-            except OSError:
-                gone = True
-            if gone:
-                closed_fast += 1
-                conns.remove(s)
-                s.close()
+        closed_fast += reap(conns, 0.1)
     kept_after_1s = len(conns)
     slow.start()
     end = time.time() + seconds - 1.3
     while time.time() < end and opened < 20000:
-        r, _, _ = select.select(conns, [], [], 0.05) if conns else ([], 0, 0)
-        for s in r:
-            try:
-                gone = s.recv(16) == b""
-            except OSError:
-                gone = True
-            if gone:
-                conns.remove(s)
-                s.close()
-                if reopen:
-                    try:
-                        conns.append(connect("127.0.0.2"))
-                        opened += 1
-                    except OSError:
-                        pass
+        reap(conns, 0.05)
         if reopen:
             while len(conns) < nconn and opened < 20000:
                 try:
@@ -195,22 +240,20 @@ def asked(nconn, wait):
                 conns.append(s)
         except OSError:
             pass
+    reader = SlowReader("127.0.0.9", 2.0)
+    reader.start()
     t0 = time.time()
     closed, last = 0, 0.0
     end = t0 + wait
     live = list(conns)
     while live and time.time() < end:
-        r, _, _ = select.select(live, [], [], 0.1)
-        for s in r:
-            try:
-                gone = s.recv(16) == b""
-            except OSError:
-                gone = True
-            if gone:
-                closed += 1
-                last = time.time() - t0
-                live.remove(s)
-    print("answered=%d closed=%d last=%.1f" % (len(conns), closed, last))
+        n = reap(live, 0.1)
+        if n:
+            closed += n
+            last = time.time() - t0
+    reader.join(30)
+    print("answered=%d closed=%d last=%.1f reader=%d:%s" % (
+        len(conns), closed, last, reader.whole, reader.end))
 
 
 if __name__ == "__main__":
