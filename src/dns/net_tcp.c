@@ -397,6 +397,22 @@ static conn_t *evictee(worker_t *w, unsigned *count)
 	return cand[k];
 }
 
+/* Closes the new connection @c, counted as @stat (TCP_REFUSED_*) and
+ * logged as @kind at most once a minute with the reason @why; -1. */
+static int refuse(conn_t *c, int stat, int kind, const char *why)
+{
+	tcp_guard_t *g = c->w->tcp_guard;
+	char a[INET6_ADDRSTRLEN];
+	tcp_guard_count(g, stat);
+	if (log_due(kind))
+		log_notice("tcp: closed a new connection from %s on worker %u: %s; "
+		           "%llu so far (logged at most once a minute)",
+		           peer_str(&c->peer, a, sizeof(a)), c->w->id, why,
+		           (unsigned long long)tcp_guard_stat(g, stat));
+	conn_close(c);
+	return -1;
+}
+
 /* The guard's verdict on the new connection @c (S1-12): 0 and @c counted
  * (after evicting the oldest connection without a query, if asked), or
  * -1 and @c closing (counted as refused, and logged at most once a
@@ -405,7 +421,6 @@ static int admit(conn_t *c)
 {
 	worker_t *w = c->w;
 	tcp_guard_t *g = w->tcp_guard;
-	char a[INET6_ADDRSTRLEN];
 	tcp_guard_source(g, (struct sockaddr *)&c->peer, &c->src);
 	/* A candidate is looked for only where the verdict needs one. */
 	unsigned vcount = 0;
@@ -415,26 +430,12 @@ static int admit(conn_t *c)
 		/* Closed at once rather than queued (RFC 7766 §6.2.2): the
 		 * client retries or uses UDP, the source's other connections
 		 * are untouched. */
-		tcp_guard_count(g, TCP_REFUSED_SOURCE);
-		if (log_due(LOG_SOURCE))
-			log_notice("tcp: closed a new connection from %s, whose "
-			           "network holds its share of connections on worker %u "
-			           "(server.tcp-max-per-source); %llu so far (logged at "
-			           "most once a minute)", peer_str(&c->peer, a, sizeof(a)),
-			           w->id, (unsigned long long)tcp_guard_stat(g, TCP_REFUSED_SOURCE));
-		conn_close(c);
-		return -1;
+		return refuse(c, TCP_REFUSED_SOURCE, LOG_SOURCE, "its network holds "
+		              "its share of server.tcp-max-per-source");
 	case TCP_REFUSE_FULL:
-		tcp_guard_count(g, TCP_REFUSED_FULL);
-		if (log_due(LOG_FULL))
-			log_notice("tcp: closed a new connection from %s: the %u "
-			           "connections of worker %u have all sent queries "
-			           "(server.tcp-max-clients); %llu so far (logged at most "
-			           "once a minute)", peer_str(&c->peer, a, sizeof(a)),
-			           w->tcp_max, w->id,
-			           (unsigned long long)tcp_guard_stat(g, TCP_REFUSED_FULL));
-		conn_close(c);
-		return -1;
+		return refuse(c, TCP_REFUSED_FULL, LOG_FULL, "every slot of "
+		              "server.tcp-max-clients is taken by a client that has "
+		              "asked something");
 	case TCP_ADMIT_EVICT:
 		/* One without a whole query: it is writing nothing (an answer
 		 * needs a query), so nothing is cut mid-answer. */
