@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd.conf parsing and validation. */
 #include "common/conf.h"
+#include "common/conf_listen.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -138,57 +139,6 @@ static int parse_database(ctx_t *x, conf_t *c, const ynode_t *s)
 	return 0;
 }
 
-int conf_parse_listen(const char *text, conf_listen_t *out)
-{
-	char host[64];
-	unsigned long port = 53;
-	const char *at = strrchr(text, '@');
-	size_t hl = at ? (size_t)(at - text) : strlen(text);
-	if (hl == 0 || hl >= sizeof(host))
-		return GSLB_EINVAL;
-	memcpy(host, text, hl);
-	host[hl] = 0;
-	if (at) {
-		char *end;
-		if (!isdigit((unsigned char)at[1]))
-			return GSLB_EINVAL;
-		port = strtoul(at + 1, &end, 10);
-		if (*end || port == 0 || port > 65535)
-			return GSLB_EINVAL;
-	}
-	memset(out, 0, sizeof(*out));
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&out->addr;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->addr;
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		out->addrlen = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		out->addrlen = sizeof(*s6);
-	} else {
-		return GSLB_EINVAL;
-	}
-	snprintf(out->text, sizeof(out->text), "%s@%lu", host, port);
-	return 0;
-}
-
-/* The wildcard addresses 0.0.0.0 and ::.  gslbd answers from the socket
- * a query came in on and reads no IP_PKTINFO, so on a wildcard socket a
- * reply would leave from whatever address the route picks, and clients
- * waiting for the address they asked would drop it. */
-#define WILDCARD_MSG "%s: a wildcard address cannot be served, since " \
-	"replies must leave from the address each query came to; list every " \
-	"address instead (e.g. 192.0.2.53@53)"
-
-static int is_wildcard(const conf_listen_t *l)
-{
-	if (l->addr.ss_family == AF_INET)
-		return ((const struct sockaddr_in *)&l->addr)->sin_addr.s_addr == INADDR_ANY;
-	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)&l->addr)->sin6_addr);
-}
-
 /* Appends one "FILE:LINE: reason" line to @err. */
 __attribute__((format(printf, 5, 6)))
 static void add_problem(const conf_t *c, int line, char *err, size_t errlen,
@@ -247,14 +197,31 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 	static const char *const keys[] = {
 		"listen", "workers", "identity", "version", "user",
 		"udp-max-payload", "tcp-idle-timeout", "tcp-max-clients",
+		"tcp-max-per-source", "tcp-source-prefix-v4", "tcp-source-prefix-v6",
 		"max-cname-chain", "log-level", NULL
+	};
+	/* The keys that take a whole number: range and field. */
+	const struct { const char *k; unsigned lo, hi, *to; } num[] = {
+		{ "udp-max-payload", 512, 4096, &c->udp_max_payload },
+		{ "tcp-idle-timeout", 1, 3600, &c->tcp_idle_timeout },
+		{ "tcp-max-clients", 1, 1000000, &c->tcp_max_clients },
+		{ "tcp-max-per-source", 0, 1000000, &c->tcp_max_per_source },
+		{ "tcp-source-prefix-v4", 1, 32, &c->tcp_source_prefix_v4 },
+		{ "tcp-source-prefix-v6", 1, 128, &c->tcp_source_prefix_v6 },
+		{ "max-cname-chain", 0, 16, &c->max_cname_chain },
 	};
 	if (get_map(x, s, "server") || check_keys(x, s, "server", keys))
 		return -1;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
 		const ynode_t *v = s->items[i];
-		if (strcmp(k, "listen") == 0) {
+		size_t m = 0;
+		while (m < sizeof(num) / sizeof(num[0]) && strcmp(k, num[m].k))
+			m++;
+		if (m < sizeof(num) / sizeof(num[0])) {
+			if (get_uint(x, v, k, num[m].lo, num[m].hi, num[m].to))
+				return -1;
+		} else if (strcmp(k, "listen") == 0) {
 			const ynode_t *const *items = (const ynode_t *const *)&v;
 			size_t n = 1;
 			if (v->kind == YNODE_SEQ) {
@@ -270,8 +237,8 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 				    conf_parse_listen(items[j]->value, &c->listen[j]))
 					return fail(x, items[j],
 					            "listen address must be ADDR@PORT, e.g. 127.0.0.1@5300 or ::1@5300");
-				if (is_wildcard(&c->listen[j]))
-					return fail(x, items[j], "listen " WILDCARD_MSG, c->listen[j].text);
+				if (conf__is_wildcard(&c->listen[j]))
+					return fail(x, items[j], "listen " CONF__WILDCARD_MSG, c->listen[j].text);
 				c->listen[j].line = items[j]->line;
 			}
 		} else if (strcmp(k, "workers") == 0) {
@@ -294,18 +261,6 @@ static int parse_server(ctx_t *x, conf_t *c, const ynode_t *s)
 			if (get_str(x, v, k, &c->user))
 				return -1;
 			c->user_line = v->line;
-		} else if (strcmp(k, "udp-max-payload") == 0) {
-			if (get_uint(x, v, k, 512, 4096, &c->udp_max_payload))
-				return -1;
-		} else if (strcmp(k, "tcp-idle-timeout") == 0) {
-			if (get_uint(x, v, k, 1, 3600, &c->tcp_idle_timeout))
-				return -1;
-		} else if (strcmp(k, "tcp-max-clients") == 0) {
-			if (get_uint(x, v, k, 1, 1000000, &c->tcp_max_clients))
-				return -1;
-		} else if (strcmp(k, "max-cname-chain") == 0) {
-			if (get_uint(x, v, k, 0, 16, &c->max_cname_chain))
-				return -1;
 		} else if (strcmp(k, "log-level") == 0) {
 			if (v->kind != YNODE_SCALAR)
 				return fail(x, v, "log-level must be a single word");
@@ -441,6 +396,9 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	c->udp_max_payload = 1232;
 	c->tcp_idle_timeout = 10;
 	c->tcp_max_clients = 1000;
+	c->tcp_max_per_source = 100;         /* S1-12 */
+	c->tcp_source_prefix_v4 = 32;
+	c->tcp_source_prefix_v6 = 64;
 	c->max_cname_chain = 8;
 	c->log_level = GSLB_LOG_INFO;
 	c->db_path = xstrdup("/var/lib/gslbd");
@@ -493,28 +451,6 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 fail:
 	conf_free(c);
 	return NULL;
-}
-
-int conf_override_listen(conf_t *c, char **addrs, size_t n, char *err,
-                         size_t errlen)
-{
-	conf_listen_t *l = xcalloc(n, sizeof(*l));
-	for (size_t i = 0; i < n; i++)
-		if (conf_parse_listen(addrs[i], &l[i])) {
-			snprintf(err, errlen,
-			         "-l %s: listen address must be ADDR@PORT, e.g. 127.0.0.1@5300",
-			         addrs[i]);
-			free(l);
-			return GSLB_EINVAL;
-		} else if (is_wildcard(&l[i])) {
-			snprintf(err, errlen, "-l " WILDCARD_MSG, l[i].text);
-			free(l);
-			return GSLB_EINVAL;
-		}
-	free(c->listen);
-	c->listen = l;
-	c->nlisten = n;
-	return 0;
 }
 
 void conf_free(conf_t *c)
@@ -693,6 +629,9 @@ void conf_keep_restart(conf_t *dst, const conf_t *src)
 	dst->user_line = src->user_line;
 	dst->tcp_idle_timeout = src->tcp_idle_timeout;
 	dst->tcp_max_clients = src->tcp_max_clients;
+	dst->tcp_max_per_source = src->tcp_max_per_source;
+	dst->tcp_source_prefix_v4 = src->tcp_source_prefix_v4;
+	dst->tcp_source_prefix_v6 = src->tcp_source_prefix_v6;
 	free(dst->db_path);
 	dst->db_path = xstrdup(src->db_path);
 	dst->db_map_size = src->db_map_size;

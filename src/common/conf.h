@@ -39,6 +39,10 @@ typedef struct conf {
 	unsigned udp_max_payload; /* 512..4096, default 1232 */
 	unsigned tcp_idle_timeout;/* seconds, default 10 */
 	unsigned tcp_max_clients; /* default 1000 */
+	unsigned tcp_max_per_source; /* connections of one source, default
+	                                100, 0: no limit */
+	unsigned tcp_source_prefix_v4; /* a source's network: /32 */
+	unsigned tcp_source_prefix_v6; /* ... and /64 */
 	unsigned max_cname_chain; /* default 8 */
 	int log_level;            /* server.log-level: the default target's */
 	log_target_t log[LOG_MAX_TARGETS]; /* the log section, or stderr at

@@ -32,6 +32,8 @@ int daemon__load_rrl(const conf_t *c, rrl_t **out, char *err, size_t errlen)
 static const char *const restart_keys[] = {
 	"server.listen", "server.workers", "server.user",
 	"server.tcp-idle-timeout", "server.tcp-max-clients",
+	"server.tcp-max-per-source", "server.tcp-source-prefix-v4",
+	"server.tcp-source-prefix-v6",
 	"database.path", "database.map-size", "stats", "dnstap", "cluster",
 	"dnssec.signature-cache", NULL
 };

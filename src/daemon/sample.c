@@ -57,6 +57,9 @@ void daemon__metrics(expo_t *e, void *arg)
 		s.counters[STATS_TCP][st] = workers_stat(g_workers, g_nworkers, st) -
 		                            s.counters[STATS_UDP][st];
 	}
+	for (int st = 0; st < TCP_STAT_MAX; st++)
+		s.tcp[st] = workers_stat_tcp(g_workers, g_nworkers, st);
+	s.tcp_open = workers_tcp_open(g_workers, g_nworkers);
 	/* The main thread publishes snapshots, so it reads the current one
 	 * without RCU: nobody else frees it. */
 	const snapshot_t *snap = snapshot_get();

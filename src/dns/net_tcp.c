@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* TCP framing, limits and idle timeouts (RFC 7766). */
+/* TCP framing, limits and idle timeouts (RFC 7766), and the defence
+ * against clients that hoard connections (S1-12, dns/tcp_guard.h).
+ *
+ * Hoarding: a new connection from a source that holds its share
+ * (server.tcp-max-per-source) is closed at once; at 90 % of the worker's
+ * slots a newcomer evicts a connection that has not sent a whole query
+ * yet (of the source holding the most, among the oldest: evictee()),
+ * and timers armed from then on (and running ones, at the crossing) get
+ * the shrunk idle time.  A connection whose answer is being written is
+ * never closed by either: its idle timer lets the write finish (see
+ * on_idle()). */
 #include "dns/net_tcp.h"
 #include "common/net.h"
 #include "common/log.h"
@@ -7,9 +17,11 @@
 #include "dns/query.h"
 #include "common/util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,8 +50,15 @@ typedef struct conn {
 	uint8_t *buf;            /* unprocessed bytes of the stream */
 	size_t len, cap;
 	int closing, eof, paused;
+	int counted;             /* in the worker's tcp_guard */
+	int fresh;               /* no whole query yet: in the fresh list */
+	int linger;              /* idle with an answer being written: shuts
+	                            down when written (on_idle()) */
+	uv_shutdown_t shut;      /* that shutdown (shut.handle set: sent) */
+	tcp_src_t src;           /* its source, as the guard counts it */
 	unsigned pending;        /* handles still to close */
 	struct conn *prev, *next;/* the worker's open connections */
+	struct conn *fprev, *fnext; /* the worker's fresh ones, oldest first */
 } conn_t;
 
 typedef struct wreq {
@@ -83,19 +102,95 @@ static void conn_closed(uv_handle_t *h)
 	}
 }
 
+/* Takes @c out of its worker's list of connections without a query. */
+static void fresh_unlink(conn_t *c)
+{
+	worker_t *w = c->w;
+	if (!c->fresh)
+		return;
+	c->fresh = 0;
+	if (c->fprev)
+		c->fprev->fnext = c->fnext;
+	else
+		w->tcp_fresh = c->fnext;
+	if (c->fnext)
+		c->fnext->fprev = c->fprev;
+	else
+		w->tcp_fresh_tail = c->fprev;
+	c->fprev = c->fnext = NULL;
+}
+
 static void conn_close(conn_t *c)
 {
 	if (c->closing)
 		return;
+	fresh_unlink(c);
+	if (c->counted) {
+		c->counted = 0;
+		tcp_guard_del(c->w->tcp_guard, &c->src);
+		if (!tcp_guard_pressed(c->w->tcp_guard))
+			c->w->tcp_pressed = 0;
+	}
 	c->closing = 1;
 	c->pending = 2;
 	uv_close((uv_handle_t *)&c->idle, conn_closed);
 	uv_close((uv_handle_t *)&c->h, conn_closed);
 }
 
+/* Log lines of the guard, at most one a minute per kind, over all
+ * workers: a flood of refusals is one line, not one per connection. */
+enum { LOG_SOURCE, LOG_FULL, LOG_PRESSURE, LOG_KINDS };
+#define TCP_LOG_EVERY 60
+static int64_t g_logged[LOG_KINDS] = { INT64_MIN, INT64_MIN, INT64_MIN };
+
+static int log_due(int kind)
+{
+	int64_t now = util_mono_sec();
+	int64_t last = __atomic_load_n(&g_logged[kind], __ATOMIC_RELAXED);
+	if (last != INT64_MIN && now - last < TCP_LOG_EVERY)
+		return 0;
+	return __atomic_compare_exchange_n(&g_logged[kind], &last, now, 0,
+	                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+static const char *peer_str(const struct sockaddr_storage *ss, char *buf,
+                            size_t len)
+{
+	const void *a = ss->ss_family == AF_INET6
+	              ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+	              : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+	if (!inet_ntop(ss->ss_family, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* The idle timer: closes @t's connection, quiet for its idle time.  One
+ * whose answer is still being written (a large or pipelined one to a
+ * slow reader) is not cut mid-answer: it lingers, answering nothing
+ * more, and closes once the write is done, or after one more
+ * tcp-idle-timeout (full, never shrunk) if its client does not read
+ * even then (S1-12).  Once written, our side is shut down (FIN after
+ * the last byte) and the connection closes at the client's EOF: what it
+ * still sends is read and dropped meanwhile (on_read()), since a close
+ * with unread input is a reset, which throws away what the kernel has
+ * not sent yet. */
 static void on_idle(uv_timer_t *t)
 {
-	conn_close(t->data);
+	conn_t *c = t->data;
+	if (c->h.write_queue_size > 0 && !c->linger) {
+		c->linger = 1;
+		uv_timer_start(&c->idle, on_idle, c->w->tcp_idle_ms, 0);
+		return;
+	}
+	tcp_guard_count(c->w->tcp_guard, TCP_CLOSED_IDLE);
+	conn_close(c);
+}
+
+/* (Re)arms @c's idle timer: shrunk under pressure. */
+static void idle_arm(conn_t *c)
+{
+	unsigned ms = tcp_guard_idle_ms(c->w->tcp_guard, c->w->tcp_idle_ms);
+	uv_timer_start(&c->idle, on_idle, ms, ms);
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
@@ -115,6 +210,30 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
 static void conn_resume(conn_t *c);
 
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	conn_t *c = req->data;
+	if (status < 0)
+		conn_close(c);           /* no-op when already closing */
+}
+
+/* A lingering connection's answer is written: FIN after it, then read
+ * (and drop) until the client's EOF or the end of the linger time. */
+static void linger_done(conn_t *c)
+{
+	if (c->shut.handle)
+		return;
+	c->shut.data = c;
+	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->h, on_shutdown)) {
+		conn_close(c);
+		return;
+	}
+	if (c->paused) {
+		c->paused = 0;
+		conn_resume(c);
+	}
+}
+
 static void on_write(uv_write_t *req, int status)
 {
 	wreq_t *r = (wreq_t *)req;
@@ -129,6 +248,8 @@ static void on_write(uv_write_t *req, int status)
 	size_t q = c->h.write_queue_size;
 	if (c->eof && q == 0)
 		conn_close(c);
+	else if (c->linger && q == 0)
+		linger_done(c);
 	else if (c->paused && q < TCP_WRITE_HIGH / 2) {
 		c->paused = 0;
 		conn_resume(c);
@@ -175,6 +296,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		}
 		return;
 	}
+	if (c->linger)
+		return;               /* dropped: see on_idle() */
 	c->len += (size_t)nread;
 	worker_t *w = c->w;
 	size_t off = 0;
@@ -206,6 +329,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			           &now, c->buf + off + 2, mlen, out + 2, rlen);
 		off += 2 + mlen;
 		answered = 1;
+		fresh_unlink(c);
 		if (!rlen)
 			continue;
 		wr16(out, (uint16_t)rlen);
@@ -223,7 +347,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	/* The idle clock restarts only when a whole query arrived: a client
 	 * that trickles bytes cannot hold a slot for ever. */
 	if (answered)
-		uv_timer_again(&c->idle);
+		idle_arm(c);
 	if (c->h.write_queue_size > TCP_WRITE_HIGH) {
 		c->paused = 1;
 		uv_read_stop(s);
@@ -233,6 +357,108 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 static void conn_resume(conn_t *c)
 {
 	uv_read_start((uv_stream_t *)&c->h, on_alloc, on_read);
+}
+
+/* The pressure mark was crossed: running timers longer than the shrunk
+ * idle time are cut to it, so that connections opened before the crowd
+ * (a hoarder's first thousand) do not keep their full time. */
+static void pressure_begins(worker_t *w)
+{
+	unsigned ms = tcp_guard_idle_ms(w->tcp_guard, w->tcp_idle_ms);
+	for (conn_t *c = w->tcp_conns; c; c = c->next)
+		if (!c->closing && !c->linger && uv_timer_get_due_in(&c->idle) > ms)
+			uv_timer_start(&c->idle, on_idle, ms, ms);
+	if (log_due(LOG_PRESSURE))
+		log_notice("tcp: worker %u has %u of its %u connections open: "
+		           "connections without a query yet make room for new "
+		           "ones, idle ones close after %u ms (logged at most "
+		           "once a minute)", w->id, tcp_guard_open(w->tcp_guard),
+		           w->tcp_max, ms);
+}
+
+/* The candidate to evict for a newcomer (S1-12): among the
+ * TCP_EVICT_SCAN oldest connections without a whole query, one of the
+ * source holding the most (tcp_guard_pick()), with that count in
+ * @count; NULL and 0 when there is none. */
+static conn_t *evictee(worker_t *w, unsigned *count)
+{
+	conn_t *cand[TCP_EVICT_SCAN];
+	unsigned counts[TCP_EVICT_SCAN];
+	size_t n = 0;
+	for (conn_t *c = w->tcp_fresh; c && n < TCP_EVICT_SCAN; c = c->fnext) {
+		cand[n] = c;
+		counts[n++] = tcp_guard_of(w->tcp_guard, &c->src);
+	}
+	*count = 0;
+	if (!n)
+		return NULL;
+	size_t k = tcp_guard_pick(counts, n);
+	*count = counts[k];
+	return cand[k];
+}
+
+/* Closes the new connection @c, counted as @stat (TCP_REFUSED_*) and
+ * logged as @kind at most once a minute with the reason @why; -1. */
+static int refuse(conn_t *c, int stat, int kind, const char *why)
+{
+	tcp_guard_t *g = c->w->tcp_guard;
+	char a[INET6_ADDRSTRLEN];
+	tcp_guard_count(g, stat);
+	if (log_due(kind))
+		log_notice("tcp: closed a new connection from %s on worker %u: %s; "
+		           "%llu so far (logged at most once a minute)",
+		           peer_str(&c->peer, a, sizeof(a)), c->w->id, why,
+		           (unsigned long long)tcp_guard_stat(g, stat));
+	conn_close(c);
+	return -1;
+}
+
+/* The guard's verdict on the new connection @c (S1-12): 0 and @c counted
+ * (after evicting the oldest connection without a query, if asked), or
+ * -1 and @c closing (counted as refused, and logged at most once a
+ * minute per reason). */
+static int admit(conn_t *c)
+{
+	worker_t *w = c->w;
+	tcp_guard_t *g = w->tcp_guard;
+	tcp_guard_source(g, (struct sockaddr *)&c->peer, &c->src);
+	/* A candidate is looked for only where the verdict needs one. */
+	unsigned vcount = 0;
+	conn_t *victim = tcp_guard_pressed(g) ? evictee(w, &vcount) : NULL;
+	switch (tcp_guard_verdict(g, &c->src, vcount)) {
+	case TCP_REFUSE_SOURCE:
+		/* Closed at once rather than queued (RFC 7766 §6.2.2): the
+		 * client retries or uses UDP, the source's other connections
+		 * are untouched. */
+		return refuse(c, TCP_REFUSED_SOURCE, LOG_SOURCE, "its network holds "
+		              "its share of server.tcp-max-per-source");
+	case TCP_REFUSE_FULL:
+		return refuse(c, TCP_REFUSED_FULL, LOG_FULL, "every slot of "
+		              "server.tcp-max-clients is taken by a client that has "
+		              "asked something");
+	case TCP_ADMIT_EVICT:
+		/* One without a whole query: it is writing nothing (an answer
+		 * needs a query), so nothing is cut mid-answer. */
+		tcp_guard_count(g, TCP_CLOSED_PRESSURE);
+		conn_close(victim);
+		break;
+	case TCP_ADMIT:
+		break;
+	}
+	tcp_guard_add(g, &c->src);
+	c->counted = 1;
+	c->fresh = 1;
+	c->fprev = w->tcp_fresh_tail;
+	if (c->fprev)
+		c->fprev->fnext = c;
+	else
+		w->tcp_fresh = c;
+	w->tcp_fresh_tail = c;
+	int pressed = tcp_guard_pressed(g);
+	if (pressed && !w->tcp_pressed)
+		pressure_begins(w);
+	w->tcp_pressed = pressed;
+	return 0;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -255,14 +481,10 @@ static void on_connection(uv_stream_t *server, int status)
 		conn_close(c);
 		return;
 	}
-	if (w->tcp_clients > w->tcp_max) {
-		/* Over the limit: close at once rather than queue (RFC 7766
-		 * §6.2.2); the client retries or uses UDP. */
-		conn_close(c);
-		return;
-	}
 	int len = sizeof(c->peer);
 	uv_tcp_getpeername(&c->h, (struct sockaddr *)&c->peer, &len);
+	if (admit(c) < 0)
+		return;
 	if (w->dnstap) {
 		len = sizeof(c->local);
 		uv_tcp_getsockname(&c->h, (struct sockaddr *)&c->local, &len);
@@ -270,7 +492,7 @@ static void on_connection(uv_stream_t *server, int status)
 	uv_tcp_nodelay(&c->h, 1);
 	c->cap = TCP_BUF_INIT;
 	c->buf = xmalloc(c->cap);
-	uv_timer_start(&c->idle, on_idle, w->tcp_idle_ms, w->tcp_idle_ms);
+	idle_arm(c);
 	uv_read_start((uv_stream_t *)&c->h, on_alloc, on_read);
 }
 

@@ -48,6 +48,7 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 {
 	worker_t *ws = xcalloc(n, sizeof(*ws));
 	unsigned per = (conf->tcp_max_clients + n - 1) / n;
+	unsigned src = tcp_guard_share(conf->tcp_max_per_source, n);
 	for (unsigned i = 0; i < n; i++) {
 		worker_t *w = &ws[i];
 		w->id = i;
@@ -57,6 +58,9 @@ worker_t *workers_create(const conf_t *conf, unsigned n, weightdb_t *db,
 		w->tcp_max = per ? per : 1;
 		w->tcp_idle_ms = conf->tcp_idle_timeout * 1000;
 		w->tcp_out = xmalloc(WORKER_TCP_OUT);
+		w->tcp_guard = tcp_guard_new(w->tcp_max, src,
+		                             conf->tcp_source_prefix_v4,
+		                             conf->tcp_source_prefix_v6);
 		w->db = db;
 		w->q.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
 		           (0x9E3779B97F4A7C15ull * (i + 1));
@@ -110,6 +114,7 @@ fail:
 		free(ws[i].udp);
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
+		tcp_guard_free(ws[i].tcp_guard);
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
 		dnssec_thread_free(ws[i].q.dsig);
@@ -252,6 +257,7 @@ void workers_stop(worker_t *ws, unsigned n)
 		free(ws[i].udp);
 		free(ws[i].tcp);
 		free(ws[i].tcp_out);
+		tcp_guard_free(ws[i].tcp_guard);
 		free(ws[i].q.tally);
 		wdb_reader_free(ws[i].q.wdb);
 		gslb_memo_free(ws[i].q.memo);
@@ -283,6 +289,22 @@ void workers_release(worker_t *ws, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		if (ws[i].ready)
 			uv_async_send(&ws[i].release);
+}
+
+uint64_t workers_stat_tcp(const worker_t *ws, unsigned n, int stat)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		sum += tcp_guard_stat(ws[i].tcp_guard, stat);
+	return sum;
+}
+
+uint64_t workers_tcp_open(const worker_t *ws, unsigned n)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		sum += __atomic_load_n(&ws[i].tcp_clients, __ATOMIC_RELAXED);
+	return sum;
 }
 
 int workers_drained(const worker_t *ws, unsigned n)

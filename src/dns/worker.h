@@ -18,6 +18,7 @@
 
 #include "common/conf.h"
 #include "dns/query.h"
+#include "dns/tcp_guard.h"
 #include "store/weightdb.h"
 
 typedef struct net_udp net_udp_t;
@@ -40,6 +41,11 @@ typedef struct worker {
 	unsigned tcp_max;        /* this worker's share of tcp-max-clients */
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
+	struct conn *tcp_fresh, *tcp_fresh_tail; /* those without a whole
+	                            query yet, oldest first (net_tcp.c) */
+	tcp_guard_t *tcp_guard;  /* per-source counts, pressure, counters */
+	int tcp_pressed;         /* the guard is at its pressure mark: timers
+	                            were cut when it was crossed */
 	uint8_t *tcp_out;        /* WORKER_TCP_OUT bytes: the framed responses
 	                            to one read, sent together */
 	dnstap_queue_t *dnstap;  /* the TCP side's dnstap queue; NULL: off */
@@ -116,6 +122,12 @@ int workers_alive(const worker_t *w, unsigned n, int64_t max_age,
 
 /** Sums counter @stat over the UDP threads of all workers. */
 uint64_t workers_stat_udp(const worker_t *w, unsigned n, int stat);
+
+/** Sums TCP counter @stat (dns/tcp_guard.h TCP_*) over all workers. */
+uint64_t workers_stat_tcp(const worker_t *w, unsigned n, int stat);
+
+/** Open TCP connections of all workers, closing ones included. */
+uint64_t workers_tcp_open(const worker_t *w, unsigned n);
 
 /** Sums counter @stat over all workers, UDP and TCP. */
 uint64_t workers_stat(const worker_t *w, unsigned n, int stat);

@@ -176,6 +176,31 @@ static void gauge1(expo_t *e, const char *name, const char *help, double v)
 	expo_sample(e, name, NULL, 0, v);
 }
 
+/* The TCP front end's connections: open now, refused at accept and
+ * closed by the server, by reason (S1-12). */
+static void tcp(expo_t *e, const stats_sample_t *s)
+{
+	gauge1(e, "gslbd_tcp_connections",
+	       "TCP connections open now (closing ones included).",
+	       (double)s->tcp_open);
+	const char *name = "gslbd_tcp_connections_refused_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "New TCP connections closed at once: per-source (the "
+	            "client's network held server.tcp-max-per-source), full "
+	            "(every slot taken by a client that had asked something).");
+	const char *ls[] = { "reason", "per-source" }, *lf[] = { "reason", "full" };
+	expo_sample_u64(e, name, ls, 1, s->tcp[TCP_REFUSED_SOURCE]);
+	expo_sample_u64(e, name, lf, 1, s->tcp[TCP_REFUSED_FULL]);
+	name = "gslbd_tcp_connections_closed_total";
+	expo_family(e, name, EXPO_COUNTER,
+	            "TCP connections the server closed: pressure (evicted for a "
+	            "newcomer before sending a whole query, the table being 90% "
+	            "full), idle (quiet for the idle time, shrunk under pressure).");
+	const char *lp[] = { "reason", "pressure" }, *li[] = { "reason", "idle" };
+	expo_sample_u64(e, name, lp, 1, s->tcp[TCP_CLOSED_PRESSURE]);
+	expo_sample_u64(e, name, li, 1, s->tcp[TCP_CLOSED_IDLE]);
+}
+
 /* What the health thread published: per node, per probe kind, the
  * transitions and the reaction times (S1-7, S1-11, S4-9). */
 static void health(expo_t *e, const stats_sample_t *s)
@@ -453,6 +478,7 @@ void stats_render(const stats_sample_t *s, expo_t *e)
 	              "no node with the asked address family, by transport.",
 	              STAT_GSLB_NONE);
 	dnssec(e, s);
+	tcp(e, s);
 	answers(e, s);
 	zones(e, s);
 	expo_family(e, "gslbd_snapshot_publications_total", EXPO_COUNTER,

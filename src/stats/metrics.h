@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "dns/query.h"
+#include "dns/tcp_guard.h"
 #include "health/hstats.h"
 #include "store/weightdb.h"
 #include "stats/expo.h"
@@ -58,6 +59,8 @@ typedef struct stats_sample {
 	const char *version;      /* PACKAGE_VERSION */
 	int64_t started;          /* unix time the process started */
 	uint64_t counters[STATS_NTRANSPORT][STAT_MAX]; /* dns/query.h STAT_* */
+	uint64_t tcp[TCP_STAT_MAX]; /* dns/tcp_guard.h TCP_*, all workers */
+	uint64_t tcp_open;        /* TCP connections open now */
 	const stats_zone_t *zones;
 	size_t nzones;
 	uint64_t snapshot_generation; /* publications of the snapshot */

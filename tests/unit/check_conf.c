@@ -70,6 +70,9 @@ START_TEST(defaults)
 	ck_assert_uint_eq(c->udp_max_payload, 1232);
 	ck_assert_uint_eq(c->tcp_idle_timeout, 10);
 	ck_assert_uint_eq(c->tcp_max_clients, 1000);
+	ck_assert_uint_eq(c->tcp_max_per_source, 100);
+	ck_assert_uint_eq(c->tcp_source_prefix_v4, 32);
+	ck_assert_uint_eq(c->tcp_source_prefix_v6, 64);
 	ck_assert_uint_eq(c->max_cname_chain, 8);
 	ck_assert_int_eq(c->log_level, GSLB_LOG_INFO);
 	ck_assert_str_eq(c->db_path, "/var/lib/gslbd");
@@ -100,6 +103,9 @@ START_TEST(full_server_section)
 	                 "  udp-max-payload: 4096\n"
 	                 "  tcp-idle-timeout: 1\n"
 	                 "  tcp-max-clients: 5\n"
+	                 "  tcp-max-per-source: 0\n"
+	                 "  tcp-source-prefix-v4: 24\n"
+	                 "  tcp-source-prefix-v6: 48\n"
 	                 "  max-cname-chain: 0\n"
 	                 "  log-level: debug\n"
 	                 "zones:\n"
@@ -118,6 +124,9 @@ START_TEST(full_server_section)
 	ck_assert_uint_eq(c->udp_max_payload, 4096);
 	ck_assert_uint_eq(c->tcp_idle_timeout, 1);
 	ck_assert_uint_eq(c->tcp_max_clients, 5);
+	ck_assert_uint_eq(c->tcp_max_per_source, 0);
+	ck_assert_uint_eq(c->tcp_source_prefix_v4, 24);
+	ck_assert_uint_eq(c->tcp_source_prefix_v6, 48);
 	ck_assert_uint_eq(c->max_cname_chain, 0);
 	ck_assert_int_eq(c->log_level, GSLB_LOG_DEBUG);
 	ck_assert_str_eq(c->zones[0].name, "example.test");
@@ -204,6 +213,9 @@ START_TEST(bad_numbers)
 	expect_error("server:\n  tcp-max-clients: -1\n" ZONES, 2, "1 to 1000000");
 	expect_error("server:\n  tcp-max-clients: 99999999999999999999\n" ZONES, 2,
 	             "1 to 1000000");
+	expect_error("server:\n  tcp-max-per-source: -1\n" ZONES, 2, "0 to 1000000");
+	expect_error("server:\n  tcp-source-prefix-v4: 33\n" ZONES, 2, "1 to 32");
+	expect_error("server:\n  tcp-source-prefix-v6: 0\n" ZONES, 2, "1 to 128");
 	expect_error("server:\n  max-cname-chain: 17\n" ZONES, 2, "0 to 16");
 	expect_error("server:\n  workers: 0\n" ZONES, 2, "workers");
 	expect_error("server:\n  workers: many\n" ZONES, 2, "workers");

@@ -59,6 +59,11 @@ START_TEST(render_sample)
 	s.counters[STATS_UDP][STAT_NXDOMAIN] = 3;
 	s.counters[STATS_TCP][STAT_QUERIES] = 4;
 	s.counters[STATS_TCP][STAT_REFUSED] = 4;
+	s.tcp[TCP_REFUSED_SOURCE] = 90;
+	s.tcp[TCP_REFUSED_FULL] = 2;
+	s.tcp[TCP_CLOSED_PRESSURE] = 7;
+	s.tcp[TCP_CLOSED_IDLE] = 5;
+	s.tcp_open = 12;
 	stats_zone_t z[] = { { "cdn.example.test", 2026, 1700000100 } };
 	s.zones = z;
 	s.nzones = 1;
@@ -75,6 +80,12 @@ START_TEST(render_sample)
 	ck_assert(has_line(e.buf, "gslbd_nodata_responses_total{transport=\"udp\"} 1"));
 	ck_assert(has_line(e.buf, "gslbd_responses_total{transport=\"udp\",rcode=\"NXDOMAIN\"} 3"));
 	ck_assert(has_line(e.buf, "gslbd_responses_total{transport=\"tcp\",rcode=\"REFUSED\"} 4"));
+	/* TCP hoarding (S1-12): refusals and the server's closes by reason. */
+	ck_assert(has_line(e.buf, "gslbd_tcp_connections 12"));
+	ck_assert(has_line(e.buf, "gslbd_tcp_connections_refused_total{reason=\"per-source\"} 90"));
+	ck_assert(has_line(e.buf, "gslbd_tcp_connections_refused_total{reason=\"full\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_tcp_connections_closed_total{reason=\"pressure\"} 7"));
+	ck_assert(has_line(e.buf, "gslbd_tcp_connections_closed_total{reason=\"idle\"} 5"));
 	ck_assert(has_line(e.buf, "gslbd_zone_serial{zone=\"cdn.example.test\"} 2026"));
 	ck_assert(has_line(e.buf, "gslbd_zone_loaded_timestamp_seconds{zone=\"cdn.example.test\"} 1700000100"));
 	ck_assert(has_line(e.buf, "gslbd_snapshot_publications_total 3"));
