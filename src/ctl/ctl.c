@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -242,151 +241,6 @@ void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
 	}
 }
 
-int ctl_allow_unknown_location;
-
-/* The region [0] and ISP [1] names known, as keys: those a client can be
- * located in (the configured GeoIP database and CIDR file, geo_names())
- * and those the store's nodes and rows already use.  Built at the first
- * check, before the command has written anything, so that an apply's
- * own new names are not their own proof. */
-static json_t *area_known[2];
-static int area_geo;   /* how many names the geoip sources gave */
-
-static void area_add(const char *name, void *arg)
-{
-	json_object_set_new(arg, name, json_true());
-}
-
-static void area_add_geo(const char *name, void *arg)
-{
-	area_add(name, arg);
-	area_geo++;
-}
-
-static int area_of_record(const char *key, json_t *v, void *arg)
-{
-	(void)key;
-	json_t **known = arg;
-	for (int f = 0; f < 2; f++) {
-		const char *s = json_string_value(json_object_get(v, f ? "isp" : "region"));
-		if (s && strcmp(s, "*") != 0)
-			area_add(s, known[f]);
-	}
-	return 0;
-}
-
-static void area_names(wdb_txn_t *t, const char *cmd)
-{
-	if (area_known[0])
-		return;
-	area_known[0] = json_object();
-	area_known[1] = json_object();
-	wdb_each(t, WDB_NODE, NULL, area_of_record, area_known);
-	wdb_each(t, WDB_WEIGHT, NULL, area_of_record, area_known);
-	if (!ctl_conf)
-		return;
-	char err[600];
-	geo_allow_compile(0);   /* names only: no location table */
-	geo_t *g = geo_open(ctl_conf, err, sizeof(err));
-	if (!g)
-		ctl_die("%s: cannot read the geoip settings: %s", cmd, err);
-	for (int f = 0; f < 2; f++)
-		if (geo_names(g, f, area_add_geo, area_known[f]))
-			fprintf(stderr, "gslbctl: warning: %s: the GeoIP database cannot be "
-			        "read whole; its %s names may be missing\n", cmd,
-			        f ? "ISP" : "region");
-	geo_close(g);
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Writes into @buf the known names of @known nearest to @v: "did you
- * mean cn-bj?" when some are a typo away (one edit in a short name, two
- * in a longer one), else "known: " and the first few in order. */
-static void area_hint(json_t *known, const char *v, char *buf, size_t size)
-{
-	size_t n = json_object_size(known), k = 0;
-	if (!n) {
-		snprintf(buf, size, "none is known");
-		return;
-	}
-	const char **names = xcalloc(n, sizeof(*names));
-	unsigned *dist = xcalloc(n, sizeof(*dist));
-	const char *name;
-	json_t *x;
-	json_object_foreach(known, name, x)
-		names[k++] = name;
-	qsort(names, n, sizeof(*names), name_cmp);
-	unsigned best = UINT_MAX;
-	for (size_t i = 0; i < n; i++) {
-		dist[i] = util_edit_distance(v, names[i]);
-		best = dist[i] < best ? dist[i] : best;
-	}
-	int typo = best <= (strlen(v) < 5 ? 1u : 2u);
-	size_t shown = 0, len = (size_t)snprintf(buf, size, "%s",
-	                                         typo ? "did you mean " : "known: ");
-	for (size_t i = 0; i < n && shown < (typo ? 3u : 8u) && len < size; i++) {
-		if (typo && dist[i] != best)
-			continue;
-		len += (size_t)snprintf(buf + len, size - len, "%s%s",
-		                        shown ? (typo ? " or " : ", ") : "", names[i]);
-		shown++;
-	}
-	if (len < size && typo)
-		snprintf(buf + len, size - len, "?");
-	else if (len < size && n > shown)
-		snprintf(buf + len, size - len, " and %zu more", n - shown);
-	free(names);
-	free(dist);
-}
-
-int ctl_area_geo(wdb_txn_t *t, const char *cmd)
-{
-	area_names(t, cmd);
-	return area_geo > 0;
-}
-
-void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v)
-{
-	if (strcmp(v, "*") == 0)
-		return;
-	area_names(t, cmd);
-	if (json_object_get(area_known[isp], v))
-		return;
-	const char *opt = isp ? "--isp" : "--region", *field = isp ? "ISP" : "region";
-	if (!ctl_conf) {
-		fprintf(stderr, "gslbctl: warning: %s: %s %s: no node has that %s, and "
-		        "without -c the geoip settings are not known\n", cmd, opt, v,
-		        isp ? "isp" : "region");
-		return;
-	}
-	/* Without a GeoIP database or CIDR file that names any location,
-	 * there is nothing to tell a typo from a new name by. */
-	if (!area_geo) {
-		fprintf(stderr, "gslbctl: warning: %s: %s %s: no node or row has that %s, "
-		        "and the geoip settings name no location to check it against\n",
-		        cmd, opt, v, field);
-		return;
-	}
-	/* A name no lookup can give makes a row no client ever reaches: a
-	 * typo such as cn-bjj.  Unless the operator says it is meant (a
-	 * database about to be deployed gives it). */
-	if (ctl_allow_unknown_location) {
-		fprintf(stderr, "gslbctl: warning: %s: %s %s: no client is located in that "
-		        "%s yet; kept (--allow-unknown-location)\n", cmd, opt, v, field);
-		return;
-	}
-	char hint[700];
-	area_hint(area_known[isp], v, hint, sizeof(hint));
-	ctl_die("%s: %s %s: no client is located in that %s: the GeoIP database, the "
-	        "CIDR file and the store's nodes and rows do not know it (%s); give "
-	        "--allow-unknown-location if it is meant, for a database about to be "
-	        "deployed", cmd, opt, v, field, hint);
-}
-
 long ctl_parse_num(const char *opt, const char *v, long min, long max)
 {
 	char *end;
@@ -575,7 +429,12 @@ static int read_only_command(const char *cmd, int argc, char **argv)
 	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
 }
 
-int main(int argc, char **argv)
+/* Reads the options before the command into @conf_path, @db_path and
+ * @create (and the globals they set).  Returns -1 to go on with the
+ * command at argv[optind], else the exit status (after --help,
+ * --version or a usage error). */
+static int parse_options(int argc, char **argv, const char **conf_path,
+                         const char **db_path, int *create)
 {
 	static const struct option lopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -588,15 +447,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *conf_path = NULL, *db_path = NULL;
-	int ch, create = 0;
+	int ch;
 	/* Options stop at the command: its own options follow it. */
 	while ((ch = getopt_long(argc, argv, "+c:d:jhV", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'c': conf_path = optarg; break;
-		case 'd': db_path = optarg; break;
+		case 'c': *conf_path = optarg; break;
+		case 'd': *db_path = optarg; break;
 		case 'j': ctl_json = 1; break;
-		case 'C': create = 1; break;
+		case 'C': *create = 1; break;
 		case 'O': ctl_offline = 1; break;
 		case 'L': ctl_allow_unknown_location = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -608,15 +466,28 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* --json and --allow-unknown-location may also follow the command. */
-	for (int i = optind; i < argc; i++)
+	return -1;
+}
+
+/* --json and --allow-unknown-location may also follow the command: sets
+ * them and takes them out of argv[optind..*argc). */
+static void take_late_options(int *argc, char **argv)
+{
+	for (int i = optind; i < *argc; i++)
 		if (strcmp(argv[i], "--json") == 0 ||
 		    strcmp(argv[i], "--allow-unknown-location") == 0) {
 			*(argv[i][2] == 'j' ? &ctl_json : &ctl_allow_unknown_location) = 1;
-			memmove(argv + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof(*argv));
-			argc--;
+			memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof(*argv));
+			(*argc)--;
 			i--;
 		}
+}
+
+/* Loads the configuration (-c, or the default one without -d) into
+ * ctl_conf.  Returns the store's directory. */
+static const char *load_config(const char *conf_path, const char *db_path,
+                                 int create)
+{
 	char err[1024];
 	if (!db_path) {
 		if (!conf_path)
@@ -637,8 +508,13 @@ int main(int argc, char **argv)
 			ctl_die("-d %s: no weight store there (give --create to make a new one)",
 			    db_path);
 	}
-	ctl_db_path = db_path;
-	log_set_level(GSLB_LOG_WARNING);
+	return db_path;
+}
+
+/* ctl_hc: the configuration's health section, or its defaults. */
+static void load_health_settings(void)
+{
+	char err[1024];
 	if (ctl_conf) {
 		if (health_conf_load(ctl_conf, &ctl_hc, err, sizeof(err)))
 			ctl_die("%s", err);
@@ -648,21 +524,19 @@ int main(int argc, char **argv)
 		empty.root = &root;
 		health_conf_load(&empty, &ctl_hc, err, sizeof(err));
 	}
-	const char *cmd = argv[optind];
-	int n = argc - optind - 1;
-	char **args = argv + optind + 1;
-	if (strcmp(cmd, "stats") == 0) {
-		/* Asks the daemon, not the store. */
-		int rc = ctl_cmd_stats(n, args);
-		conf_free(ctl_conf);
-		return rc;
-	}
-	/* The map size: database.map-size for a store gslbd never opened,
-	 * never more than the one gslbd recorded (a larger one here would
-	 * let this process grow the data past what the daemon maps).  The
-	 * writes leave the room kept for health decisions, and make it
-	 * first when the store is short of it. */
-	wdb_options_t o = { .read_only = read_only_command(cmd, n, args),
+}
+
+/* Opens ctl_db for command @cmd with its arguments.
+ *
+ * The map size: database.map-size for a store gslbd never opened,
+ * never more than the one gslbd recorded (a larger one here would
+ * let this process grow the data past what the daemon maps).  The
+ * writes leave the room kept for health decisions, and make it
+ * first when the store is short of it. */
+static void open_store(const char *db_path, const char *cmd, int argc, char **argv)
+{
+	char err[1024];
+	wdb_options_t o = { .read_only = read_only_command(cmd, argc, argv),
 	                    .conf_map_size = ctl_conf ? ctl_conf->db_map_size : 0,
 	                    .leave_room = 1 };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
@@ -672,6 +546,11 @@ int main(int argc, char **argv)
 	if (!o.read_only && weightdb_make_room(ctl_db, 20000, 0, &room) > 0)
 		fprintf(stderr, "gslbctl: note: database %s: %s\n", db_path,
 		        wdb_room_msg(&room, err, sizeof(err)));
+}
+
+/* ctl_user and ctl_actor: the user behind sudo, else the one running. */
+static void set_actor(void)
+{
 	const char *user = getenv("SUDO_USER");
 	if (!user) {
 		struct passwd *pw = getpwuid(getuid());
@@ -679,31 +558,68 @@ int main(int argc, char **argv)
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
 	ctl_user = user;
-	ctl_cluster_init();
+}
 
-	int rc;
-	if (strcmp(cmd, "service") == 0) rc = ctl_cmd_service(n, args);
-	else if (strcmp(cmd, "node") == 0) rc = ctl_cmd_node(n, args);
-	else if (strcmp(cmd, "weight") == 0) rc = ctl_cmd_weight(n, args);
-	else if (strcmp(cmd, "explain") == 0) rc = ctl_cmd_explain(n, args);
-	else if (strcmp(cmd, "export") == 0) rc = ctl_cmd_export(n, args);
-	else if (strcmp(cmd, "apply") == 0) rc = ctl_cmd_apply(n, args);
-	else if (strcmp(cmd, "log") == 0) rc = ctl_cmd_log(n, args);
-	else if (strcmp(cmd, "rollback") == 0) rc = ctl_cmd_rollback(n, args);
-	else if (strcmp(cmd, "metrics") == 0) rc = ctl_cmd_metrics(n, args);
-	else if (strcmp(cmd, "budget") == 0) rc = ctl_cmd_budget(n, args);
-	else if (strcmp(cmd, "steer") == 0) rc = ctl_cmd_steer(n, args);
-	else if (strcmp(cmd, "status") == 0) rc = ctl_cmd_status(n, args);
-	else if (strcmp(cmd, "history") == 0) rc = ctl_cmd_history(n, args);
-	else if (strcmp(cmd, "cutover") == 0) rc = ctl_cmd_cutover(n, args);
-	else if (strcmp(cmd, "cluster") == 0) rc = ctl_cmd_cluster(n, args);
-	else if (strcmp(cmd, "release") == 0) rc = ctl_cmd_release(n, args);
-	else if (strcmp(cmd, "dnssec") == 0) rc = ctl_cmd_dnssec(n, args);
-	else {
-		fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
-		usage(stderr);
-		rc = 2;
+/* The command groups that work on the store. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "service", ctl_cmd_service },
+	{ "node", ctl_cmd_node },
+	{ "weight", ctl_cmd_weight },
+	{ "explain", ctl_cmd_explain },
+	{ "export", ctl_cmd_export },
+	{ "apply", ctl_cmd_apply },
+	{ "log", ctl_cmd_log },
+	{ "rollback", ctl_cmd_rollback },
+	{ "metrics", ctl_cmd_metrics },
+	{ "budget", ctl_cmd_budget },
+	{ "steer", ctl_cmd_steer },
+	{ "status", ctl_cmd_status },
+	{ "history", ctl_cmd_history },
+	{ "cutover", ctl_cmd_cutover },
+	{ "cluster", ctl_cmd_cluster },
+	{ "release", ctl_cmd_release },
+	{ "dnssec", ctl_cmd_dnssec },
+};
+
+/* Runs command group @cmd; returns its exit status (2 when it is not
+ * one). */
+static int run_command(const char *cmd, int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc, argv);
+	fprintf(stderr, "gslbctl: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *conf_path = NULL, *db_path = NULL;
+	int create = 0;
+	int rc = parse_options(argc, argv, &conf_path, &db_path, &create);
+	if (rc >= 0)
+		return rc;
+	take_late_options(&argc, argv);
+	ctl_db_path = db_path = load_config(conf_path, db_path, create);
+	log_set_level(GSLB_LOG_WARNING);
+	load_health_settings();
+	const char *cmd = argv[optind];
+	int n = argc - optind - 1;
+	char **args = argv + optind + 1;
+	if (strcmp(cmd, "stats") == 0) {
+		/* Asks the daemon, not the store. */
+		rc = ctl_cmd_stats(n, args);
+		conf_free(ctl_conf);
+		return rc;
 	}
+	open_store(db_path, cmd, n, args);
+	set_actor();
+	ctl_cluster_init();
+	rc = run_command(cmd, n, args);
 	ctl_cluster_done();
 	weightdb_close(ctl_db);
 	conf_free(ctl_conf);

@@ -104,6 +104,8 @@ void ctl_service_name(const char *name, char *out, size_t size);
  * service there would never be asked.  @cmd names the command. */
 void ctl_check_unclaimed(const char *cmd, const char *name);
 
+/* Region and ISP names (ctl_area.c). */
+
 /** Set by --allow-unknown-location: ctl_check_area() keeps a name no
  * client is located in, with a warning. */
 extern int ctl_allow_unknown_location;

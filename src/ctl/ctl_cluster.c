@@ -122,6 +122,89 @@ static int changed_between(int64_t local, int64_t rev)
 	return n > 0;
 }
 
+/* The writes of @changes into @ops; with @base, the compares that each
+ * key is unchanged since into @cmp. */
+static void change_ops(json_t *changes, int64_t base, json_t *cmp, json_t *ops)
+{
+	char br[32];
+	snprintf(br, sizeof(br), "%lld", (long long)base + 1);
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		wdb_kind_t kind = WDB_SERVICE;
+		char ek[1024];
+		if (!cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), &kind))
+			continue;
+		cluster_key(ek, sizeof(ek), ccf.prefix, kind,
+		            json_string_value(json_object_get(c, "key")));
+		if (base > 0)
+			json_array_append_new(cmp, json_pack("{s:s, s:o, s:s, s:s}",
+			    "target", "MOD", "key", b64_str(ek, strlen(ek)),
+			    "result", "LESS", "mod_revision", br));
+		json_t *after = json_object_get(c, "after");
+		if (json_is_null(after)) {
+			json_array_append_new(ops, json_pack("{s:{s:o}}", "request_delete_range",
+			    "key", b64_str(ek, strlen(ek))));
+		} else {
+			char *v = json_dumps(after, JSON_COMPACT | JSON_SORT_KEYS);
+			json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
+			    "key", b64_str(ek, strlen(ek)), "value", b64_str(v, strlen(v))));
+			free(v);
+		}
+	}
+}
+
+/* The change marker's put under key @mk: who changed @what, when, and
+ * how many records. */
+static json_t *marker_op(const char *mk, const char *actor, const char *what,
+                         size_t count)
+{
+	char now[40];
+	time_t tt = time(NULL);
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", actor, "what", what,
+	                        "time", now, "instance", ccf.name,
+	                        "count", (json_int_t)count);
+	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(rec);
+	json_t *op = json_pack("{s:{s:o, s:o}}", "request_put",
+	    "key", b64_str(mk, strlen(mk)), "value", b64_str(rv, strlen(rv)));
+	free(rv);
+	return op;
+}
+
+/* A change written to etcd at @rev: into the local store too, when that
+ * skips nothing, and the change printed.  Takes @changes. */
+static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
+                             const char *what)
+{
+	char err[1024];
+	int rc;
+	int64_t id = 0;
+	/* The local store gets the change at once, unless it would skip
+	 * decisions it does not hold yet: gslbd's watch then applies them
+	 * and the change in order (or the next full read does). */
+	if (changed_between(cluster_local_rev(ctl_db), rev))
+		rc = 0;
+	else
+		rc = cluster_apply(ctl_db, rev, changes, actor, what, &id, err, sizeof(err));
+	json_decref(changes);
+	if (rc < 0)
+		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
+		        "not to the local store (%s): gslbd applies it from etcd\n",
+		        (long long)rev, err);
+	if (ctl_json)
+		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
+		       (long long)rev);
+	else if (id > 0)
+		printf("change %lld: %s (cluster revision %lld)\n", (long long)id, what,
+		       (long long)rev);
+	else
+		printf("cluster revision %lld: %s\n", (long long)rev, what);
+}
+
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 {
 	char err[1024];
@@ -154,48 +237,12 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	 * must also be unchanged since the revision the store reflected:
 	 * a release pause read before a step the elected instance then
 	 * took must not write the older step back (S4-10: no step twice). */
-	char mr[32], br[32];
+	char mr[32];
 	snprintf(mr, sizeof(mr), "%lld", (long long)marker_read);
-	snprintf(br, sizeof(br), "%lld", (long long)base + 1);
 	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
 	    "key", b64_str(mk, strlen(mk)), "result", "EQUAL", "mod_revision", mr);
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		wdb_kind_t kind = WDB_SERVICE;
-		char ek[1024];
-		if (!cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), &kind))
-			continue;
-		cluster_key(ek, sizeof(ek), ccf.prefix, kind,
-		            json_string_value(json_object_get(c, "key")));
-		if (base > 0)
-			json_array_append_new(cmp, json_pack("{s:s, s:o, s:s, s:s}",
-			    "target", "MOD", "key", b64_str(ek, strlen(ek)),
-			    "result", "LESS", "mod_revision", br));
-		json_t *after = json_object_get(c, "after");
-		if (json_is_null(after)) {
-			json_array_append_new(ops, json_pack("{s:{s:o}}", "request_delete_range",
-			    "key", b64_str(ek, strlen(ek))));
-		} else {
-			char *v = json_dumps(after, JSON_COMPACT | JSON_SORT_KEYS);
-			json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
-			    "key", b64_str(ek, strlen(ek)), "value", b64_str(v, strlen(v))));
-			free(v);
-		}
-	}
-	char now[40];
-	time_t tt = time(NULL);
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", actor, "what", what,
-	                        "time", now, "instance", ccf.name,
-	                        "count", (json_int_t)json_array_size(changes));
-	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(rec);
-	json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
-	    "key", b64_str(mk, strlen(mk)), "value", b64_str(rv, strlen(rv))));
-	free(rv);
+	change_ops(changes, base, cmp, ops);
+	json_array_append_new(ops, marker_op(mk, actor, what, json_array_size(changes)));
 	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
 	json_t *ans = NULL;
 	int rc = etcd_post(ce, "/v3/kv/txn", req, &ans, err, sizeof(err));
@@ -215,27 +262,7 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 		        "read; nothing was written; retry");
 	}
 	marker_read = rev;
-	int64_t id = 0;
-	/* The local store gets the change at once, unless it would skip
-	 * decisions it does not hold yet: gslbd's watch then applies them
-	 * and the change in order (or the next full read does). */
-	if (changed_between(cluster_local_rev(ctl_db), rev))
-		rc = 0;
-	else
-		rc = cluster_apply(ctl_db, rev, changes, actor, what, &id, err, sizeof(err));
-	json_decref(changes);
-	if (rc < 0)
-		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
-		        "not to the local store (%s): gslbd applies it from etcd\n",
-		        (long long)rev, err);
-	if (ctl_json)
-		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
-		       (long long)rev);
-	else if (id > 0)
-		printf("change %lld: %s (cluster revision %lld)\n", (long long)id, what,
-		       (long long)rev);
-	else
-		printf("cluster revision %lld: %s\n", (long long)rev, what);
+	apply_and_report(rev, changes, actor, what);
 	return 1;
 }
 

@@ -191,77 +191,90 @@ static int busy_cb(const char *name, json_t *s, void *arg)
 	return 0;
 }
 
+/* What `release start` was given, checked. */
+typedef struct {
+	const char *node, *region, *isp, *steps_s, *every_s;
+	long weight;                  /* -1: no --weight */
+	json_t *guards;               /* their texts, normalised */
+	uint32_t steps[RELEASE_MAX_STEPS], every;
+	unsigned nsteps;
+} start_opts_t;
+
+/* Reads the options of `release start` (argv[2..argc)) into @o; dies
+ * on one that is unknown, invalid or missing. */
+static void start_options(int argc, char **argv, start_opts_t *o)
+{
+	o->weight = -1;
+	o->guards = json_array();
+	for (int i = 2; i < argc; i++) {
+		const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(opt, "--node") != 0 && strcmp(opt, "--region") != 0 &&
+		    strcmp(opt, "--isp") != 0 && strcmp(opt, "--steps") != 0 &&
+		    strcmp(opt, "--every") != 0 && strcmp(opt, "--guard") != 0 &&
+		    strcmp(opt, "--weight") != 0)
+			ctl_usage_die("release start: unknown option '%s'", opt);
+		if (!v)
+			ctl_usage_die("release start: %s needs a value", opt);
+		i++;
+		char err[300];
+		if (strcmp(opt, "--node") == 0)
+			o->node = v;
+		else if (strcmp(opt, "--region") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("release start: --region %s: use a short lowercase name "
+				        "like cn-bj", v);
+			o->region = v;
+		} else if (strcmp(opt, "--isp") == 0) {
+			if (!ctl_valid_word(v, 0))
+				ctl_die("release start: --isp %s: use a short lowercase name "
+				        "like ctcc", v);
+			o->isp = v;
+		} else if (strcmp(opt, "--steps") == 0)
+			o->steps_s = v;
+		else if (strcmp(opt, "--every") == 0)
+			o->every_s = v;
+		else if (strcmp(opt, "--weight") == 0)
+			o->weight = ctl_parse_num("release start: --weight", v, 0, 1000000);
+		else {
+			release_guard_t g;
+			if (release_parse_guard(v, &g, err, sizeof(err)))
+				ctl_die("release start: --guard %s", err);
+			if (json_array_size(o->guards) == RELEASE_MAX_GUARDS)
+				ctl_die("release start: at most %d guards", RELEASE_MAX_GUARDS);
+			char txt[64];
+			json_array_append_new(o->guards, json_string(release_guard_text(&g, txt,
+			                                                            sizeof(txt))));
+		}
+	}
+	if (!o->node)
+		ctl_usage_die("release start: give --node NEW");
+	if (!o->steps_s)
+		ctl_usage_die("release start: give --steps, like 1,5,25,50,100");
+	if (!o->every_s)
+		ctl_usage_die("release start: give --every, like 10m");
+	char err[300];
+	if (release_parse_steps(o->steps_s, o->steps, &o->nsteps, err, sizeof(err)))
+		ctl_die("release start: --steps %s: %s", o->steps_s, err);
+	if (release_parse_every(o->every_s, &o->every, err, sizeof(err)))
+		ctl_die("release start: --every %s", err);
+}
+
 static int release_start(int argc, char **argv)
 {
 	if (argc < 2)
 		ctl_die("release start: missing service name");
 	char name[1100];
 	ctl_service_name(argv[1], name, sizeof(name));
-	const char *node = NULL, *region = NULL, *isp = NULL, *steps_s = NULL, *every_s = NULL;
-	long weight = -1;
-	json_t *guards = json_array();
-	for (int i = 2; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(o, "--node") != 0 && strcmp(o, "--region") != 0 &&
-		    strcmp(o, "--isp") != 0 && strcmp(o, "--steps") != 0 &&
-		    strcmp(o, "--every") != 0 && strcmp(o, "--guard") != 0 &&
-		    strcmp(o, "--weight") != 0)
-			ctl_usage_die("release start: unknown option '%s'", o);
-		if (!v)
-			ctl_usage_die("release start: %s needs a value", o);
-		i++;
-		char err[300];
-		if (strcmp(o, "--node") == 0)
-			node = v;
-		else if (strcmp(o, "--region") == 0) {
-			if (!ctl_valid_word(v, 0))
-				ctl_die("release start: --region %s: use a short lowercase name "
-				        "like cn-bj", v);
-			region = v;
-		} else if (strcmp(o, "--isp") == 0) {
-			if (!ctl_valid_word(v, 0))
-				ctl_die("release start: --isp %s: use a short lowercase name "
-				        "like ctcc", v);
-			isp = v;
-		} else if (strcmp(o, "--steps") == 0)
-			steps_s = v;
-		else if (strcmp(o, "--every") == 0)
-			every_s = v;
-		else if (strcmp(o, "--weight") == 0)
-			weight = ctl_parse_num("release start: --weight", v, 0, 1000000);
-		else {
-			release_guard_t g;
-			if (release_parse_guard(v, &g, err, sizeof(err)))
-				ctl_die("release start: --guard %s", err);
-			if (json_array_size(guards) == RELEASE_MAX_GUARDS)
-				ctl_die("release start: at most %d guards", RELEASE_MAX_GUARDS);
-			char txt[64];
-			json_array_append_new(guards, json_string(release_guard_text(&g, txt,
-			                                                         sizeof(txt))));
-		}
-	}
-	if (!node)
-		ctl_usage_die("release start: give --node NEW");
-	if (!steps_s)
-		ctl_usage_die("release start: give --steps, like 1,5,25,50,100");
-	if (!every_s)
-		ctl_usage_die("release start: give --every, like 10m");
-	uint32_t steps[RELEASE_MAX_STEPS], every;
-	unsigned nsteps;
-	char err[300];
-	if (release_parse_steps(steps_s, steps, &nsteps, err, sizeof(err)))
-		ctl_die("release start: --steps %s: %s", steps_s, err);
-	if (release_parse_every(every_s, &every, err, sizeof(err)))
-		ctl_die("release start: --every %s", err);
-
+	start_opts_t o = { 0 };
+	start_options(argc, argv, &o);
 	wdb_txn_t *t = ctl_begin();
 	json_t *svc = wdb_get(t, WDB_SERVICE, name);
 	if (!svc)
 		ctl_die("release start: service %s does not exist", name);
-	json_t *n = wdb_get(t, WDB_NODE, node);
+	json_t *n = wdb_get(t, WDB_NODE, o.node);
 	if (!n)
-		ctl_die("release start: node %s does not exist", node);
-	guards_check(t, guards, node, n);
+		ctl_die("release start: node %s does not exist", o.node);
+	guards_check(t, o.guards, o.node, n);
 	json_decref(n);
 	json_t *old = json_object_get(svc, "release");
 	const char *ost = json_string_value(json_object_get(old, "state"));
@@ -269,44 +282,46 @@ static int release_start(int argc, char **argv)
 		ctl_die("release start: service %s has a %s release of node %s already "
 		        "(release abort %s first)", name, ost,
 		        json_string_value(json_object_get(old, "node")), name);
-	busy_t b = { node, name, "" };
+	busy_t b = { o.node, name, "" };
 	wdb_each(t, WDB_SERVICE, NULL, busy_cb, &b);
 	if (*b.other)
 		ctl_die("release start: node %s is in a release of service %s already",
-		        node, b.other);
+		        o.node, b.other);
 	uint32_t now = (uint32_t)time(NULL);
 	json_t *jsteps = json_array();
-	for (unsigned i = 0; i < nsteps; i++)
-		json_array_append_new(jsteps, release_pct_json(steps[i]));
+	for (unsigned i = 0; i < o.nsteps; i++)
+		json_array_append_new(jsteps, release_pct_json(o.steps[i]));
 	json_t *rel = json_pack("{s:s, s:o, s:I, s:o, s:s, s:i, s:o, s:I, s:I, s:s}",
-		"node", node, "steps", jsteps, "every", (json_int_t)every, "guards", guards,
-		"state", "running", "step", 0, "percent", release_pct_json(steps[0]),
+		"node", o.node, "steps", jsteps, "every", (json_int_t)o.every,
+		"guards", o.guards,
+		"state", "running", "step", 0, "percent", release_pct_json(o.steps[0]),
 		"since", (json_int_t)now, "started", (json_int_t)now,
 		"reason", "started");
-	if (region)
-		json_object_set_new(rel, "region", json_string(region));
-	if (isp)
-		json_object_set_new(rel, "isp", json_string(isp));
+	if (o.region)
+		json_object_set_new(rel, "region", json_string(o.region));
+	if (o.isp)
+		json_object_set_new(rel, "isp", json_string(o.isp));
 	rows_t x = { rel, json_object() };
 	char prefix[1200];
 	wdb_row_prefix(prefix, sizeof(prefix), name);
 	wdb_each(t, WDB_WEIGHT, prefix, row_cb, &x);
 	if (!json_object_size(x.rows))
 		ctl_die("release start: service %s has no weight row for region %s, ISP %s",
-		        name, region ? region : "*", isp ? isp : "*");
-	if (!rows_join(t, x.rows, rel, node, weight))
+		        name, o.region ? o.region : "*", o.isp ? o.isp : "*");
+	if (!rows_join(t, x.rows, rel, o.node, o.weight))
 		ctl_die("release start: node %s is in none of the weight rows of %s for "
 		        "region %s, ISP %s (give --weight W to add it to them with the "
-		        "release)", node, name, region ? region : "*", isp ? isp : "*");
+		        "release)", o.node, name, o.region ? o.region : "*",
+		        o.isp ? o.isp : "*");
 	json_decref(x.rows);
 	json_object_set_new(svc, "release", rel);
 	ctl_set(t, WDB_SERVICE, name, svc);
 	json_decref(svc);
 	char what[1500], joined[80] = "";
-	if (weight >= 0)
-		snprintf(joined, sizeof(joined), ", joining its rows with weight %ld", weight);
+	if (o.weight >= 0)
+		snprintf(joined, sizeof(joined), ", joining its rows with weight %ld", o.weight);
 	snprintf(what, sizeof(what), "release start %s node %s at %g%% (steps %s every "
-	         "%us)%s", name, node, steps[0] / 100.0, steps_s, every, joined);
+	         "%us)%s", name, o.node, o.steps[0] / 100.0, o.steps_s, o.every, joined);
 	ctl_commit(t, what);
 	return 0;
 }

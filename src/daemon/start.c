@@ -175,6 +175,80 @@ static int check_listen_free(const conf_t *c, const int *adopt, size_t nadopt)
 	return bad ? -1 : 0;
 }
 
+/* Creates the workers (g_workers, g_nworkers), their sockets bound or
+ * taken from those handed over; closes the handed-over sockets no
+ * listener takes.  Returns 0 or -1 after logging why. */
+static int create_workers(void)
+{
+	char err[1024];
+	g_nworkers = g_conf->workers;
+	if (!g_nworkers) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		g_nworkers = n > 0 ? (unsigned)n : 1;
+	}
+	/* Every socket handed over is served: closing one would drop what
+	 * is queued in it.  More of them than workers means more workers
+	 * until the next plain start. */
+	unsigned configured = g_nworkers;
+	for (size_t i = 0; i < g_conf->nlisten; i++) {
+		unsigned k = count_adopted(g_adopt, g_nadopt, &g_conf->listen[i],
+		                           SOCK_DGRAM);
+		if (k > g_nworkers)
+			g_nworkers = k;
+	}
+	if (g_nworkers != configured)
+		log_notice("--replace: %u workers, one for each socket handed over "
+		           "(%u configured, from the next plain start)",
+		           g_nworkers, configured);
+	g_workers = workers_create(g_conf, g_nworkers, g_db, g_adopt, g_nadopt,
+	                           err, sizeof(err));
+	if (!g_workers) {
+		log_err("%s", err);
+		return -1;
+	}
+	size_t dropped = 0;
+	for (size_t i = 0; i < g_nadopt; i++)
+		if (g_adopt[i] >= 0) {
+			close(g_adopt[i]);
+			dropped++;
+		}
+	if (dropped)
+		log_notice("--replace: closed %zu socket(s) of addresses no longer "
+		           "in the configuration", dropped);
+	free(g_adopt);
+	g_adopt = NULL;
+	g_nadopt = 0;
+	return 0;
+}
+
+/* dnstap (g_dnstap), when the configuration names a socket: its I/O
+ * thread and the workers' queues.  Returns 0 or -1 after logging why. */
+static int start_dnstap(void)
+{
+	char err[1024];
+	if (dnstap_conf_load(g_conf, &g_dnstap_conf, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	if (g_dnstap_conf.socket) {
+		g_dnstap = dnstap_new(&g_dnstap_conf,
+		                      workers_dnstap_queues(g_nworkers,
+		                                            g_workers[0].nlisten),
+		                      err, sizeof(err));
+		if (!g_dnstap) {
+			log_err("%s", err);
+			return -1;
+		}
+		workers_set_dnstap(g_workers, g_nworkers, g_dnstap);
+		log_info("dnstap: logging %s%s%s to %s",
+		         g_dnstap_conf.queries ? "queries" : "",
+		         g_dnstap_conf.queries && g_dnstap_conf.responses ? " and " : "",
+		         g_dnstap_conf.responses ? "responses" : "",
+		         g_dnstap_conf.socket);
+	}
+	return 0;
+}
+
 /* Opens the store, publishes the first snapshot and creates the workers
  * (their sockets bound), then drops privileges and detaches.  Returns 0
  * or -1 after logging why. */
@@ -224,43 +298,8 @@ static int start_server(const daemon_opts_t *o)
 	if (check_listen_free(g_conf, g_adopt, g_nadopt))
 		return -1;
 
-	g_nworkers = g_conf->workers;
-	if (!g_nworkers) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		g_nworkers = n > 0 ? (unsigned)n : 1;
-	}
-	/* Every socket handed over is served: closing one would drop what
-	 * is queued in it.  More of them than workers means more workers
-	 * until the next plain start. */
-	unsigned configured = g_nworkers;
-	for (size_t i = 0; i < g_conf->nlisten; i++) {
-		unsigned k = count_adopted(g_adopt, g_nadopt, &g_conf->listen[i],
-		                           SOCK_DGRAM);
-		if (k > g_nworkers)
-			g_nworkers = k;
-	}
-	if (g_nworkers != configured)
-		log_notice("--replace: %u workers, one for each socket handed over "
-		           "(%u configured, from the next plain start)",
-		           g_nworkers, configured);
-	g_workers = workers_create(g_conf, g_nworkers, g_db, g_adopt, g_nadopt,
-	                           err, sizeof(err));
-	if (!g_workers) {
-		log_err("%s", err);
+	if (create_workers())
 		return -1;
-	}
-	size_t dropped = 0;
-	for (size_t i = 0; i < g_nadopt; i++)
-		if (g_adopt[i] >= 0) {
-			close(g_adopt[i]);
-			dropped++;
-		}
-	if (dropped)
-		log_notice("--replace: closed %zu socket(s) of addresses no longer "
-		           "in the configuration", dropped);
-	free(g_adopt);
-	g_adopt = NULL;
-	g_nadopt = 0;
 	rrl_t *rl;
 	if (daemon__load_rrl(g_conf, &rl, err, sizeof(err))) {
 		log_err("%s", err);
@@ -275,26 +314,8 @@ static int start_server(const daemon_opts_t *o)
 	cookie_publish(cs);
 	/* After the fork of -d (the I/O thread must be the child's) and
 	 * before the workers start (each takes its queue). */
-	if (dnstap_conf_load(g_conf, &g_dnstap_conf, err, sizeof(err))) {
-		log_err("%s", err);
+	if (start_dnstap())
 		return -1;
-	}
-	if (g_dnstap_conf.socket) {
-		g_dnstap = dnstap_new(&g_dnstap_conf,
-		                      workers_dnstap_queues(g_nworkers,
-		                                            g_workers[0].nlisten),
-		                      err, sizeof(err));
-		if (!g_dnstap) {
-			log_err("%s", err);
-			return -1;
-		}
-		workers_set_dnstap(g_workers, g_nworkers, g_dnstap);
-		log_info("dnstap: logging %s%s%s to %s",
-		         g_dnstap_conf.queries ? "queries" : "",
-		         g_dnstap_conf.queries && g_dnstap_conf.responses ? " and " : "",
-		         g_dnstap_conf.responses ? "responses" : "",
-		         g_dnstap_conf.socket);
-	}
 	if (daemon__drop_privileges(g_conf->user))
 		return -1;
 	if (o->pidfile && daemon__write_pidfile(o->pidfile))
@@ -321,32 +342,39 @@ static void log_counters(void)
 	         (unsigned long long)workers_stat(g_workers, g_nworkers, STAT_DNSTAP_DROPPED));
 }
 
-/* Starts the workers and the health thread, runs the main loop (signals,
- * the store's flush) until SIGTERM or SIGINT, then stops them.  Returns
- * 0, or 1 when a thread could not start. */
-static int run(void)
+/* The main loop's own handles: the signals it acts on, the store's
+ * flush and the systemd watchdog. */
+typedef struct {
+	uv_signal_t hup, term, intr, usr2;
+	uv_timer_t sync, watchdog;
+} main_handles_t;
+
+static void handles_start(uv_loop_t *loop, main_handles_t *m)
 {
-	char err[1024];
-	uv_loop_t *loop = uv_default_loop();
-	uv_signal_t sig_hup, sig_term, sig_int, sig_usr2;
-	uv_signal_init(loop, &sig_usr2);
-	uv_signal_start(&sig_usr2, daemon__on_signal, SIGUSR2);
-	uv_signal_init(loop, &sig_hup);
-	uv_signal_init(loop, &sig_term);
-	uv_signal_init(loop, &sig_int);
-	uv_signal_start(&sig_hup, daemon__on_signal, SIGHUP);
-	uv_signal_start(&sig_term, daemon__on_signal, SIGTERM);
-	uv_signal_start(&sig_int, daemon__on_signal, SIGINT);
-	uv_timer_t sync_timer, watchdog_timer;
-	uv_timer_init(loop, &sync_timer);
-	uv_timer_start(&sync_timer, daemon__on_sync, 1000, 1000);
-	uv_timer_init(loop, &watchdog_timer);
+	uv_signal_init(loop, &m->usr2);
+	uv_signal_start(&m->usr2, daemon__on_signal, SIGUSR2);
+	uv_signal_init(loop, &m->hup);
+	uv_signal_init(loop, &m->term);
+	uv_signal_init(loop, &m->intr);
+	uv_signal_start(&m->hup, daemon__on_signal, SIGHUP);
+	uv_signal_start(&m->term, daemon__on_signal, SIGTERM);
+	uv_signal_start(&m->intr, daemon__on_signal, SIGINT);
+	uv_timer_init(loop, &m->sync);
+	uv_timer_start(&m->sync, daemon__on_sync, 1000, 1000);
+	uv_timer_init(loop, &m->watchdog);
 	if (sd_watchdog_enabled(0, &g_watchdog_usec) > 0) {
 		uint64_t ms = g_watchdog_usec / 2000;
-		uv_timer_start(&watchdog_timer, daemon__on_watchdog, ms ? ms : 1, ms ? ms : 1);
+		uv_timer_start(&m->watchdog, daemon__on_watchdog, ms ? ms : 1, ms ? ms : 1);
 	}
 	signal(SIGPIPE, SIG_IGN);
+}
 
+/* Starts the workers, the cluster (cluster mode), the health thread and
+ * the statistics endpoint, in that order.  Returns 0, or 1 after
+ * logging why and stopping those already started. */
+static int start_threads(uv_loop_t *loop)
+{
+	char err[1024];
 	stats_conf_t sc;
 	if (stats_conf_load(g_conf, &sc, err, sizeof(err))) {
 		log_err("%s", err);
@@ -392,6 +420,51 @@ static int run(void)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	return 0;
+}
+
+/* After the main loop: stops the threads in the reverse order and
+ * closes the loop's handles. */
+static void stop_all(uv_loop_t *loop, main_handles_t *m)
+{
+	log_counters();
+	stats_stop(g_stats);
+	health_stop(g_health); /* uses the cluster's hooks */
+	cluster_stop(g_cluster);
+	workers_stop(g_workers, g_nworkers);
+	/* After the workers: what they queued is flushed to the collector. */
+	dnstap_free(g_dnstap);
+	g_dnstap = NULL;
+	dnstap_conf_clear(&g_dnstap_conf);
+	rrl_publish(NULL);
+	uv_close((uv_handle_t *)&m->hup, NULL);
+	uv_close((uv_handle_t *)&m->term, NULL);
+	uv_close((uv_handle_t *)&m->intr, NULL);
+	uv_close((uv_handle_t *)&m->usr2, NULL);
+	if (g_child) {   /* the new daemon runs on without us */
+		uv_close((uv_handle_t *)g_child, daemon__child_closed);
+		g_child = NULL;
+	}
+	uv_close((uv_handle_t *)&m->sync, NULL);
+	uv_close((uv_handle_t *)&m->watchdog, NULL);
+	daemon__ctl_stop();
+	daemon__hand_drop();
+	if (g_draining)
+		uv_close((uv_handle_t *)&g_drain_timer, NULL);
+	uv_run(loop, UV_RUN_DEFAULT);
+	uv_loop_close(loop);
+}
+
+/* Starts the workers and the health thread, runs the main loop (signals,
+ * the store's flush) until SIGTERM or SIGINT, then stops them.  Returns
+ * 0, or 1 when a thread could not start. */
+static int run(void)
+{
+	uv_loop_t *loop = uv_default_loop();
+	main_handles_t m;
+	handles_start(loop, &m);
+	if (start_threads(loop))
+		return 1;
 	daemon__ctl_start(loop);
 	for (size_t i = 0; i < g_conf->nlisten; i++)
 		log_info("serving on %s (UDP and TCP), %u workers",
@@ -403,33 +476,7 @@ static int run(void)
 	uv_run(loop, UV_RUN_DEFAULT);
 
 	sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
-
-	log_counters();
-	stats_stop(g_stats);
-	health_stop(g_health); /* uses the cluster's hooks */
-	cluster_stop(g_cluster);
-	workers_stop(g_workers, g_nworkers);
-	/* After the workers: what they queued is flushed to the collector. */
-	dnstap_free(g_dnstap);
-	g_dnstap = NULL;
-	dnstap_conf_clear(&g_dnstap_conf);
-	rrl_publish(NULL);
-	uv_close((uv_handle_t *)&sig_hup, NULL);
-	uv_close((uv_handle_t *)&sig_term, NULL);
-	uv_close((uv_handle_t *)&sig_int, NULL);
-	uv_close((uv_handle_t *)&sig_usr2, NULL);
-	if (g_child) {   /* the new daemon runs on without us */
-		uv_close((uv_handle_t *)g_child, daemon__child_closed);
-		g_child = NULL;
-	}
-	uv_close((uv_handle_t *)&sync_timer, NULL);
-	uv_close((uv_handle_t *)&watchdog_timer, NULL);
-	daemon__ctl_stop();
-	daemon__hand_drop();
-	if (g_draining)
-		uv_close((uv_handle_t *)&g_drain_timer, NULL);
-	uv_run(loop, UV_RUN_DEFAULT);
-	uv_loop_close(loop);
+	stop_all(loop, &m);
 	return 0;
 }
 

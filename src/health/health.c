@@ -237,57 +237,40 @@ static unsigned steer_vantages(void *arg, const char *node, nearest_vantage_t *o
 	return cl && cl->vantages ? cl->vantages(cl->arg, node, out, max) : 0;
 }
 
-static void on_tick(uv_timer_t *t)
+/* Starts the probes of @n that are due at @now, and evaluates its
+ * newest round if it has one. */
+static void tick_node(health_t *h, hnode_t *n, double now)
 {
-	health_t *h = t->data;
-	double now = health__loop_now(h);
-	__atomic_store_n(&h->beat, util_mono_sec(), __ATOMIC_RELAXED);
-	if (now - h->last_sync >= SYNC_EVERY || h->last_sync == 0) {
-		int cut_due = now - h->last_cutover >= 1.0;
-		health__sync_nodes(h, cut_due);
-		if (cut_due)
-			h->last_cutover = now;
-		h->last_sync = now;
+	for (unsigned k = 0; k < n->nprobe; k++) {
+		hprobe_t *p = &n->probe[k];
+		if (p->run || p->next_due > now)
+			continue;
+		double iv = suspect(h, n) && h->c.fast_interval < p->spec.interval_s ?
+		            h->c.fast_interval : p->spec.interval_s;
+		p->next_due = now + iv;
+		p->run = probe_start(h->probes, &p->spec, on_result, p);
 	}
-	for (size_t i = 0; i < h->n; i++) {
-		hnode_t *n = h->node[i];
+	if (!n->dirty)
+		return;
+	n->dirty = 0;
+	health__evaluate(h, n);
+	learn_stable(n);
+	/* A node that has just become suspect does not wait
+	 * out the normal interval its probes were scheduled
+	 * with: the next run comes at the fast interval. */
+	if (suspect(h, n))
 		for (unsigned k = 0; k < n->nprobe; k++) {
 			hprobe_t *p = &n->probe[k];
-			if (p->run || p->next_due > now)
-				continue;
-			double iv = suspect(h, n) && h->c.fast_interval < p->spec.interval_s ?
-			            h->c.fast_interval : p->spec.interval_s;
-			p->next_due = now + iv;
-			p->run = probe_start(h->probes, &p->spec, on_result, p);
+			if (!p->run && p->next_due > now + h->c.fast_interval)
+				p->next_due = now + h->c.fast_interval;
 		}
-		if (n->dirty) {
-			n->dirty = 0;
-			health__evaluate(h, n);
-			learn_stable(n);
-			/* A node that has just become suspect does not wait
-			 * out the normal interval its probes were scheduled
-			 * with: the next run comes at the fast interval. */
-			if (suspect(h, n))
-				for (unsigned k = 0; k < n->nprobe; k++) {
-					hprobe_t *p = &n->probe[k];
-					if (!p->run && p->next_due > now + h->c.fast_interval)
-						p->next_due = now + h->c.fast_interval;
-				}
-		}
-	}
-	int status_due = now - h->last_status >= 1.0;
-	if (status_due) {
-		health__region_load(h);
-		stale_check(h);
-	}
-	health__flush(h, status_due);
-	if (status_due) {
-		h->last_status = now;
-		publish_stats(h);
-	}
-	/* S3-1, S3-3: the steering engine runs here, off the query path,
-	 * every steer.interval; its shares reach the workers through the
-	 * plans it rebuilds. */
+}
+
+/* S3-1, S3-3: the steering engine runs here, off the query path,
+ * every steer.interval; its shares reach the workers through the
+ * plans it rebuilds. */
+static void tick_steer(health_t *h, double now)
+{
 	if (now - h->last_steer >= h->c.steer.interval) {
 		/* Cluster mode: only the elected instance runs the engine,
 		 * and its shares go to etcd like its other decisions. */
@@ -317,11 +300,15 @@ static void on_tick(uv_timer_t *t)
 			log_warning("%s", err);
 		h->steer_hard = 0;
 	}
-	/* S4-10: the gray release controller, off the query path too:
-	 * every RELEASE_EVAL_EVERY, and for the guards alone at the first
-	 * tick after pushed figures reach the store, so that a broken guard
-	 * does not wait for the next evaluation.  Cluster mode: only the
-	 * elected instance decides, and its decisions go to etcd. */
+}
+
+/* S4-10: the gray release controller, off the query path too:
+ * every RELEASE_EVAL_EVERY, and for the guards alone at the first
+ * tick after pushed figures reach the store, so that a broken guard
+ * does not wait for the next evaluation.  Cluster mode: only the
+ * elected instance decides, and its decisions go to etcd. */
+static void tick_release(health_t *h, double now)
+{
 	int full = now - h->last_release >= RELEASE_EVAL_EVERY;
 	int moved = release_inputs_moved(h->db, &h->inputs_gen);
 	const health_cluster_t *cl = health__cluster(h);
@@ -341,6 +328,34 @@ static void on_tick(uv_timer_t *t)
 		h->last_release = now;
 		h->release_retry = 0;
 	}
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	health_t *h = t->data;
+	double now = health__loop_now(h);
+	__atomic_store_n(&h->beat, util_mono_sec(), __ATOMIC_RELAXED);
+	if (now - h->last_sync >= SYNC_EVERY || h->last_sync == 0) {
+		int cut_due = now - h->last_cutover >= 1.0;
+		health__sync_nodes(h, cut_due);
+		if (cut_due)
+			h->last_cutover = now;
+		h->last_sync = now;
+	}
+	for (size_t i = 0; i < h->n; i++)
+		tick_node(h, h->node[i], now);
+	int status_due = now - h->last_status >= 1.0;
+	if (status_due) {
+		health__region_load(h);
+		stale_check(h);
+	}
+	health__flush(h, status_due);
+	if (status_due) {
+		h->last_status = now;
+		publish_stats(h);
+	}
+	tick_steer(h, now);
+	tick_release(h, now);
 }
 
 /* The default interval and timeout of the probes that do not set their

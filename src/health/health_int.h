@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Internals shared by the files of the health thread: its node mirror
  * (nodes.c), the application of verdicts and the writes to the store
- * (repool.c), and the thread with its scheduling (health.c).
+ * (repool.c), standby promotion (standby.c), and the thread with its
+ * scheduling (health.c).
  *
  * Thread safety: everything declared here belongs to the health thread;
  * only health_start(), health_stop() and health_reconfigure() run on the
@@ -206,6 +207,32 @@ void health__note(health_t *h, const char *fmt, ...)
 
 /** Scores @n's newest round, runs the verdict and applies it. */
 void health__evaluate(health_t *h, hnode_t *n);
+
+/* standby.c: standby promotion. */
+
+/** The standby fields of a node as they were before a re-pool, to undo
+ * them if the commit fails (S0-10: never a half-applied pool). */
+typedef struct {
+	hnode_t *n;
+	int promoted, changed;
+	char promoted_for[64];
+	uint32_t since, moved_at;
+} health_undo_t;
+
+/** What one re-pool changed, oldest first; starts zeroed, its @u freed
+ * by the caller. */
+typedef struct {
+	health_undo_t *u;
+	size_t n, cap;
+} health_undo_log_t;
+
+/** Promotes a standby in place of each changed primary that is out of
+ * its rows (read in @t), and returns to the pool the standbys of
+ * primaries that serve again; logs what it changed in @undo. */
+void health__repool(health_t *h, wdb_txn_t *t, health_undo_log_t *undo);
+
+/** Undoes what @l logged: the re-pool of a commit that failed. */
+void health__undo_apply(health_undo_log_t *l);
 
 /* vantage.c: cluster mode (S4-6). */
 

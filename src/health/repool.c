@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Decisions into the store: a round's verdict applied to the node and
- * worded for the log and the audit record, standby promotion (S0-9,
- * S0-10, S1-6), and the writes of health, status and history records.
+ * worded for the log and the audit record, the re-pool of standby.c
+ * (S0-9, S0-10, S1-6), and the writes of health, status and history
+ * records.
  *
  * Thread safety: health thread only.
  *
@@ -359,179 +360,6 @@ static json_t *health_record(health_t *h, const hnode_t *n)
 	return rec;
 }
 
-typedef struct {
-	health_t *h;
-	hnode_t *demoted;
-	hnode_t *pick;
-} standby_t;
-
-static int in_rows(json_t *rows, const char *key)
-{
-	size_t i;
-	json_t *k;
-	json_array_foreach(rows, i, k)
-		if (strcmp(json_string_value(k), key) == 0)
-			return 1;
-	return 0;
-}
-
-/* Whether primary @n is out only because the steering engine took it
- * out for the SLA in some rows (S3-5). */
-static int sla_only(const health_t *h, const hnode_t *n)
-{
-	return n->sla_rows && health__decided(h, n) != VERDICT_DEMOTED &&
-	       strcmp(n->admin, "down") != 0 && strcmp(n->admin, "drain") != 0;
-}
-
-/* S0-9, S0-10, S1-6: a row that loses a primary gets a healthy standby of
- * the same row, with capacity for the load it takes over; a primary out
- * for the SLA only loses the rows the engine took it out of (S3-5). */
-static int find_standby(const char *key, json_t *row, void *arg)
-{
-	standby_t *s = arg;
-	json_t *w = json_object_get(row, "weights");
-	if (!json_object_get(w, s->demoted->id))
-		return 0;
-	if (sla_only(s->h, s->demoted) && !in_rows(s->demoted->sla_rows, key))
-		return 0;
-	const char *id;
-	json_t *v;
-	json_object_foreach(w, id, v) {
-		hnode_t *c = health__find_node(s->h, id, NULL);
-		if (!c || c == s->demoted || strcmp(c->pool, "standby") != 0 ||
-		    c->promoted || health__decided(s->h, c) == VERDICT_DEMOTED ||
-		    health__decided(s->h, c) == VERDICT_UNKNOWN ||
-		    strcmp(c->admin, "down") == 0 || strcmp(c->admin, "drain") == 0)
-			continue;
-		double usable_cap = (double)c->capacity * (100 - s->h->c.standby_headroom) / 100;
-		if (s->demoted->capacity > 0 && usable_cap < (double)s->demoted->capacity) {
-			log_info("standby %s cannot take over %s: capacity %ld, needs %ld + %.0f%% headroom",
-			         c->id, s->demoted->id, c->capacity, s->demoted->capacity,
-			         s->h->c.standby_headroom);
-			continue;
-		}
-		s->pick = c;
-		return 1;
-	}
-	(void)key;
-	return 0;
-}
-
-/* Whether primary @n is out of the answers: demoted by health, taken
- * out by its operator (admin down or drain), or by the steering engine
- * for the SLA (S3-5).  Either way its row loses it, and a standby takes
- * its place (S0-9, S0-11). */
-static int primary_out(const health_t *h, const hnode_t *n)
-{
-	return health__decided(h, n) == VERDICT_DEMOTED || strcmp(n->admin, "down") == 0 ||
-	       strcmp(n->admin, "drain") == 0 || n->sla_rows;
-}
-
-void health__steer_sla(health_t *h, json_t *sla)
-{
-	for (size_t i = 0; i < h->n; i++) {
-		hnode_t *n = h->node[i];
-		json_t *rows = json_object_get(sla, n->id);
-		if ((!rows && !n->sla_rows) || (rows && n->sla_rows && json_equal(rows, n->sla_rows)))
-			continue;
-		if (rows)
-			log_info("node %s: out for the SLA in %zu row(s) of steered services",
-			         n->id, json_array_size(rows));
-		else
-			log_info("node %s: back within the SLA in every steered row", n->id);
-		json_decref(n->sla_rows);
-		n->sla_rows = rows ? json_incref(rows) : NULL;
-		n->changed = 1;
-	}
-}
-
-/* The standby fields of a node as they were before a re-pool, to undo
- * them if the commit fails (S0-10: never a half-applied pool). */
-typedef struct {
-	hnode_t *n;
-	int promoted, changed;
-	char promoted_for[64];
-	uint32_t since, moved_at;
-} undo_t;
-
-typedef struct {
-	undo_t *u;
-	size_t n, cap;
-} undo_log_t;
-
-static void undo_save(undo_log_t *l, hnode_t *n)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 8;
-		l->u = xrealloc(l->u, l->cap * sizeof(*l->u));
-	}
-	undo_t *u = &l->u[l->n++];
-	u->n = n;
-	u->promoted = n->promoted;
-	u->changed = n->changed;
-	memcpy(u->promoted_for, n->promoted_for, sizeof(u->promoted_for));
-	u->since = n->v.since;
-	u->moved_at = n->v.moved_at;
-}
-
-/* Undoes the log newest first, so a node saved twice ends as it was. */
-static void undo_apply(undo_log_t *l)
-{
-	for (size_t i = l->n; i-- > 0;) {
-		undo_t *u = &l->u[i];
-		u->n->promoted = u->promoted;
-		u->n->changed = u->changed;
-		memcpy(u->n->promoted_for, u->promoted_for, sizeof(u->promoted_for));
-		u->n->v.since = u->since;
-		u->n->v.moved_at = u->moved_at;
-	}
-}
-
-static void repool(health_t *h, wdb_txn_t *t, undo_log_t *undo)
-{
-	for (size_t i = 0; i < h->n; i++) {
-		hnode_t *n = h->node[i];
-		if (!n->changed || strcmp(n->pool, "primary") != 0)
-			continue;
-		int has = 0;
-		for (size_t k = 0; k < h->n && !has; k++)
-			has = h->node[k]->promoted && strcmp(h->node[k]->promoted_for, n->id) == 0;
-		if (primary_out(h, n)) {
-			if (has)
-				continue; /* one standby per primary, retries included */
-			standby_t s = { h, n, NULL };
-			wdb_each(t, WDB_WEIGHT, NULL, find_standby, &s);
-			if (s.pick) {
-				undo_save(undo, s.pick);
-				s.pick->promoted = 1;
-				snprintf(s.pick->promoted_for, sizeof(s.pick->promoted_for), "%s", n->id);
-				s.pick->v.since = s.pick->v.moved_at = health__wall();
-				s.pick->changed = 1;
-				h->promotions_pending++;
-				log_info("node %s: standby promoted in place of %s (%s)", s.pick->id,
-				         n->id, health__decided(h, n) == VERDICT_DEMOTED ? "demoted" :
-				         sla_only(h, n) ? "below the SLA" : n->admin);
-				health__note(h, "standby %s promoted for %s%s", s.pick->id, n->id,
-				             sla_only(h, n) ? " (below the SLA)" : "");
-			}
-		} else if (has) {
-			/* The primary is back: its standby returns to the pool. */
-			for (size_t k = 0; k < h->n; k++) {
-				hnode_t *sb = h->node[k];
-				if (sb->promoted && strcmp(sb->promoted_for, n->id) == 0) {
-					undo_save(undo, sb);
-					sb->promoted = 0;
-					sb->promoted_for[0] = 0;
-					sb->v.since = sb->v.moved_at = health__wall();
-					sb->changed = 1;
-					log_info("node %s: back to standby, %s serves again", sb->id, n->id);
-					health__note(h, "standby %s released (%s serves again)", sb->id, n->id);
-				}
-			}
-		}
-	}
-}
-
 /* Test hook: when the environment names a file with
  * GSLBD_TEST_HEALTH_FAIL_FILE and that file holds a count above 0, the
  * next health commit fails as if the store had refused it, and the count
@@ -568,6 +396,118 @@ static int status_wanted(const hnode_t *n, uint32_t now, int due)
 	       (due && n->status_dirty && now - n->status_at >= STATUS_EVERY);
 }
 
+/* The live status of @n and its history point at @now, into @t. */
+static void write_status(health_t *h, wdb_txn_t *t, const hnode_t *n, uint32_t now)
+{
+	json_t *probes = json_array();
+	for (unsigned k = 0; k < n->nprobe; k++) {
+		const hprobe_t *p = &n->probe[k];
+		if (!p->last_time)
+			continue;
+		json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
+			"probe", p->text, "time", (json_int_t)p->last_time,
+			"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
+			"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
+			"total_ms", (int)p->last.total_ms, "error", p->last.error,
+			"cert_days_left", p->last.cert_days_left));
+	}
+	json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
+	                         n->last.dim[2], n->last.dim[3]);
+	/* No state of its own: the state is the decision's,
+	 * in the health record written beside it. */
+	json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:I, s:i, s:i, s:o, s:b}",
+		"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
+		"unknown", n->last.unknown, "vetoed", n->last.vetoed,
+		"abnormal", n->last.abnormal, "updated", (json_int_t)now,
+		"degraded_rounds", n->v.degraded, "good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
+	json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
+	if (h->c.shadow_profile >= 0)
+		json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
+	wdb_set(t, WDB_STATUS, n->id, st);
+	json_decref(st);
+	/* S2-10: each dimension's value goes with the score
+	 * and state, so that a post-mortem reads why a score
+	 * moved (-1: the dimension had no input). */
+	json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
+	                       n->last.unknown ? -1.0 : n->last.score,
+	                       "state", verdict_shown_state(&n->v),
+	                       "dims", n->last.dim[0], n->last.dim[1],
+	                       n->last.dim[2], n->last.dim[3],
+	                       "profile", health__profile_text(h, n));
+	if (n->v.gray)
+		json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
+	wdb_history_add(t, n->id, now, hs);
+	json_decref(hs);
+}
+
+/* Publishes the cluster's records @pub (cluster mode) and commits @t
+ * with audit text @what.  Returns the commit's change id, or < 0 with
+ * @err when nothing was written. */
+static int64_t commit_tick(health_t *h, wdb_txn_t *t, const health_cluster_t *cl,
+                           json_t *pub, const char *what, char *err, size_t size)
+{
+	json_t *recs = json_object_size(pub) ? json_pack("{s:O}", "health", pub) : NULL;
+	int prc = recs ? cl->publish(cl->arg, h->cl_epoch, recs, what, err, size) : 0;
+	json_decref(recs);
+	if (prc) {
+		/* Not written to etcd: as a failed commit, nothing of the
+		 * re-pool counts and the next tick tries again. */
+		wdb_abort(t);
+		return -1;
+	}
+	if (test_commit_fails(h)) {
+		wdb_abort(t);
+		snprintf(err, size, "test hook: commit refused");
+		return -1;
+	}
+	return wdb_commit(t, what, err, size);
+}
+
+/* A commit that failed with @rc and @err: the re-pool in @undo is
+ * undone. */
+static void tick_failed(health_t *h, int64_t rc, health_undo_log_t *undo,
+                        char *err, size_t size)
+{
+	/* S0-10: nothing of the re-pool stays applied; the decisions
+	 * stay marked changed and the next tick retries them whole,
+	 * so a retry picks the same standby, never a second one. */
+	health__undo_apply(undo);
+	h->stats.commit_failures++;
+	log_warning("health: cannot commit (%s); will retry", err);
+	/* A full map: room now, so that the retry at the next tick
+	 * finds it (S0-8: a decision reaches the answers in its
+	 * normal time, however full the audit log). */
+	wdb_room_t room;
+	if (rc == GSLB_ENOSPC &&
+	    weightdb_make_room(h->db, 20000, 1, &room) > 0)
+		log_warning("health: database: %s",
+		            wdb_room_msg(&room, err, size));
+}
+
+/* A commit that went through: the status of @st_done[0..@nst) is
+ * written as of @now, and the decisions are no longer pending. */
+static void tick_committed(health_t *h, hnode_t **st_done, size_t nst, uint32_t now)
+{
+	for (size_t i = 0; i < nst; i++) {
+		st_done[i]->status_at = now;
+		st_done[i]->status_dirty = 0;
+	}
+	h->stats.commits++;
+	h->stats.promotions += h->promotions_pending;
+	double mono = health__mono();
+	for (size_t i = 0; i < h->n; i++) {
+		hnode_t *n = h->node[i];
+		/* The demotion is in the plans the workers read. */
+		if (n->changed && n->demoted_at && !h->c.shadow) {
+			hstats_observe(&h->stats.switch_time, mono - n->demoted_at);
+			n->demoted_at = 0;
+		}
+		n->changed = 0;
+	}
+	h->what[0] = 0;
+	h->have_changes = 0;
+}
+
 void health__flush(health_t *h, int status_due)
 {
 	int any = 0;
@@ -591,11 +531,11 @@ void health__flush(health_t *h, int status_due)
 	 * probes removed) is mirrored first, so that nothing decided about
 	 * the old table is written over the new one. */
 	health__sync_in(h, t, 0);
-	undo_log_t undo = { NULL, 0, 0 };
+	health_undo_log_t undo = { NULL, 0, 0 };
 	h->promotions_pending = 0;
 	json_t *pub = cl && decide ? json_object() : NULL;
 	if (decide)
-		repool(h, t, &undo);
+		health__repool(h, t, &undo);
 	/* Status written in this transaction; marked done after the
 	 * commit only. */
 	size_t nst = 0;
@@ -618,104 +558,16 @@ void health__flush(health_t *h, int status_due)
 			health__view(h, cl, n, now);
 		st_done = xrealloc(st_done, (nst + 1) * sizeof(*st_done));
 		st_done[nst++] = n;
-		json_t *probes = json_array();
-		for (unsigned k = 0; k < n->nprobe; k++) {
-			const hprobe_t *p = &n->probe[k];
-			if (!p->last_time)
-				continue;
-			json_array_append_new(probes, json_pack("{s:s, s:I, s:b, s:i, s:i, s:i, s:s, s:i}",
-				"probe", p->text, "time", (json_int_t)p->last_time,
-				"ok", p->last.connected && p->last.status_ok && p->last.body_ok,
-				"status", p->last.status, "connect_ms", (int)p->last.connect_ms,
-				"total_ms", (int)p->last.total_ms, "error", p->last.error,
-				"cert_days_left", p->last.cert_days_left));
-		}
-		json_t *dims = json_pack("[f, f, f, f]", n->last.dim[0], n->last.dim[1],
-		                         n->last.dim[2], n->last.dim[3]);
-		/* No state of its own: the state is the decision's,
-		 * in the health record written beside it. */
-		json_t *st = json_pack("{s:f, s:o, s:b, s:b, s:i, s:I, s:i, s:i, s:o, s:b}",
-			"score", n->last.unknown ? -1.0 : n->last.score, "dims", dims,
-			"unknown", n->last.unknown, "vetoed", n->last.vetoed,
-			"abnormal", n->last.abnormal, "updated", (json_int_t)now,
-			"degraded_rounds", n->v.degraded, "good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
-		json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
-		if (h->c.shadow_profile >= 0)
-			json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
-		wdb_set(t, WDB_STATUS, n->id, st);
-		json_decref(st);
-		/* S2-10: each dimension's value goes with the score
-		 * and state, so that a post-mortem reads why a score
-		 * moved (-1: the dimension had no input). */
-		json_t *hs = json_pack("{s:f, s:s, s:[f, f, f, f], s:s}", "score",
-		                       n->last.unknown ? -1.0 : n->last.score,
-		                       "state", verdict_shown_state(&n->v),
-		                       "dims", n->last.dim[0], n->last.dim[1],
-		                       n->last.dim[2], n->last.dim[3],
-		                       "profile", health__profile_text(h, n));
-		if (n->v.gray)
-			json_object_set_new(hs, "gray_pct", json_integer(n->v.gray_pct));
-		wdb_history_add(t, n->id, now, hs);
-		json_decref(hs);
+		write_status(h, t, n, now);
 	}
 	char what[1100];
 	snprintf(what, sizeof(what), "health: %s", h->what[0] ? h->what : "state");
-	int rc;
-	json_t *recs = json_object_size(pub) ? json_pack("{s:O}", "health", pub) : NULL;
-	int prc = recs ? cl->publish(cl->arg, h->cl_epoch, recs, what, err, sizeof(err)) : 0;
-	json_decref(recs);
-	if (prc) {
-		/* Not written to etcd: as a failed commit, nothing of the
-		 * re-pool counts and the next tick tries again. */
-		wdb_abort(t);
-		rc = -1;
-	} else if (test_commit_fails(h)) {
-		wdb_abort(t);
-		snprintf(err, sizeof(err), "test hook: commit refused");
-		rc = -1;
-	} else {
-		rc = wdb_commit(t, what, err, sizeof(err));
-	}
-	if (rc < 0) {
-		/* S0-10: nothing of the re-pool stays applied; the decisions
-		 * stay marked changed and the next tick retries them whole,
-		 * so a retry picks the same standby, never a second one. */
-		undo_apply(&undo);
-		json_decref(pub);
-		free(undo.u);
-		free(st_done);
-		h->stats.commit_failures++;
-		log_warning("health: cannot commit (%s); will retry", err);
-		/* A full map: room now, so that the retry at the next tick
-		 * finds it (S0-8: a decision reaches the answers in its
-		 * normal time, however full the audit log). */
-		wdb_room_t room;
-		if (rc == GSLB_ENOSPC &&
-		    weightdb_make_room(h->db, 20000, 1, &room) > 0)
-			log_warning("health: database: %s",
-			            wdb_room_msg(&room, err, sizeof(err)));
-		return;
-	}
+	int64_t rc = commit_tick(h, t, cl, pub, what, err, sizeof(err));
 	json_decref(pub);
+	if (rc < 0)
+		tick_failed(h, rc, &undo, err, sizeof(err));
+	else
+		tick_committed(h, st_done, nst, now);
 	free(undo.u);
-	for (size_t i = 0; i < nst; i++) {
-		st_done[i]->status_at = now;
-		st_done[i]->status_dirty = 0;
-	}
 	free(st_done);
-	h->stats.commits++;
-	h->stats.promotions += h->promotions_pending;
-	double mono = health__mono();
-	for (size_t i = 0; i < h->n; i++) {
-		hnode_t *n = h->node[i];
-		/* The demotion is in the plans the workers read. */
-		if (n->changed && n->demoted_at && !h->c.shadow) {
-			hstats_observe(&h->stats.switch_time, mono - n->demoted_at);
-			n->demoted_at = 0;
-		}
-		n->changed = 0;
-	}
-	h->what[0] = 0;
-	h->have_changes = 0;
 }
-

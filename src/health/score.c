@@ -211,14 +211,86 @@ static int is_fresh(uint32_t t, uint32_t now, uint32_t fresh_s)
 	return now < fresh_s || t >= now - fresh_s;
 }
 
+/* The latency of the successful answers @lat[0..@ok), oldest first;
+ * *@lat_n gets how many count.
+ *
+ * Outliers first (S3-9): an answer more than outlier_factor times
+ * slower than each of its neighbours among the successful answers (and
+ * SCORE_OUTLIER_FLOOR_MS slower at least) is a spike, from scheduling
+ * or one retransmission, and is dropped.  The newest answer has no
+ * successor yet and is always kept: a spike counts for the one round
+ * in which it is the newest, and a path that really got slower gives
+ * two slow answers in a row, which are never outliers, so a
+ * degradation is never filtered away.
+ *
+ * Latency is an exponential moving average of the kept answers,
+ * oldest first, with weight latency_alpha for each newer one
+ * (S4-7 "EMA on latency", S3-9).  With the default 0.5 an answer
+ * four rounds old weighs 1/16: the dimension follows the path
+ * within a few rounds, as the mean of the newest four did, but one
+ * slow answer moves it only half way. */
+static double latency_ema(const score_config_t *c, const double *lat, unsigned ok,
+                          unsigned *lat_n)
+{
+	double kept[SCORE_WINDOW];
+	unsigned nk = 0;
+	for (unsigned i = 0; i < ok; i++) {
+		if (c->outlier_factor > 0 && i + 1 < ok) {
+			double nb = lat[i + 1];
+			if (i > 0 && lat[i - 1] > nb)
+				nb = lat[i - 1];
+			if (lat[i] > c->outlier_factor * nb + SCORE_OUTLIER_FLOOR_MS)
+				continue;
+		}
+		kept[nk++] = lat[i];
+	}
+	double alpha = c->latency_alpha > 0 && c->latency_alpha <= 1 ?
+	               c->latency_alpha : 1;
+	double ema = 0;
+	for (unsigned i = 0; i < nk; i++) {
+		ema = i ? ema + alpha * (kept[i] - ema) : kept[i];
+		(*lat_n)++;
+	}
+	return ema;
+}
+
+/* The sum of route jitter over the successful answers @lat[0..@ok);
+ * *@jn gets how many terms it has.
+ *
+ * Route jitter compares the current path with the stable-period path:
+ * how far each of the newest SCORE_RECENT answers strays from the
+ * node's stable latency @stable_ms when that is known, so a path that
+ * moves from 30 to 120 ms counts here as well as in latency.  Without
+ * a stable reference (a new node), how far it strays from the previous
+ * answer: a stable path gives near-equal times, route changes and
+ * queueing give jumps.  Failed samples are skipped, not counted as
+ * jumps, and outliers are kept (S3-9): variation is what it measures. */
+static double route_jitter(const double *lat, unsigned ok, double stable_ms,
+                           unsigned *jn)
+{
+	double jit_sum = 0, prev = 0;
+	int have_prev = 0;
+	for (unsigned i = ok > SCORE_RECENT ? ok - SCORE_RECENT : 0; i < ok; i++) {
+		if (stable_ms > 0) {
+			jit_sum += fabs(lat[i] - stable_ms);
+			(*jn)++;
+		} else if (have_prev) {
+			jit_sum += fabs(lat[i] - prev);
+			(*jn)++;
+		}
+		prev = lat[i];
+		have_prev = 1;
+	}
+	return jit_sum;
+}
+
 static void probe_inputs(const score_config_t *c, const score_sample_t *s,
                          unsigned n, double stable_ms, uint32_t now,
                          probe_in_t *p)
 {
 	unsigned fresh = 0, failed = 0, connected = 0, answered = 0;
 	unsigned status_good = 0, timeouts = 0, ok = 0, jn = 0, lat_n = 0;
-	double lat_sum = 0, jit_sum = 0, prev = 0, lat[SCORE_WINDOW];
-	int have_prev = 0;
+	double lat[SCORE_WINDOW];
 
 	p->loss = p->latency = p->connect = p->jitter = -1;
 	p->status = p->timeouts = -1;
@@ -250,66 +322,11 @@ static void probe_inputs(const score_config_t *c, const score_sample_t *s,
 	if (fresh == 0)
 		return;
 
-	/* Latency and route jitter (S0-6) describe the path now.
-	 *
-	 * Outliers first (S3-9): for latency, an answer more than
-	 * outlier_factor times slower than each of its neighbours among
-	 * the successful answers (and SCORE_OUTLIER_FLOOR_MS slower at
-	 * least) is a spike, from scheduling or one retransmission, and is
-	 * dropped.  Route jitter keeps every answer: variation is what it
-	 * measures.  The newest
-	 * answer has no successor yet and is always kept: a spike counts
-	 * for the one round in which it is the newest, and a path that
-	 * really got slower gives two slow answers in a row, which are
-	 * never outliers, so a degradation is never filtered away.
-	 *
-	 * Latency is an exponential moving average of the kept answers,
-	 * oldest first, with weight latency_alpha for each newer one
-	 * (S4-7 "EMA on latency", S3-9).  With the default 0.5 an answer
-	 * four rounds old weighs 1/16: the dimension follows the path
-	 * within a few rounds, as the mean of the newest four did, but one
-	 * slow answer moves it only half way.
-	 *
-	 * Route jitter compares the current path with the stable-period
-	 * path: how far each of the newest SCORE_RECENT answers
-	 * strays from the node's stable latency when that is known, so a
-	 * path that moves from 30 to 120 ms counts here as well as in
-	 * latency.  Without a stable reference (a new node), how far it
-	 * strays from the previous answer: a stable path gives near-equal
-	 * times, route changes and queueing give jumps.  Failed samples
-	 * are skipped, not counted as jumps.  Loss, connect success and
+	/* Latency and route jitter (S0-6) describe the path now
+	 * (latency_ema(), route_jitter()).  Loss, connect success and
 	 * status are rates and use the whole window. */
-	double kept[SCORE_WINDOW];
-	unsigned nk = 0;
-	for (unsigned i = 0; i < ok; i++) {
-		if (c->outlier_factor > 0 && i + 1 < ok) {
-			double nb = lat[i + 1];
-			if (i > 0 && lat[i - 1] > nb)
-				nb = lat[i - 1];
-			if (lat[i] > c->outlier_factor * nb + SCORE_OUTLIER_FLOOR_MS)
-				continue;
-		}
-		kept[nk++] = lat[i];
-	}
-	double alpha = c->latency_alpha > 0 && c->latency_alpha <= 1 ?
-	               c->latency_alpha : 1;
-	double ema = 0;
-	for (unsigned i = 0; i < nk; i++) {
-		ema = i ? ema + alpha * (kept[i] - ema) : kept[i];
-		lat_n++;
-	}
-	for (unsigned i = ok > SCORE_RECENT ? ok - SCORE_RECENT : 0; i < ok; i++) {
-		if (stable_ms > 0) {
-			jit_sum += fabs(lat[i] - stable_ms);
-			jn++;
-		} else if (have_prev) {
-			jit_sum += fabs(lat[i] - prev);
-			jn++;
-		}
-		prev = lat[i];
-		have_prev = 1;
-	}
-	lat_sum = ema;
+	double lat_sum = latency_ema(c, lat, ok, &lat_n);
+	double jit_sum = route_jitter(lat, ok, stable_ms, &jn);
 
 	/* Loss: the percentage of failed samples.  A 16-sample window
 	 * moves in 6.25 % steps, and any step is past the 0.2 veto level

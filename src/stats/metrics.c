@@ -201,25 +201,9 @@ static void tcp(expo_t *e, const stats_sample_t *s)
 	expo_sample_u64(e, name, li, 1, s->tcp[TCP_CLOSED_IDLE]);
 }
 
-/* What the health thread published: per node, per probe kind, the
- * transitions and the reaction times (S1-7, S1-11, S4-9). */
-static void health(expo_t *e, const stats_sample_t *s)
+/* Per node: score, state, dimensions; the standbys serving. */
+static void health_nodes(expo_t *e, const hstats_t *hp)
 {
-	static const hstats_t none_pub;
-	hstats_counters_t zero;
-	const hstats_t *hp = s->health ? s->health : &none_pub;
-	const hstats_counters_t *c = &hp->c;
-	if (!s->health) {
-		hstats_init(&zero);
-		c = &zero;
-	}
-	gauge1(e, "gslbd_health_heartbeat_age_seconds",
-	       "Seconds since the health thread's loop last ran (it runs ten "
-	       "times a second).", (double)s->health_beat_age);
-	gauge1(e, "gslbd_health_published_timestamp_seconds",
-	       "When the health thread last published these figures (unix "
-	       "time; once a second, 0 before the first).", (double)hp->published);
-
 	const char *name = "gslbd_health_node_score";
 	expo_family(e, name, EXPO_GAUGE,
 	            "Quality score of the node, 0-100 (absent while unknown).");
@@ -255,8 +239,13 @@ static void health(expo_t *e, const stats_sample_t *s)
 		promoted += hp->node[i].promoted;
 	gauge1(e, "gslbd_health_standbys_promoted",
 	       "Standby nodes serving in place of a primary now.", (double)promoted);
+}
 
-	name = "gslbd_health_probe_duration_seconds";
+/* Per probe kind: durations, results and failures; the state
+ * transitions. */
+static void health_probes(expo_t *e, const hstats_counters_t *c)
+{
+	const char *name = "gslbd_health_probe_duration_seconds";
 	expo_family(e, name, EXPO_HISTOGRAM,
 	            "Duration of the probes, by kind (tcp, http, https).");
 	for (unsigned k = 0; k < HSTATS_KINDS; k++) {
@@ -290,7 +279,13 @@ static void health(expo_t *e, const stats_sample_t *s)
 				                    "to", hstats_state_name(t) };
 				expo_sample_u64(e, name, l, 2, c->transitions[f][t]);
 			}
-	name = "gslbd_health_detection_seconds";
+}
+
+/* The reaction times of demotions (S1-7, S1-11), recoveries, flaps,
+ * promotions and the thread's commits. */
+static void health_reactions(expo_t *e, const hstats_counters_t *c)
+{
+	const char *name = "gslbd_health_detection_seconds";
 	expo_family(e, name, EXPO_HISTOGRAM,
 	            "Detection time of each demotion: from the node's first bad "
 	            "round to the verdict that takes it out.");
@@ -313,8 +308,12 @@ static void health(expo_t *e, const stats_sample_t *s)
 	counter1(e, "gslbd_health_commit_failures_total",
 	         "Commits of the health thread that failed (retried whole).",
 	         c->commit_failures);
+}
 
-	name = "gslbd_cutover_window_phase";
+/* The phase of each cutover window. */
+static void cutover_windows(expo_t *e, const hstats_t *hp)
+{
+	const char *name = "gslbd_cutover_window_phase";
 	expo_family(e, name, EXPO_GAUGE,
 	            "1 for the phase a cutover window is in, 0 for the others.");
 	static const cutover_phase_t phases[] = { CUT_ANNOUNCED, CUT_PREDERATED,
@@ -325,6 +324,31 @@ static void health(expo_t *e, const stats_sample_t *s)
 			const char *l[] = { "window", hp->window[i].id, "phase", ph };
 			expo_sample_u64(e, name, l, 2, strcmp(hp->window[i].phase, ph) == 0);
 		}
+}
+
+/* What the health thread published: per node, per probe kind, the
+ * transitions and the reaction times (S1-7, S1-11, S4-9). */
+static void health(expo_t *e, const stats_sample_t *s)
+{
+	static const hstats_t none_pub;
+	hstats_counters_t zero;
+	const hstats_t *hp = s->health ? s->health : &none_pub;
+	const hstats_counters_t *c = &hp->c;
+	if (!s->health) {
+		hstats_init(&zero);
+		c = &zero;
+	}
+	gauge1(e, "gslbd_health_heartbeat_age_seconds",
+	       "Seconds since the health thread's loop last ran (it runs ten "
+	       "times a second).", (double)s->health_beat_age);
+	gauge1(e, "gslbd_health_published_timestamp_seconds",
+	       "When the health thread last published these figures (unix "
+	       "time; once a second, 0 before the first).", (double)hp->published);
+
+	health_nodes(e, hp);
+	health_probes(e, c);
+	health_reactions(e, c);
+	cutover_windows(e, hp);
 }
 
 /* The weight store, as the main thread reads it at the scrape. */
