@@ -336,3 +336,16 @@ unsigned util_edit_distance(const char *a, const char *b)
 	free(r);
 	return d;
 }
+
+const char *util_flags_text(const char *const *names, unsigned n, unsigned bits,
+                            char *buf, size_t size)
+{
+	size_t l = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (bits & (1u << i) && l < size)
+			l += (size_t)snprintf(buf + l, size - l, "%s%s", l ? ", " : "", names[i]);
+	if (!l)
+		snprintf(buf, size, "-");
+	return buf;
+}

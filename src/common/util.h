@@ -125,4 +125,9 @@ static inline void wr32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
+/* The names of the bits set in @bits (bit i named @names[i], @n names),
+ * comma-separated, in @buf of @size; "-" when none is set.  Returns @buf. */
+const char *util_flags_text(const char *const *names, unsigned n, unsigned bits,
+                            char *buf, size_t size);
+
 #endif

@@ -2,6 +2,7 @@
 /* Nearest steering's arithmetic (nearest.h): latency ranking, the switch
  * margin with its confirmation, capacity limits and spill.  Pure: no
  * I/O, no allocation. */
+#include "common/util.h"
 #include "steer/nearest.h"
 
 #include <math.h>
@@ -323,12 +324,5 @@ const char *nearest_limits_text(unsigned lim, char *buf, unsigned size)
 {
 	static const char *const names[] = { "failed hard", "no latency data",
 		"capacity", "spill", "all at capacity", "below min-step" };
-	size_t l = 0;
-	buf[0] = 0;
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (lim & (1u << i) && l < size)
-			l += (size_t)snprintf(buf + l, size - l, "%s%s", l ? ", " : "", names[i]);
-	if (!l)
-		snprintf(buf, size, "-");
-	return buf;
+	return util_flags_text(names, sizeof(names) / sizeof(names[0]), lim, buf, size);
 }

@@ -2,6 +2,7 @@
 /* The steering records in the store (steer_rec.h): service settings,
  * budgets and spend, pushed inputs and the one reader of their
  * samples. */
+#include "common/util.h"
 #include "steer/steer_rec.h"
 
 #include <math.h>
@@ -33,14 +34,7 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 	static const char *const names[] = { "floor", "max-step",
 		"max-change-per-hour", "below min-step", "SLA", "over budget",
 		"no fresh input", "all below SLA", "capacity" };
-	size_t l = 0;
-	buf[0] = 0;
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (lim & (1u << i) && l < size)
-			l += (size_t)snprintf(buf + l, size - l, "%s%s", l ? ", " : "", names[i]);
-	if (!l)
-		snprintf(buf, size, "-");
-	return buf;
+	return util_flags_text(names, sizeof(names) / sizeof(names[0]), lim, buf, size);
 }
 
 const char *steer_spend_key(char *buf, size_t size, const char *name,
