@@ -155,7 +155,8 @@ $(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 FUZZ_REPLAY := $(B)/tests/fuzz_replay $(B)/tests/fuzz_zone_replay \
                $(B)/tests/fuzz_conf_replay
 
-# TESTJOBS: tests run side by side (default: the number of CPUs).
+# TESTJOBS: tests run side by side (default: two per CPU, one per CPU
+# under sanitizers; tests/run.sh).
 check: all $(UNIT_BIN) $(FUZZ_REPLAY)
 	@B=$(B) TESTPORT=$(TESTPORT) SAN="$(SAN)" tests/run.sh $(if $(TESTJOBS),-j $(TESTJOBS))
 

@@ -6,10 +6,13 @@
 #
 #   tests/run.sh [-j N]
 #
-# -j N runs N tests at a time (default: the number of CPUs; -j 1 runs
-# them one after the other, in order).  The integration tests mostly wait
-# for the daemon, so running them side by side shortens the suite without
-# loading the machine much more.  Each of the N slots has its own range of
+# -j N runs N tests at a time (-j 1 runs them one after the other, in
+# order).  The default is twice the number of CPUs, as many as the port
+# room below 32768 holds (5 slots from the default base): the integration
+# tests mostly wait for the daemon, so running them side by side shortens
+# the suite without loading the machine much more.  Under sanitizers the
+# default is the number of CPUs: instrumented tests compute more than
+# they wait.  Each of the N slots has its own range of
 # ports (SLOT_SPAN above the previous one's) and its own temporary tree
 # (tests/tmp/PORT/), so two tests never share a port or a directory; the
 # tests of one slot run one after the other.  Lines are printed as tests
@@ -21,7 +24,14 @@
 # TEST_TIME_FACTOR (multiplies every deadline of the integration tests;
 # default 1, more on a slow or busy machine: see tests/integ/lib.sh).
 cd "$(dirname "$0")/.." || exit 2
-jobs=$(nproc 2>/dev/null || echo 1)
+B=${B:-build}
+TESTPORT=${TESTPORT:-15300}
+SLOT_SPAN=3200
+max_slots=$(((32768 - TESTPORT) / SLOT_SPAN))
+[ "$max_slots" -ge 1 ] || max_slots=1
+cpus=$(nproc 2>/dev/null || echo 1)
+if [ -n "${SAN:-}" ]; then jobs=$cpus; else jobs=$((2 * cpus)); fi
+[ "$jobs" -le "$max_slots" ] || jobs=$max_slots
 while getopts j: opt; do
 	case $opt in
 	j) jobs=$OPTARG ;;
@@ -29,14 +39,11 @@ while getopts j: opt; do
 	esac
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: -j wants a number >= 1" >&2; exit 2; }
-B=${B:-build}
-TESTPORT=${TESTPORT:-15300}
 # A slot runs one test at a time, so its tests share one port layout
 # (TEST_SLOTTED): the DNS port at the base, probe servers 3000 to 3130
 # above it, etcd 1000 to 1010 above it (lib.sh, cluster_lib.sh).  A test
 # run alone instead adds a hash of its name, so that two of them side
 # by side do not collide.
-SLOT_SPAN=3200
 export TEST_SLOTTED=1
 export B SAN TEST_TIME_FACTOR=${TEST_TIME_FACTOR:-1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
