@@ -47,6 +47,12 @@ struct cluster {
 	int64_t rev;              /* last revision applied or read */
 	int need_resync;
 	int connected;            /* atomic; -1 until the first try */
+	/* What the members said when etcd last failed (watch thread; the
+	 * text under vmu): how many answer, of how many. */
+	unsigned etcd_members, etcd_answering;   /* atomic */
+	int etcd_noted;                          /* atomic: etcd_why is set */
+	char etcd_why[400];                      /* under vmu, with: */
+	char etcd_key[64];                       /* the state and counts */
 	uint64_t resyncs, applied; /* atomic */
 	int64_t last_apply;       /* atomic: unix time, cluster_info_t */
 	uint64_t decisions, conflicts; /* atomic: cluster_info_t */
@@ -64,13 +70,6 @@ struct cluster {
 	etcd_t *he;               /* the health thread's client (publish) */
 	health_cluster_t hooks;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int stopping(cluster_t *c)
 {
@@ -215,17 +214,56 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
 	return 0;
 }
 
-static void set_connected(cluster_t *c, int up, const char *why)
+/* What the members say when a request of @e failed with @why (e NULL:
+ * a request went through), kept for the log, /healthz and the metrics:
+ * "no quorum: 1 of 3 members answer (e1)" rather than "unreachable" when
+ * some members are there.  The watch and the lease thread both report:
+ * without a quorum the watch stream stays open (nothing is written, so
+ * nothing arrives), while the lease cannot be renewed. */
+static void note_etcd(cluster_t *c, etcd_t *e, const char *why)
 {
-	int was = __atomic_exchange_n(&c->connected, up, __ATOMIC_RELAXED);
-	if (was == up || (up && was < 0))
-		return; /* the first contact is logged by the resync */
-	if (up)
+	char text[400] = "";
+	if (!e && !__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED))
+		return;
+	/* Logged when the state or the counts move, not each time the
+	 * error's text does (another endpoint tried, another curl error). */
+	char key[64] = "";
+	if (e) {
+		etcd_health_t h;
+		etcd_health(e, &h);
+		etcd_health_text(&h, why, text, sizeof(text));
+		snprintf(key, sizeof(key), "%s %u/%u", etcd_health_state(&h), h.answering,
+		         h.members);
+		__atomic_store_n(&c->etcd_members, h.members, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->etcd_answering, h.answering, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&c->etcd_answering, 0, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_lock(&c->vmu);
+	int same = strcmp(c->etcd_key, key) == 0;
+	snprintf(c->etcd_key, sizeof(c->etcd_key), "%s", key);
+	snprintf(c->etcd_why, sizeof(c->etcd_why), "%s", text);
+	pthread_mutex_unlock(&c->vmu);
+	__atomic_store_n(&c->etcd_noted, e != NULL, __ATOMIC_RELAXED);
+	if (same)
+		return;
+	if (e)
+		log_warning("cluster: %s; answering from the local store, retrying",
+		            text);
+	else
 		log_notice("cluster: etcd reachable again, table at revision %lld",
 		           (long long)c->rev);
-	else
-		log_warning("cluster: etcd unreachable (%s); answering from the local "
-		            "store, retrying", why);
+}
+
+/* The watch's state: up, or down for the reason @why (a request of @e). */
+static void set_connected(cluster_t *c, int up, etcd_t *e, const char *why)
+{
+	if (up && __atomic_load_n(&c->connected, __ATOMIC_RELAXED) == 1)
+		return; /* every event of the watch: nothing to do */
+	int was = __atomic_exchange_n(&c->connected, up, __ATOMIC_RELAXED);
+	if (up && was < 0)
+		return; /* the first contact is logged by the resync */
+	note_etcd(c, up ? NULL : e, why);
 }
 
 /* The changes of one revision, collected from the watch. */
@@ -261,7 +299,7 @@ static int flush_group(cluster_t *c, group_t *g)
 		/* Pushed metrics (feed.h): their own revisions, apart from
 		 * the table's; a failure to write them is the store's, and a
 		 * full read applies them again. */
-		int64_t t0 = mono_ms();
+		int64_t t0 = util_mono_ms();
 		int n = cluster_feed_apply(c->db, g->rev, g->feed, err, sizeof(err));
 		if (n < 0) {
 			log_err("cluster: revision %lld: %s; resyncing in full",
@@ -270,7 +308,7 @@ static int flush_group(cluster_t *c, group_t *g)
 			rc = n;
 		} else {
 			log_debug("cluster: revision %lld: %d pushed measurements applied in "
-			          "%lld ms", (long long)g->rev, n, (long long)(mono_ms() - t0));
+			          "%lld ms", (long long)g->rev, n, (long long)(util_mono_ms() - t0));
 		}
 		json_array_clear(g->feed);
 	}
@@ -334,7 +372,7 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 static int on_watch(const json_t *res, void *arg)
 {
 	cluster_t *c = arg;
-	set_connected(c, 1, NULL);
+	set_connected(c, 1, NULL, NULL);
 	int64_t compacted = etcd_int(res, "compact_revision");
 	if (compacted || json_is_true(json_object_get(res, "canceled"))) {
 		log_notice("cluster: etcd history compacted past revision %lld; "
@@ -362,11 +400,11 @@ static void *watch_main(void *arg)
 	c->need_resync = 1;
 	while (!stopping(c)) {
 		if (c->need_resync) {
-			int64_t rev = 0, marker = 0, t0 = mono_ms();
+			int64_t rev = 0, marker = 0, t0 = util_mono_ms();
 			int rc = cluster_resync(c->db, e, c->cc.prefix, c->actor, &rev, &marker,
 			                        err, sizeof(err));
 			if (rc < 0) {
-				set_connected(c, 0, err);
+				set_connected(c, 0, e, err);
 				if (nap(c, delay))
 					break;
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
@@ -374,7 +412,7 @@ static void *watch_main(void *arg)
 			}
 			if (load_views(c, e, rev, err, sizeof(err)) ||
 			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
-				set_connected(c, 0, err);
+				set_connected(c, 0, e, err);
 				if (nap(c, delay))
 					break;
 				continue;
@@ -384,17 +422,17 @@ static void *watch_main(void *arg)
 			__atomic_store_n(&c->rev, local > rev ? local : rev, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&c->resyncs, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->last_apply, (int64_t)time(NULL), __ATOMIC_RELAXED);
-			set_connected(c, 1, NULL);
+			set_connected(c, 1, NULL, NULL);
 			log_info("cluster: resynced from etcd at revision %lld: %d objects "
 			         "changed in %lld ms", (long long)rev, rc,
-			         (long long)(mono_ms() - t0));
+			         (long long)(util_mono_ms() - t0));
 		}
 		int rc = etcd_watch(e, c->cc.prefix, c->rev + 1, on_watch, stop_cb, c,
 		                    err, sizeof(err));
 		if (stopping(c))
 			break;
 		if (rc == GSLB_EIO) {
-			set_connected(c, 0, err);
+			set_connected(c, 0, e, err);
 			if (nap(c, delay))
 				break;
 			delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
@@ -506,7 +544,7 @@ static int verdict_moved(json_t *a, json_t *b)
  * transactions of TXN_OPS. */
 static void publish_views(cluster_t *c, etcd_t *e)
 {
-	int64_t now = mono_ms();
+	int64_t now = util_mono_ms();
 	json_t *todo = json_object();
 	pthread_mutex_lock(&c->vmu);
 	const char *node;
@@ -577,7 +615,7 @@ static void *lease_main(void *arg)
 	int64_t every_ms = c->cc.lease_ttl * 1000 / 3, next_keep = 0, next_campaign = 0;
 	while (!stopping(c)) {
 		int rc = 0;
-		int64_t now = mono_ms();
+		int64_t now = util_mono_ms();
 		if (!c->lease) {
 			int64_t id = 0;
 			rc = etcd_lease_grant(e, c->cc.lease_ttl, &id, err, sizeof(err));
@@ -610,7 +648,9 @@ static void *lease_main(void *arg)
 		}
 		if (rc) {
 			log_debug("cluster: lease: %s", err);
+			note_etcd(c, e, err);
 		} else {
+			note_etcd(c, NULL, NULL);
 			pthread_mutex_lock(&c->vmu);
 			int none = !c->leader[0];
 			pthread_mutex_unlock(&c->vmu);
@@ -948,7 +988,10 @@ void cluster_stop(cluster_t *c)
 
 void cluster_info(cluster_t *c, cluster_info_t *out)
 {
-	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED) > 0;
+	/* Without a quorum the watch stays open but nothing can change:
+	 * not connected either. */
+	out->connected = __atomic_load_n(&c->connected, __ATOMIC_RELAXED) > 0 &&
+	                 !__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED);
 	out->revision = __atomic_load_n(&c->rev, __ATOMIC_RELAXED);
 	out->resyncs = __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED);
 	out->applied = __atomic_load_n(&c->applied, __ATOMIC_RELAXED);
@@ -956,8 +999,11 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->last_apply = __atomic_load_n(&c->last_apply, __ATOMIC_RELAXED);
 	out->decisions = __atomic_load_n(&c->decisions, __ATOMIC_RELAXED);
 	out->conflicts = __atomic_load_n(&c->conflicts, __ATOMIC_RELAXED);
+	out->etcd_members = __atomic_load_n(&c->etcd_members, __ATOMIC_RELAXED);
+	out->etcd_answering = __atomic_load_n(&c->etcd_answering, __ATOMIC_RELAXED);
 	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
 	pthread_mutex_lock(&c->vmu);
+	snprintf(out->etcd_why, sizeof(out->etcd_why), "%s", c->etcd_why);
 	const char *node;
 	json_t *per;
 	json_object_foreach(c->views, node, per) {

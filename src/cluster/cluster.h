@@ -24,7 +24,7 @@ typedef struct cluster cluster_t;
 
 /** What the daemon reports about the cluster. */
 typedef struct cluster_info {
-	int connected;         /* the watch is up */
+	int connected;         /* the watch is up and etcd has a quorum */
 	int64_t revision;      /* the etcd revision the local store reflects */
 	uint64_t resyncs;      /* full resyncs done */
 	uint64_t applied;      /* revisions applied from the watch */
@@ -41,6 +41,11 @@ typedef struct cluster_info {
 	 * them down, in while seen down by fewer than the quorum
 	 * (partial), out (down). */
 	unsigned nodes_up, nodes_partial, nodes_down;
+	/* While etcd fails: the members in its member list, those that
+	 * answer (0 when none does, or etcd is up), and the account
+	 * ("no quorum: 1 of 3 members answer (e1)"; "" while up). */
+	unsigned etcd_members, etcd_answering;
+	char etcd_why[400];
 } cluster_info_t;
 
 /** Starts the cluster threads for @cc (copied) on @db.  Returns NULL

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The longest answer we accept: a full range of a large table (100,000
  * rows of a few hundred bytes each, base64) fits many times. */
@@ -23,6 +24,10 @@ struct etcd {
 	size_t n, good;          /* good: the endpoint that answered last */
 	long timeout_ms;
 	int bulk;                /* the request under way is a bulk one */
+	int transient;           /* the last try failed in a way that may
+	                            pass: an election, a lost answer */
+	unsigned retry_ms;       /* etcd_set_retry() */
+	unsigned retries;        /* tries again so far */
 	char *ca, *cert, *key, *user, *password;
 	char *token;             /* from /v3/auth/authenticate */
 };
@@ -145,6 +150,11 @@ static int post_one(etcd_t *e, size_t i, const char *path, const char *body,
 	if (cc != CURLE_OK) {
 		snprintf(err, errlen, "%s: %s", e->endpoints[i], curl_easy_strerror(cc));
 		free(b.p);
+		/* A member that is not there at all will not be there in a
+		 * second either; one that took the request and did not answer
+		 * (a leader that went, a timeout) may. */
+		if (cc != CURLE_COULDNT_CONNECT && cc != CURLE_COULDNT_RESOLVE_HOST)
+			e->transient = 1;
 		return GSLB_EIO;
 	}
 	json_t *j = b.p ? json_loadb(b.p, b.len, 0, NULL) : NULL;
@@ -164,6 +174,7 @@ static int post_one(etcd_t *e, size_t i, const char *path, const char *body,
 		int retry = status >= 500 || (m && (strstr(m, "leader") ||
 		            strstr(m, "timed out") || strstr(m, "unhealthy")));
 		json_decref(j);
+		e->transient |= retry;
 		return retry ? GSLB_EIO : GSLB_EINVAL;
 	}
 	*out = j;
@@ -194,15 +205,12 @@ static int authenticate(etcd_t *e, size_t i, char *err, size_t errlen)
 	return 0;
 }
 
-int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
-              char *err, size_t errlen)
+/* One try of etcd_post() over every endpoint. */
+static int post_try(etcd_t *e, const char *path, const char *text, json_t **out,
+                    char *err, size_t errlen)
 {
-	char *text = json_dumps(body, JSON_COMPACT);
-	if (!text) {
-		snprintf(err, errlen, "cannot encode a request to etcd");
-		return GSLB_EINVAL;
-	}
 	int rc = GSLB_EIO;
+	e->transient = 0;
 	for (size_t k = 0; k < e->n; k++) {
 		size_t i = (e->good + k) % e->n;
 		if (e->user && !e->token && (rc = authenticate(e, i, err, errlen))) {
@@ -222,8 +230,38 @@ int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
 			break;
 		}
 	}
+	return rc;
+}
+
+int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
+              char *err, size_t errlen)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	if (!text) {
+		snprintf(err, errlen, "cannot encode a request to etcd");
+		return GSLB_EINVAL;
+	}
+	int64_t end = util_mono_ms() + e->retry_ms;
+	unsigned wait = 200;
+	int rc;
+	while ((rc = post_try(e, path, text, out, err, errlen)) == GSLB_EIO &&
+	       e->transient && util_mono_ms() + wait <= end) {
+		usleep(wait * 1000);
+		wait = wait * 2 > 1000 ? 1000 : wait * 2;
+		e->retries++;
+	}
 	free(text);
 	return rc;
+}
+
+void etcd_set_retry(etcd_t *e, unsigned budget_ms)
+{
+	e->retry_ms = budget_ms;
+}
+
+unsigned etcd_retries(const etcd_t *e)
+{
+	return e->retries;
 }
 
 int etcd_post_bulk(etcd_t *e, const char *path, json_t *body, json_t **out,
@@ -233,6 +271,113 @@ int etcd_post_bulk(etcd_t *e, const char *path, json_t *body, json_t **out,
 	int rc = etcd_post(e, path, body, out, err, errlen);
 	e->bulk = 0;
 	return rc;
+}
+
+/* The members' state, asked when a request failed ------------------- */
+
+/* One POST of "{}" to @path at endpoint @i within @ms: the HTTP status
+ * (0: no answer) and the JSON body in *@out when there is one. */
+static long ask_one(etcd_t *e, size_t i, const char *path, long ms, json_t **out)
+{
+	char url[512];
+	snprintf(url, sizeof(url), "%s%s", e->endpoints[i], path);
+	buf_t b = { 0 };
+	struct curl_slist *h = prepare(e, url, "{}", ms);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, &b);
+	CURLcode cc = curl_easy_perform(e->curl);
+	curl_slist_free_all(h);
+	long status = 0;
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+	*out = status && b.p ? json_loadb(b.p, b.len, 0, NULL) : NULL;
+	free(b.p);
+	return status;
+}
+
+/* The member list's name of the member whose client URL is @url, into
+ * @name; the URL itself when the list does not have it. */
+static void member_name(json_t *list, const char *url, char *name, size_t n)
+{
+	size_t i, k;
+	json_t *m, *u;
+	json_array_foreach(json_object_get(list, "members"), i, m)
+		json_array_foreach(json_object_get(m, "clientURLs"), k, u)
+			if (json_string_value(u) && strcmp(json_string_value(u), url) == 0 &&
+			    json_string_value(json_object_get(m, "name"))) {
+				snprintf(name, n, "%s", json_string_value(json_object_get(m, "name")));
+				return;
+			}
+	snprintf(name, n, "%s", url);
+}
+
+void etcd_health(etcd_t *e, etcd_health_t *h)
+{
+	memset(h, 0, sizeof(*h));
+	long ms = e->timeout_ms < 1000 ? e->timeout_ms : 1000;
+	json_t *list = NULL;
+	int answered[CLUSTER_MAX_ENDPOINTS] = { 0 };
+	for (size_t i = 0; i < e->n; i++) {
+		json_t *st = NULL;
+		long status = ask_one(e, i, "/v3/maintenance/status", ms, &st);
+		if (!status) {
+			json_decref(st);
+			continue;
+		}
+		answered[i] = 1;
+		h->answering++;
+		/* A member without a leader says "leader" 0 or "no leader". */
+		if (status == 200 && etcd_int(st, "leader") != 0 &&
+		    !json_array_size(json_object_get(st, "errors")))
+			h->leader = 1;
+		json_decref(st);
+		/* The member list is served from a member's own state, with or
+		 * without a quorum. */
+		if (!list && ask_one(e, i, "/v3/cluster/member/list", ms, &list) != 200) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	size_t n = json_array_size(json_object_get(list, "members"));
+	h->members = n > e->n ? (unsigned)n : (unsigned)e->n;
+	size_t len = 0;
+	for (size_t i = 0; i < e->n; i++) {
+		if (!answered[i])
+			continue;
+		char name[200];
+		member_name(list, e->endpoints[i], name, sizeof(name));
+		int w = snprintf(h->names + len, sizeof(h->names) - len, "%s%s",
+		                 len ? ", " : "", name);
+		if (w < 0 || (size_t)w >= sizeof(h->names) - len)
+			break;
+		len += (size_t)w;
+	}
+	json_decref(list);
+}
+
+const char *etcd_health_state(const etcd_health_t *h)
+{
+	if (!h->answering)
+		return "unreachable";
+	if (h->leader)
+		return "up";
+	return h->answering * 2 <= h->members ? "no-quorum" : "no-leader";
+}
+
+void etcd_health_text(const etcd_health_t *h, const char *err, char *out,
+                      size_t outlen)
+{
+	const char *st = etcd_health_state(h);
+	if (!strcmp(st, "unreachable"))
+		snprintf(out, outlen, "etcd is unreachable: %s", err);
+	else if (!strcmp(st, "no-quorum"))
+		snprintf(out, outlen, "no quorum: %u of %u members answer (%s)",
+		         h->answering, h->members, h->names);
+	else if (!strcmp(st, "no-leader"))
+		snprintf(out, outlen, "no leader: %u of %u members answer (%s), "
+		         "electing: %s", h->answering, h->members, h->names, err);
+	else
+		snprintf(out, outlen, "etcd failed: %s", err);
 }
 
 /* Base64, by OpenSSL's EVP block codec ------------------------------ */
@@ -452,6 +597,7 @@ int etcd_watch(etcd_t *e, const char *prefix, int64_t start,
 	char *body = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	int rc = GSLB_EIO;
+	e->transient = 0;
 	for (size_t k = 0; k < e->n; k++) {
 		size_t i = (e->good + k) % e->n;
 		if (e->user && !e->token && authenticate(e, i, err, errlen))

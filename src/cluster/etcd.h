@@ -53,6 +53,39 @@ int etcd_post(etcd_t *e, const char *path, json_t *body, json_t **out,
 int etcd_post_bulk(etcd_t *e, const char *path, json_t *body, json_t **out,
                    char *err, size_t errlen);
 
+/** Makes etcd_post() try again while its failure may pass (no leader
+ * during an election, a member that took the request and did not
+ * answer), never when no member could be reached at all: for at most
+ * @budget_ms a request, 0.2 s after the first try, doubling up to 1 s.
+ * 0 (the default) tries once.  A write retried this way must be
+ * idempotent (a compare in its transaction). */
+void etcd_set_retry(etcd_t *e, unsigned budget_ms);
+
+/** The tries again made so far by @e's requests. */
+unsigned etcd_retries(const etcd_t *e);
+
+/** What the members say when a request failed. */
+typedef struct etcd_health {
+	unsigned members;      /* in the member list, at least the endpoints */
+	unsigned answering;    /* endpoints that answered at all */
+	int leader;            /* one of them knows a leader */
+	char names[256];       /* the answering members' names, ", "-joined */
+} etcd_health_t;
+
+/** Asks every endpoint for its status (within a second each) and one
+ * that answers for the member list, both served without a quorum. */
+void etcd_health(etcd_t *e, etcd_health_t *h);
+
+/** "unreachable" (no member answers), "no-quorum" (at most half of the
+ * members answer, none knows a leader), "no-leader" (more answer, while
+ * they elect one) or "up". */
+const char *etcd_health_state(const etcd_health_t *h);
+
+/** A one-line account of @h after a failure @err: "etcd is unreachable:
+ * ERR", "no quorum: 1 of 3 members answer (e1)", "no leader: ...". */
+void etcd_health_text(const etcd_health_t *h, const char *err, char *out,
+                      size_t outlen);
+
 /** The endpoint that answered last (for messages). */
 const char *etcd_endpoint(const etcd_t *e);
 

@@ -103,6 +103,14 @@ static inline int64_t util_mono_sec(void)
 	return (int64_t)ts.tv_sec;
 }
 
+/** Milliseconds of CLOCK_MONOTONIC, for deadlines and durations. */
+static inline int64_t util_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static inline uint16_t rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);

@@ -32,6 +32,13 @@ int ctl_cluster_on(void)
 	return ce != NULL;
 }
 
+/* How long a write is tried again while etcd elects a leader or lost
+ * the answer: five request timeouts (10 s by default). */
+static unsigned retry_budget_ms(void)
+{
+	return (unsigned)(ccf.timeout * 5 * 1000);
+}
+
 void ctl_cluster_init(void)
 {
 	char err[1024];
@@ -42,6 +49,7 @@ void ctl_cluster_init(void)
 	if (!ccf.enabled)
 		return;
 	ce = etcd_new(&ccf);
+	etcd_set_retry(ce, retry_budget_ms());
 }
 
 void ctl_cluster_done(void)
@@ -49,6 +57,22 @@ void ctl_cluster_done(void)
 	etcd_free(ce);
 	ce = NULL;
 	cluster_conf_free(&ccf);
+}
+
+/* The reason a request to etcd failed with @rc, for a message: when no
+ * member answered it, what the members say ("no quorum: 1 of 3 members
+ * answer (e1)"); else @refused and etcd's own message. */
+static const char *etcd_why(int rc, const char *err, const char *refused,
+                            char *out, size_t n)
+{
+	if (rc != GSLB_EIO) {
+		snprintf(out, n, "%s%s", refused, err);
+		return out;
+	}
+	etcd_health_t h;
+	etcd_health(ce, &h);
+	etcd_health_text(&h, err, out, n);
+	return out;
 }
 
 /* Brings the local store up to the last change in etcd, so that the
@@ -63,9 +87,11 @@ void ctl_cluster_sync(const char *actor)
 	if (!rc && cluster_local_rev(ctl_db) < marker_read)
 		rc = cluster_resync(ctl_db, ce, ccf.prefix, actor, &rev, &marker_read,
 		                    err, sizeof(err));
-	if (rc < 0)
-		ctl_die("cluster: %s%s; nothing was written",
-		        rc == GSLB_EIO ? "etcd is unreachable: " : "", err);
+	if (rc < 0) {
+		char why[1400];
+		ctl_die("cluster: %s; nothing was written", etcd_why(rc, err, "", why,
+		        sizeof(why)));
+	}
 	synced = 1;
 }
 
@@ -157,16 +183,16 @@ static void change_ops(json_t *changes, int64_t base, json_t *cmp, json_t *ops)
 /* The change marker's put under key @mk: who changed @what, when, and
  * how many records. */
 static json_t *marker_op(const char *mk, const char *actor, const char *what,
-                         size_t count)
+                         size_t count, const char *nonce)
 {
 	char now[40];
 	time_t tt = time(NULL);
 	struct tm tm;
 	gmtime_r(&tt, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", actor, "what", what,
-	                        "time", now, "instance", ccf.name,
-	                        "count", (json_int_t)count);
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "actor", actor,
+	                        "what", what, "time", now, "instance", ccf.name,
+	                        "count", (json_int_t)count, "nonce", nonce);
 	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(rec);
 	json_t *op = json_pack("{s:{s:o, s:o}}", "request_put",
@@ -203,6 +229,31 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 		       (long long)rev);
 	else
 		printf("cluster revision %lld: %s\n", (long long)rev, what);
+}
+
+static int find_nonce(const etcd_kv_t *kv, void *arg)
+{
+	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+	const char **want = arg;
+	const char *got = json_string_value(json_object_get(v, "nonce"));
+	if (got && strcmp(got, want[0]) == 0)
+		*(int64_t *)want[1] = kv->mod_rev;
+	json_decref(v);
+	return 0;
+}
+
+/* After a retried write etcd refused as changed since it was read: the
+ * revision at which the change marker carries @nonce, that is, at which
+ * an earlier try whose answer was lost did write this change; 0 when
+ * another change came first. */
+static int64_t written_by_us(const char *mk, const char *nonce)
+{
+	char err[1024];
+	int64_t at = 0;
+	const char *arg[2] = { nonce, (const char *)&at };
+	if (etcd_get(ce, mk, 0, NULL, find_nonce, (void *)arg, err, sizeof(err)))
+		return 0;
+	return at;
 }
 
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
@@ -242,25 +293,42 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
 	    "key", b64_str(mk, strlen(mk)), "result", "EQUAL", "mod_revision", mr);
 	change_ops(changes, base, cmp, ops);
-	json_array_append_new(ops, marker_op(mk, actor, what, json_array_size(changes)));
+	/* The nonce tells, after a retry, our own earlier write (whose
+	 * answer was lost) from someone else's. */
+	uint64_t rnd = 0;
+	if (getentropy(&rnd, sizeof(rnd)))
+		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+	char nonce[40];
+	snprintf(nonce, sizeof(nonce), "%016llx", (unsigned long long)rnd);
+	json_array_append_new(ops, marker_op(mk, actor, what, json_array_size(changes),
+	                                     nonce));
 	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
 	json_t *ans = NULL;
+	unsigned before = etcd_retries(ce);
 	int rc = etcd_post(ce, "/v3/kv/txn", req, &ans, err, sizeof(err));
+	unsigned retries = etcd_retries(ce) - before;
 	json_decref(req);
 	if (rc) {
+		char why[1400];
 		json_decref(changes);
-		ctl_die("cluster: %s%s; nothing was written",
-		        rc == GSLB_EIO ? "etcd is unreachable: " : "etcd refused the change: ",
-		        err);
+		ctl_die("cluster: %s; nothing was written%s",
+		        etcd_why(rc, err, "etcd refused the change: ", why, sizeof(why)),
+		        retries ? " (tried again for a while)" : "");
 	}
 	int ok = json_is_true(json_object_get(ans, "succeeded"));
 	int64_t rev = etcd_int(json_object_get(ans, "header"), "revision");
 	json_decref(ans);
+	if (!ok && retries && (rev = written_by_us(mk, nonce)) > 0)
+		ok = 1;
 	if (!ok) {
 		json_decref(changes);
 		ctl_die("cluster: the table was changed by someone else since it was "
 		        "read; nothing was written; retry");
 	}
+	if ((retries = etcd_retries(ce)))
+		fprintf(stderr, "gslbctl: cluster: etcd was electing a leader or lost "
+		        "an answer; the change went through after %u retr%s\n", retries,
+		        retries == 1 ? "y" : "ies");
 	marker_read = rev;
 	apply_and_report(rev, changes, actor, what);
 	return 1;
@@ -275,10 +343,11 @@ int ctl_cluster_push(json_t *lines, uint32_t at, double keep, double skew,
 	snprintf(actor, sizeof(actor), "gslbctl:%s", ctl_user);
 	int rc = cluster_feed_put(ce, ccf.prefix, ccf.name, actor, lines, at, keep, skew,
 	                          rev, err, sizeof(err));
-	if (rc)
-		ctl_die("cluster: %s%s; nothing was written",
-		        rc == GSLB_EIO ? "etcd is unreachable: " : "etcd refused the "
-		        "measurements: ", err);
+	if (rc) {
+		char why[1400];
+		ctl_die("cluster: %s; nothing was written", etcd_why(rc, err,
+		        "etcd refused the measurements: ", why, sizeof(why)));
+	}
 	return 1;
 }
 
@@ -328,8 +397,10 @@ static int cluster_health(const char *node)
 	json_t *views = json_object();
 	int rc = etcd_get(ce, key, 1, NULL, collect_view, views, err, sizeof(err));
 	if (rc) {
+		char why[1400];
 		json_decref(views);
-		ctl_die("cluster: etcd is unreachable: %s", err);
+		ctl_die("cluster: %s", etcd_why(rc, err, "etcd refused the read: ", why,
+		        sizeof(why)));
 	}
 	if (node && !json_object_size(views)) {
 		json_decref(views);
@@ -416,13 +487,23 @@ int ctl_cmd_cluster(int argc, char **argv)
 		        "(standalone)\n", ctl_conf ? ctl_conf->path : "-d");
 		return 1;
 	}
+	/* The state as it is now: no waiting out an election. */
+	etcd_set_retry(ce, 0);
 	int64_t local = cluster_local_rev(ctl_db), rev = 0, marker = 0;
 	json_t *out = json_pack("{s:s, s:s, s:I}", "name", ccf.name, "prefix", ccf.prefix,
 	                        "local_revision", (json_int_t)local);
 	int rc = cluster_marker(ce, ccf.prefix, &rev, &marker, err, sizeof(err));
+	char why[1400] = "";
 	if (rc) {
-		json_object_set_new(out, "etcd", json_string("unreachable"));
-		json_object_set_new(out, "error", json_string(err));
+		etcd_health_t h = { 0 };
+		if (rc == GSLB_EIO)
+			etcd_health(ce, &h);
+		etcd_health_text(&h, err, why, sizeof(why));
+		const char *st = etcd_health_state(&h);
+		json_object_set_new(out, "etcd", json_string(strcmp(st, "up") ? st : "error"));
+		json_object_set_new(out, "error", json_string(why));
+		json_object_set_new(out, "etcd_members", json_integer(h.members));
+		json_object_set_new(out, "etcd_members_answering", json_integer(h.answering));
 	} else {
 		json_object_set_new(out, "etcd", json_string(etcd_endpoint(ce)));
 		json_object_set_new(out, "revision", json_integer(rev));
@@ -442,8 +523,12 @@ int ctl_cmd_cluster(int argc, char **argv)
 		ctl_emit(json_incref(out));
 	} else {
 		printf("instance %s, prefix %s\n", ccf.name, ccf.prefix);
-		if (rc) {
+		if (rc && !strcmp(json_string_value(json_object_get(out, "etcd")),
+		                  "unreachable")) {
 			printf("etcd: unreachable (%s)\n", err);
+			printf("local store at revision %lld\n", (long long)local);
+		} else if (rc) {
+			printf("etcd: %s\n", why);
 			printf("local store at revision %lld\n", (long long)local);
 		} else {
 			printf("etcd: reachable at %s, revision %lld, last change at %lld\n",

@@ -21,8 +21,19 @@
 
 int daemon__healthy(char *why, size_t whylen, void *arg)
 {
-	return workers_alive(g_workers, g_nworkers, ALIVE_MAX_AGE, why, whylen) == 0 &&
-	       daemon__health_alive_why(ALIVE_MAX_AGE, why, whylen);
+	if (workers_alive(g_workers, g_nworkers, ALIVE_MAX_AGE, why, whylen) ||
+	    !daemon__health_alive_why(ALIVE_MAX_AGE, why, whylen))
+		return 0;
+	/* Answers go on from the local store while etcd fails: healthy,
+	 * with the reason as a note. */
+	*why = 0;
+	if (g_cluster) {
+		cluster_info_t ci;
+		cluster_info(g_cluster, &ci);
+		if (*ci.etcd_why)
+			snprintf(why, whylen, "cluster: %s", ci.etcd_why);
+	}
+	return 1;
 }
 
 /* Sums the threads' GSLB answer tallies into @arg (a JSON object keyed
@@ -109,7 +120,8 @@ void daemon__metrics(expo_t *e, void *arg)
 		sc = (stats_cluster_t){ ci.connected, ci.revision, ci.last_apply,
 		                        ci.resyncs, ci.applied, ci.elected,
 		                        ci.decisions, ci.conflicts, ci.nodes_up,
-		                        ci.nodes_partial, ci.nodes_down };
+		                        ci.nodes_partial, ci.nodes_down,
+		                        ci.etcd_members, ci.etcd_answering };
 		s.cluster = &sc;
 	}
 	s.now = (int64_t)time(NULL);

@@ -399,8 +399,17 @@ static void cluster(expo_t *e, const stats_sample_t *s)
 	if (!c)
 		return;
 	gauge1(e, "gslbd_cluster_etcd_reachable",
-	       "1 while the watch on etcd is up; 0 while answers come from the "
-	       "local store alone.", c->reachable);
+	       "1 while the watch on etcd is up and etcd has a quorum; 0 while "
+	       "answers come from the local store alone.", c->reachable);
+	gauge1(e, "gslbd_cluster_etcd_members_answering",
+	       "While the watch on etcd is down: the etcd members that answer "
+	       "at all (without a quorum, fewer than half of "
+	       "gslbd_cluster_etcd_members); 0 while it is up or none answers.",
+	       c->etcd_answering);
+	gauge1(e, "gslbd_cluster_etcd_members",
+	       "The members of etcd's member list when the watch last failed "
+	       "(at least the endpoints configured; 0 before any failure).",
+	       c->etcd_members);
 	gauge1(e, "gslbd_cluster_revision",
 	       "The etcd revision of the table the local store holds.",
 	       (double)c->revision);

@@ -52,6 +52,8 @@ typedef struct stats_cluster {
 	uint64_t decisions;       /* decision writes of this instance */
 	uint64_t conflicts;       /* decision writes refused by etcd */
 	unsigned nodes_up, nodes_partial, nodes_down; /* quorum verdicts */
+	unsigned etcd_members;    /* while etcd fails: in its member list */
+	unsigned etcd_answering;  /* and those answering; 0 while etcd is up */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */

@@ -205,9 +205,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		             e.buf, e.len);
 	}
 	if (strcmp(url, "/healthz") == 0) {
-		char why[256], body[300];
-		if (s->p.healthy(why, sizeof(why), s->p.arg))
-			return text(conn, MHD_HTTP_OK, "ok\n");
+		char why[512] = "", body[600];
+		if (s->p.healthy(why, sizeof(why), s->p.arg)) {
+			snprintf(body, sizeof(body), "ok\n%s%s", why, *why ? "\n" : "");
+			return text(conn, MHD_HTTP_OK, body);
+		}
 		snprintf(body, sizeof(body), "unhealthy: %s\n", why);
 		return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, body);
 	}

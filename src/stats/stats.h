@@ -50,8 +50,10 @@ int stats_allowed(const stats_conf_t *c, const struct sockaddr *addr);
 typedef struct stats_provider {
 	/** Appends every metric family to @e. */
 	void (*metrics)(expo_t *e, void *arg);
-	/** Returns 1 while the daemon answers queries and its threads run;
-	 * writes what is wrong into @why otherwise. */
+	/** Returns 1 while the daemon answers queries and its threads run,
+	 * with a note in @why for what is degraded but not unhealthy (etcd
+	 * lost in cluster mode) or "" ; writes what is wrong into @why
+	 * otherwise. */
 	int (*healthy)(char *why, size_t whylen, void *arg);
 	void *arg;
 } stats_provider_t;

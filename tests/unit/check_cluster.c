@@ -290,6 +290,35 @@ START_TEST(quorum_verdict)
 }
 END_TEST
 
+/* What gslbctl, the log and /healthz say when etcd fails: no member
+ * answering is "unreachable"; at most half answering without a leader is
+ * "no quorum", naming them; more than half without a leader is an
+ * election under way. */
+START_TEST(health_text)
+{
+	char out[400];
+	etcd_health_t h = { 3, 0, 0, "" };
+	ck_assert_str_eq(etcd_health_state(&h), "unreachable");
+	etcd_health_text(&h, "x: Couldn't connect", out, sizeof(out));
+	ck_assert_str_eq(out, "etcd is unreachable: x: Couldn't connect");
+	h = (etcd_health_t){ 3, 1, 0, "e1" };
+	ck_assert_str_eq(etcd_health_state(&h), "no-quorum");
+	etcd_health_text(&h, "timed out", out, sizeof(out));
+	ck_assert_str_eq(out, "no quorum: 1 of 3 members answer (e1)");
+	/* Two of four is no majority either. */
+	h = (etcd_health_t){ 4, 2, 0, "e1, e2" };
+	ck_assert_str_eq(etcd_health_state(&h), "no-quorum");
+	h = (etcd_health_t){ 3, 2, 0, "e1, e2" };
+	ck_assert_str_eq(etcd_health_state(&h), "no-leader");
+	etcd_health_text(&h, "no leader", out, sizeof(out));
+	ck_assert_str_eq(out, "no leader: 2 of 3 members answer (e1, e2), electing: no leader");
+	h = (etcd_health_t){ 3, 3, 1, "e1, e2, e3" };
+	ck_assert_str_eq(etcd_health_state(&h), "up");
+	etcd_health_text(&h, "key too large", out, sizeof(out));
+	ck_assert_str_eq(out, "etcd failed: key too large");
+}
+END_TEST
+
 static Suite *cluster_suite(void)
 {
 	Suite *s = suite_create("cluster");
@@ -302,6 +331,7 @@ static Suite *cluster_suite(void)
 	tcase_add_test(t, answers);
 	tcase_add_test(t, key_layout);
 	tcase_add_test(t, quorum_verdict);
+	tcase_add_test(t, health_text);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -202,7 +202,7 @@ START_TEST(render_cluster)
 	memset(&s, 0, sizeof(s));
 	s.version = "1.0";
 	s.now = 1700000030;
-	stats_cluster_t c = { 0, 4242, 1700000000, 3, 17, 1, 5, 2, 7, 1, 2 };
+	stats_cluster_t c = { 0, 4242, 1700000000, 3, 17, 1, 5, 2, 7, 1, 2, 3, 1 };
 	s.cluster = &c;
 	expo_t e;
 	expo_init(&e);
@@ -219,6 +219,8 @@ START_TEST(render_cluster)
 	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"up\"} 7"));
 	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"partial\"} 1"));
 	ck_assert(has_line(e.buf, "gslbd_cluster_quorum_nodes{state=\"down\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_etcd_members 3"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_etcd_members_answering 1"));
 	expo_free(&e);
 	/* Nothing applied yet: no age, never a made-up one. */
 	c.last_apply = 0;
