@@ -59,7 +59,8 @@
 #
 # Knobs: RUNS (3), DURATION (8), CLIENTS (20), OUTSTANDING (200),
 # BASE_PORT (15500; the servers use BASE_PORT+1..7 and gslbd_stats's
-# endpoint BASE_PORT+9, inside 15500-15599), SERVERS ("gslbd knotd gdnsd
+# endpoint BASE_PORT+9: any base from 1024 to 65500, away from the ports
+# of a test run going on beside it), SERVERS ("gslbd knotd gdnsd
 # reflector"; add gslbd_rrl, gslbd_stats), RRL_RATE, WORKLOADS ("static
 # mixed tcp geo-set geo-pick"), PLACEMENTS ("0:1 1:0"), SCRAPE (1), GSLBD,
 # GSLBCTL, OUT_NAME (compare), CG_PREFIX (bench/cpu.sh).
@@ -204,8 +205,8 @@ has gdnsd && { command -v gdnsd >/dev/null || die "gdnsd not found"; }
 has gslbd_stats && { command -v curl >/dev/null || die "curl not found"; }
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on one, dnsperf on the other)"
 cg_check || exit 1
-[ "$BASE_PORT" -ge 15500 ] && [ "$BASE_PORT" -le 15590 ] ||
-  die "BASE_PORT must be within 15500-15590 (servers use BASE_PORT+1..7, stats BASE_PORT+9)"
+[[ $BASE_PORT =~ ^[0-9]+$ ]] && [ "$BASE_PORT" -ge 1024 ] && [ "$BASE_PORT" -le 65500 ] ||
+  die "BASE_PORT must be a port from 1024 to 65500 (servers use BASE_PORT+1..7, stats BASE_PORT+9)"
 STATS_PORT=$((BASE_PORT + 9))
 
 OUT=$ROOT/bench/out/$OUT_NAME-$(date +%Y%m%d-%H%M%S)
