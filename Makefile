@@ -13,6 +13,9 @@
 #   make mutate     break each rule of tests/mutate/ in a copy of the tree
 #                   and check that its tests notice (MUTANTS=GLOB: some)
 #   make install prefix=DIR
+#   make deb        the Debian package (debian/) into build/deb/
+#   make deb-check  build, install, run, upgrade and purge the package
+#                   (root; tests/deb/deb-check.sh)
 #   make fuzz       libFuzzer binaries of the query, zone and configuration
 #                   fuzzers (clang)
 #   make bench      the dnsperf comparison of docs/BENCHMARKS.md
@@ -36,7 +39,7 @@ ifeq ($(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
 else
 ifeq ($(wildcard config.mk),)
 DEPS_ERR := $(shell ./contrib/deps.sh --build)
-else ifneq ($(filter check check-busy,$(MAKECMDGOALS)),)
+else ifneq ($(filter check check-busy deb deb-check,$(MAKECMDGOALS)),)
 DEPS_ERR := $(shell ./contrib/deps.sh)
 endif
 ifneq ($(strip $(DEPS_ERR)),)
@@ -94,7 +97,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall deb deb-check clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -184,6 +187,13 @@ fuzz: $(B)/libgslbd.a
 	    $(LIBS_ALL) || exit 1; \
 	done
 
+# The Debian package, built from a copy of the tree (contrib/build-deb.sh),
+# and its test as an operator meets it.
+deb:
+	contrib/build-deb.sh build/deb
+deb-check:
+	bash tests/deb/deb-check.sh; rc=$$?; [ $$rc = 77 ] || exit $$rc
+
 bench: all
 	bench/run.sh
 bench-gslb: all
@@ -204,6 +214,10 @@ geoip:
 # DATADIR/gslbd.  An existing gslbd.conf is never overwritten.
 CONF_DIR = $(DESTDIR)$(sysconfdir)/gslbd
 MANDIR = $(prefix)/share/man
+# The unit's Documentation= names the man pages by path, which works
+# whether or not MANDIR is on MANPATH; with prefix /usr (a package, whose
+# pages are compressed) by name and section, as man finds them there.
+UNIT_MAN_SED = $(if $(filter /usr,$(prefix)),-e 's|man:$(MANDIR)/man\([58]\)/\([a-z.]*\)\.[58]|man:\2(\1)|g')
 INST_DIRS = $(DESTDIR)$(prefix)/sbin $(DESTDIR)$(prefix)/bin \
   $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
   $(DESTDIR)$(unitdir) $(CONF_DIR) $(DESTDIR)$(datadir)/gslbd \
@@ -223,7 +237,7 @@ install: all
 	for m in $(MAN); do s=$${m##*.}; \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	sed -e 's|@SBINDIR@|$(prefix)/sbin|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
-	  -e 's|@MANDIR@|$(MANDIR)|g' contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
+	  -e 's|@MANDIR@|$(MANDIR)|g' $(UNIT_MAN_SED) contrib/gslbd.service.in > $(DESTDIR)$(unitdir)/gslbd.service
 	chmod 644 $(DESTDIR)$(unitdir)/gslbd.service
 	install -m 644 geoip/demo.mmdb $(DESTDIR)$(datadir)/gslbd/demo.mmdb
 	install -m 644 contrib/grafana/gslbd.json $(DESTDIR)$(datadir)/gslbd/grafana-gslbd.json

@@ -20,11 +20,13 @@ libprotobuf-c-dev protobuf-c-compiler libssl-dev"
 # promtool) for the metrics tests, with python3-yaml to read the rules
 # file; a Frame Streams collector (fstrm_capture) for the dnstap test;
 # etcd (server and etcdctl) for the cluster tests; Unbound as the caching
-# resolver in front of gslbd; stress-ng to load the machine (check-busy).
+# resolver in front of gslbd; stress-ng to load the machine (check-busy);
+# debhelper, dpkg-dev and lintian to build and check the Debian package
+# (make deb-check).
 TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
-etcd-server etcd-client unbound stress-ng"
+etcd-server etcd-client unbound stress-ng debhelper dpkg-dev lintian"
 
 case "$1" in
   --build) want="$BUILD" ;;
