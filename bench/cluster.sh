@@ -18,12 +18,19 @@
 #      row before, which bounded that rate on a large table).
 # One etcd member and one gslbd on loopback (ports BENCHPORT.., default
 # 36500), everything under a temporary directory, stopped by PID at exit.
+# SERVICES=N (default 1000) scales the table: N services of 100 rows
+# each, so SERVICES=10000 is a table of 1,000,000 rows.
 # Usage: bench/cluster.sh  (from the top of the tree, after make)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${B:-build}
 BASE=${BENCHPORT:-36500}
 TAG=cluster
+SERVICES=${SERVICES:-1000}
+[[ $SERVICES =~ ^[1-9][0-9]*$ ]] || { echo "SERVICES must be a whole number" >&2; exit 2; }
+# Service names s000 .. s999 (wider for more), the last one asked for.
+W=$(( ${#SERVICES} > 4 ? ${#SERVICES} - 1 : 3 ))
+LAST=$(printf "s%0${W}d.big.test" $((SERVICES - 1)))
 . "$ROOT/bench/etcd1.sh"
 
 etcd_start b1 --max-txn-ops 200000 --max-request-bytes 67108864 --quota-backend-bytes 8589934592
@@ -49,18 +56,20 @@ cluster:
 EOF
 CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 # One object of each kind through gslbctl, the templates of the others.
-CTL service add s000.big.test --ttl 60 --answers 2 >/dev/null || die "gslbctl"
+FIRST=$(printf "s%0${W}d.big.test" 0)
+CTL service add "$FIRST" --ttl 60 --answers 2 >/dev/null || die "gslbctl"
 CTL node add n00000 --addr 10.0.0.1 --region r0 --isp i0 >/dev/null
 CTL node add n00001 --addr 10.0.0.2 --region r0 --isp i0 >/dev/null
-CTL weight set s000.big.test --region r0 --isp i0 n00000=10 n00001=10 >/dev/null
+CTL weight set "$FIRST" --region r0 --isp i0 n00000=10 n00001=10 >/dev/null
 CTL service add lag.big.test --ttl 60 >/dev/null
 CTL node add lag0 --addr 10.255.0.0 >/dev/null
 CTL weight set lag.big.test lag0=10 >/dev/null
 
 t0=$(date +%s%N)
-python3 - "$EP" <<'PY' || die "filling etcd failed"
+python3 - "$EP" "$SERVICES" "$W" <<'PY' || die "filling etcd failed"
 import base64, json, sys, urllib.request
-ep = sys.argv[1]
+ep, nsvc, width = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sname = lambda s: "s%0*d.big.test" % (width, s)
 b = lambda s: base64.b64encode(s.encode()).decode()
 ub = lambda s: base64.b64decode(s).decode()
 def post(path, body):
@@ -70,9 +79,9 @@ def post(path, body):
 def get(key):
     r = post("/v3/kv/range", {"key": b(key)})
     return json.loads(ub(r["kvs"][0]["value"]))
-svc = get("/gslbd/config/service/s000.big.test")
+svc = get("/gslbd/config/service/" + sname(0))
 node = get("/gslbd/config/node/n00000")
-row = get("/gslbd/config/weight/s000.big.test|r0|i0")
+row = get("/gslbd/config/weight/%s|r0|i0" % sname(0))
 change = get("/gslbd/change")
 ops = []
 def flush():
@@ -88,8 +97,8 @@ for i in range(10000):
     n = dict(node, id="n%05d" % i, addrs=["10.%d.%d.%d" % (i >> 16, i >> 8 & 255, i & 255 or 1)],
              region="r%d" % (i // 10 % 10), isp="i%d" % (i % 10))
     put("/gslbd/config/node/n%05d" % i, n)
-for s in range(1000):
-    name = "s%03d.big.test" % s
+for s in range(nsvc):
+    name = sname(s)
     put("/gslbd/config/service/" + name, dict(svc, name=name))
     for k in range(100):
         a, c = (s * 100 + k) % 10000, (s * 100 + k + 5000) % 10000
@@ -102,24 +111,24 @@ lag = get("/gslbd/config/node/lag0")
 for k in range(1, 1001):
     put("/gslbd/config/node/lag%d" % k, dict(lag, id="lag%d" % k,
         addrs=["10.255.%d.%d" % (k >> 8, k & 255)]))
-put("/gslbd/change", dict(change, what="bench table", count=112000))
+put("/gslbd/change", dict(change, what="bench table", count=nsvc * 101 + 11001))
 flush()
 PY
-echo "etcd filled with 111,000 objects in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+echo "etcd filled with $((SERVICES * 101 + 11001)) objects ($((SERVICES * 100)) weight rows) in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 echo "load average before the sync: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 t0=$(date +%s%N)
 "$ROOT/$B/gslbd" -c "$T/gslbd.conf" >"$T/gslbd.log" 2>&1 &
 GPID=$!
 synced=
-for _ in $(seq 6000); do
+for _ in $(seq 36000); do
 	grep -q "resynced from etcd" "$T/gslbd.log" && { synced=1; break; }
 	kill -0 "$GPID" 2>/dev/null || die "gslbd died: $(tail -3 "$T/gslbd.log")"
 	sleep 0.1
 done
-[ -n "$synced" ] || die "no full sync within 600 s"
+[ -n "$synced" ] || die "no full sync within an hour"
 for _ in $(seq 600); do
-	[ -n "$(dig @127.0.0.1 -p $((BASE + 10)) +short +time=1 +tries=1 s999.big.test A)" ] && break
+	[ -n "$(dig @127.0.0.1 -p $((BASE + 10)) +short +time=1 +tries=1 "$LAST" A)" ] && break
 	sleep 0.1
 done
 wall=$(( ($(date +%s%N) - t0) / 1000000 ))
