@@ -235,7 +235,9 @@ int roll_ds_seen(wdb_txn_t *t, const char *zone, uint32_t ttl, int64_t now,
 	json_t *z = keydb_zone(t, zone);
 	json_t *r = json_object_get(z, "roll");
 	int rc = -1;
-	if (json_is_object(r)) {
+	/* Only while the DS is waited for (another process may have seen
+	 * it first). */
+	if (json_is_object(r) && !strcmp(sval(r, "phase"), "ds")) {
 		json_object_set_new(r, "phase", json_string("ds-ttl"));
 		json_object_set_new(r, "since", json_integer(now));
 		json_object_set_new(r, "ds_ttl", json_integer(ttl));

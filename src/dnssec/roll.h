@@ -70,7 +70,8 @@ int roll_apply(wdb_txn_t *t, const char *keystore, const char *zone,
                char *err, size_t errlen);
 
 /** The parent serves the new key's DS with TTL @ttl: the rollover of
- * @zone waits that TTL and retire-safety before the withdrawal. */
+ * @zone waits that TTL and retire-safety before the withdrawal.
+ * Returns 0, or -1 when @zone's rollover is not waiting for its DS. */
 int roll_ds_seen(wdb_txn_t *t, const char *zone, uint32_t ttl, int64_t now,
                  char *what, size_t wsize);
 

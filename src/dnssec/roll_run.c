@@ -187,6 +187,20 @@ static void ds_check(weightdb_t *db, const dnssec_conf_t *dc, const char *zone,
 	commit(t, zone, what);
 }
 
+/* The plan of @zone in @t at @now; ROLL_NONE for a zone not signed. */
+static void plan_in(wdb_txn_t *t, const dnssec_conf_t *dc, const char *zone,
+                    int64_t now, int64_t checked, roll_plan_t *p)
+{
+	json_t *zr = keydb_zone(t, zone);
+	json_t *keys = keydb_keys(t, zone);
+	if (zr && json_is_true(json_object_get(zr, "enabled")))
+		roll_plan(dc, zr, keys, now, checked, p);
+	else
+		memset(p, 0, sizeof(*p));
+	json_decref(zr);
+	json_decref(keys);
+}
+
 /* Runs the step due of zone @zone. */
 static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
                       const char *zone, int64_t now)
@@ -195,16 +209,9 @@ static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
 	wdb_txn_t *t = wdb_begin_read(db);
 	if (!t)
 		return;
-	json_t *zr = keydb_zone(t, zone);
-	json_t *keys = keydb_keys(t, zone);
-	wdb_abort(t);
 	roll_plan_t p;
-	if (zr && json_is_true(json_object_get(zr, "enabled")))
-		roll_plan(dc, zr, keys, now, checked ? *checked : 0, &p);
-	else
-		p.action = ROLL_NONE;
-	json_decref(zr);
-	json_decref(keys);
+	plan_in(t, dc, zone, now, checked ? *checked : 0, &p);
+	wdb_abort(t);
 	if (p.action == ROLL_DS_CHECK) {
 		if (checked)
 			*checked = now;
@@ -215,13 +222,25 @@ static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
 		return;
 	char err[512] = "", what[512] = "";
 	t = wdb_begin(db, "dnssec", err, sizeof(err));
-	if (t && roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what),
-	                    err, sizeof(err)) == 0) {
+	if (!t) {
+		log_warning("dnssec: zone %s: %s", zone, err);
+		return;
+	}
+	/* Planned again in the write transaction: another process on the
+	 * store (a --replace taking over) may have taken the step since. */
+	roll_plan_t again;
+	plan_in(t, dc, zone, now, 0, &again);
+	if (again.action != p.action || again.old_tag != p.old_tag ||
+	    again.new_tag != p.new_tag) {
+		wdb_abort(t);
+		return;
+	}
+	if (roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what), err,
+	               sizeof(err)) == 0) {
 		commit(t, zone, what);
 		return;
 	}
-	if (t)
-		wdb_abort(t);
+	wdb_abort(t);
 	log_warning("dnssec: zone %s: rollover step '%s' failed: %s", zone,
 	            roll_step_name(p.action), err);
 }
