@@ -97,9 +97,17 @@ int qs_nsec(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 		p = ol;
 	}
 	unsigned n = 0;
-	for (unsigned i = 0; i < ntypes && n < 61; i++)
+	for (unsigned i = 0; i < ntypes && n < 59; i++)
 		if (types[i] != qtype)
 			t[n++] = types[i];
+	/* The apex has CDS and CDNSKEY while a KSK or CSK rolls. */
+	if (sz->cds_count && ol == sz->apex_len &&
+	    memcmp(lowner, sz->apex, ol) == 0) {
+		if (qtype != RR_CDS)
+			t[n++] = RR_CDS;
+		if (qtype != RR_CDNSKEY)
+			t[n++] = RR_CDNSKEY;
+	}
 	t[n++] = RR_RRSIG;
 	t[n++] = RR_NSEC;
 	p += dnssec_nsec_bitmap(rd + p, t, n);

@@ -20,22 +20,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* When the parent was last asked for a zone's DS: kept in memory, not in
- * the store, where each check would be a commit and a reload. */
+/* When the parent was last asked for a zone's DS, and when a step last
+ * failed: kept in memory, not in the store, where each would be a
+ * commit and a reload. */
 #define ROLL_ZONES_MAX 256
-static struct {
+typedef struct zone_slot {
 	char zone[256];
-	int64_t at;
-} g_checked[ROLL_ZONES_MAX];
+	int64_t checked;
+	int64_t failed;
+} zone_slot_t;
+static zone_slot_t g_slots[ROLL_ZONES_MAX];
 
-static int64_t *checked_slot(const char *zone)
+/* A step that failed (a keystore gslbd cannot write, say) is tried
+ * again after this long, not every second: one warning a minute. */
+#define ROLL_RETRY 60
+
+static zone_slot_t *zone_slot(const char *zone)
 {
 	for (int i = 0; i < ROLL_ZONES_MAX; i++) {
-		if (!g_checked[i].zone[0])
-			snprintf(g_checked[i].zone, sizeof(g_checked[i].zone), "%s",
-			         zone);
-		if (!strcmp(g_checked[i].zone, zone))
-			return &g_checked[i].at;
+		if (!g_slots[i].zone[0])
+			snprintf(g_slots[i].zone, sizeof(g_slots[i].zone), "%s", zone);
+		if (!strcmp(g_slots[i].zone, zone))
+			return &g_slots[i];
 	}
 	return NULL;
 }
@@ -205,16 +211,18 @@ static void plan_in(wdb_txn_t *t, const dnssec_conf_t *dc, const char *zone,
 static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
                       const char *zone, int64_t now)
 {
-	int64_t *checked = checked_slot(zone);
+	zone_slot_t *slot = zone_slot(zone);
+	if (slot && slot->failed && now - slot->failed < ROLL_RETRY)
+		return;
 	wdb_txn_t *t = wdb_begin_read(db);
 	if (!t)
 		return;
 	roll_plan_t p;
-	plan_in(t, dc, zone, now, checked ? *checked : 0, &p);
+	plan_in(t, dc, zone, now, slot ? slot->checked : 0, &p);
 	wdb_abort(t);
 	if (p.action == ROLL_DS_CHECK) {
-		if (checked)
-			*checked = now;
+		if (slot)
+			slot->checked = now;
 		ds_check(db, dc, zone, &p, now);
 		return;
 	}
@@ -238,11 +246,15 @@ static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
 	if (roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what), err,
 	               sizeof(err)) == 0) {
 		commit(t, zone, what);
+		if (slot)
+			slot->failed = 0;
 		return;
 	}
 	wdb_abort(t);
-	log_warning("dnssec: zone %s: rollover step '%s' failed: %s", zone,
-	            roll_step_name(p.action), err);
+	if (slot)
+		slot->failed = now;
+	log_warning("dnssec: zone %s: rollover step '%s' failed (tried again in "
+	            "%d s): %s", zone, roll_step_name(p.action), ROLL_RETRY, err);
 }
 
 void roll_tick(weightdb_t *db, const conf_t *c, int64_t now)

@@ -157,13 +157,22 @@ cds_to_parent() {
 retired() { # zone -> how many retired keys
 	CTL dnssec list | awk -v z="$1" '$1 == z && $6 == "retired"' | wc -l
 }
-seen_cds=0 seen_pub=0 seen_switch=0
+seen_cds=0 seen_pub=0 seen_bitmap=0 seen_status=0
 both_done() {
 	cds_to_parent
-	[ -n "$(q csk.test CDNSKEY +short)" ] && seen_cds=1
+	if [ -n "$(q csk.test CDNSKEY +short)" ]; then
+		seen_cds=1
+		# The apex's NODATA lists them too.
+		section "$(q csk.test TXT +dnssec)" AUTHORITY | grep -q 'NSEC.* CDS CDNSKEY' &&
+			seen_bitmap=1
+	fi
 	# The ZSK phases, seen from outside: three DNSKEYs with the new ZSK
 	# only published, then signatures by it.
 	[ "$(q gslb.test DNSKEY +short | grep -c '^256 ')" = 2 ] && seen_pub=1
+	st=$(CTL dnssec status gslb.test)
+	grep -Eq "^rollover: zsk, key [0-9]+ to key [0-9]+, phase (publish|retire) since " <<<"$st" &&
+		grep -Eq "^next step: (switch signing to the new key|withdraw the old key), at 20" <<<"$st" &&
+		seen_status=1
 	[ "$(retired gslb.test)" -ge 1 ] && [ "$(retired csk.test)" -ge 1 ]
 }
 if wait_until $((6 * LIFE + 30)) both_done; then
@@ -177,7 +186,11 @@ stop_pid "$LPID"
 LPID=
 [ $seen_pub = 1 ] && ok "ZSK: the new key published beside the old one first" ||
 	fail "ZSK: never two ZSKs in the DNSKEY set"
+[ $seen_status = 1 ] && ok "status: the rollover's phase and the time of its next step" ||
+	fail "status never showed the ZSK rollover"
 [ $seen_cds = 1 ] && ok "CSK: CDNSKEY published during the rollover" || fail "CSK: no CDNSKEY seen"
+[ $seen_bitmap = 1 ] && ok "CSK: the apex's NSEC lists CDS and CDNSKEY meanwhile" ||
+	fail "CSK: no NSEC bitmap with CDS and CDNSKEY seen"
 [ -s "$T/parent.log" ] && ok "the parent got the new DS from the CDS ($(wc -l < "$T/parent.log") update(s))" ||
 	fail "no CDS copied to the parent"
 expect_not "$(q csk.test CDS +short)" "." "CSK: CDS withdrawn with the old key"
