@@ -215,6 +215,22 @@ static void print_after(const char *zone, int64_t id, const char *what,
 	ctl_warn_no_daemon();
 }
 
+/* Commits the key @key that @t adds to @zone with audit text @what
+ * (removing @files if the commit fails), prints it with the zone's DS
+ * records, and frees @key and @files. */
+static void finish_key(wdb_txn_t *t, const char *zone, const char *what,
+                       json_t *key, json_t *files)
+{
+	json_t *keys = keydb_keys(t, zone);
+	json_t *ds = ds_list(keys, zone);
+	int64_t id = commit_keys(t, what, files);
+	print_after(zone, id, what, key, ds);
+	json_decref(keys);
+	json_decref(ds);
+	json_decref(key);
+	json_decref(files);
+}
+
 /* The role of a key keygen or import adds to zone record @zr: the one
  * given, else a ZSK in a split zone, a CSK in another. */
 static const char *add_role(const key_opts_t *o, json_t *zr)
@@ -267,14 +283,7 @@ static int cmd_enable(int argc, char **argv, int keygen)
 		         dnssec_alg_name(o.alg), role);
 		key = make_key(t, ks, zone, o.alg, role, files);
 	}
-	json_t *keys = keydb_keys(t, zone);
-	json_t *ds = ds_list(keys, zone);
-	int64_t id = commit_keys(t, what, files);
-	print_after(zone, id, what, key, ds);
-	json_decref(keys);
-	json_decref(ds);
-	json_decref(key);
-	json_decref(files);
+	finish_key(t, zone, what, key, files);
 	json_decref(zr);
 	free(ks);
 	return 0;
@@ -314,14 +323,7 @@ static int cmd_import(int argc, char **argv)
 	         zone, (long long)json_integer_value(json_object_get(key, "tag")),
 	         json_string_value(json_object_get(key, "algorithm_name")), role,
 	         o.state, argv[2]);
-	json_t *keys = keydb_keys(t, zone);
-	json_t *ds = ds_list(keys, zone);
-	int64_t id = commit_keys(t, what, files);
-	print_after(zone, id, what, key, ds);
-	json_decref(keys);
-	json_decref(ds);
-	json_decref(key);
-	json_decref(files);
+	finish_key(t, zone, what, key, files);
 	json_decref(zr);
 	free(ks);
 	return 0;

@@ -16,13 +16,7 @@ if ! command -v delv >/dev/null || ! command -v ldns-keygen >/dev/null; then
 fi
 
 gslb_zone 'www A 192.0.2.80'
-cat > "$T/im.zone" <<'EOZ'
-$TTL 300
-@   SOA ns1 host 1 3600 600 86400 120
-    NS  ns1
-ns1 A   192.0.2.53
-www A   192.0.2.81
-EOZ
+mini_zone "$T/im.zone" 300 81
 write_conf_zones "" gslb.test=z.zone im.test=im.zone
 cat >> "$T/gslbd.conf" <<EOC
 dnssec:

@@ -56,15 +56,7 @@ PCTL dnssec enable test >/dev/null
 PDS=$(PCTL dnssec ds test)
 
 # --- the child: gslb.test (split, ZSK rolls), csk.test (CSK rolls) -----
-for z in gslb csk; do
-	cat > "$T/$z.zone" <<'EOZ'
-$TTL 2
-@   SOA ns1 host 1 3600 600 86400 2
-    NS  ns1
-ns1 A   127.0.0.1
-www A   192.0.2.80
-EOZ
-done
+for z in gslb csk; do mini_zone "$T/$z.zone" 2 80 127.0.0.1; done
 write_conf_zones "" gslb.test=gslb.zone csk.test=csk.zone
 LIFE=$(tscale 8)
 cat >> "$T/gslbd.conf" <<EOC
@@ -100,19 +92,8 @@ mkdir -p "$T/ub"
 	echo "  cache-max-ttl: 2"
 	echo "  cache-max-negative-ttl: 2"
 	echo "  val-log-level: 2"
-	cat <<EOU
-stub-zone:
-  name: "test"
-  stub-addr: 127.0.0.1@$PPORT
-stub-zone:
-  name: "gslb.test"
-  stub-addr: 127.0.0.1@$PORT
-stub-zone:
-  name: "csk.test"
-  stub-addr: 127.0.0.1@$PORT
-remote-control:
-  control-enable: no
-EOU
+	printf 'stub-zone:\n  name: "test"\n  stub-addr: 127.0.0.1@%s\n' "$PPORT"
+	unbound_stubs "$PORT" gslb.test csk.test
 } > "$T/ub/unbound.conf"
 "$UNBOUND" -d -c "$T/ub/unbound.conf" >>"$T/ub/unbound.out" 2>&1 &
 UPID=$!

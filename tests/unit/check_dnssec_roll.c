@@ -186,6 +186,19 @@ static roll_plan_t plan_at(weightdb_t *db, const dnssec_conf_t *c, int64_t now,
 	return p;
 }
 
+/* The next step of @db's zone is @step, due at @at: not at @at - 1. */
+static roll_plan_t due_at(weightdb_t *db, const dnssec_conf_t *c,
+                          roll_action_t step, int64_t at, int64_t checked)
+{
+	roll_plan_t p = plan_at(db, c, at - 1, checked);
+	ck_assert_int_eq(p.action, ROLL_NONE);
+	ck_assert_int_eq(p.step, step);
+	ck_assert_int_eq(p.at, at);
+	p = plan_at(db, c, at, checked);
+	ck_assert_int_eq(p.action, step);
+	return p;
+}
+
 /* Applies @p at @now in its own transaction. */
 static void apply(weightdb_t *db, const roll_plan_t *p, int64_t now)
 {
@@ -248,20 +261,12 @@ START_TEST(zsk_prepublication)
 	ck_assert_str_eq(state_of(db, nw, NULL), "published");
 	ck_assert_str_eq(state_of(db, old, NULL), "active");
 	/* Switch after DNSKEY TTL + publish-safety: 1100 + 10 + 5. */
-	ck_assert_int_eq(p.step, ROLL_SWITCH);
-	ck_assert_int_eq(p.at, 1115);
-	ck_assert_int_eq(plan_at(db, &c, 1114, 0).action, ROLL_NONE);
-	p = plan_at(db, &c, 1115, 0);
-	ck_assert_int_eq(p.action, ROLL_SWITCH);
+	p = due_at(db, &c, ROLL_SWITCH, 1115, 0);
 	apply(db, &p, 1115);
 	ck_assert_str_eq(state_of(db, nw, NULL), "active");
 	ck_assert_str_eq(state_of(db, old, NULL), "published");
 	/* Withdraw after max-zone-ttl + retire-safety: 1115 + 20 + 7. */
-	p = plan_at(db, &c, 1141, 0);
-	ck_assert_int_eq(p.action, ROLL_NONE);
-	ck_assert_int_eq(p.step, ROLL_WITHDRAW);
-	ck_assert_int_eq(p.at, 1142);
-	p = plan_at(db, &c, 1142, 0);
+	p = due_at(db, &c, ROLL_WITHDRAW, 1142, 0);
 	apply(db, &p, 1142);
 	ck_assert_str_eq(state_of(db, old, NULL), "retired");
 	ck_assert_str_eq(state_of(db, nw, NULL), "active");
@@ -290,10 +295,7 @@ START_TEST(csk_double_signature_waits_for_the_ds)
 	ck_assert_int_eq(cds, 0);
 	ck_assert_str_eq(state_of(db, old, NULL), "active");
 	/* CDS after max(DNSKEY TTL, zone TTL) + publish-safety: 1100 + 25. */
-	ck_assert_int_eq(p.step, ROLL_CDS);
-	ck_assert_int_eq(p.at, 1125);
-	p = plan_at(db, &c, 1125, 0);
-	ck_assert_int_eq(p.action, ROLL_CDS);
+	p = due_at(db, &c, ROLL_CDS, 1125, 0);
 	apply(db, &p, 1125);
 	ck_assert_str_eq(state_of(db, nw, &cds), "active");
 	ck_assert_int_eq(cds, 1);
@@ -301,19 +303,14 @@ START_TEST(csk_double_signature_waits_for_the_ds)
 	 * withdrawal while the parent does not serve the DS. */
 	p = plan_at(db, &c, 1125, 0);
 	ck_assert_int_eq(p.action, ROLL_DS_CHECK);
-	ck_assert_int_eq(plan_at(db, &c, 1154, 1125).action, ROLL_NONE);
-	ck_assert_int_eq(plan_at(db, &c, 1155, 1125).action, ROLL_DS_CHECK);
+	due_at(db, &c, ROLL_DS_CHECK, 1155, 1125);
 	ck_assert_int_eq(plan_at(db, &c, 99999, 99990).step, ROLL_DS_CHECK);
 	char err[512] = "", what[512];
 	wdb_txn_t *t = wdb_begin(db, "dnssec", err, sizeof(err));
 	ck_assert_int_eq(roll_ds_seen(t, "x.test", 60, 1160, what, sizeof(what)), 0);
 	ck_assert_int_gt(wdb_commit(t, what, err, sizeof(err)), 0);
 	/* Withdraw after the DS TTL + retire-safety: 1160 + 60 + 7. */
-	p = plan_at(db, &c, 1226, 0);
-	ck_assert_int_eq(p.action, ROLL_NONE);
-	ck_assert_int_eq(p.at, 1227);
-	p = plan_at(db, &c, 1227, 0);
-	ck_assert_int_eq(p.action, ROLL_WITHDRAW);
+	p = due_at(db, &c, ROLL_WITHDRAW, 1227, 0);
 	apply(db, &p, 1227);
 	ck_assert_str_eq(state_of(db, old, &cds), "retired");
 	ck_assert_str_eq(state_of(db, nw, &cds), "active");
