@@ -468,7 +468,9 @@ static json_t *roll_view(json_t *zr, json_t *keys)
 {
 	dnssec_conf_t dc;
 	char err[512];
-	int have = ctl_conf && !dnssec_conf_load(ctl_conf, &dc, err, sizeof(err));
+	int have = ctl_conf != NULL;
+	if (have && dnssec_conf_load(ctl_conf, &dc, err, sizeof(err)))
+		ctl_die("%s", err);
 	json_t *r = json_object_get(zr, "roll");
 	if (!have && !json_is_object(r))
 		return NULL;

@@ -49,10 +49,14 @@ static int conf_parents(const conf_t *c, const ynode_t *v, dnssec_conf_t *o,
 	o->parents = xcalloc(v->n ? v->n : 1, sizeof(char *));
 	for (size_t i = 0; i < v->n; i++) {
 		const ynode_t *a = v->items[i];
-		if (a->kind != YNODE_SCALAR || !a->value || !a->value[0])
+		conf_listen_t l;
+		if (a->kind != YNODE_SCALAR || !a->value ||
+		    conf_parse_listen(a->value, &l))
 			return conf_sfail(c, a, err, errlen, "dnssec: parent-servers: "
-			                  "an item is not an address");
-		o->parents[o->nparents++] = xstrdup(a->value);
+			                  "'%s' is not IP or IP@PORT",
+			                  a->kind == YNODE_SCALAR && a->value ? a->value :
+			                  "");
+		o->parents[o->nparents++] = xstrdup(l.text);  /* "IP@PORT" */
 	}
 	return 0;
 }

@@ -4,7 +4,9 @@
 #include "dnssec/keydb.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static json_int_t ival(json_t *o, const char *k)
 {
@@ -148,7 +150,7 @@ static int key_state(wdb_txn_t *t, const char *zone, unsigned tag,
  * a ZSK published, a KSK or CSK signing beside the old one. */
 static int start(wdb_txn_t *t, const char *ks, const char *zone,
                  const roll_plan_t *p, int64_t now, char *what, size_t wsize,
-                 char *err, size_t errlen)
+                 char *made, size_t msize, char *err, size_t errlen)
 {
 	json_t *old = keydb_key(t, zone, p->old_tag);
 	if (!old) {
@@ -163,6 +165,9 @@ static int start(wdb_txn_t *t, const char *ks, const char *zone,
 	if (!nk)
 		return -1;
 	unsigned tag = (unsigned)ival(nk, "tag");
+	char *path = keydb_path(ks, sval(nk, "file"));
+	snprintf(made, msize, "%s", path);
+	free(path);
 	json_decref(nk);
 	json_t *roll = json_pack("{s:s, s:s, s:i, s:i, s:I}", "kind", p->kind,
 	                         "phase", zsk ? "publish" : "propagate",
@@ -170,10 +175,16 @@ static int start(wdb_txn_t *t, const char *ks, const char *zone,
 	                         "since", (json_int_t)now);
 	int rc = set_roll(t, zone, roll);
 	json_decref(roll);
+	if (rc) {
+		snprintf(err, errlen, "zone %s: cannot store the rollover", zone);
+		unlink(made);
+		made[0] = 0;
+		return -1;
+	}
 	snprintf(what, wsize, "dnssec rollover %s %s: key %u %s (succeeds %u)",
 	         p->kind, zone, tag, zsk ? "published" : "signs beside the old key",
 	         p->old_tag);
-	return rc;
+	return 0;
 }
 
 /* Moves the rollover of @zone to @phase from @now. */
@@ -193,12 +204,16 @@ static int phase(wdb_txn_t *t, const char *zone, const char *ph, int64_t now)
 
 int roll_apply(wdb_txn_t *t, const char *keystore, const char *zone,
                const roll_plan_t *p, int64_t now, char *what, size_t wsize,
-               char *err, size_t errlen)
+               char *made, size_t msize, char *err, size_t errlen)
 {
 	int rc = 0;
+	if (msize)
+		made[0] = 0;
+	err[0] = 0;
 	switch (p->action) {
 	case ROLL_START:
-		return start(t, keystore, zone, p, now, what, wsize, err, errlen);
+		return start(t, keystore, zone, p, now, what, wsize, made, msize, err,
+		             errlen);
 	case ROLL_SWITCH:
 		rc = key_state(t, zone, p->new_tag, "active", -1, now, err, errlen) ||
 		     key_state(t, zone, p->old_tag, "published", -1, now, err, errlen) ||

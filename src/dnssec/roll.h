@@ -63,11 +63,13 @@ const char *roll_step_name(roll_action_t a);
 
 /** Applies step @p->action (not ROLL_DS_CHECK; ROLL_START makes the
  * key, into @keystore) to @zone's records in @t at @now; for the DS
- * seen, call roll_ds_seen().  Writes a line for the audit into @what.
- * Returns 0, or -1 with the reason in @err. */
+ * seen, call roll_ds_seen().  Writes a line for the audit into @what,
+ * and the path of a key file it wrote into @made (@msize bytes; "" for
+ * none), which the caller removes when @t is not committed.  Returns
+ * 0, or -1 with the reason in @err (and no file left). */
 int roll_apply(wdb_txn_t *t, const char *keystore, const char *zone,
                const roll_plan_t *p, int64_t now, char *what, size_t wsize,
-               char *err, size_t errlen);
+               char *made, size_t msize, char *err, size_t errlen);
 
 /** The parent serves the new key's DS with TTL @ttl: the rollover of
  * @zone waits that TTL and retire-safety before the withdrawal.

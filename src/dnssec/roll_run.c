@@ -15,10 +15,12 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <limits.h>
 #include <ldns/ldns.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* When the parent was last asked for a zone's DS, and when a step last
  * failed: kept in memory, not in the store, where each would be a
@@ -154,14 +156,16 @@ int roll_ds_lookup(const dnssec_conf_t *c, const char *zone, json_t *key,
 	return -1;
 }
 
-/* Commits @t with @what, or logs why not. */
-static void commit(wdb_txn_t *t, const char *zone, const char *what)
+/* Commits @t with @what, or logs why not.  Returns 0 or -1. */
+static int commit(wdb_txn_t *t, const char *zone, const char *what)
 {
 	char err[512];
-	if (wdb_commit(t, what, err, sizeof(err)) < 0)
+	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
 		log_warning("dnssec: zone %s: rollover step not stored: %s", zone, err);
-	else
-		log_info("%s", what);
+		return -1;
+	}
+	log_info("%s", what);
+	return 0;
 }
 
 /* The DS check of @zone's rollover @p: a step when the parent has it. */
@@ -243,14 +247,20 @@ static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
 		wdb_abort(t);
 		return;
 	}
-	if (roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what), err,
-	               sizeof(err)) == 0) {
-		commit(t, zone, what);
-		if (slot)
-			slot->failed = 0;
-		return;
+	char made[PATH_MAX];
+	if (roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what), made,
+	               sizeof(made), err, sizeof(err)) == 0) {
+		if (commit(t, zone, what) == 0) {
+			if (slot)
+				slot->failed = 0;
+			return;
+		}
+		if (made[0])
+			unlink(made);    /* a key the store does not know */
+		snprintf(err, sizeof(err), "the commit was refused");
+	} else {
+		wdb_abort(t);
 	}
-	wdb_abort(t);
 	if (slot)
 		slot->failed = now;
 	log_warning("dnssec: zone %s: rollover step '%s' failed (tried again in "

@@ -99,6 +99,26 @@ out=$(CTL dnssec import im.test "$T/bind/bad.private" 2>&1); rc=$?
 [ $rc = 1 ] && expect_has "$out" "holds Ed448, not a key of algorithm 13" "PEM of Ed448: refused" ||
 	fail "PEM Ed448: exit $rc: $out"
 
+# --- the rollover settings: checked, naming the line -----------------------
+cp "$T/gslbd.conf" "$T/good.conf"
+printf '  parent-servers: [ "127.0.0.1@99999" ]\n' >> "$T/gslbd.conf"
+out=$(CTL dnssec status gslb.test 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "gslbd\.conf:[0-9]+: dnssec: parent-servers: '127\.0\.0\.1@99999' is not IP or IP@PORT" \
+	"parent-servers with a bad port: refused, naming the line" || fail "bad parent-servers: exit $rc: $out"
+cp "$T/good.conf" "$T/gslbd.conf"
+printf '  zsk-lifetime: -5\n' >> "$T/gslbd.conf"
+out=$(CTL dnssec status gslb.test 2>&1); rc=$?
+[ $rc = 1 ] && expect_has "$out" "gslbd\.conf:[0-9]+: .*zsk-lifetime" "a negative lifetime: refused, naming the line" ||
+	fail "zsk-lifetime -5: exit $rc: $out"
+cp "$T/good.conf" "$T/gslbd.conf"
+printf '  zsk-lifetime: 600\n' >> "$T/gslbd.conf"
+out=$(CTL dnssec status gslb.test --json)
+expect_has "$out" '"next_step": "start the rollover"' "status --json: the planned rollover"
+expect_has "$out" '"kind": "zsk"' "status --json: of the ZSK"
+cp "$T/good.conf" "$T/gslbd.conf"
+out=$(CTL dnssec status gslb.test)
+expect_has "$out" "no rollover planned" "status without lifetimes: none planned"
+
 # --- served ----------------------------------------------------------------
 gslbd_start
 out=$(q gslb.test DNSKEY +dnssec)

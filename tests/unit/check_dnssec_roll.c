@@ -205,8 +205,15 @@ static void apply(weightdb_t *db, const roll_plan_t *p, int64_t now)
 	char err[512] = "", what[512] = "";
 	wdb_txn_t *t = wdb_begin(db, "dnssec", err, sizeof(err));
 	ck_assert_ptr_nonnull(t);
+	char made[PATH_MAX] = "x";
 	ck_assert_msg(roll_apply(t, g_dir, "x.test", p, now, what, sizeof(what),
-	                         err, sizeof(err)) == 0, "%s", err);
+	                         made, sizeof(made), err, sizeof(err)) == 0, "%s",
+	              err);
+	/* Only the start writes a key file, into the keystore. */
+	if (p->action == ROLL_START)
+		ck_assert_int_eq(strncmp(made, g_dir, strlen(g_dir)), 0);
+	else
+		ck_assert_str_eq(made, "");
 	ck_assert_msg(wdb_commit(t, what, err, sizeof(err)) > 0, "%s", err);
 }
 
