@@ -6,6 +6,7 @@
 #include "common/util.h"
 #include "dns/cookie.h"
 #include "dnssec/dnssec.h"
+#include "dnssec/roll.h"
 
 #include <time.h>
 
@@ -76,6 +77,12 @@ void daemon__on_sync(uv_timer_t *t)
 {
 	trim_store();
 	make_room();
+	/* Key rollovers: a step committed here is loaded just below.  In a
+	 * cluster keys are per instance and not replicated, so none
+	 * rolls there (gslbctl dnssec refuses a clustered store too); a
+	 * process handing over leaves them to its successor. */
+	if (!g_cluster && !g_draining)
+		roll_tick(g_db, g_conf, (int64_t)time(NULL));
 	if (dnssec_store_changed()) {
 		log_info("dnssec: signing keys changed in the store");
 		daemon__reload();

@@ -27,8 +27,11 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 {
 	qctx_t *q = w->q;
 	uint8_t rd[DNSSEC_RRSIG_MAX];
+	unsigned use = dnssec_type_use(type);
 	for (unsigned k = 0; k < sz->nkeys; k++) {
 		unsigned what;
+		if (!(sz->use[k] & use))
+			continue;        /* a KSK signs the key set, a ZSK the rest */
 		size_t n = dnssec_rrsig(q->dsig, sz, k, q->now, lowner, type, ttl,
 		                        count_, rdata, rd, &what);
 		if (!n) {
@@ -43,11 +46,17 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 }
 
 int qs_dnskey(wbuf_t *w, const dnssec_zone_t *dz, int sign, const zone_t *z,
-              const uint8_t *owner)
+              const uint8_t *owner, uint16_t qtype)
 {
 	zrrset_t s = { .type = RR_DNSKEY, .count = dz->dnskey_count,
 	               .ttl = dz->dnskey_ttl, .size = (uint32_t)dz->dnskey_size,
 	               .rdata = dz->dnskey_rdata };
+	if (qtype == RR_CDS || qtype == RR_CDNSKEY) {
+		s.type = qtype;
+		s.count = dz->cds_count;
+		s.size = (uint32_t)(qtype == RR_CDS ? dz->cds_size : dz->cdnskey_size);
+		s.rdata = qtype == RR_CDS ? dz->cds_rdata : dz->cdnskey_rdata;
+	}
 	return qs_rrset(w, SEC_AN, sign ? dz : NULL, owner, z->apex, &s, s.ttl);
 }
 
@@ -88,9 +97,17 @@ int qs_nsec(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 		p = ol;
 	}
 	unsigned n = 0;
-	for (unsigned i = 0; i < ntypes && n < 61; i++)
+	for (unsigned i = 0; i < ntypes && n < 59; i++)
 		if (types[i] != qtype)
 			t[n++] = types[i];
+	/* The apex has CDS and CDNSKEY while a KSK or CSK rolls. */
+	if (sz->cds_count && ol == sz->apex_len &&
+	    memcmp(lowner, sz->apex, ol) == 0) {
+		if (qtype != RR_CDS)
+			t[n++] = RR_CDS;
+		if (qtype != RR_CDNSKEY)
+			t[n++] = RR_CDNSKEY;
+	}
 	t[n++] = RR_RRSIG;
 	t[n++] = RR_NSEC;
 	p += dnssec_nsec_bitmap(rd + p, t, n);

@@ -47,10 +47,20 @@ static inline int qs_rrset(wbuf_t *w, int sec, const dnssec_zone_t *sz,
 	return qs_rrsig(w, sec, sz, owner, lowner, s->type, ttl, s->count, s->rdata);
 }
 
-/** The DNSKEY RRset of the signed zone @dz at the apex of @z into the
- * answer, with its RRSIGs when @sign (DO set).  Returns 0 or -1. */
+/** Whether the signed zone @dz has an RRset of @qtype that the signer
+ * makes at the apex: DNSKEY, and CDS and CDNSKEY while a KSK or CSK
+ * rolls (RFC 7344, RFC 8078). */
+static inline int qs_keyset(const dnssec_zone_t *dz, uint16_t qtype)
+{
+	return qtype == RR_DNSKEY ||
+	       ((qtype == RR_CDS || qtype == RR_CDNSKEY) && dz->cds_count);
+}
+
+/** The DNSKEY RRset (or CDS, CDNSKEY: @qtype) of the signed zone @dz at
+ * the apex of @z into the answer, with its RRSIGs when @sign (DO set).
+ * Returns 0 or -1. */
 int qs_dnskey(wbuf_t *w, const dnssec_zone_t *dz, int sign, const zone_t *z,
-              const uint8_t *owner);
+              const uint8_t *owner, uint16_t qtype);
 
 /** A compact denial into the authority section: the zone's SOA with TTL
  * @ttl, and the NSEC at @owner (@lowner) with TTL @ttl whose bitmap
@@ -73,7 +83,7 @@ int qs_nsec(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 #define QS_TYPES_MAX 48
 
 /** The types of node @n for an NSEC bitmap (the zone file's own RRSIG,
- * NSEC, NSEC3 and DNSKEY left out: qs_nsec() adds its own), with DNSKEY
+ * NSEC, NSEC3, DNSKEY, CDS and CDNSKEY left out: qs_nsec() adds its own), with DNSKEY
  * at the apex, into @out (QS_TYPES_MAX entries).  Returns how many. */
 unsigned qs_node_types(const znode_t *n, uint16_t *out);
 
@@ -82,7 +92,7 @@ unsigned qs_node_types(const znode_t *n, uint16_t *out);
 static inline int qs_served_type(uint16_t type)
 {
 	return type != RR_RRSIG && type != RR_NSEC && type != RR_DNSKEY &&
-	       type != RR_NSEC3;
+	       type != RR_NSEC3 && type != RR_CDS && type != RR_CDNSKEY;
 }
 
 #endif

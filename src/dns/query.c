@@ -296,12 +296,15 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 			name = owner = cur;
 			continue;
 		}
-		/* DNSKEY is the zone's data, asked with DO or without. */
+		/* DNSKEY (CDS, CDNSKEY) is the zone's data, asked with DO or
+		 * without. */
 		const dnssec_zone_t *dz;
-		if (qtype == RR_DNSKEY && (n->flags & ZNODE_APEX) &&
+		if ((qtype == RR_DNSKEY || qtype == RR_CDS || qtype == RR_CDNSKEY) &&
+		    (n->flags & ZNODE_APEX) &&
 		    (dz = sz ? sz : dnssec_zone_find(snap->dnssec, z->apex,
-		                                     z->apex_len)))
-			return qs_dnskey(w, dz, sz != NULL, z, owner);
+		                                     z->apex_len)) &&
+		    qs_keyset(dz, qtype))
+			return qs_dnskey(w, dz, sz != NULL, z, owner, qtype);
 		if (sz && qtype == RR_NSEC)  /* the name's own compact NSEC */
 			return qs_nsec(w, SEC_AN, sz, owner, name, types,
 			               qs_node_types(n, types), 0, z->neg_ttl);

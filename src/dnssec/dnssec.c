@@ -39,34 +39,76 @@ int dnssec_store_changed(void)
 
 /* The configuration ------------------------------------------------ */
 
+/* Reads parent-servers: a list of addresses (IP or IP@PORT). */
+static int conf_parents(const conf_t *c, const ynode_t *v, dnssec_conf_t *o,
+                        char *err, size_t errlen)
+{
+	if (v->kind != YNODE_SEQ)
+		return conf_sfail(c, v, err, errlen, "dnssec: parent-servers must "
+		                  "be a list of addresses (IP or IP@PORT)");
+	o->parents = xcalloc(v->n ? v->n : 1, sizeof(char *));
+	for (size_t i = 0; i < v->n; i++) {
+		const ynode_t *a = v->items[i];
+		conf_listen_t l;
+		if (a->kind != YNODE_SCALAR || !a->value ||
+		    conf_parse_listen(a->value, &l))
+			return conf_sfail(c, a, err, errlen, "dnssec: parent-servers: "
+			                  "'%s' is not IP or IP@PORT",
+			                  a->kind == YNODE_SCALAR && a->value ? a->value :
+			                  "");
+		o->parents[o->nparents++] = xstrdup(l.text);  /* "IP@PORT" */
+	}
+	return 0;
+}
+
 int dnssec_conf_load(const conf_t *c, dnssec_conf_t *o, char *err,
                      size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	o->cache_entries = SIGCACHE_DEFAULT;
 	o->dnskey_ttl = 3600;
+	o->publish_safety = 3600;
+	o->retire_safety = 3600;
+	o->max_zone_ttl = 86400;
+	o->ds_check_interval = 3600;
 	const ynode_t *s = c->root ? ynode_get(c->root, "dnssec") : NULL;
 	if (!s)
 		return 0;
-	static const char *const keys[] = { "keystore", "signature-cache",
-	                                    "dnskey-ttl", NULL };
+	static const char *const keys[] = {
+		"keystore", "signature-cache", "dnskey-ttl", "zsk-lifetime",
+		"ksk-lifetime", "csk-lifetime", "publish-safety", "retire-safety",
+		"max-zone-ttl", "ds-check-interval", "parent-servers", NULL };
 	if (conf_skeys(c, s, "dnssec", keys, err, errlen))
 		return -1;
 	/* The cache's upper bound keeps one thread's table (520 bytes an
 	 * entry) below 8 GB; a week is the longest DNSKEY TTL a
-	 * signature window (DNSSEC_WINDOW) outlives. */
+	 * signature window (DNSSEC_WINDOW) outlives, and the longest TTL
+	 * (and margin) a rollover waits for. */
 	const conf_num_t nums[] = {
 		CONF_NUM("signature-cache", 0, 1 << 24, &o->cache_entries),
 		CONF_NUM("dnskey-ttl", 0, 604800, &o->dnskey_ttl),
+		CONF_NUM("zsk-lifetime", 0, 4e9, &o->zsk_lifetime),
+		CONF_NUM("ksk-lifetime", 0, 4e9, &o->ksk_lifetime),
+		CONF_NUM("csk-lifetime", 0, 4e9, &o->csk_lifetime),
+		CONF_NUM("publish-safety", 0, 604800, &o->publish_safety),
+		CONF_NUM("retire-safety", 0, 604800, &o->retire_safety),
+		CONF_NUM("max-zone-ttl", 0, 604800, &o->max_zone_ttl),
+		CONF_NUM("ds-check-interval", 1, 86400, &o->ds_check_interval),
 	};
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
 		const ynode_t *v = s->items[i];
-		int r = conf_snum_key(c, k, v, nums, 2, err, errlen);
+		int r = conf_snum_key(c, k, v, nums, sizeof(nums) / sizeof(nums[0]),
+		                      err, errlen);
 		if (r < 0)
 			goto fail;
 		if (r > 0)
 			continue;
+		if (!strcmp(k, "parent-servers")) {
+			if (conf_parents(c, v, o, err, errlen))
+				goto fail;
+			continue;
+		}
 		/* keystore */
 		if (v->kind != YNODE_SCALAR || !v->value || !v->value[0]) {
 			conf_sfail(c, v, err, errlen, "dnssec: keystore must be a "
@@ -91,6 +133,24 @@ void dnssec_conf_clear(dnssec_conf_t *o)
 {
 	free(o->keystore);
 	o->keystore = NULL;
+	for (unsigned i = 0; i < o->nparents; i++)
+		free(o->parents[i]);
+	free(o->parents);
+	o->parents = NULL;
+	o->nparents = 0;
+}
+
+unsigned dnssec_role_use(const char *role)
+{
+	if (!role)
+		return 0;
+	if (!strcmp(role, "csk"))
+		return DNSSEC_USE_KEYSET | DNSSEC_USE_ZONE;
+	if (!strcmp(role, "ksk"))
+		return DNSSEC_USE_KEYSET;
+	if (!strcmp(role, "zsk"))
+		return DNSSEC_USE_ZONE;
+	return 0;
 }
 
 /* The keys of the signed zones --------------------------------------- */
@@ -104,21 +164,59 @@ void dnssec_set_free(dnssec_set_t *s)
 		for (unsigned k = 0; k < z->nkeys; k++)
 			dnssec_key_free(z->keys[k]);
 		free(z->dnskey_rdata);
+		free(z->cds_rdata);
+		free(z->cdnskey_rdata);
 	}
 	free(s->zones);
 	free(s);
 }
 
-/* Appends a DNSKEY record of @k to @z's RRset. */
-static void dnskey_add(dnssec_zone_t *z, const dnssec_key_t *k)
+/* Appends record @rd (@l bytes) to the RRset at *@set of *@size bytes. */
+static void rr_append(uint8_t **set, size_t *size, const uint8_t *rd, size_t l)
+{
+	*set = xrealloc(*set, *size + 2 + l);
+	wr16(*set + *size, (uint16_t)l);
+	memcpy(*set + *size + 2, rd, l);
+	*size += 2 + l;
+}
+
+/* Appends a DNSKEY record of @k to @z's RRset, and its CDS and CDNSKEY
+ * when @cds (RFC 7344 §3: the same rdata as DS and DNSKEY). */
+static int dnskey_add(dnssec_zone_t *z, const dnssec_key_t *k, int cds)
 {
 	size_t l;
 	const uint8_t *rd = dnssec_key_dnskey(k, &l);
-	z->dnskey_rdata = xrealloc(z->dnskey_rdata, z->dnskey_size + 2 + l);
-	wr16(z->dnskey_rdata + z->dnskey_size, (uint16_t)l);
-	memcpy(z->dnskey_rdata + z->dnskey_size + 2, rd, l);
-	z->dnskey_size += 2 + l;
+	rr_append(&z->dnskey_rdata, &z->dnskey_size, rd, l);
 	z->dnskey_count++;
+	if (!cds)
+		return 0;
+	uint8_t ds[4 + 32];
+	wr16(ds, dnssec_key_tag(k));
+	ds[2] = (uint8_t)dnssec_key_alg(k);
+	ds[3] = 2;
+	if (dnssec_ds_digest(z->apex, rd, l, ds + 4))
+		return -1;
+	rr_append(&z->cds_rdata, &z->cds_size, ds, sizeof(ds));
+	rr_append(&z->cdnskey_rdata, &z->cdnskey_size, rd, l);
+	z->cds_count++;
+	return 0;
+}
+
+/* Whether @z has an active key for each use (DNSSEC_USE_*). */
+static int zone_covered(const dnssec_zone_t *z, const char *name, char *err,
+                        size_t errlen)
+{
+	unsigned u = 0;
+	for (unsigned k = 0; k < z->nkeys; k++)
+		u |= z->use[k];
+	if (u == (DNSSEC_USE_KEYSET | DNSSEC_USE_ZONE))
+		return 0;
+	snprintf(err, errlen, "zone %s: no active key signs %s (a %s is "
+	         "needed: gslbctl dnssec keygen %s --role %s)", name,
+	         u & DNSSEC_USE_KEYSET ? "its data" : "its DNSKEY set",
+	         u & DNSSEC_USE_KEYSET ? "ZSK" : "KSK", name,
+	         u & DNSSEC_USE_KEYSET ? "zsk" : "ksk");
+	return -1;
 }
 
 /* Loads the keys of zone @name (its record @rec) into @z. */
@@ -138,6 +236,14 @@ static int zone_keys(wdb_txn_t *t, const dnssec_conf_t *dc, const char *name,
 		int active = state && strcmp(state, "active") == 0;
 		if (!state || (!active && strcmp(state, "published") != 0))
 			continue;        /* retired, or a state of a later gslbd */
+		const char *role = json_string_value(json_object_get(r, "role"));
+		unsigned use = dnssec_role_use(role);
+		if (!use) {
+			snprintf(err, errlen, "zone %s: key %u: role '%s' is none of "
+			         "csk, ksk, zsk", name, tag, role ? role : "");
+			rc = -1;
+			break;
+		}
 		if (!file) {
 			snprintf(err, errlen, "zone %s: key %u has no file", name, tag);
 			rc = -1;
@@ -168,8 +274,15 @@ static int zone_keys(wdb_txn_t *t, const dnssec_conf_t *dc, const char *name,
 			rc = -1;
 			break;
 		}
-		dnskey_add(z, k);
+		if (dnskey_add(z, k, json_is_true(json_object_get(r, "cds")))) {
+			snprintf(err, errlen, "zone %s: key %u: cannot make its CDS",
+			         name, tag);
+			dnssec_key_free(k);
+			rc = -1;
+			break;
+		}
 		if (active && z->nkeys < DNSSEC_ZONE_KEYS) {
+			z->use[z->nkeys] = (uint8_t)use;
 			z->keys[z->nkeys++] = k;
 		} else if (active) {
 			snprintf(err, errlen, "zone %s: more than %d active keys", name,
@@ -187,6 +300,8 @@ static int zone_keys(wdb_txn_t *t, const dnssec_conf_t *dc, const char *name,
 		         "no active key (gslbctl dnssec keygen %s)", name, name);
 		rc = -1;
 	}
+	if (!rc)
+		rc = zone_covered(z, name, err, errlen);
 	return rc;
 }
 

@@ -26,6 +26,16 @@ typedef struct dnssec_conf {
 	unsigned cache_entries;    /* signature-cache: entries per query
 	                              thread (a restart applies it) */
 	unsigned dnskey_ttl;       /* dnskey-ttl: TTL of DNSKEY RRsets */
+	/* Rollovers (dnssec/roll.h), all in seconds; a lifetime of 0 never
+	 * rolls that role's keys. */
+	unsigned zsk_lifetime, ksk_lifetime, csk_lifetime;
+	unsigned publish_safety;   /* margin after the DNSKEY TTL */
+	unsigned retire_safety;    /* margin after the zone's TTLs, DS TTL */
+	unsigned max_zone_ttl;     /* the largest TTL the zone's answers carry */
+	unsigned ds_check_interval;/* between two DS queries to the parent */
+	char **parents;            /* parent-servers: "ADDR" or "ADDR@PORT";
+	                              none: the resolvers of resolv.conf */
+	unsigned nparents;
 } dnssec_conf_t;
 
 /** Reads the `dnssec:` section of @c into @o.  Returns 0, or -1 with
@@ -48,6 +58,20 @@ int dnssec_store_changed(void);
 /* Keys one zone signs with; more are refused at load. */
 #define DNSSEC_ZONE_KEYS 4
 
+/* What a key signs, by its role: a KSK the key set (DNSKEY, CDS and
+ * CDNSKEY), a ZSK everything else, a CSK both. */
+enum { DNSSEC_USE_KEYSET = 1, DNSSEC_USE_ZONE = 2 };
+
+/** The DNSSEC_USE_* bits of role @role ("csk", "ksk", "zsk"), or 0. */
+unsigned dnssec_role_use(const char *role);
+
+/** The bit of DNSSEC_USE_* whose keys sign an RRset of @type. */
+static inline unsigned dnssec_type_use(uint16_t type)
+{
+	return type == 48 || type == 59 || type == 60 ? DNSSEC_USE_KEYSET :
+	       DNSSEC_USE_ZONE;
+}
+
 /** A signed zone.  Exposed for the query path, which reads it on every
  * signed answer. */
 typedef struct dnssec_zone {
@@ -55,12 +79,19 @@ typedef struct dnssec_zone {
 	size_t apex_len;
 	unsigned nkeys;            /* the keys that sign (active) */
 	dnssec_key_t *keys[DNSSEC_ZONE_KEYS];
+	uint8_t use[DNSSEC_ZONE_KEYS]; /* DNSSEC_USE_* of each */
 	/* The DNSKEY RRset (active and published keys) in the zone's RRset
 	 * form: each record a 16-bit length and its rdata. */
 	uint16_t dnskey_count;
 	uint32_t dnskey_ttl;
 	uint8_t *dnskey_rdata;
 	size_t dnskey_size;
+	/* CDS (digest type 2) and CDNSKEY of the keys the parent is to have
+	 * a DS of (RFC 7344, while a KSK or CSK rolls), the same form;
+	 * count 0: none published. */
+	uint16_t cds_count;
+	uint8_t *cds_rdata, *cdnskey_rdata;
+	size_t cds_size, cdnskey_size;
 } dnssec_zone_t;
 
 typedef struct dnssec_set {

@@ -2,6 +2,7 @@
 /* Keys with OpenSSL's EVP API: generate, PEM in and out, DNSKEY, DS,
  * sign. */
 #include "dnssec/key.h"
+#include "dnssec/key_int.h"
 #include "common/hash.h"
 #include "common/util.h"
 
@@ -56,7 +57,7 @@ const char *dnssec_alg_mnemonic(int alg)
 }
 
 /* The library's last error, for a message. */
-static const char *ossl_err(void)
+const char *dnssec__ossl_err(void)
 {
 	static __thread char buf[256];
 	unsigned long e = ERR_get_error();
@@ -68,7 +69,7 @@ static const char *ossl_err(void)
 }
 
 /* The algorithm @p is a key of, or 0. */
-static int pkey_alg(EVP_PKEY *p)
+int dnssec__pkey_alg(EVP_PKEY *p)
 {
 	if (EVP_PKEY_is_a(p, "ED25519"))
 		return DNSSEC_ALG_ED25519;
@@ -85,7 +86,7 @@ static int pkey_alg(EVP_PKEY *p)
 
 /* A description of the key in @p, for the error that says it is not
  * what the store expects. */
-static const char *pkey_desc(EVP_PKEY *p)
+const char *dnssec__pkey_desc(EVP_PKEY *p)
 {
 	if (EVP_PKEY_is_a(p, "ED25519"))
 		return "Ed25519 (algorithm 15)";
@@ -100,9 +101,7 @@ static const char *pkey_desc(EVP_PKEY *p)
 
 static int key_finish(dnssec_key_t *k);
 
-/* A key of @p (which it takes), or NULL when its public key cannot be
- * read. */
-static dnssec_key_t *key_new(EVP_PKEY *p, int alg, uint16_t flags)
+dnssec_key_t *dnssec__key_new(EVP_PKEY *p, int alg, uint16_t flags)
 {
 	dnssec_key_t *k = xcalloc(1, sizeof(*k));
 	k->pkey = p;
@@ -159,12 +158,12 @@ dnssec_key_t *dnssec_key_generate(int alg, uint16_t flags, char *err,
 		return NULL;
 	}
 	if (!p) {
-		snprintf(err, errlen, "key generation failed: %s", ossl_err());
+		snprintf(err, errlen, "key generation failed: %s", dnssec__ossl_err());
 		return NULL;
 	}
-	dnssec_key_t *k = key_new(p, alg, flags);
+	dnssec_key_t *k = dnssec__key_new(p, alg, flags);
 	if (!k)
-		snprintf(err, errlen, "cannot read the new public key: %s", ossl_err());
+		snprintf(err, errlen, "cannot read the new public key: %s", dnssec__ossl_err());
 	return k;
 }
 
@@ -189,7 +188,7 @@ int dnssec_key_save(const dnssec_key_t *k, const char *path, char *err,
 	if (fclose(f))
 		ok = 0;
 	if (!ok) {
-		snprintf(err, errlen, "%s: cannot write the key: %s", path, ossl_err());
+		snprintf(err, errlen, "%s: cannot write the key: %s", path, dnssec__ossl_err());
 		unlink(path);
 		return -1;
 	}
@@ -235,19 +234,19 @@ dnssec_key_t *dnssec_key_load(const char *path, int alg, uint16_t flags,
 	fclose(f);
 	if (!p) {
 		snprintf(err, errlen, "key file %s: not a PEM private key (%s)", path,
-		         ossl_err());
+		         dnssec__ossl_err());
 		return NULL;
 	}
-	int got = pkey_alg(p);
+	int got = dnssec__pkey_alg(p);
 	if (got != alg) {
 		snprintf(err, errlen, "key file %s: holds %s, but the store says "
 		         "algorithm %d (%s)", path,
-		         got ? dnssec_alg_mnemonic(got) : pkey_desc(p), alg,
+		         got ? dnssec_alg_mnemonic(got) : dnssec__pkey_desc(p), alg,
 		         dnssec_alg_mnemonic(alg));
 		EVP_PKEY_free(p);
 		return NULL;
 	}
-	dnssec_key_t *k = key_new(p, alg, flags);
+	dnssec_key_t *k = dnssec__key_new(p, alg, flags);
 	if (!k)
 		snprintf(err, errlen, "key file %s: cannot read its public key", path);
 	return k;

@@ -60,6 +60,15 @@ int dnssec_key_save(const dnssec_key_t *k, const char *path, char *err,
 dnssec_key_t *dnssec_key_load(const char *path, int alg, uint16_t flags,
                               char *err, size_t errlen);
 
+/** Reads the private key of file @path for an import: PKCS#8 PEM, or
+ * BIND's private-key format (Private-key-format: v1.x, Algorithm: 13
+ * or 15, PrivateKey: base64 of the raw key; other fields ignored), and
+ * gives it DNSKEY flags @flags.  Returns the key or NULL with the
+ * reason, naming the file and the line, in @err: a file of neither
+ * form, a field missing, another algorithm, a malformed key. */
+dnssec_key_t *dnssec_key_import(const char *path, uint16_t flags, char *err,
+                                size_t errlen);
+
 void dnssec_key_free(dnssec_key_t *k);
 
 int dnssec_key_alg(const dnssec_key_t *k);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+json_t *keydb_key(wdb_txn_t *t, const char *zone, unsigned tag);
+
 json_t *keydb_zone(wdb_txn_t *t, const char *zone)
 {
 	return wdb_get(t, WDB_DNSSEC, zone);
@@ -86,59 +88,77 @@ int keydb_ds(json_t *rec, const char *zone, char *out, size_t size)
 	return 0;
 }
 
-/* Whether @zone has a key of tag @tag in @t already. */
+/* Whether @zone has a key of tag @tag in @t already (a retired one
+ * too: its tag may still be in caches). */
 static int tag_used(wdb_txn_t *t, const char *zone, unsigned tag)
 {
-	char k[300];
-	snprintf(k, sizeof(k), "%s|%u", zone, tag);
-	json_t *j = wdb_get(t, WDB_DNSSEC, k);
+	json_t *j = keydb_key(t, zone, tag);
 	json_decref(j);
 	return j != NULL;
 }
 
-json_t *keydb_keygen(wdb_txn_t *t, const char *keystore, const char *zone,
-                     int alg, int64_t now, char *err, size_t errlen)
+/* The tag of @zone's key of public key @pub (base64), or 0. */
+static unsigned pub_used(wdb_txn_t *t, const char *zone, const char *pub)
 {
-	dnssec_key_t *k = NULL;
-	/* Two keys of a zone with one tag would make validators try both;
-	 * a new one is drawn instead (1 in 65536 per key). */
-	for (int tries = 0; tries < 16; tries++) {
-		k = dnssec_key_generate(alg, DNSSEC_FLAGS_CSK, err, errlen);
-		if (!k)
-			return NULL;
-		if (!tag_used(t, zone, dnssec_key_tag(k)))
-			break;
-		dnssec_key_free(k);
-		k = NULL;
-	}
-	if (!k) {
-		snprintf(err, errlen, "zone %s: no free key tag", zone);
+	json_t *keys = keydb_keys(t, zone);
+	unsigned tag = 0;
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k)
+		if (!tag && !strcmp(pub, json_string_value(json_object_get(k,
+		                    "public_key")) ?: ""))
+			tag = (unsigned)json_integer_value(json_object_get(k, "tag"));
+	json_decref(keys);
+	return tag;
+}
+
+uint16_t keydb_role_flags(const char *role)
+{
+	return role && !strcmp(role, "zsk") ? DNSSEC_FLAGS_ZSK : DNSSEC_FLAGS_CSK;
+}
+
+json_t *keydb_add(wdb_txn_t *t, const char *keystore, const char *zone,
+                  const dnssec_key_t *k, const char *role, const char *state,
+                  int64_t now, char *err, size_t errlen)
+{
+	unsigned tag = dnssec_key_tag(k);
+	int alg = dnssec_key_alg(k);
+	if (tag_used(t, zone, tag)) {
+		snprintf(err, errlen, "zone %s has a key of tag %u already", zone, tag);
 		return NULL;
 	}
-	unsigned tag = dnssec_key_tag(k);
 	size_t dl;
 	const uint8_t *dk = dnssec_key_dnskey(k, &dl);
 	char pub[100];
 	dnssec_b64_encode(dk + 4, dl - 4, pub);
+	/* The same key under other flags has another tag, but is the same
+	 * key: one record of it a zone. */
+	unsigned other = pub_used(t, zone, pub);
+	if (other) {
+		snprintf(err, errlen, "zone %s has this key already, as key %u", zone,
+		         other);
+		return NULL;
+	}
 	/* BIND's naming (K<zone>.+<alg>+<tag>), which operators know. */
 	char file[300];
 	snprintf(file, sizeof(file), "K%s.+%03d+%05u.pem", zone, alg, tag);
 	char *path = keydb_path(keystore, file);
 	int rc = dnssec_key_save(k, path, err, errlen);
 	free(path);
-	dnssec_key_free(k);
 	if (rc)
 		return NULL;
+	int active = !strcmp(state, "active");
 	json_t *rec = json_pack("{s:s, s:i, s:i, s:s, s:i, s:s, s:s, s:s, s:s, "
-	                        "s:I, s:I, s:I}",
+	                        "s:I, s:I}",
 	                        "zone", zone, "tag", (int)tag, "algorithm", alg,
 	                        "algorithm_name", dnssec_alg_name(alg),
-	                        "flags", DNSSEC_FLAGS_CSK, "role", "csk",
-	                        "state", "active", "file", file,
+	                        "flags", (int)dnssec_key_flags(k), "role", role,
+	                        "state", state, "file", file,
 	                        "public_key", pub,
 	                        "created", (json_int_t)now,
-	                        "published", (json_int_t)now,
-	                        "active", (json_int_t)now);
+	                        "published", (json_int_t)now);
+	if (active)
+		json_object_set_new(rec, "active", json_integer(now));
 	char key[300];
 	snprintf(key, sizeof(key), "%s|%u", zone, tag);
 	if (wdb_set(t, WDB_DNSSEC, key, rec)) {
@@ -150,4 +170,64 @@ json_t *keydb_keygen(wdb_txn_t *t, const char *keystore, const char *zone,
 		return NULL;
 	}
 	return rec;
+}
+
+json_t *keydb_keygen(wdb_txn_t *t, const char *keystore, const char *zone,
+                     int alg, const char *role, const char *state, int64_t now,
+                     char *err, size_t errlen)
+{
+	dnssec_key_t *k = NULL;
+	/* Two keys of a zone with one tag would make validators try both;
+	 * a new one is drawn instead (1 in 65536 per key). */
+	for (int tries = 0; tries < 16; tries++) {
+		k = dnssec_key_generate(alg, keydb_role_flags(role), err, errlen);
+		if (!k)
+			return NULL;
+		if (!tag_used(t, zone, dnssec_key_tag(k)))
+			break;
+		dnssec_key_free(k);
+		k = NULL;
+	}
+	if (!k) {
+		snprintf(err, errlen, "zone %s: no free key tag", zone);
+		return NULL;
+	}
+	json_t *rec = keydb_add(t, keystore, zone, k, role, state, now, err, errlen);
+	dnssec_key_free(k);
+	return rec;
+}
+
+json_t *keydb_key(wdb_txn_t *t, const char *zone, unsigned tag)
+{
+	char k[300];
+	snprintf(k, sizeof(k), "%s|%u", zone, tag);
+	return wdb_get(t, WDB_DNSSEC, k);
+}
+
+int keydb_put(wdb_txn_t *t, json_t *rec)
+{
+	char k[300];
+	snprintf(k, sizeof(k), "%s|%u",
+	         json_string_value(json_object_get(rec, "zone")),
+	         (unsigned)json_integer_value(json_object_get(rec, "tag")));
+	return wdb_set(t, WDB_DNSSEC, k, rec);
+}
+
+int keydb_set_state(wdb_txn_t *t, json_t *rec, const char *state, int64_t now)
+{
+	json_object_set_new(rec, "state", json_string(state));
+	/* The time each state was entered; "inactive": when a published
+	 * key stopped signing. */
+	const char *when = !strcmp(state, "active") ? "active" :
+	                   !strcmp(state, "retired") ? "retired" : "inactive";
+	if (strcmp(state, "published") ||
+	    json_object_get(rec, "active"))
+		json_object_set_new(rec, when, json_integer(now));
+	return keydb_put(t, rec);
+}
+
+int keydb_live(json_t *rec)
+{
+	const char *st = json_string_value(json_object_get(rec, "state"));
+	return st && (!strcmp(st, "active") || !strcmp(st, "published"));
 }

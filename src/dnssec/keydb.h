@@ -2,23 +2,30 @@
 /* Signing keys in the store (the "dnssec" table, store/weightdb.h) and
  * their private halves in the keystore directory.
  *
- *   "ZONE"      {"zone", "enabled", "algorithm", "enabled_at"}
+ *   "ZONE"      {"zone", "enabled", "algorithm", "enabled_at", "split",
+ *                "roll"}
  *   "ZONE|TAG"  {"zone", "tag", "algorithm", "algorithm_name", "flags",
  *                "role", "state", "file", "public_key", "created",
- *                "published", "active"}
+ *                "published", "active", "inactive", "retired", "cds"}
  *
  * ZONE is the zone's name in presentation form, lowercase, without the
  * final dot; TAG the key tag in decimal.  "state" is "active" (in the
- * DNSKEY RRset, signing) or "published" (in the DNSKEY RRset only);
- * "role" is "csk" (one combined key: flags 257).  Rollovers will add
- * states and roles without changing these fields.  Times are unix
- * seconds.  "file" is the PEM file's name inside the keystore;
- * "public_key" the DNSKEY's key field in base64, so that the DS and the
- * DNSKEY can be shown without the private key, and a file holding
- * another key is refused at load.
+ * DNSKEY RRset, signing), "published" (in the DNSKEY RRset only) or
+ * "retired" (neither; the record and its file are kept, and its tag is
+ * not used again).  "role" is "csk" (one combined key: flags 257),
+ * "ksk" (flags 257, signs the DNSKEY, CDS and CDNSKEY RRsets only) or
+ * "zsk" (flags 256, signs everything else); "split" is true for a zone
+ * enabled with a KSK and a ZSK, which its rollovers keep.  "cds": the
+ * key's CDS and CDNSKEY are published (a KSK or CSK rollover, RFC 7344).
+ * "roll" is the rollover in progress (dnssec/roll.h), absent between
+ * two.  Times are unix seconds.  "file" is the PEM file's name inside
+ * the keystore; "public_key" the DNSKEY's key field in base64, so that
+ * the DS and the DNSKEY can be shown without the private key, and a
+ * file holding another key is refused at load.
  *
- * Used by gslbctl (writes, in its audited transactions) and by the
- * daemon's key loading (dnssec.c, reads). */
+ * Used by gslbctl (writes, in its audited transactions), by the
+ * daemon's key loading (dnssec.c, reads) and by its rollovers
+ * (roll.c, writes, audited as "dnssec"). */
 #ifndef GSLB_DNSSEC_KEYDB_H
 #define GSLB_DNSSEC_KEYDB_H
 
@@ -26,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dnssec/key.h"
 #include "store/weightdb.h"
 
 /** The signing record of @zone (a new reference), or NULL. */
@@ -50,13 +58,40 @@ size_t keydb_dnskey(json_t *rec, uint8_t *out);
  * bytes, 200 suffice).  Returns 0 or -1. */
 int keydb_ds(json_t *rec, const char *zone, char *out, size_t size);
 
-/** Generates a key of @alg for @zone, writes its private key into
- * @keystore (mode 0600) and its record into @t as active from @now.
- * The key tag differs from those of the zone's other keys.  Returns the
- * record (a new reference; its "file" is the file written, which the
- * caller removes when @t is not committed) or NULL with the reason in
- * @err. */
+/** The DNSKEY flags of role @role: 256 for "zsk", 257 (SEP) for "ksk"
+ * and "csk". */
+uint16_t keydb_role_flags(const char *role);
+
+/** Writes the private key of @k into @keystore (mode 0600, named as BIND
+ * names it) and its record into @t, with @role and @state ("active":
+ * signing from @now; "published": in the DNSKEY RRset only).  Refuses a
+ * key tag the zone has already.  Returns the record (a new reference;
+ * its "file" is the file written, which the caller removes when @t is
+ * not committed) or NULL with the reason in @err. */
+json_t *keydb_add(wdb_txn_t *t, const char *keystore, const char *zone,
+                  const dnssec_key_t *k, const char *role, const char *state,
+                  int64_t now, char *err, size_t errlen);
+
+/** Generates a key of @alg with the flags of @role for @zone, with a key
+ * tag that differs from those of the zone's other keys, and adds it as
+ * keydb_add() does. */
 json_t *keydb_keygen(wdb_txn_t *t, const char *keystore, const char *zone,
-                     int alg, int64_t now, char *err, size_t errlen);
+                     int alg, const char *role, const char *state, int64_t now,
+                     char *err, size_t errlen);
+
+/** The record of key @tag of @zone (a new reference), or NULL. */
+json_t *keydb_key(wdb_txn_t *t, const char *zone, unsigned tag);
+
+/** Stores key record @rec under its zone and tag.  Returns 0 or an
+ * error of wdb_set(). */
+int keydb_put(wdb_txn_t *t, json_t *rec);
+
+/** Sets the state of key record @rec to @state from @now (the time goes
+ * into "active", "inactive" when an active key goes back to published,
+ * or "retired") and stores it. */
+int keydb_set_state(wdb_txn_t *t, json_t *rec, const char *state, int64_t now);
+
+/** Whether key record @rec is in the DNSKEY RRset (active or published). */
+int keydb_live(json_t *rec);
 
 #endif

@@ -17,6 +17,8 @@
 #   py [args] <<'EOF' ... EOF          # python3 with dnsraw.py importable
 #   write_conf_zones "SERVER-YAML" NAME=FILE...   # several zones at once
 #   wait_until SECONDS CONDITION...    # polls CONDITION every 0.3 s
+#   mini_zone FILE TTL OCTET           # a zone of SOA, NS, ns1 and www
+#   unbound_stubs PORT ZONE...         # Unbound stub zones to gslbd
 #   stop_pid PID                       # SIGTERM, SIGKILL after 5 s (cleanup uses it)
 #   tseq N                             # 1..N scaled: for _ in $(tseq 50)
 #   tscale N                           # N scaled by TEST_TIME_FACTOR
@@ -276,6 +278,30 @@ server:
   qname-minimisation: no
   local-zone: "test." nodefault
 EOU
+}
+
+# Prints Unbound's stub-zone clauses sending ZONE... to 127.0.0.1@PORT,
+# and remote control off: the end of a configuration after
+# unbound_server_conf (test_dnssec, test_dnsroll).
+unbound_stubs() { # port zone...
+	local port=$1 z
+	shift
+	for z in "$@"; do
+		printf 'stub-zone:\n  name: "%s"\n  stub-addr: 127.0.0.1@%s\n' "$z" "$port"
+	done
+	printf 'remote-control:\n  control-enable: no\n'
+}
+
+# Writes FILE, a zone of its own (SOA, NS ns1, ns1 A ADDR) with
+# www A 192.0.2.WWW and TTLs of TTL.
+mini_zone() { # file ttl www-last-octet [ns1-address]
+	cat > "$1" <<EOZ
+\$TTL $2
+@   SOA ns1 host 1 3600 600 86400 ${2}
+    NS  ns1
+ns1 A   ${4:-192.0.2.53}
+www A   192.0.2.$3
+EOZ
 }
 
 # Starts gslbd and waits until it answers (at most 10 s).

@@ -29,13 +29,7 @@ gslb_zone 'www A 192.0.2.80' 'alias CNAME www' 'edge A 192.0.2.90' \
 	"long TXT \"$long\" \"$long\"" '*.wild A 192.0.2.7' \
 	'sub NS ns.sub' 'ns.sub A 192.0.2.77' 'sec NS ns.sec' 'ns.sec A 192.0.2.78' \
 	'sec DS 12345 13 2 3F2B5B8E5C1E9A0D7F6E1B2C3D4E5F60718293A4B5C6D7E8F90123456789ABCD'
-cat > "$T/ed.zone" <<'EOZ'
-$TTL 300
-@   SOA ns1 host 1 3600 600 86400 120
-    NS  ns1
-ns1 A   192.0.2.53
-www A   192.0.2.81
-EOZ
+mini_zone "$T/ed.zone" 300 81
 SPORT=$((PORT + 2))
 write_conf_zones "" gslb.test=z.zone ed.test=ed.zone
 cat >> "$T/gslbd.conf" <<EOC
@@ -158,16 +152,7 @@ unbound_conf() { # dir trust-anchor...
 	{
 		unbound_server_conf "$d" "$UPORT" "subnetcache validator iterator"
 		for ta in "$@"; do echo "  trust-anchor: \"$ta\""; done
-		cat <<EOU
-stub-zone:
-  name: "gslb.test"
-  stub-addr: 127.0.0.1@$PORT
-stub-zone:
-  name: "ed.test"
-  stub-addr: 127.0.0.1@$PORT
-remote-control:
-  control-enable: no
-EOU
+		unbound_stubs "$PORT" gslb.test ed.test
 	} > "$d/unbound.conf"
 }
 UPID=

@@ -57,6 +57,7 @@ static void setup(void)
 	dnssec_zone_t *z = &s->zones[0];
 	z->apex_len = dname_from_str("example.test.", z->apex);
 	z->keys[0] = key;
+	z->use[0] = DNSSEC_USE_KEYSET | DNSSEC_USE_ZONE;  /* a CSK */
 	z->nkeys = 1;
 	size_t kl;
 	const uint8_t *dk = dnssec_key_dnskey(key, &kl);
