@@ -138,6 +138,7 @@ struct health {
 	pthread_mutex_t reconf_mu;
 	health_conf_t *pending;
 	const health_cluster_t *cl;  /* atomic: cluster mode's hooks, or NULL */
+	source_t *src;               /* the pull sources' thread, or NULL */
 	int64_t cl_epoch;            /* leadership the decisions were made for */
 	uint64_t cl_gen;             /* views_gen() last combined */
 };
