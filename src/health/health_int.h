@@ -81,6 +81,8 @@ struct hnode {
 	                                health.failure-rate default */
 	int unmonitored;             /* no probe and no pushed metric: health
 	                                has no say (S2-7) */
+	int stale_warned;            /* judged on pushes alone under
+	                                health.stale keep: said once (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
 	unsigned extra;              /* extra probe rounds run in a cutover
 	                                window since its last good sample
