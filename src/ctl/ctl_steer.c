@@ -434,6 +434,11 @@ json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 			}
 		}
 		json_decref(node);
+		char from[80], reg[80], isp[80];
+		snprintf(reg, sizeof(reg), "%.*s", (int)p.region_len, p.region);
+		snprintf(isp, sizeof(isp), "%.*s", (int)p.isp_len, p.isp);
+		if (steer_input_from(t, id, reg, isp, from, sizeof(from)))
+			json_object_set_new(j, "inputs_from", json_string(from));
 		json_object_set_new(nodes, id, j);
 	}
 	json_object_set_new(out, "nodes", nodes);
@@ -507,6 +512,9 @@ void ctl_steer_print(json_t *st)
 			       json_string_value(json_object_get(b, "state")),
 			       json_number_value(json_object_get(b, "spent")),
 			       json_number_value(json_object_get(b, "limit")));
+		const char *from = json_string_value(json_object_get(n, "inputs_from"));
+		if (from)
+			printf("; inputs from %s", from);
 		printf("\n");
 	}
 }

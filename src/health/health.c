@@ -90,6 +90,7 @@ static void publish_stats(health_t *h)
 	hstats_t *s = hstats_new(&h->stats, h->n, nw);
 	uint32_t now = health__wall();
 	s->published = now;
+	s->nsource = source_stats(h->src, s->source, SOURCE_MAX);
 	for (size_t i = 0; i < h->n; i++) {
 		const hnode_t *n = h->node[i];
 		hstats_node_t *o = &s->node[i];
@@ -394,6 +395,8 @@ static void on_reconf(uv_async_t *a)
 	double tick = h->c.tick;
 	h->c = *nc;
 	free(nc);
+	h->src = source_reconfigure(h->src, &h->c.sources, h->db, steer_conf_keep(&h->c.steer),
+	                            h->c.steer.skew);
 	reparse_probes(h);
 	if (h->c.tick != tick) {
 		uint64_t ms = (uint64_t)(h->c.tick * 1000);
@@ -469,6 +472,8 @@ health_t *health_start(const health_conf_t *hc, weightdb_t *db,
 	h->tick.data = h->stop.data = h->reconf.data = h;
 	uint64_t ms = (uint64_t)(h->c.tick * 1000);
 	uv_timer_start(&h->tick, on_tick, 0, ms ? ms : 1);
+	/* Before the thread: from then on only it touches h->src. */
+	h->src = source_start(&h->c.sources, db, steer_conf_keep(&h->c.steer), h->c.steer.skew);
 	if (pthread_create(&h->thread, NULL, health_main, h)) {
 		snprintf(err, errlen, "health: cannot start its thread");
 		return NULL;
@@ -495,6 +500,7 @@ void health_stop(health_t *h)
 		return;
 	uv_async_send(&h->stop);
 	pthread_join(h->thread, NULL);
+	source_stop(h->src);
 	uv_run(&h->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&h->loop);
 	hstats_put(h->pub);

@@ -189,5 +189,7 @@ int health_conf_load(const conf_t *c, health_conf_t *o, char *err, size_t errlen
 	if (cutover_conf_load(c, &o->cut, err, errlen))
 		return -1;
 	o->cut.settle = o->settle; /* one setting for both short-TTL periods */
-	return steer_conf_load(c, &o->steer, err, errlen);
+	if (steer_conf_load(c, &o->steer, err, errlen))
+		return -1;
+	return source_conf_load(c, &o->sources, err, errlen);
 }

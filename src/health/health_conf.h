@@ -12,6 +12,7 @@
 #include "common/conf.h"
 #include "health/cutover.h"
 #include "health/score.h"
+#include "health/source.h"
 #include "steer/steer.h"
 
 /* The default fast interval (S0-7, S2-8): interval / HEALTH_FAST_DIVISOR,
@@ -62,6 +63,7 @@ typedef struct health_conf {
 	score_config_t score;
 	cutover_conf_t cut;       /* the cutover section */
 	steer_conf_t steer;       /* the steer section (S3-3..S3-9) */
+	source_conf_t sources;    /* steer.sources: pull sources of inputs */
 } health_conf_t;
 
 /** Reads the health, cutover and steer sections of @c into @out, with the

@@ -81,6 +81,8 @@ struct hnode {
 	                                health.failure-rate default */
 	int unmonitored;             /* no probe and no pushed metric: health
 	                                has no say (S2-7) */
+	int stale_warned;            /* judged on pushes alone under
+	                                health.stale keep: said once (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
 	unsigned extra;              /* extra probe rounds run in a cutover
 	                                window since its last good sample
@@ -138,6 +140,7 @@ struct health {
 	pthread_mutex_t reconf_mu;
 	health_conf_t *pending;
 	const health_cluster_t *cl;  /* atomic: cluster mode's hooks, or NULL */
+	source_t *src;               /* the pull sources' thread, or NULL */
 	int64_t cl_epoch;            /* leadership the decisions were made for */
 	uint64_t cl_gen;             /* views_gen() last combined */
 };

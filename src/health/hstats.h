@@ -24,6 +24,7 @@
 
 #include "probe/probe.h"
 #include "health/score.h"
+#include "health/source.h"
 
 /* Probe kinds as counted: tcp, http, https (probe_kind_t). */
 #define HSTATS_KINDS 3
@@ -91,6 +92,8 @@ typedef struct hstats {
 	size_t nnode;
 	hstats_window_t *window;     /* owned */
 	size_t nwindow;
+	source_stat_t source[SOURCE_MAX]; /* the pull sources' figures */
+	unsigned nsource;
 } hstats_t;
 
 /** Starts @c empty, with the histograms' bounds. */

@@ -109,6 +109,22 @@ static void track_failure_rate(health_t *h, hnode_t *n, uint32_t was)
 		n->fr_high_since = 0;
 }
 
+/* S2-7: a node judged on pushed metrics alone goes stale when its
+ * pushes stop, and under health.stale keep it then keeps its last
+ * verdict at full weight; the operator who kept that default is told
+ * once per node (probed nodes never go stale: a failed probe is an
+ * input). */
+static void warn_push_only(health_t *h, hnode_t *n)
+{
+	int push_only = !n->nprobe && !n->unmonitored && newest_metric(&n->metrics);
+	if (push_only && h->c.stale == HEALTH_STALE_KEEP && !n->stale_warned)
+		log_warning("node %s has no probe: its verdict rests on pushed metrics alone, "
+		            "and should they stop it keeps its last verdict at full weight "
+		            "(health.stale keep); give it a probe, or set health.stale to "
+		            "derate or down", n->id);
+	n->stale_warned = push_only && h->c.stale == HEALTH_STALE_KEEP;
+}
+
 static void node_metrics(health_t *h, hnode_t *n, json_t *m)
 {
 	uint32_t pushed = newest_metric(&n->metrics);
@@ -137,8 +153,10 @@ static int sync_metrics_one(const char *id, json_t *m, void *arg)
 {
 	health_t *h = arg;
 	hnode_t *n = health__find_node(h, id, NULL);
-	if (n)
+	if (n) {
 		node_metrics(h, n, m);
+		warn_push_only(h, n);   /* its probes are known: not a new node */
+	}
 	return 0;
 }
 
@@ -302,6 +320,7 @@ static int sync_node(const char *id, json_t *node, void *arg)
 			         n->id);
 		}
 	}
+	warn_push_only(h, n);
 	return 0;
 }
 

@@ -33,6 +33,19 @@ int push_valid_word(const char *s, int star_ok)
 	return 1;
 }
 
+/* Whether @s names a feeder (--from): 1 to PUSH_FROM_MAX - 1 printable
+ * characters without spaces, such as "prometheus:edge" or "feeder-1". */
+static int valid_from(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= PUSH_FROM_MAX)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!isgraph((unsigned char)*p))
+			return 0;
+	return 1;
+}
+
 /* The inputs of a steering or spend push (S3-2, S3-6), KEY=VALUE with a
  * VALUE from 0 to hi: the one table that parses them, tells them from
  * health metrics and lists them in errors. */
@@ -195,7 +208,23 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	json_t *m = wdb_get(t, WDB_METRICS, id);
 	if (!m)
 		m = json_object();
+	const char *from = PUSH_FROM_DEFAULT;
+	for (int i = 2; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--from") == 0)
+			from = argv[i + 1];
+	if (!valid_from(from)) {
+		json_decref(m);
+		return bad(err, errlen, "metrics push: --from %s: give the feeder's name, "
+		           "without spaces, below %d characters", from, PUSH_FROM_MAX);
+	}
 	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--from") == 0) {
+			if (++i == argc) {
+				json_decref(m);
+				return bad(err, errlen, "metrics push: --from needs a value");
+			}
+			continue;
+		}
 		const char *eq = strchr(argv[i], '=');
 		if (!eq) {
 			json_decref(m);
@@ -229,7 +258,8 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			return bad(err, errlen, "metrics push: %s=%s: value out of range", name,
 			           eq + 1);
 		}
-		json_t *e = json_pack("{s:f, s:I}", "value", v, "time", (json_int_t)now);
+		json_t *e = json_pack("{s:f, s:I, s:s}", "value", v, "time", (json_int_t)now,
+		                      "from", from);
 		if (k == METRIC_FAILURE_RATE && v > SCORE_FAILURE_RATE_FAULT_PCT) {
 			/* S1-2: remember since when the rate has been high. */
 			json_t *prev = json_object_get(m, name);
@@ -372,6 +402,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                       size_t errlen)
 {
 	const char *id = argv[1], *region = "*", *isp = "*", *at_text = NULL;
+	const char *from = PUSH_FROM_DEFAULT;
 	uint32_t at = now;
 	double val[IN_COUNT] = { NAN, NAN, NAN, NAN };
 	for (int i = 2; i < argc; i++) {
@@ -390,6 +421,13 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		} else if (strcmp(a, "--at") == 0) {
 			rc = push_parse_time("metrics push", "--at", v, &at, err, errlen);
 			at_text = v;
+			i++;
+		} else if (strcmp(a, "--from") == 0) {
+			if (!valid_from(v))
+				rc = bad(err, errlen, "metrics push: --from %s: give the feeder's "
+				         "name, without spaces, below %d characters", v,
+				         PUSH_FROM_MAX);
+			from = v;
 			i++;
 		} else if (k == IN_SPENT) {
 			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
@@ -446,6 +484,9 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		snprintf(key, sizeof(key), "n|%s|%s|%s", id, region, isp);
 		json_t *rec = input_record(t, key);
 		steer_sample_add(rec, at, success, latency, now, keep, skew);
+		/* Where the newest sample came from: explain and steer show
+		 * name it. */
+		json_object_set_new(rec, "from", json_string(from));
 		/* Refreshed now: steer.input-keep counts from here. */
 		json_object_set_new(rec, WDB_RETAIN_FROM, json_integer(now));
 		rc = put(t, WDB_STEERIN, key, rec, err, errlen);
@@ -463,8 +504,13 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	if (argc < 3)
 		return bad(err, errlen, "metrics push: give a node and at least one KEY=VALUE");
 	int steer = strcmp(argv[1], "--provider") == 0;
-	for (int i = 2; i < argc && !steer; i++)
+	for (int i = 2; i < argc && !steer; i++) {
+		if (strcmp(argv[i], "--from") == 0) {   /* either kind of push */
+			i++;
+			continue;
+		}
 		steer = strncmp(argv[i], "--", 2) == 0 || input_of(argv[i]) >= 0;
+	}
 	if (strcmp(argv[1], "--provider") == 0)
 		return push_spend(t, argc, argv, now, skew, msg, msize, err, errlen);
 	if (steer)

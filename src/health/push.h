@@ -24,6 +24,11 @@
  * longest name a client can be located in. */
 #define PUSH_WORD_MAX 32
 
+/* The longest feeder name of --from, with the final NUL, and the name
+ * of a push that gives none. */
+#define PUSH_FROM_MAX 64
+#define PUSH_FROM_DEFAULT "push"
+
 /* The most words one push may have (one line of --file). */
 #define PUSH_MAX_WORDS 64
 
@@ -47,7 +52,9 @@ int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *o
 /** Validates and applies one push into @t.  @argv[1..@argc) are its
  * words (argv[0], "push", is not read; nothing is modified): a node and
  * KEY=VALUE health metrics, or a node with success=, latency=, bytes=,
- * --region, --isp and --at, or --provider NAME [--at] spent=.  @now is
+ * --region, --isp and --at, or --provider NAME [--at] spent=; health
+ * metrics and steering inputs may name their feeder with --from NAME
+ * (default "push"), kept beside them for explain and steer show.  @now is
  * the time of the push: the time of health metrics, the default of --at
  * and the clock every sample is checked and kept against; @keep how long
  * steering samples are kept, in seconds (steer_conf_keep()), @skew how

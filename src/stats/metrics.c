@@ -326,6 +326,42 @@ static void cutover_windows(expo_t *e, const hstats_t *hp)
 		}
 }
 
+/* The pull sources of steering inputs (steer.sources), one series each. */
+static void steer_sources(expo_t *e, const hstats_t *hp)
+{
+	static const struct {
+		const char *name, *help;
+		expo_type_t type;
+	} f[] = {
+		{ "gslbd_steer_source_up", "1 while the last evaluation of a pull source "
+		  "read every query; 0 while one fails (its inputs age, never zero).",
+		  EXPO_GAUGE },
+		{ "gslbd_steer_source_evaluations_total", "Evaluations of a pull source.",
+		  EXPO_COUNTER },
+		{ "gslbd_steer_source_failures_total", "Queries of a pull source that "
+		  "failed (no answer, an HTTP error, a timeout, not an instant vector).",
+		  EXPO_COUNTER },
+		{ "gslbd_steer_source_samples_total", "Figures a pull source stored.",
+		  EXPO_COUNTER },
+		{ "gslbd_steer_source_rejected_total", "Figures of a pull source that were "
+		  "not stored (a node or row the table does not have, a value out of "
+		  "range, no node label).", EXPO_COUNTER },
+		{ "gslbd_steer_source_last_success_timestamp_seconds", "When a pull source "
+		  "last read every query (unix time; 0 before).", EXPO_GAUGE },
+	};
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		expo_family(e, f[k].name, f[k].type, f[k].help);
+		for (unsigned i = 0; i < hp->nsource; i++) {
+			const source_stat_t *st = &hp->source[i];
+			const double v[] = { st->up, (double)st->evaluations, (double)st->failures,
+			                     (double)st->samples, (double)st->rejected,
+			                     (double)st->last_success };
+			const char *l[] = { "source", st->name };
+			expo_sample(e, f[k].name, l, 1, v[k]);
+		}
+	}
+}
+
 /* What the health thread published: per node, per probe kind, the
  * transitions and the reaction times (S1-7, S1-11, S4-9). */
 static void health(expo_t *e, const stats_sample_t *s)
@@ -349,6 +385,7 @@ static void health(expo_t *e, const stats_sample_t *s)
 	health_probes(e, c);
 	health_reactions(e, c);
 	cutover_windows(e, hp);
+	steer_sources(e, hp);
 }
 
 /* The weight store, as the main thread reads it at the scrape. */

@@ -38,7 +38,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		"interval", "tau", "windows", "stale", "clock-skew", "min-step", "max-step",
 		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
-		"latency-bad", "budget-boost", "input-keep", "spend-keep", NULL
+		"latency-bad", "budget-boost", "input-keep", "spend-keep", "sources", NULL
 	};
 	if (conf_skeys(c, s, "steer", keys, err, errlen))
 		return -1;
@@ -66,7 +66,9 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
 		const ynode_t *v = s->items[i];
-		int rc = strcmp(k, "windows") == 0 ? read_windows(c, v, o, err, errlen)
+		/* sources: the health thread's pull sources (health/source.c). */
+		int rc = strcmp(k, "sources") == 0 ? 0
+		         : strcmp(k, "windows") == 0 ? read_windows(c, v, o, err, errlen)
 		         : conf_snum_key(c, k, v, nums, sizeof(nums) / sizeof(nums[0]), err, errlen);
 		if (rc < 0)
 			return -1;

@@ -118,6 +118,24 @@ int steer_input_key(unsigned k, const char *id, const char *region,
 	return 1;
 }
 
+int steer_input_from(wdb_txn_t *t, const char *id, const char *region,
+                     const char *isp, char *out, size_t size)
+{
+	for (unsigned k = 0; k < 4; k++) {
+		char key[300];
+		if (!steer_input_key(k, id, region, isp, key, sizeof(key)))
+			continue;
+		json_t *rec = wdb_get(t, WDB_STEERIN, key);
+		const char *from = json_string_value(json_object_get(rec, "from"));
+		if (from)
+			snprintf(out, size, "%s", from);
+		json_decref(rec);
+		if (from)
+			return 1;
+	}
+	return 0;
+}
+
 /* The time of sample @e of a "samples" array. */
 static uint32_t sample_time(json_t *e)
 {

@@ -77,4 +77,12 @@ unsigned steer_samples_read(json_t *rec, uint32_t from, uint32_t now, double ske
 int steer_input_key(unsigned k, const char *id, const char *region,
                     const char *isp, char *key, size_t size);
 
+/** Where the newest inputs of node @id for row (@region, @isp) came
+ * from: the feeder named by the most specific of its inputs records
+ * (steer_input_key()) that has one ("push" for gslbctl metrics push
+ * without --from, "prometheus:NAME" for a pull source), into @out.
+ * Returns 1, or 0 when no record of the row has any. */
+int steer_input_from(wdb_txn_t *t, const char *id, const char *region,
+                     const char *isp, char *out, size_t size);
+
 #endif

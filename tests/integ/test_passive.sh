@@ -96,6 +96,13 @@ wait_state m2 stale 80 && ok "m2 shown stale once its pushes stopped" || fail "m
 out=$(CTL explain www.gslb.test --client 203.0.113.1)
 expect_has "$out" "m2 .*stale" "explain: m2 stale"
 expect_has "$(CTL log)" "node m2 stale: stale: no input fresher than 4s" "stale audited"
+# S2-7: judged on pushes alone under health.stale keep: said once a node.
+expect_has "$(cat "$T/gslbd.log")" "warning: node m2 has no probe: its verdict rests on pushed metrics alone.*health.stale keep" \
+	"the log warns that a push-only node keeps its verdict when stale"
+[ "$(grep -c 'node m2 has no probe' "$T/gslbd.log")" = 1 ] && ok "the warning comes once" ||
+	fail "warned $(grep -c 'node m2 has no probe' "$T/gslbd.log") times"
+! grep -q 'node m3 has no probe' "$T/gslbd.log" && ok "no warning for an unmonitored node" ||
+	fail "m3 (unmonitored) warned about"
 echo 0 > "$T/frm2"
 wait_state m2 up 40 && ok "m2 up again with fresh pushes" || fail "m2 is '$(state_of m2)'"
 finish

@@ -527,6 +527,81 @@ START_TEST(cutover_window_settings)
 }
 END_TEST
 
+/* Loads @text's health section; expects it to fail at @line with @what
+ * (@line 0: to succeed, into @hc). */
+static void sources_load(const char *text, int line, const char *what,
+                         health_conf_t *hc)
+{
+	char err[1024], want[512];
+	conf_t *c = load(text, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	int rc = health_conf_load(c, hc, err, sizeof(err));
+	conf_free(c);
+	if (!line) {
+		ck_assert_msg(rc == 0, "refused: %s", err);
+		return;
+	}
+	ck_assert_msg(rc < 0, "accepted:\n%s", text);
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
+	              "error '%s' does not start with '%s'", err, want);
+	ck_assert_msg(strstr(err, what) != NULL, "error '%s' lacks '%s'", err, what);
+}
+
+#define SRC ZONES "steer:\n  sources:\n    - name: edge\n      url: http://127.0.0.1:9090/\n"
+
+/* steer.sources: the defaults, each setting read, and each mistake
+ * named with its line. */
+START_TEST(steer_sources)
+{
+	static health_conf_t hc;
+	sources_load(ZONES, 0, NULL, &hc);
+	ck_assert_uint_eq(hc.sources.n, 0);
+	sources_load(SRC "      queries:\n        success: 'up * 100'\n"
+	             "        cpu: node_cpu\n", 0, NULL, &hc);
+	ck_assert_uint_eq(hc.sources.n, 1);
+	const source_def_t *d = &hc.sources.s[0];
+	ck_assert_str_eq(d->name, "edge");
+	ck_assert_str_eq(d->url, "http://127.0.0.1:9090");     /* trailing / cut */
+	ck_assert_double_eq(d->interval, 10);
+	ck_assert_double_eq(d->timeout, 2);
+	ck_assert_str_eq(d->node_label, "node");
+	ck_assert_str_eq(d->region_label, "region");
+	ck_assert_str_eq(d->isp_label, "isp");
+	ck_assert_uint_eq(d->nq, 2);
+	ck_assert_str_eq(d->q[0].input, "success");
+	ck_assert_str_eq(d->q[0].promql, "up * 100");
+	ck_assert_str_eq(d->q[1].input, "cpu");
+	sources_load(SRC "      interval: 30\n      timeout: 5\n      node-label: host\n"
+	             "      region-label: area\n      isp-label: carrier\n"
+	             "      queries:\n        latency: rtt\n", 0, NULL, &hc);
+	d = &hc.sources.s[0];
+	ck_assert_double_eq(d->interval, 30);
+	ck_assert_double_eq(d->timeout, 5);
+	ck_assert_str_eq(d->node_label, "host");
+	ck_assert_str_eq(d->region_label, "area");
+	ck_assert_str_eq(d->isp_label, "carrier");
+	sources_load(SRC "      queries:\n        warp: x\n", 9, "unknown input 'warp'", &hc);
+	sources_load(SRC "      queries:\n        success: ''\n", 9, "non-empty", &hc);
+	sources_load(SRC "      queries: {}\n", 8, "queries must map 1 to", &hc);
+	sources_load(SRC, 6, "needs name, url and queries", &hc);
+	sources_load(SRC "      queries:\n        success: x\n      colour: red\n", 10,
+	             "colour", &hc);
+	sources_load(ZONES "steer:\n  sources:\n    - name: Edge\n      url: http://x\n"
+	             "      queries:\n        success: x\n", 6, "short lowercase word", &hc);
+	sources_load(ZONES "steer:\n  sources:\n    - name: e\n      url: ftp://x\n"
+	             "      queries:\n        success: x\n", 7, "http:// or https://", &hc);
+	sources_load(SRC "      interval: 1\n      timeout: 1\n      queries:\n"
+	             "        success: x\n", 6, "must be below interval", &hc);
+	sources_load(SRC "      interval: 0\n      queries:\n        success: x\n", 8,
+	             "interval", &hc);
+	sources_load(ZONES "steer:\n  sources:\n    - name: e\n      url: http://x\n"
+	             "      queries:\n        success: x\n    - name: e\n      url: http://y\n"
+	             "      queries:\n        latency: y\n", 10, "two sources are named e", &hc);
+	sources_load(ZONES "steer:\n  sources: edge\n", 5, "list of at most 4", &hc);
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -548,6 +623,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(t, steer_section);
 	tcase_add_test(t, numeric_keys);
 	tcase_add_test(t, cutover_window_settings);
+	tcase_add_test(t, steer_sources);
 	suite_add_tcase(s, t);
 	return s;
 }

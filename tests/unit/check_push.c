@@ -5,6 +5,8 @@
  * budget periods (S3-6) bounded however long pushes go on. */
 #include "common/util.h"
 #include "health/push.h"
+#include "health/source.h"
+#include "steer/steer_rec.h"
 #include "steer/steer_run.h"
 #include "store/weightdb.h"
 #include "store_fixture.h"
@@ -230,6 +232,95 @@ START_TEST(trim_stamps_old_records)
 }
 END_TEST
 
+/* --from names the feeder: kept with the steering inputs and with each
+ * health metric, "push" without it; steer_input_from() finds the most
+ * specific record of a row; a name with a space or too long is refused. */
+START_TEST(push_from)
+{
+	char err[1200], from[80];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(push(t, "a --region cn-bj --isp ctcc success=99 --from prometheus:edge",
+	                      1700000000u, err, sizeof(err)), 0);
+	ck_assert_int_eq(push(t, "a latency=20", 1700000000u, err, sizeof(err)), 0);
+	ck_assert_int_eq(steer_input_from(t, "a", "cn-bj", "ctcc", from, sizeof(from)), 1);
+	ck_assert_str_eq(from, "prometheus:edge");
+	/* A row of another region reads only a's (*, *) record: gslbctl's. */
+	ck_assert_int_eq(steer_input_from(t, "a", "cn-gd", "cmcc", from, sizeof(from)), 1);
+	ck_assert_str_eq(from, "push");
+	ck_assert_int_eq(steer_input_from(t, "b", "cn-bj", "ctcc", from, sizeof(from)), 0);
+	/* The same record pushed again without --from. */
+	ck_assert_int_eq(push(t, "a --region cn-bj --isp ctcc success=98", 1700000000u, err,
+	                      sizeof(err)), 0);
+	steer_input_from(t, "a", "cn-bj", "ctcc", from, sizeof(from));
+	ck_assert_str_eq(from, "push");
+	/* Health metrics, either side of the metric. */
+	ck_assert_int_eq(push(t, "b cpu=40 --from feeder-1 bandwidth=30", 1700000000u, err,
+	                      sizeof(err)), 0);
+	json_t *m = wdb_get(t, WDB_METRICS, "b");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "cpu"), "from")),
+	                 "feeder-1");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "bandwidth"),
+	                                                   "from")), "feeder-1");
+	json_decref(m);
+	ck_assert_int_eq(push(t, "b cpu=41", 1700000000u, err, sizeof(err)), 0);
+	m = wdb_get(t, WDB_METRICS, "b");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "cpu"), "from")),
+	                 "push");
+	json_decref(m);
+	char longname[200];
+	snprintf(longname, sizeof(longname), "a success=99 --from %0100d", 7);
+	ck_assert_int_eq(push(t, longname, 1700000000u, err, sizeof(err)), GSLB_EINVAL);
+	ck_assert_msg(strstr(err, "--from"), "%s", err);
+	ck_assert_int_eq(push(t, "b cpu=40 --from", 1700000000u, err, sizeof(err)), GSLB_EINVAL);
+	wdb_abort(t);
+}
+END_TEST
+
+/* A pull source's answers into push lines: the steering inputs of one
+ * node, region and ISP in one line, a health metric in a line of its
+ * own, a sample without the node label or without a number counted as
+ * unusable, a missing label as "*", and an answer that is no instant
+ * vector (a matrix, an error) not counted as read. */
+START_TEST(source_answers)
+{
+	source_def_t d = { .name = "edge", .nq = 5, .node_label = "node",
+	                   .region_label = "region", .isp_label = "isp" };
+	static const char *const in[] = { "success", "latency", "cpu", "bytes", "success" };
+	for (unsigned i = 0; i < d.nq; i++)
+		snprintf(d.q[i].input, sizeof(d.q[i].input), "%s", in[i]);
+	const char *bodies[] = {
+		"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+		"{\"metric\":{\"node\":\"a\",\"region\":\"cn-bj\",\"isp\":\"ctcc\"},"
+		"\"value\":[1700000000.1,\"99.5\"]},"
+		"{\"metric\":{\"node\":\"a\"},\"value\":[1700000000.1,\"97\"]},"
+		"{\"metric\":{\"region\":\"cn-bj\"},\"value\":[1700000000.1,\"90\"]},"
+		"{\"metric\":{\"node\":\"b\"},\"value\":[1700000000.1,\"NaN\"]}]}}",
+		"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+		"{\"metric\":{\"node\":\"a\",\"region\":\"cn-bj\",\"isp\":\"ctcc\"},"
+		"\"value\":[1700000000.1,\"25\"]}]}}",
+		"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+		"{\"metric\":{\"node\":\"a\",\"region\":\"cn-bj\"},"
+		"\"value\":[1700000000.1,\"42\"]}]}}",
+		"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+		NULL,
+	};
+	json_t *lines = json_array();
+	unsigned unusable = 0;
+	char why[200] = "";
+	ck_assert_uint_eq(source_lines(&d, bodies, lines, &unusable, why, sizeof(why)), 3);
+	ck_assert_uint_eq(unusable, 2);
+	ck_assert_msg(strstr(why, "without the node label"), "%s", why);
+	char *text = json_dumps(lines, JSON_COMPACT);
+	ck_assert_str_eq(text,
+		"[[\"a\",\"--region\",\"cn-bj\",\"--isp\",\"ctcc\",\"success=99.5\","
+		"\"latency=25\"],[\"a\",\"--region\",\"*\",\"--isp\",\"*\",\"success=97\"],"
+		"[\"a\",\"cpu=42\"]]");
+	free(text);
+	json_decref(lines);
+}
+END_TEST
+
 static Suite *push_suite(void)
 {
 	Suite *s = suite_create("push");
@@ -238,6 +329,8 @@ static Suite *push_suite(void)
 	tcase_add_test(t, push_needs_a_row);
 	tcase_add_test(t, trim_keeps_inputs_flat);
 	tcase_add_test(t, trim_stamps_old_records);
+	tcase_add_test(t, push_from);
+	tcase_add_test(t, source_answers);
 	suite_add_tcase(s, t);
 	return s;
 }
