@@ -55,6 +55,15 @@ EOP
 hoard() { py "$@" < "$ROOT/tests/integ/tcp_hoard.py"; }
 # The figures a run printed, as shell variables (opened=... answered=...).
 figures() { local kv; for kv in $1; do printf -v "f_${kv%%=*}" '%s' "${kv#*=}"; done; }
+# Every query of the other clients (at least 20) answered, in the run
+# whose figures are loaded: WHAT.
+all_answered() { # what
+	if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
+		ok "$1: every other client's query answered ($f_answered of $f_asked, slowest ${f_worst}s)"
+	else
+		fail "$1: every other client's query answered: $res"
+	fi
+}
 num_between() { awk -v v="$1" -v a="$2" -v b="$3" 'BEGIN { exit !(v + 0 == v && v >= a && v <= b) }'; }
 
 # 1. The per-source limit.
@@ -69,11 +78,7 @@ else
 	fail "one source, 100 connections: 10 kept, 90 closed at once: $res"
 fi
 expect_has "${f_still:-}" "^10$" "the source's 10 connections still answer"
-if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
-	ok "other sources: every query answered ($f_answered of $f_asked)"
-else
-	fail "other sources: every query answered: $res"
-fi
+all_answered "the per-source limit"
 expect_has "$(metric 'gslbd_tcp_connections_refused_total{reason="per-source"}')" "^90$" \
 	"gslbd_tcp_connections_refused_total{reason=per-source} counts the 90"
 expect_has "$(metric 'gslbd_tcp_connections_refused_total{reason="full"}')" "^0$" \
@@ -88,11 +93,7 @@ gslbd_start
 res=$(hoard hoard 5 200 1)
 echo "# pressure: $res"
 figures "$res"
-if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
-	ok "a hoarder over the table: every other client's query answered ($f_answered of $f_asked, slowest ${f_worst}s)"
-else
-	fail "a hoarder over the table: every other client's query answered: $res"
-fi
+all_answered "a hoarder over the table"
 if [ "${f_opened:-0}" -gt 200 ]; then
 	ok "the hoarder's connections were evicted and reopened ($f_opened opened)"
 else
@@ -148,11 +149,7 @@ for run in "2 1" "4 2"; do
 	res=$(hoard hoard 5 $(($1 * 50)) ask)
 	echo "# held ${1}x, $2 worker(s): $res"
 	figures "$res"
-	if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
-		ok "${1}x the table held by one source, $2 worker(s): every other client's query answered ($f_answered of $f_asked, slowest ${f_worst}s)"
-	else
-		fail "${1}x the table held by one source, $2 worker(s): every other client's query answered: $res"
-	fi
+	all_answered "${1}x the table held by one source, $2 worker(s)"
 	if [ "${f_opened:-0}" -gt $(($1 * 50)) ]; then
 		ok "the held connections made room and were reopened ($f_opened opened)"
 	else
