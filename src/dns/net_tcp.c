@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -407,6 +408,16 @@ static int quiet_now(const conn_t *c)
 	return c->len == 0 && c->h.write_queue_size == 0 && !c->linger;
 }
 
+/* Whether bytes from @c's client wait in the kernel, not read yet. */
+static int unread(const conn_t *c)
+{
+	uv_os_fd_t fd;
+	int n = 0;
+	if (uv_fileno((const uv_handle_t *)&c->h, &fd))
+		return 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* The candidate to evict for a newcomer (S1-12): among the
  * TCP_EVICT_SCAN oldest connections of the worker's queue @k (Q_*), those
  * that may go (any without a whole query; quiet_now() ones that asked),
@@ -428,6 +439,15 @@ static conn_t *evictee(worker_t *w, int k, unsigned *count)
 	if (!n)
 		return NULL;
 	size_t i = tcp_guard_pick(counts, n);
+	/* A quiet one whose next query is already in the kernel's buffer
+	 * is not quiet: closing it would reset the connection and lose
+	 * that query.  A few picks at most, one ioctl each. */
+	for (int tries = 0; k == Q_QUIET && counts[i] && unread(cand[i]);
+	     tries++) {
+		counts[i] = 0;         /* 0: not a candidate (the verdict) */
+		if (tries < 3)
+			i = tcp_guard_pick(counts, n);
+	}
 	*count = counts[i];
 	return cand[i];
 }
