@@ -126,13 +126,13 @@ tcp_verdict_t tcp_guard_verdict(const tcp_guard_t *g, const tcp_src_t *src,
 {
 	if (g->per_source && tcp_guard_of(g, src) >= g->per_source)
 		return TCP_REFUSE_SOURCE;
+	int full = g->open >= g->max;
+	if (full && quiet > 1 && quiet > victim)
+		return TCP_ADMIT_EVICT_QUIET;
 	if (g->open >= g->pressure_at && victim > 1)
 		return TCP_ADMIT_EVICT;
-	if (g->open >= g->max) {
-		if (quiet > 1)
-			return TCP_ADMIT_EVICT_QUIET;
+	if (full)
 		return victim ? TCP_ADMIT_EVICT : TCP_REFUSE_FULL;
-	}
 	return TCP_ADMIT;
 }
 

@@ -90,10 +90,12 @@ void tcp_guard_source(const tcp_guard_t *g, const struct sockaddr *sa,
  * @quiet (0: none):
  *   - the source holds its share already: TCP_REFUSE_SOURCE (checked
  *     first, so that nobody is evicted for a connection refused anyway);
+ *   - every slot taken, with a quiet candidate whose source holds more
+ *     than one, and more than the other candidate's: TCP_ADMIT_EVICT_QUIET
+ *     (a hoarder's held connection goes before a connection another
+ *     client has just opened);
  *   - at the pressure mark or above, with a candidate without a query
  *     whose source holds more than this one connection: TCP_ADMIT_EVICT;
- *   - every slot taken, with a quiet candidate whose source holds more
- *     than one: TCP_ADMIT_EVICT_QUIET;
  *   - every slot taken, with any candidate without a query:
  *     TCP_ADMIT_EVICT;
  *   - every slot taken, no candidate: TCP_REFUSE_FULL;

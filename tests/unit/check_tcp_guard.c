@@ -141,8 +141,12 @@ START_TEST(quiet_verdict)
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 50), TCP_ADMIT_EVICT_QUIET);
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 50), TCP_ADMIT_EVICT_QUIET);
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 2), TCP_ADMIT_EVICT_QUIET);
-	/* A hoarder's connection without a query goes first. */
+	/* A hoarder's held connection goes before the new connection of a
+	 * client that opens a few; the hoarder's own new one before its
+	 * held one. */
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 2, 50), TCP_ADMIT_EVICT_QUIET);
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50, 50), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50, 2), TCP_ADMIT_EVICT);
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 1), TCP_REFUSE_FULL);
 	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 1), TCP_ADMIT_EVICT);
 	tcp_guard_free(g);
