@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "cluster/cluster.h"
+#include "cluster/cookie_share.h"
 #include "common/conf.h"
 #include "daemon/daemon.h"
 #include "dns/dnstap.h"
@@ -36,6 +37,8 @@ extern unsigned g_nworkers;
 extern const daemon_opts_t *g_opts; /* the command line */
 extern stats_t *g_stats;            /* NULL once handed over */
 extern cluster_t *g_cluster;        /* NULL: standalone */
+extern cookie_share_t *g_cookie_share; /* NULL: standalone, or a secret
+                                          file, or cookies off */
 extern dnstap_conf_t g_dnstap_conf; /* as applied at start */
 extern int64_t g_started;           /* time of the start */
 extern int g_draining;              /* handed over (--replace): finishing */

@@ -32,6 +32,7 @@ unsigned g_nworkers;
 const daemon_opts_t *g_opts;
 stats_t *g_stats;
 cluster_t *g_cluster;               /* NULL: standalone */
+cookie_share_t *g_cookie_share;
 static dnstap_t *g_dnstap;          /* NULL: dnstap off */
 dnstap_conf_t g_dnstap_conf;        /* as applied at start */
 int64_t g_started;
@@ -372,6 +373,31 @@ static void handles_start(uv_loop_t *loop, main_handles_t *m)
 /* Starts the workers, the cluster (cluster mode), the health thread and
  * the statistics endpoint, in that order.  Returns 0, or 1 after
  * logging why and stopping those already started. */
+/* Cluster mode: the cookie secret is shared through etcd, unless a
+ * secret file wins or cookies are off (restart to change).  0, or -1
+ * (logged). */
+static int start_cookie_share(const cluster_conf_t *cc)
+{
+	char err[1024];
+	cookie_conf_t ck;
+	if (!g_cluster)
+		return 0;
+	if (cookie_conf_load(g_conf, &ck, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	if (ck.enable && ck.secret_file)
+		log_notice("cookies: the secret file %s wins over the secret the "
+		           "cluster shares through etcd", ck.secret_file);
+	else if (ck.enable &&
+	         !(g_cookie_share = cookie_share_start(cc, g_cluster, ck.rotate,
+	                                                err, sizeof(err))))
+		log_err("%s", err);
+	int rc = ck.enable && !ck.secret_file && !g_cookie_share ? -1 : 0;
+	cookie_conf_clear(&ck);
+	return rc;
+}
+
 static int start_threads(uv_loop_t *loop)
 {
 	char err[1024];
@@ -401,12 +427,19 @@ static int start_threads(uv_loop_t *loop)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	if (start_cookie_share(&cc)) {
+		cluster_conf_free(&cc);
+		cluster_stop(g_cluster);
+		workers_stop(g_workers, g_nworkers);
+		return 1;
+	}
 	cluster_conf_free(&cc);
 	health_conf_t hc;
 	if (health_conf_load(g_conf, &hc, err, sizeof(err)) ||
 	    !(g_health = health_start(&hc, g_db, cluster_health_hooks(g_cluster), err,
 	                              sizeof(err)))) {
 		log_err("%s", err);
+		cookie_share_stop(g_cookie_share);
 		cluster_stop(g_cluster);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
@@ -416,6 +449,7 @@ static int start_threads(uv_loop_t *loop)
 	if (!(g_stats = stats_start(&sc, loop, &sp, err, sizeof(err)))) {
 		log_err("%s", err);
 		health_stop(g_health); /* uses the cluster's hooks */
+		cookie_share_stop(g_cookie_share);
 		cluster_stop(g_cluster);
 		workers_stop(g_workers, g_nworkers);
 		return 1;
@@ -430,6 +464,7 @@ static void stop_all(uv_loop_t *loop, main_handles_t *m)
 	log_counters();
 	stats_stop(g_stats);
 	health_stop(g_health); /* uses the cluster's hooks */
+	cookie_share_stop(g_cookie_share);
 	cluster_stop(g_cluster);
 	workers_stop(g_workers, g_nworkers);
 	/* After the workers: what they queued is flushed to the collector. */

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -331,11 +332,24 @@ struct cookie_set {
 	cookie_conf_t conf;
 	cookie_keys_t keys;
 	uint64_t gen;           /* set by cookie_publish(), never 0 */
-	uint32_t born;          /* when keys.key[0] was generated; 0: a file's */
+	uint32_t born;          /* when keys.key[0] was generated or taken
+	                           from the cluster; 0: a file's */
+	uint64_t shared;        /* the cluster's generation of the keys; 0:
+	                           not the cluster's */
 };
 
 static cookie_set_t *current;  /* RCU-protected; written by the main thread */
 static uint64_t generation;    /* main thread only */
+
+/* The cluster's side (cookie_offer(), cookie_current()), under offer_mu:
+ * the keys last offered and not yet taken, and a copy of the keys in
+ * use, for threads that are no RCU readers. */
+static pthread_mutex_t offer_mu = PTHREAD_MUTEX_INITIALIZER;
+static cookie_keys_t offer_keys, used_keys;
+static uint64_t offer_gen;     /* 0: nothing pending */
+static int shared_mode;        /* atomic: cookie_shared() */
+static uint64_t used_gen;      /* atomic: the cluster's generation of the
+                                  keys in use, 0: not the cluster's */
 
 static void generate(uint8_t *key)
 {
@@ -362,8 +376,9 @@ int cookie_load(const conf_t *c, cookie_set_t **out, char *err,
 			return -1;
 		}
 	} else if (cur && cur->born) {
-		s->keys = cur->keys;   /* keep the generated secrets */
+		s->keys = cur->keys;   /* keep the generated or shared secrets */
 		s->born = cur->born;
+		s->shared = cur->shared;
 	} else {
 		generate(s->keys.key[0]);
 		s->keys.n = 1;
@@ -389,20 +404,79 @@ void cookie_publish(cookie_set_t *s)
 	if (!old || old->conf.enable != s->conf.enable ||
 	    memcmp(&old->keys, &s->keys, sizeof(s->keys)))
 		log_info("cookies: %s, %s secret%s", s->conf.enable ? "on" : "off",
-		         s->born ? "generated" : "file", s->keys.n > 1 ?
-		         ", the previous one still accepted" : "");
+		         s->shared ? "cluster" : s->born ? "generated" : "file",
+		         s->keys.n > 1 ? ", the previous one still accepted" : "");
+	pthread_mutex_lock(&offer_mu);
+	used_keys = s->keys;
+	pthread_mutex_unlock(&offer_mu);
+	__atomic_store_n(&used_gen, s->shared, __ATOMIC_RELAXED);
 	if (old) {
 		synchronize_rcu();
 		cookie_free(old);
 	}
 }
 
+/* Publishes the keys the cluster offered, if any are pending and no
+ * secret file is configured (a file wins); 1 when it did. */
+static int take_offer(const cookie_set_t *cur, uint32_t now)
+{
+	cookie_keys_t k;
+	pthread_mutex_lock(&offer_mu);
+	uint64_t gen = offer_gen;
+	k = offer_keys;
+	offer_gen = 0;
+	pthread_mutex_unlock(&offer_mu);
+	if (!gen || !cur->born)
+		return 0;
+	if (cur->shared == gen && !memcmp(&cur->keys, &k, sizeof(k)))
+		return 0;
+	cookie_set_t *s = xcalloc(1, sizeof(*s));
+	s->conf = cur->conf;
+	s->conf.secret_file = NULL;
+	s->keys = k;
+	s->born = now ? now : 1;
+	s->shared = gen;
+	log_notice("cookies: the cluster's secret of generation %llu in use",
+	           (unsigned long long)gen);
+	cookie_publish(s);
+	return 1;
+}
+
+void cookie_shared(int on)
+{
+	__atomic_store_n(&shared_mode, on, __ATOMIC_RELAXED);
+}
+
+void cookie_offer(const cookie_keys_t *k, uint64_t gen)
+{
+	pthread_mutex_lock(&offer_mu);
+	offer_keys = *k;
+	offer_gen = gen ? gen : 1;
+	pthread_mutex_unlock(&offer_mu);
+}
+
+int cookie_current(cookie_keys_t *out)
+{
+	pthread_mutex_lock(&offer_mu);
+	*out = used_keys;
+	pthread_mutex_unlock(&offer_mu);
+	return out->n ? 0 : -1;
+}
+
+uint64_t cookie_shared_gen(void)
+{
+	return __atomic_load_n(&used_gen, __ATOMIC_RELAXED);
+}
+
 void cookie_tick(uint32_t now)
 {
 	const cookie_set_t *cur = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	/* A clock set back waits for the lifetime to pass again. */
-	if (!cur || !cur->born || now < cur->born ||
-	    now - cur->born < cur->conf.rotate)
+	if (cur && take_offer(cur, now))
+		return;
+	/* Shared secrets are rotated by the cluster's elected instance; a
+	 * clock set back waits for the lifetime to pass again. */
+	if (!cur || !cur->born || __atomic_load_n(&shared_mode, __ATOMIC_RELAXED) ||
+	    now < cur->born || now - cur->born < cur->conf.rotate)
 		return;
 	cookie_set_t *s = xcalloc(1, sizeof(*s));
 	s->conf = cur->conf;

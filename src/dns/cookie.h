@@ -22,8 +22,9 @@
  * RCU-online; nothing on the query path locks or allocates.
  *
  * The secrets are an input: from the secret file (which a cluster
- * member can be given by whatever shares it), or generated at start and
- * rotated here when there is no file. */
+ * member can be given by whatever shares it), or, in cluster mode, the
+ * one shared through etcd (cluster/cookie_share.c, cookie_offer()), or
+ * generated at start and rotated here when there is neither. */
 #ifndef GSLB_COOKIE_H
 #define GSLB_COOKIE_H
 
@@ -138,6 +139,26 @@ void cookie_publish(cookie_set_t *s);
  * unix time @now: a new current secret, the old one still accepted.
  * Call about once a second.  Main thread only. */
 void cookie_tick(uint32_t now);
+
+/* Cluster mode ---------------------------------------------------------- */
+
+/** Cluster mode is on (@on): generated secrets are no longer rotated here
+ * (the cluster's elected instance rotates the shared one), and what the
+ * cluster offers replaces them.  Main thread, before the first tick. */
+void cookie_shared(int on);
+
+/** Offers the cluster's secrets @k (key[0] current, key[1] previous) of
+ * generation @gen: cookie_tick() publishes them at its next call, unless
+ * a secret file is configured (the file wins).  Any thread. */
+void cookie_offer(const cookie_keys_t *k, uint64_t gen);
+
+/** A copy of the secrets in use into @out: 0, or -1 before the first
+ * publication.  Any thread (not the query path: it locks). */
+int cookie_current(cookie_keys_t *out);
+
+/** The cluster's generation of the secrets in use (published), 0 when
+ * they are not the cluster's.  Any thread. */
+uint64_t cookie_shared_gen(void);
 
 /** Re-keys @m when the published secrets changed since its last call.
  * Returns 1 when cookies are on, 0 when they are off (nothing

@@ -6,8 +6,9 @@
  * (server.tcp-max-per-source) is closed at once; at 90 % of the worker's
  * slots a newcomer evicts a connection that has not sent a whole query
  * yet (of the source holding the most, among the oldest: evictee()),
- * and timers armed from then on (and running ones, at the crossing) get
- * the shrunk idle time.  A connection whose answer is being written is
+ * with every slot taken one that asked and went quiet (of a source
+ * holding more than one), and timers armed from then on (and running
+ * ones, at the crossing) get the shrunk idle time.  A connection whose answer is being written is
  * never closed by either: its idle timer lets the write finish (see
  * on_idle()). */
 #include "dns/net_tcp.h"
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,15 +53,20 @@ typedef struct conn {
 	size_t len, cap;
 	int closing, eof, paused;
 	int counted;             /* in the worker's tcp_guard */
-	int fresh;               /* no whole query yet: in the fresh list */
+	int inq[2];              /* in the worker's queue Q_FRESH (no whole
+	                            query yet) or Q_QUIET (asked) */
 	int linger;              /* idle with an answer being written: shuts
 	                            down when written (on_idle()) */
 	uv_shutdown_t shut;      /* that shutdown (shut.handle set: sent) */
 	tcp_src_t src;           /* its source, as the guard counts it */
 	unsigned pending;        /* handles still to close */
 	struct conn *prev, *next;/* the worker's open connections */
-	struct conn *fprev, *fnext; /* the worker's fresh ones, oldest first */
+	struct conn *qprev[2], *qnext[2]; /* in those queues */
 } conn_t;
+
+/* The worker's queues of connections (tcp_queue[]), oldest first: the
+ * candidates for eviction (evictee()). */
+enum { Q_FRESH, Q_QUIET };
 
 typedef struct wreq {
 	uv_write_t req;
@@ -102,29 +109,44 @@ static void conn_closed(uv_handle_t *h)
 	}
 }
 
-/* Takes @c out of its worker's list of connections without a query. */
-static void fresh_unlink(conn_t *c)
+/* Takes @c out of its worker's queue @k (Q_*), if it is in it. */
+static void q_unlink(conn_t *c, int k)
 {
-	worker_t *w = c->w;
-	if (!c->fresh)
+	struct conn_queue *q = &c->w->tcp_queue[k];
+	if (!c->inq[k])
 		return;
-	c->fresh = 0;
-	if (c->fprev)
-		c->fprev->fnext = c->fnext;
+	c->inq[k] = 0;
+	if (c->qprev[k])
+		c->qprev[k]->qnext[k] = c->qnext[k];
 	else
-		w->tcp_fresh = c->fnext;
-	if (c->fnext)
-		c->fnext->fprev = c->fprev;
+		q->head = c->qnext[k];
+	if (c->qnext[k])
+		c->qnext[k]->qprev[k] = c->qprev[k];
 	else
-		w->tcp_fresh_tail = c->fprev;
-	c->fprev = c->fnext = NULL;
+		q->tail = c->qprev[k];
+	c->qprev[k] = c->qnext[k] = NULL;
+}
+
+/* Puts @c at the end (the newest) of its worker's queue @k. */
+static void q_push(conn_t *c, int k)
+{
+	struct conn_queue *q = &c->w->tcp_queue[k];
+	q_unlink(c, k);
+	c->inq[k] = 1;
+	c->qprev[k] = q->tail;
+	if (q->tail)
+		q->tail->qnext[k] = c;
+	else
+		q->head = c;
+	q->tail = c;
 }
 
 static void conn_close(conn_t *c)
 {
 	if (c->closing)
 		return;
-	fresh_unlink(c);
+	q_unlink(c, Q_FRESH);
+	q_unlink(c, Q_QUIET);
 	if (c->counted) {
 		c->counted = 0;
 		tcp_guard_del(c->w->tcp_guard, &c->src);
@@ -329,7 +351,6 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			           &now, c->buf + off + 2, mlen, out + 2, rlen);
 		off += 2 + mlen;
 		answered = 1;
-		fresh_unlink(c);
 		if (!rlen)
 			continue;
 		wr16(out, (uint16_t)rlen);
@@ -346,8 +367,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	/* The idle clock restarts only when a whole query arrived: a client
 	 * that trickles bytes cannot hold a slot for ever. */
-	if (answered)
+	if (answered) {
 		idle_arm(c);
+		q_unlink(c, Q_FRESH);
+		q_push(c, Q_QUIET);
+	}
 	if (c->h.write_queue_size > TCP_WRITE_HIGH) {
 		c->paused = 1;
 		uv_read_stop(s);
@@ -376,25 +400,56 @@ static void pressure_begins(worker_t *w)
 		           w->tcp_max, ms);
 }
 
+/* Whether @c, in the queue Q_QUIET, may be evicted: it has no query
+ * unanswered, not even in part, and no answer being written, so closing
+ * it cuts nothing (S1-12). */
+static int quiet_now(const conn_t *c)
+{
+	return c->len == 0 && c->h.write_queue_size == 0 && !c->linger;
+}
+
+/* Whether bytes from @c's client wait in the kernel, not read yet. */
+static int unread(const conn_t *c)
+{
+	uv_os_fd_t fd;
+	int n = 0;
+	if (uv_fileno((const uv_handle_t *)&c->h, &fd))
+		return 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* The candidate to evict for a newcomer (S1-12): among the
- * TCP_EVICT_SCAN oldest connections without a whole query, one of the
- * source holding the most (tcp_guard_pick()), with that count in
- * @count; NULL and 0 when there is none. */
-static conn_t *evictee(worker_t *w, unsigned *count)
+ * TCP_EVICT_SCAN oldest connections of the worker's queue @k (Q_*), those
+ * that may go (any without a whole query; quiet_now() ones that asked),
+ * one of the source holding the most (tcp_guard_pick()), with that count
+ * in @count; NULL and 0 when there is none. */
+static conn_t *evictee(worker_t *w, int k, unsigned *count)
 {
 	conn_t *cand[TCP_EVICT_SCAN];
 	unsigned counts[TCP_EVICT_SCAN];
-	size_t n = 0;
-	for (conn_t *c = w->tcp_fresh; c && n < TCP_EVICT_SCAN; c = c->fnext) {
+	size_t n = 0, seen = 0;
+	for (conn_t *c = w->tcp_queue[k].head; c && seen < TCP_EVICT_SCAN;
+	     c = c->qnext[k], seen++) {
+		if (k == Q_QUIET && !quiet_now(c))
+			continue;
 		cand[n] = c;
 		counts[n++] = tcp_guard_of(w->tcp_guard, &c->src);
 	}
 	*count = 0;
 	if (!n)
 		return NULL;
-	size_t k = tcp_guard_pick(counts, n);
-	*count = counts[k];
-	return cand[k];
+	size_t i = tcp_guard_pick(counts, n);
+	/* A quiet one whose next query is already in the kernel's buffer
+	 * is not quiet: closing it would reset the connection and lose
+	 * that query.  A few picks at most, one ioctl each. */
+	for (int tries = 0; k == Q_QUIET && counts[i] && unread(cand[i]);
+	     tries++) {
+		counts[i] = 0;         /* 0: not a candidate (the verdict) */
+		if (tries < 3)
+			i = tcp_guard_pick(counts, n);
+	}
+	*count = counts[i];
+	return cand[i];
 }
 
 /* Closes the new connection @c, counted as @stat (TCP_REFUSED_*) and
@@ -422,10 +477,13 @@ static int admit(conn_t *c)
 	worker_t *w = c->w;
 	tcp_guard_t *g = w->tcp_guard;
 	tcp_guard_source(g, (struct sockaddr *)&c->peer, &c->src);
-	/* A candidate is looked for only where the verdict needs one. */
-	unsigned vcount = 0;
-	conn_t *victim = tcp_guard_pressed(g) ? evictee(w, &vcount) : NULL;
-	switch (tcp_guard_verdict(g, &c->src, vcount)) {
+	/* Candidates are looked for only where the verdict needs them. */
+	unsigned vcount = 0, qcount = 0;
+	conn_t *victim = tcp_guard_pressed(g) ? evictee(w, Q_FRESH, &vcount)
+	                                      : NULL;
+	conn_t *quiet = tcp_guard_open(g) >= w->tcp_max
+	              ? evictee(w, Q_QUIET, &qcount) : NULL;
+	switch (tcp_guard_verdict(g, &c->src, vcount, qcount)) {
 	case TCP_REFUSE_SOURCE:
 		/* Closed at once rather than queued (RFC 7766 §6.2.2): the
 		 * client retries or uses UDP, the source's other connections
@@ -442,18 +500,18 @@ static int admit(conn_t *c)
 		tcp_guard_count(g, TCP_CLOSED_PRESSURE);
 		conn_close(victim);
 		break;
+	case TCP_ADMIT_EVICT_QUIET:
+		/* One that asked and has had every answer written: closing it
+		 * is the idle close come early (RFC 7766 §6.2.3). */
+		tcp_guard_count(g, TCP_CLOSED_PRESSURE);
+		conn_close(quiet);
+		break;
 	case TCP_ADMIT:
 		break;
 	}
 	tcp_guard_add(g, &c->src);
 	c->counted = 1;
-	c->fresh = 1;
-	c->fprev = w->tcp_fresh_tail;
-	if (c->fprev)
-		c->fprev->fnext = c;
-	else
-		w->tcp_fresh = c;
-	w->tcp_fresh_tail = c;
+	q_push(c, Q_FRESH);
 	int pressed = tcp_guard_pressed(g);
 	if (pressed && !w->tcp_pressed)
 		pressure_begins(w);

@@ -122,13 +122,16 @@ int tcp_guard_pressed(const tcp_guard_t *g)
 }
 
 tcp_verdict_t tcp_guard_verdict(const tcp_guard_t *g, const tcp_src_t *src,
-                                unsigned victim)
+                                unsigned victim, unsigned quiet)
 {
 	if (g->per_source && tcp_guard_of(g, src) >= g->per_source)
 		return TCP_REFUSE_SOURCE;
+	int full = g->open >= g->max;
+	if (full && quiet > 1 && quiet > victim)
+		return TCP_ADMIT_EVICT_QUIET;
 	if (g->open >= g->pressure_at && victim > 1)
 		return TCP_ADMIT_EVICT;
-	if (g->open >= g->max)
+	if (full)
 		return victim ? TCP_ADMIT_EVICT : TCP_REFUSE_FULL;
 	return TCP_ADMIT;
 }

@@ -29,6 +29,9 @@ typedef enum {
 	TCP_ADMIT,           /* take it */
 	TCP_ADMIT_EVICT,     /* evict the oldest connection without a query
 	                        yet, then take it */
+	TCP_ADMIT_EVICT_QUIET, /* evict a quiet connection (it asked, has
+	                        nothing unanswered) of a source holding more
+	                        than one, then take it */
 	TCP_REFUSE_SOURCE,   /* close it: its source has its share */
 	TCP_REFUSE_FULL      /* close it: no slot, and nobody to evict */
 } tcp_verdict_t;
@@ -80,22 +83,33 @@ void tcp_guard_free(tcp_guard_t *g);
 void tcp_guard_source(const tcp_guard_t *g, const struct sockaddr *sa,
                       tcp_src_t *out);
 
-/** The verdict for a new connection from @src, given the candidate to
- * evict (see tcp_guard_pick()) whose source holds @victim connections
- * (0: no connection without a whole query is open):
+/** The verdict for a new connection from @src, given the candidates to
+ * evict (see tcp_guard_pick()): one without a whole query yet, whose
+ * source holds @victim connections (0: none open), and a quiet one, that
+ * asked and has nothing unanswered nor unwritten, whose source holds
+ * @quiet (0: none):
  *   - the source holds its share already: TCP_REFUSE_SOURCE (checked
  *     first, so that nobody is evicted for a connection refused anyway);
- *   - at the pressure mark or above, with a candidate whose source holds
- *     more than this one connection: TCP_ADMIT_EVICT;
- *   - every slot taken, with any candidate: TCP_ADMIT_EVICT;
+ *   - every slot taken, with a quiet candidate whose source holds more
+ *     than one, and more than the other candidate's: TCP_ADMIT_EVICT_QUIET
+ *     (a hoarder's held connection goes before a connection another
+ *     client has just opened);
+ *   - at the pressure mark or above, with a candidate without a query
+ *     whose source holds more than this one connection: TCP_ADMIT_EVICT;
+ *   - every slot taken, with any candidate without a query:
+ *     TCP_ADMIT_EVICT;
  *   - every slot taken, no candidate: TCP_REFUSE_FULL;
  *   - otherwise TCP_ADMIT.
  * A source's only connection is thus evicted only for want of a slot,
  * never while newcomers between the mark and the limit still fit: two
  * clients that connect at once do not evict each other's connection
- * before its query is read. */
+ * before its query is read.  And a hoarder whose connections each asked
+ * once before going quiet fills the table only until the next newcomer:
+ * it makes room for it, rather than the newcomer being refused or the
+ * lone connection of another client being evicted before its query is
+ * read (S1-12). */
 tcp_verdict_t tcp_guard_verdict(const tcp_guard_t *g, const tcp_src_t *src,
-                                unsigned victim);
+                                unsigned victim, unsigned quiet);
 
 /** How many of the oldest connections without a query an eviction
  * looks at: bounded work per accept, enough to find a hoarder's among

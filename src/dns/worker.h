@@ -41,8 +41,10 @@ typedef struct worker {
 	unsigned tcp_max;        /* this worker's share of tcp-max-clients */
 	unsigned tcp_idle_ms;
 	struct conn *tcp_conns;  /* open connections (net_tcp.c) */
-	struct conn *tcp_fresh, *tcp_fresh_tail; /* those without a whole
-	                            query yet, oldest first (net_tcp.c) */
+	struct conn_queue {      /* connections, oldest first (net_tcp.c) */
+		struct conn *head, *tail;
+	} tcp_queue[2];          /* those without a whole query yet, and
+	                            those that asked, by their last query */
 	tcp_guard_t *tcp_guard;  /* per-source counts, pressure, counters */
 	int tcp_pressed;         /* the guard is at its pressure mark: timers
 	                            were cut when it was crossed */

@@ -457,6 +457,14 @@ static void cluster(expo_t *e, const stats_sample_t *s)
 	            "the first).");
 	if (c->last_apply)
 		expo_sample(e, name, NULL, 0, (double)(s->now - c->last_apply));
+	gauge1(e, "gslbd_cluster_cookie_secret_generation",
+	       "The generation of the DNS Cookie secret shared through etcd "
+	       "that this instance's answers use (0: none yet, or a secret "
+	       "file wins).", (double)c->cookie_gen);
+	gauge1(e, "gslbd_cluster_cookie_secret_kept",
+	       "1 while etcd cannot be read and this instance keeps the DNS "
+	       "Cookie secret it has (never a new one of its own).",
+	       c->cookie_kept);
 	counter1(e, "gslbd_cluster_resyncs_total",
 	         "Full reads of the table from etcd (the start, a compaction "
 	         "past the store's revision, an apply that failed).", c->resyncs);

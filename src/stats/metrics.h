@@ -54,6 +54,8 @@ typedef struct stats_cluster {
 	unsigned nodes_up, nodes_partial, nodes_down; /* quorum verdicts */
 	unsigned etcd_members;    /* while etcd fails: in its member list */
 	unsigned etcd_answering;  /* and those answering; 0 while etcd is up */
+	uint64_t cookie_gen;      /* the shared cookie secret's generation */
+	int cookie_kept;          /* etcd fails: the cookie secret is kept */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */

@@ -83,8 +83,11 @@ def paced_flood(socks, msg, count, secs, drain, each=None):
     return sent
 
 
-def tcp_connect(timeout=3.0, port=None):
-    return socket.create_connection((HOST, port or PORT), timeout=timeout)
+def tcp_connect(timeout=3.0, port=None, src=None):
+    """A TCP connection to the server, from the loopback address @src
+    when given (one client each, for the per-source accounting)."""
+    return socket.create_connection((HOST, port or PORT), timeout=timeout,
+                                    source_address=(src, 0) if src else None)
 
 
 def frame(msg):

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 # Clients of test_tcp_hoard.sh, each from its own loopback source
 # address (bind() to 127.0.0.x before connect()): a hoarder that opens
-# idle connections and reopens those the server closes, clients that ask
-# one question over a new connection every 100 ms, a slowloris client,
-# and idle clients that asked once.  Every loop is bounded in time and
-# count.  Prints one line of key=value figures.
+# idle connections (or connections that ask once, then hold) and reopens
+# those the server closes, clients that ask one question over a new
+# connection every 100 ms, a slowloris client, and idle clients that
+# asked once.  Every loop is bounded in time and count.  Prints one line
+# of key=value figures.  TEST_TIME_FACTOR lengthens how long a client
+# waits for an answer, not what is counted.
 #
-#   python3 tcp_hoard.py hoard SECONDS NCONN REOPEN   # REOPEN: 0 or 1
+#   python3 tcp_hoard.py hoard SECONDS NCONN REOPEN   # REOPEN: 0, 1, ask
 #   python3 tcp_hoard.py asked NCONN WAIT
 import os
 import select
@@ -19,6 +21,7 @@ import dnsraw
 
 HOST = "127.0.0.1"
 PORT = int(os.environ["PORT"])
+FACTOR = max(1.0, float(os.environ.get("TEST_TIME_FACTOR", "1")))
 
 
 def connect(src, timeout=3.0):
@@ -76,7 +79,7 @@ class Asker(threading.Thread):
             self.asked += 1
             t0 = time.time()
             try:
-                s = connect(self.src, timeout=2.0)
+                s = connect(self.src, timeout=2.0 * FACTOR)
                 s.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=qid)))
                 m = dnsraw.tcp_read(s)
                 if m is not None and dnsraw.parse(m)["id"] == qid:
@@ -168,10 +171,24 @@ class SlowReader(threading.Thread):
             self.end = "cut"
 
 
+def hoarded(ask, qid):
+    """A connection of the hoarder; with @ask, it has asked once and read
+    the answer (a held connection that the server cannot tell from a
+    resolver's that went quiet)."""
+    s = connect("127.0.0.2")
+    if ask:
+        s.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=qid)))
+        if dnsraw.tcp_read(s) is None:
+            s.close()
+            raise ConnectionResetError("closed before its answer")
+    return s
+
+
 def hoard(seconds, nconn, reopen):
     """127.0.0.2 opens @nconn idle connections (and, with @reopen, opens a
-    new one for each the server closes) while 127.0.0.3-6 ask every
-    100 ms and 127.0.0.7 trickles a query."""
+    new one for each the server closes; with "ask", each asks once first)
+    while 127.0.0.3-6 ask every 100 ms and 127.0.0.7 trickles a query."""
+    ask = reopen == "ask"
     askers = [Asker("127.0.0.%d" % i, seconds) for i in range(3, 7)]
     slow = Slowloris("127.0.0.7", seconds)
     for a in askers:
@@ -180,7 +197,7 @@ def hoard(seconds, nconn, reopen):
     conns, opened, closed_fast = [], 0, 0
     for _ in range(nconn):
         try:
-            conns.append(connect("127.0.0.2"))
+            conns.append(hoarded(ask, opened))
             opened += 1
         except OSError:
             closed_fast += 1
@@ -196,7 +213,7 @@ def hoard(seconds, nconn, reopen):
         if reopen:
             while len(conns) < nconn and opened < 20000:
                 try:
-                    conns.append(connect("127.0.0.2"))
+                    conns.append(hoarded(ask, opened))
                     opened += 1
                 except OSError:
                     break
@@ -258,6 +275,7 @@ def asked(nconn, wait):
 
 if __name__ == "__main__":
     if sys.argv[1] == "hoard":
-        hoard(float(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1")
+        hoard(float(sys.argv[2]), int(sys.argv[3]),
+              sys.argv[4] if sys.argv[4] == "ask" else sys.argv[4] == "1")
     else:
         asked(int(sys.argv[2]), float(sys.argv[3]))

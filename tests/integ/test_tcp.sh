@@ -188,19 +188,21 @@ tcp_clients() { ss -tnH state established "( sport = :$PORT )" 2>/dev/null | gre
 no_tcp_clients() { [ "$(tcp_clients)" = 0 ]; }
 wait_until 10 no_tcp_clients || fail "connections of the slow clients left: $(tcp_clients)"
 
-# The client limit with one worker: 4 connections that have each asked
-# something stay, the 5th is closed at once (nobody to evict: see
-# test_tcp_hoard for connections without a query); the 4 still answer;
-# after one closes, a new one is accepted.
+# The client limit with one worker: 4 connections of 4 clients that have
+# each asked something stay, the 5th client's is closed at once (nobody
+# to evict: no connection without a query, and a client's only
+# connection is not evicted; see test_tcp_hoard for those and for a
+# source holding several); the 4 still answer; after one closes, a new
+# one is accepted.
 res=$(py <<'EOF'
 import dnsraw, os, time
 f = max(1.0, float(os.environ.get("TEST_TIME_FACTOR", "1")))
-conns = [dnsraw.tcp_connect() for _ in range(4)]
+conns = [dnsraw.tcp_connect(src="127.0.0.%d" % (2 + i)) for i in range(4)]
 for i, c in enumerate(conns):
     c.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=100 + i)))
     dnsraw.tcp_read(c)
 time.sleep(0.2)
-extra = dnsraw.tcp_connect()
+extra = dnsraw.tcp_connect(src="127.0.0.6")
 extra.settimeout(2.0 * f)
 try:
     r = extra.recv(10)

@@ -14,7 +14,13 @@
 #     table: closed after the shrunk idle time (1 s), not 10 s; a client
 #     that asked for 10 MB of answers and reads none for 2 s (past that
 #     time) is not cut mid-answer: what was queued for it arrives whole,
-#     then the connection closes.
+#     then the connection closes;
+#  4. held connections, no per-source limit: one source holding 2x (one
+#     worker) and 4x (two workers, 25 slots each) the table with
+#     connections that each asked once and went quiet, reopening every
+#     one closed, while others ask every 100 ms over new connections:
+#     every one of their queries is answered, none refused for a full
+#     table (the newcomer evicts a quiet connection of the hoarder).
 # Counters of /metrics move with each.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,8 +28,8 @@ SPORT=$((PORT + 1))
 {
 	big_txt_zone t.test
 } > "$T/t.test.zone"
-conf() { # per-source-limit
-	write_conf_zones "  workers: 1
+conf() { # per-source-limit [workers]
+	write_conf_zones "  workers: ${2:-1}
   tcp-idle-timeout: 10
   tcp-max-clients: 50
   tcp-max-per-source: $1" t.test=t.test.zone
@@ -49,6 +55,15 @@ EOP
 hoard() { py "$@" < "$ROOT/tests/integ/tcp_hoard.py"; }
 # The figures a run printed, as shell variables (opened=... answered=...).
 figures() { local kv; for kv in $1; do printf -v "f_${kv%%=*}" '%s' "${kv#*=}"; done; }
+# Every query of the other clients (at least 20) answered, in the run
+# whose figures are loaded: WHAT.
+all_answered() { # what
+	if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
+		ok "$1: every other client's query answered ($f_answered of $f_asked, slowest ${f_worst}s)"
+	else
+		fail "$1: every other client's query answered: $res"
+	fi
+}
 num_between() { awk -v v="$1" -v a="$2" -v b="$3" 'BEGIN { exit !(v + 0 == v && v >= a && v <= b) }'; }
 
 # 1. The per-source limit.
@@ -63,11 +78,7 @@ else
 	fail "one source, 100 connections: 10 kept, 90 closed at once: $res"
 fi
 expect_has "${f_still:-}" "^10$" "the source's 10 connections still answer"
-if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
-	ok "other sources: every query answered ($f_answered of $f_asked)"
-else
-	fail "other sources: every query answered: $res"
-fi
+all_answered "the per-source limit"
 expect_has "$(metric 'gslbd_tcp_connections_refused_total{reason="per-source"}')" "^90$" \
 	"gslbd_tcp_connections_refused_total{reason=per-source} counts the 90"
 expect_has "$(metric 'gslbd_tcp_connections_refused_total{reason="full"}')" "^0$" \
@@ -82,11 +93,7 @@ gslbd_start
 res=$(hoard hoard 5 200 1)
 echo "# pressure: $res"
 figures "$res"
-if [ -n "${f_asked:-}" ] && [ "$f_asked" -ge 20 ] && [ "$f_answered" = "$f_asked" ]; then
-	ok "a hoarder over the table: every other client's query answered ($f_answered of $f_asked, slowest ${f_worst}s)"
-else
-	fail "a hoarder over the table: every other client's query answered: $res"
-fi
+all_answered "a hoarder over the table"
 if [ "${f_opened:-0}" -gt 200 ]; then
 	ok "the hoarder's connections were evicted and reopened ($f_opened opened)"
 else
@@ -133,4 +140,23 @@ else
 	fail "gslbd_tcp_connections_closed_total{reason=idle} counts them: $idle0 -> $idle1"
 fi
 gslbd_stop || fail "clean exit"
+
+# 4. Held connections that asked once, 2x and 4x the table.
+for run in "2 1" "4 2"; do
+	set -- $run
+	conf 0 "$2"
+	gslbd_start
+	res=$(hoard hoard 5 $(($1 * 50)) ask)
+	echo "# held ${1}x, $2 worker(s): $res"
+	figures "$res"
+	all_answered "${1}x the table held by one source, $2 worker(s)"
+	if [ "${f_opened:-0}" -gt $(($1 * 50)) ]; then
+		ok "the held connections made room and were reopened ($f_opened opened)"
+	else
+		fail "the held connections made room and were reopened: $res"
+	fi
+	expect_has "$(metric 'gslbd_tcp_connections_refused_total{reason="full"}')" "^0$" \
+		"${1}x held: nobody refused for a full table"
+	gslbd_stop || fail "clean exit"
+done
 finish

@@ -396,6 +396,64 @@ START_TEST(generated_secret_rotates)
 }
 END_TEST
 
+/* Cluster mode: the secrets the cluster offers replace the generated
+ * ones at the next tick, are never rotated here, survive a reload, and
+ * give way to a secret file. */
+START_TEST(cluster_secret_offered)
+{
+	publish("  rotate: 3600\n");
+	cookie_shared(1);
+	uint32_t t0 = (uint32_t)time(NULL);
+	cookie_keys_t mine, k = { .n = 1 };
+	ck_assert_int_eq(cookie_current(&mine), 0);
+	ck_assert_uint_eq(mine.n, 1);
+	ck_assert_uint_eq(cookie_shared_gen(), 0);
+	cookie_mac_t *m = cookie_mac_new();
+	uint8_t client[8], first[COOKIE_OUT_LEN], out[COOKIE_OUT_LEN];
+	unhex("2464c4abcf10c957", client);
+	/* Not yet taken: the generated secret makes the cookie. */
+	unhex("e5e973e5a6b2a43f48e7dc849e37bfcf", k.key[0]);
+	cookie_offer(&k, 5);
+	ck_assert_int_eq(ask(m, client, 8, t0, first), COOKIE_CLIENT);
+	cookie_tick(t0);
+	ck_assert_uint_eq(cookie_shared_gen(), 5);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_INVALID);
+	ck_assert_int_eq(ask(m, client, 8, t0, first), COOKIE_CLIENT);
+	/* Never rotated here, kept by a reload. */
+	cookie_tick(t0 + 7200);
+	publish("  rotate: 3600\n");
+	ck_assert_uint_eq(cookie_shared_gen(), 5);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_eq(out, first, 24);
+	/* The next generation: the previous secret still accepted. */
+	memcpy(k.key[1], k.key[0], COOKIE_SECRET_LEN);
+	unhex("445536bcd2513298075a5d379663c962", k.key[0]);
+	k.n = 2;
+	cookie_offer(&k, 6);
+	cookie_tick(t0 + 7201);
+	ck_assert_uint_eq(cookie_shared_gen(), 6);
+	ck_assert_int_eq(ask(m, first, 24, t0 + 10, out), COOKIE_VALID);
+	ck_assert_mem_ne(out + 16, first + 16, 8);
+	/* A secret file wins: offers are not taken. */
+	char path[] = "/tmp/check_cookie_secret_XXXXXX", yaml[128];
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	dprintf(fd, "0123456789abcdef0123456789abcdef\n");
+	close(fd);
+	snprintf(yaml, sizeof(yaml), "  secret-file: %s\n", path);
+	publish(yaml);
+	cookie_offer(&k, 7);
+	cookie_tick(t0 + 7202);
+	ck_assert_uint_eq(cookie_shared_gen(), 0);
+	ck_assert_int_eq(cookie_current(&mine), 0);
+	uint8_t want[COOKIE_SECRET_LEN];
+	unhex("0123456789abcdef0123456789abcdef", want);
+	ck_assert_mem_eq(mine.key[0], want, COOKIE_SECRET_LEN);
+	unlink(path);
+	cookie_mac_free(m);
+}
+END_TEST
+
 __attribute__((constructor)) static void count_openssl(void)
 {
 	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))
@@ -417,6 +475,7 @@ static Suite *cookie_suite(void)
 	tcase_add_test(t, edns_cookie_option);
 	tcase_add_test(t, secret_file);
 	tcase_add_test(t, generated_secret_rotates);
+	tcase_add_test(t, cluster_secret_offered);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -64,23 +64,23 @@ START_TEST(per_source_limit)
 	src_of(g, "127.0.0.2", &a);
 	src_of(g, "127.0.0.3", &b);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_ADMIT);
+		ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_ADMIT);
 		tcp_guard_add(g, &a);
 	}
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_REFUSE_SOURCE);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_REFUSE_SOURCE);
 	/* Refused before eviction: nobody makes room for it. */
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 5), TCP_REFUSE_SOURCE);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 5, 0), TCP_REFUSE_SOURCE);
 	ck_assert_uint_eq(tcp_guard_of(g, &a), 3);
-	ck_assert_int_eq(tcp_guard_verdict(g, &b, 0), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &b, 0, 0), TCP_ADMIT);
 	tcp_guard_del(g, &a);
 	ck_assert_uint_eq(tcp_guard_of(g, &a), 2);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_ADMIT);
 	tcp_guard_free(g);
 	/* 0: no limit. */
 	g = tcp_guard_new(100, 0, 32, 64);
 	for (int i = 0; i < 99; i++)
 		tcp_guard_add(g, &a);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_ADMIT);
 	tcp_guard_free(g);
 }
 END_TEST
@@ -101,25 +101,54 @@ START_TEST(pressure_verdict)
 	for (int i = 0; i < 44; i++)
 		tcp_guard_add(g, &a);
 	ck_assert(!tcp_guard_pressed(g));
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 44), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 44, 0), TCP_ADMIT);
 	ck_assert_uint_eq(tcp_guard_idle_ms(g, 10000), 10000);
 	tcp_guard_add(g, &a);
 	ck_assert(tcp_guard_pressed(g));
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 45), TCP_ADMIT_EVICT);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 2), TCP_ADMIT_EVICT);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1), TCP_ADMIT);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 45, 0), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 2, 0), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 0), TCP_ADMIT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_ADMIT);
 	ck_assert_uint_eq(tcp_guard_idle_ms(g, 10000), 1000);
 	for (int i = 0; i < 5; i++)
 		tcp_guard_add(g, &a);
 	ck_assert_uint_eq(tcp_guard_open(g), 50);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0), TCP_REFUSE_FULL);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1), TCP_ADMIT_EVICT);
-	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 0), TCP_REFUSE_FULL);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 0), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50, 0), TCP_ADMIT_EVICT);
 	for (int i = 0; i < 6; i++)
 		tcp_guard_del(g, &a);
 	ck_assert(!tcp_guard_pressed(g));
 	ck_assert_uint_eq(tcp_guard_idle_ms(g, 10000), 10000);
+	tcp_guard_free(g);
+}
+END_TEST
+
+/* A full table of a hoarder's quiet connections (each asked once): a
+ * newcomer evicts one of them rather than being refused or evicting the
+ * lone connection of a client whose query is not read yet; a quiet
+ * connection that is its source's only one is never evicted, and below
+ * the limit no quiet connection is (S1-12). */
+START_TEST(quiet_verdict)
+{
+	tcp_guard_t *g = tcp_guard_new(50, 0, 32, 64);
+	tcp_src_t a;
+	src_of(g, "127.0.0.2", &a);
+	for (int i = 0; i < 49; i++)
+		tcp_guard_add(g, &a);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 49), TCP_ADMIT);
+	tcp_guard_add(g, &a);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 50), TCP_ADMIT_EVICT_QUIET);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 50), TCP_ADMIT_EVICT_QUIET);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 2), TCP_ADMIT_EVICT_QUIET);
+	/* A hoarder's held connection goes before the new connection of a
+	 * client that opens a few; the hoarder's own new one before its
+	 * held one. */
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 2, 50), TCP_ADMIT_EVICT_QUIET);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50, 50), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 50, 2), TCP_ADMIT_EVICT);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 0, 1), TCP_REFUSE_FULL);
+	ck_assert_int_eq(tcp_guard_verdict(g, &a, 1, 1), TCP_ADMIT_EVICT);
 	tcp_guard_free(g);
 }
 END_TEST
@@ -213,6 +242,7 @@ static Suite *tcp_guard_suite(void)
 	tcase_add_test(t, sources_by_prefix);
 	tcase_add_test(t, per_source_limit);
 	tcase_add_test(t, pressure_verdict);
+	tcase_add_test(t, quiet_verdict);
 	tcase_add_test(t, eviction_pick);
 	tcase_add_test(t, shrunk_idle_and_share);
 	tcase_add_test(t, table_churn);
