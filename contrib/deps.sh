@@ -20,11 +20,16 @@ libprotobuf-c-dev protobuf-c-compiler libssl-dev"
 # promtool) for the metrics tests, with python3-yaml to read the rules
 # file; a Frame Streams collector (fstrm_capture) for the dnstap test;
 # etcd (server and etcdctl) for the cluster tests; Unbound as the caching
-# resolver in front of gslbd; stress-ng to load the machine (check-busy).
+# resolver in front of gslbd; stress-ng to load the machine (check-busy);
+# DNSViz and Zonemaster to judge the signed zones, with bind9 for the
+# named that dnsviz's -N/-D serves a parent zone (with our DS) from;
+# PowerDNS with its bind backend, signing live, next to Knot in
+# bench/dnssec.sh.
 TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
-etcd-server etcd-client unbound stress-ng"
+etcd-server etcd-client unbound stress-ng dnsviz bind9 zonemaster-cli
+pdns-server pdns-backend-bind"
 
 case "$1" in
   --build) want="$BUILD" ;;
