@@ -296,6 +296,15 @@ static rrl_table_t *limit_table(unsigned slip)
 	return t;
 }
 
+/* Asks @name/@type with DO over UDP into @r; returns the response's
+ * length (0: withheld). */
+static size_t ask_do(resp_t *r, const char *name, uint16_t type)
+{
+	qb_t b;
+	query(&b, name, type, 1232);
+	return process(&udp, &b, 1232, r);
+}
+
 static void limit_done(rrl_table_t *t)
 {
 	q.rrl = NULL;
@@ -310,8 +319,7 @@ START_TEST(rrl_drop_before_signing)
 	rrl_table_t *t = limit_table(0);
 	qb_t b;
 	resp_t r;
-	query(&b, "r0.example.test", RR_A, 1232);
-	ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+	ck_assert_uint_gt(ask_do(&r, "r0.example.test", RR_A), 0);
 	ck_assert_uint_eq(r.ns, 4);
 	ck_assert_int_eq(q.rrl_done, 1);
 	uint64_t made = q.stats[STAT_DNSSEC_SIGNATURES];
@@ -320,8 +328,7 @@ START_TEST(rrl_drop_before_signing)
 	for (int i = 1; i <= 20; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "r%d.example.test", i);
-		query(&b, name, RR_A, 1232);
-		ck_assert_uint_eq(process(&udp, &b, 1232, &r), 0);
+		ck_assert_uint_eq(ask_do(&r, name, RR_A), 0);
 		ck_assert_int_eq(q.rrl_done, 1);
 	}
 	ck_assert_uint_eq(q.stats[STAT_DNSSEC_SIGNATURES], made);
@@ -329,8 +336,7 @@ START_TEST(rrl_drop_before_signing)
 	                  looked);
 	ck_assert_uint_eq(q.stats[STAT_RRL_DROPPED], 20);
 	/* Another class, another account: answered and signed. */
-	query(&b, "www.example.test", RR_A, 1232);
-	ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
 	ck_assert_uint_eq(r.an, 3);
 	ck_assert_uint_eq(r.rr[2].type, RR_RRSIG);
 	/* Without DO nothing is signed: the front end charges the written
@@ -349,12 +355,10 @@ END_TEST
 START_TEST(rrl_slip_unsigned)
 {
 	rrl_table_t *t = limit_table(1);
-	qb_t b;
 	resp_t r;
-	query(&b, "www.example.test", RR_A, 1232);
-	ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
 	uint64_t made = q.stats[STAT_DNSSEC_MISSES] + q.stats[STAT_DNSSEC_HITS];
-	ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
 	ck_assert_int_eq(r.tc, 1);
 	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
 	ck_assert_uint_eq(r.an, 0);
