@@ -21,6 +21,10 @@
 #   WORKLOADS="static mixed geo-set geo-pick"  N=10000 (queries a workload)
 #   CONF_EXTRA="rrl: ..."   appended to gslbd's configuration (to count
 #                           what a feature costs: run with and without)
+#   DNSSEC=1                signs both zones online (a P-256 key each, in
+#                           a keystore of the run's own); with
+#                           DNSPERF_EXTRA="-D" (DO) the answers are
+#                           signed, from the signature cache once warm
 #   DNSPERF_EXTRA="-E 10:0123456789abcdef"  more dnsperf arguments (here an
 #                           EDNS COOKIE option with a client cookie in
 #                           every query, to count what cookies cost)
@@ -143,6 +147,7 @@ geoip:
   region: [ region ]
   isp: [ isp ]
 ${CONF_EXTRA:-}
+$([ "${DNSSEC:-0}" = 0 ] || printf 'dnssec:\n  keystore: %s\n' "$d/keys")
 $([ "$mode" = static ] || echo "$STEER_CONF")
 $cl
 EOC
@@ -153,6 +158,12 @@ EOC
     else
       "${ctl[@]}" --create apply "$OUT/table.json" > /dev/null 2>&1 ||
         "${ctl[@]}" apply "$OUT/table.json" > /dev/null
+    fi
+    if [ "${DNSSEC:-0}" != 0 ]; then
+      mkdir -p -m 700 "$d/keys"
+      for z in $ZONE bench.test; do
+        "$(dirname "$bin")/gslbctl" -c "$d/gslbd.conf" --offline dnssec enable $z > /dev/null
+      done
     fi
     if [ "$mode" = dynamic ]; then
       for s in www.bench.test set.bench.test; do

@@ -121,6 +121,7 @@ static void *udp_main(void *arg)
 			continue;
 		worker__online(q);
 		rrl_table_t *rl = rrl_slot_table(&u->rrl); /* NULL: off */
+		q->rrl = rl;
 		dnstap_queue_t *dt = u->dnstap;
 		struct timespec now;  /* dnstap: when the batch arrived */
 		if (dt)
@@ -134,10 +135,13 @@ static void *udp_main(void *arg)
 			client_t c = { (struct sockaddr *)&u->addr[i], 0 };
 			size_t len = query_process(q, &c, u->inbuf[i], u->in[i].msg_len,
 			                           u->outbuf[i], UDP_OUTBUF);
-			if (!len)
+			if (!len && !q->rrl_done)
 				continue;
-			if (rl && !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
-			                             q->now, q->cookie, q->stats))) {
+			/* A signed answer was charged before it was signed
+			 * (rrl_charge()); any other is charged as it is. */
+			if (!len || (rl && !q->rrl_done &&
+			             !(len = rrl_filter(rl, c.addr, u->outbuf[i], len,
+			                                q->now, q->cookie, q->stats)))) {
 				if (dt) /* withheld: the query only */
 					dnstap_log(dt, q, &c, (struct sockaddr *)&u->local,
 					           &now, u->inbuf[i], u->in[i].msg_len,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* RRSIGs, DNSKEY and compact denial in the responses of query.c. */
 #include "dns/qsign.h"
+#include "dns/rrl.h"
 #include "dnssec/rrsig.h"
 
 #include <string.h>
@@ -21,6 +22,25 @@ static void count(qctx_t *q, unsigned what)
 	                 (uint64_t)dnssec_thread_cached(q->dsig), __ATOMIC_RELAXED);
 }
 
+/* S1-12: rate limiting decides before the first signature of a UDP
+ * response, from the class query.c has set, so that an answer it drops
+ * or slips is never signed (a slip carries no signatures).  Returns 0
+ * to sign, or -1 with the verdict in w->rrl_cut. */
+static int gate(wbuf_t *w)
+{
+	qctx_t *q = w->q;
+	q->rrl_done = 1;
+	rrl_class_t cls = (rrl_class_t)w->rrl_cls;
+	const uint8_t *name = w->rrl_name ? w->rrl_name : w->qname;
+	rrl_verdict_t v = rrl_charge(q->rrl, q->src, cls, name,
+	                             cls == RRL_ANSWER ? w->qtype : 0, q->now,
+	                             (cookie_kind_t)q->cookie, q->stats);
+	if (v == RRL_PASS)
+		return 0;
+	w->rrl_cut = (uint8_t)v;
+	return -1;
+}
+
 int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
              const uint8_t *lowner, uint16_t type, uint32_t ttl,
              uint16_t count_, const uint8_t *rdata)
@@ -28,6 +48,8 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 	qctx_t *q = w->q;
 	uint8_t rd[DNSSEC_RRSIG_MAX];
 	unsigned use = dnssec_type_use(type);
+	if (q->rrl && !q->rrl_done && gate(w))
+		return -1;
 	for (unsigned k = 0; k < sz->nkeys; k++) {
 		unsigned what;
 		if (!(sz->use[k] & use))

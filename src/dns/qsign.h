@@ -15,6 +15,7 @@
 #ifndef GSLB_QSIGN_H
 #define GSLB_QSIGN_H
 
+#include "dns/rrl.h"
 #include "dns/wire.h"
 #include "dnssec/dnssec.h"
 
@@ -26,10 +27,25 @@ static inline const dnssec_zone_t *qs_zone(const wbuf_t *w, const zone_t *z)
 	return dnssec_zone_find(w->q->snap->dnssec, z->apex, z->apex_len);
 }
 
+/** Sets the class rate limiting counts the answer being written in
+ * (S1-12): @cls and the account's name @name (NULL: the QNAME), as
+ * rrl_classify() would read the answer unsigned; called before the
+ * first signature, which charges it (qs_rrsig()).  Once an answer
+ * record is written (a CNAME followed) the class stays RRL_ANSWER. */
+static inline void qs_class(wbuf_t *w, rrl_class_t cls, const uint8_t *name)
+{
+	if (w->count[SEC_AN])
+		return;
+	w->rrl_cls = (uint8_t)cls;
+	w->rrl_name = name;
+}
+
 /** Writes into section @sec the RRSIG of every signing key of @sz over
  * the RRset (@owner as w_rr() takes it, @lowner its lowercase wire
  * name, @type, @ttl, @count records in the zone's RRset form at
- * @rdata).  Returns 0, or -1 when they do not fit. */
+ * @rdata).  Returns 0, or -1 when they do not fit or when rate limiting
+ * (qctx_t.rrl), charged with wbuf_t.rrl_cls before the response's first
+ * signature, withholds the answer (wbuf_t.rrl_cut). */
 int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
              const uint8_t *lowner, uint16_t type, uint32_t ttl,
              uint16_t count, const uint8_t *rdata);

@@ -11,8 +11,8 @@
 #include "dns/edns.h"
 #include "gslb/gslb.h"
 #include "common/util.h"
-#include "dns/tally.h"
 #include "dns/qsign.h"
+#include "dns/query_gslb.h"
 #include "dns/wire.h"
 #include "dns/zone.h"
 #include "dnssec/rrsig.h"
@@ -66,159 +66,81 @@ nx:
 	return LK_NXDOMAIN;
 }
 
-/* Whether address @a (@len bytes: 4 or 16) of the @i-th picked node is
- * written already, by an earlier picked node or earlier in its own list:
- * two nodes with one address must not make a duplicate record (RFC 2181
- * §5: an RRset holds each record once).  A few comparisons, no state. */
-static int addr_written(const plan_t *p, const gslb_result_t *g, unsigned i,
-                        unsigned len, const uint8_t *a)
+/* The referral to delegation @n (RFC 1034 §4.3.2 step 3b): its NS
+ * RRset, and with @sz the signed DS of a secure delegation or the NSEC
+ * that proves there is none (RFC 4035 §3.1.4), then the glue.  @chain:
+ * CNAMEs followed before it (a referral is not authoritative unless an
+ * answer came first).  Returns -1 when it does not fit. */
+static int answer_deleg(wbuf_t *w, const zone_t *z, const dnssec_zone_t *sz,
+                        const znode_t *n, unsigned chain, int *aa)
 {
-	for (unsigned j = 0; j <= i; j++) {
-		const plan_node_t *n = &p->node[g->picked[j]];
-		const uint8_t *base = len == 4 ? n->a4 : n->a6;
-		unsigned cnt = len == 4 ? n->n4 : n->n6;
-		for (unsigned k = 0; k < cnt; k++) {
-			const uint8_t *b = base + len * k;
-			if (b == a)
-				return 0;   /* reached @a itself: nothing before it */
-			if (!(n->flags & PLAN_CNAME) && memcmp(a, b, len) == 0)
-				return 1;
-		}
-	}
-	return 0;
+	uint16_t types[QS_TYPES_MAX];
+	if (chain == 0)
+		*aa = 0;
+	/* S1-12: counted per delegation point, as rrl_classify() reads it. */
+	qs_class(w, RRL_REFERRAL, n->name);
+	const zrrset_t *ns = znode_rrset(n, RR_NS);
+	if (w_rrset(w, SEC_NS, n->name, ns, ns->ttl))
+		return -1;
+	const zrrset_t *ds = sz ? znode_rrset(n, RR_DS) : NULL;
+	if (ds && qs_rrset(w, SEC_NS, sz, n->name, n->name, ds, ds->ttl))
+		return -1;
+	if (sz && !ds &&
+	    qs_nsec(w, SEC_NS, sz, n->name, n->name, types,
+	            qs_node_types(n, types), 0, z->neg_ttl))
+		return -1;
+	return w_additional(w, ns, 1);
 }
 
-/* Writes the answer for GSLB service @name from @g (gslb_resolve()).
- * Address nodes contribute their records of the asked type; a CNAME node
- * picked first answers with its CNAME alone (RFC 7871 §7.2.1).  Every
- * response for the name, NODATA and truncated ones included, carries
- * the scope and TTL that gslb_resolve() decided (RFC 7871 §7.4).  With
- * @sz (a signed zone, DO set) the RRset written gets its RRSIGs, and a
- * NODATA its compact denial, which keeps the scope: whether the row has
- * a node of the asked family depends on the client too.  @lowner: the
- * lowercase name the records are owned by. */
-static int answer_gslb(wbuf_t *w, const zone_t *z, const dnssec_zone_t *sz,
-                       const uint8_t *owner, const uint8_t *lowner,
-                       const gslb_result_t *g, uint16_t qtype)
+/* The answer from node @n's own data for @qtype (not a CNAME to
+ * follow): DNSKEY at a signed apex, the compact NSEC of a signed name,
+ * the RRset (one RRset for ANY, RFC 8482), or NODATA.  @owner, @name:
+ * as answer_in() has them.  Returns -1 when it does not fit. */
+static int answer_node(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
+                       const dnssec_zone_t *sz, const znode_t *n,
+                       const uint8_t *owner, const uint8_t *name,
+                       uint16_t qtype)
 {
-	const plan_t *p = &g->plan;
-	unsigned written = 0;
-	/* The records written, in the zone's RRset form, for the signature:
-	 * POLICY_MAX_ANSWERS nodes of PLAN_MAX_ADDRS AAAA at most. */
-	uint8_t set[POLICY_MAX_ANSWERS * PLAN_MAX_ADDRS * (2 + 16)];
-	size_t setlen = 0;
-	/* RFC 7871 §7.2.1: a scope only when the ECS option located the
-	 * client; an option that was not used is echoed with scope 0. */
-	w->q->scope = w->q->client.from_ecs ? g->scope : 0;
-	if (g->npicked && (p->node[g->picked[0]].flags & PLAN_CNAME)) {
-		const plan_node_t *n = &p->node[g->picked[0]];
-		if (w_rr(w, SEC_AN, owner, RR_CNAME, 1, g->ttl, n->cname,
-		         n->cname_len))
-			return -1;
-		if (!sz)
-			return 0;
-		wr16(set, n->cname_len);
-		memcpy(set + 2, n->cname, n->cname_len);
-		return qs_rrsig(w, SEC_AN, sz, owner, lowner, RR_CNAME, g->ttl, 1, set);
-	}
-	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
-	int want4 = qtype == RR_A || qtype == RR_ANY;
-	int want6 = qtype == RR_AAAA;
+	uint16_t types[QS_TYPES_MAX];
+	/* DNSKEY (CDS, CDNSKEY) is the zone's data, asked with DO or
+	 * without. */
+	const dnssec_zone_t *dz;
+	if ((qtype == RR_DNSKEY || qtype == RR_CDS || qtype == RR_CDNSKEY) &&
+	    (n->flags & ZNODE_APEX) &&
+	    (dz = sz ? sz : dnssec_zone_find(snap->dnssec, z->apex,
+	                                     z->apex_len)) &&
+	    qs_keyset(dz, qtype))
+		return qs_dnskey(w, dz, sz != NULL, z, owner, qtype);
+	if (sz && qtype == RR_NSEC)  /* the name's own compact NSEC */
+		return qs_nsec(w, SEC_AN, sz, owner, name, types,
+		               qs_node_types(n, types), 0, z->neg_ttl);
+	const zrrset_t *rs = NULL;
 	if (qtype == RR_ANY) {
-		unsigned n4 = 0;
-		for (unsigned i = 0; i < g->npicked; i++)
-			n4 += p->node[g->picked[i]].n4;
-		want6 = n4 == 0;
-		want4 = n4 > 0;
+		/* RFC 8482: one RRset is a full answer to ANY. */
+		for (uint16_t i = 0; i < n->nrrsets && !rs; i++)
+			if (n->rrsets[i].type != RR_RRSIG &&
+			    (!sz || qs_served_type(n->rrsets[i].type)))
+				rs = &n->rrsets[i];
+	} else if (!sz || qs_served_type(qtype)) {
+		rs = znode_rrset(n, qtype);
 	}
-	for (unsigned i = 0; i < g->npicked; i++) {
-		const plan_node_t *n = &p->node[g->picked[i]];
-		if (n->flags & PLAN_CNAME)
-			continue;
-		for (unsigned k = 0; want4 && k < n->n4; k++) {
-			if (addr_written(p, g, i, 4, n->a4 + 4 * k))
-				continue;
-			if (w_rr(w, SEC_AN, owner, RR_A, 1, g->ttl, n->a4 + 4 * k, 4))
-				return -1;
-			written++;
-			if (sz) {
-				wr16(set + setlen, 4);
-				memcpy(set + setlen + 2, n->a4 + 4 * k, 4);
-				setlen += 6;
-			}
-		}
-		for (unsigned k = 0; want6 && k < n->n6; k++) {
-			if (addr_written(p, g, i, 16, n->a6 + 16 * k))
-				continue;
-			if (w_rr(w, SEC_AN, owner, RR_AAAA, 1, g->ttl, n->a6 + 16 * k, 16))
-				return -1;
-			written++;
-			if (sz) {
-				wr16(set + setlen, 16);
-				memcpy(set + setlen + 2, n->a6 + 16 * k, 16);
-				setlen += 18;
-			}
-		}
+	if (!rs && sz) {
+		qs_class(w, RRL_NODATA, NULL);  /* S1-12: per QNAME */
+		return qs_deny(w, sz, z, owner, name, types,
+		               qs_node_types(n, types), qtype, z->neg_ttl);
 	}
-	/* NODATA (no row, all down and fail closed, no node of the type):
-	 * negatively cached for no longer than an address would be
-	 * (RFC 2308 §5 takes the SOA record's TTL when it is the lower). */
-	uint32_t neg = g->ttl < z->neg_ttl ? g->ttl : z->neg_ttl;
-	if (!written && sz) {
-		/* The types a service name has: addresses of either family,
-		 * depending on the client and the health of its nodes. */
-		static const uint16_t types[2] = { RR_A, RR_AAAA };
-		return qs_deny(w, sz, z, owner, lowner, types, 2, qtype, neg);
-	}
-	if (!written)
-		return w_soa_ttl(w, z, neg);
-	if (sz)
-		return qs_rrsig(w, SEC_AN, sz, owner, lowner, want4 ? RR_A : RR_AAAA,
-		                g->ttl, (uint16_t)written, set);
+	if (!rs)
+		return w_soa(w, z); /* NODATA (RFC 2308 §2.2) */
+	if (qs_rrset(w, SEC_AN, sz, owner, name, rs, rs->ttl))
+		return -1;
+	w_additional(w, rs, 0);
 	return 0;
-}
-
-/* Looks @name (lowercase wire) up as a GSLB service for @qtype.
- * Returns 1 and fills @g when it is one, 0 when it is not, -1 when the
- * weight store cannot be read (the query then gets SERVFAIL). */
-static int find_service(wbuf_t *w, const uint8_t *name, size_t len,
-                        uint16_t qtype, gslb_result_t *g)
-{
-	qctx_t *q = w->q;
-	if (!q->wdb)
-		return 0;
-	char buf[DNAME_MAXLEN * 4 + 2];
-	const char *key;
-	size_t kl;
-	int rc = gslb_service(q->wdb, q->memo, name, len, buf, sizeof(buf),
-	                      &key, &kl, &g->svc);
-	if (rc)
-		return rc == GSLB_ENOENT ? 0 : -1;
-	const edns_t *e = q->edns;
-	int use_ecs = q->snap->geo ? geo_use_ecs(q->snap->geo) : 1;
-	gslb_client_from(&q->client, q->src,
-	                 use_ecs && e && e->ecs ? e->ecs_family : 0,
-	                 e ? e->ecs_addr : NULL, e ? e->ecs_source : 0);
-	rc = gslb_resolve_svc(q->wdb, q->memo, q->snap->geo, key, kl, qtype,
-	                      &q->client, q->now, &q->rng, g,
-	                      q->trail ? &q->trail->gslb : NULL);
-	if (rc == 0 && q->trail)
-		q->trail->res = g;
-	if (rc == 0) {
-		STAT_INC(q->stats, STAT_GSLB);
-		if (g->short_ttl)
-			STAT_INC(q->stats, STAT_GSLB_SHORT);
-		if (g->failed_open)
-			STAT_INC(q->stats, STAT_GSLB_OPEN);
-		if (!g->npicked)
-			STAT_INC(q->stats, STAT_GSLB_NONE);
-		tally_add(q->tally, key, kl, g);
-	}
-	return rc == 0 ? 1 : rc == GSLB_ENOENT ? 0 : -1;
 }
 
 /* Fills the answer for an IN query in zone @z.  Returns -1 when the
- * answer or authority section does not fit. */
+ * answer or authority section does not fit.  With DO in a signed zone
+ * the class rate limiting counts the answer in is set (wbuf_t.rrl_cls)
+ * before the first signature is made (S1-12). */
 static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
                      const uint8_t *lname, size_t len, unsigned labels,
                      uint16_t qtype, int *rcode, int *aa)
@@ -228,36 +150,20 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 	const uint8_t *name = lname;
 	const znode_t *seen[DNAME_MAXLABELS]; /* CNAMEs followed: stop loops */
 	const dnssec_zone_t *sz = qs_zone(w, z); /* NULL: unsigned answer */
-	uint16_t types[QS_TYPES_MAX];
 	for (unsigned chain = 0;; chain++) {
 		const znode_t *n;
 		lk_t lk = lookup(z, name, len, labels, qtype, &n);
-		if (lk == LK_DELEG) {
-			if (chain == 0)
-				*aa = 0; /* a referral is not authoritative */
-			const zrrset_t *ns = znode_rrset(n, RR_NS);
-			if (w_rrset(w, SEC_NS, n->name, ns, ns->ttl))
-				return -1;
-			/* RFC 4035 §3.1.4: the signed DS of a secure
-			 * delegation, or the NSEC that proves there is none. */
-			const zrrset_t *ds = sz ? znode_rrset(n, RR_DS) : NULL;
-			if (ds && qs_rrset(w, SEC_NS, sz, n->name, n->name, ds, ds->ttl))
-				return -1;
-			if (sz && !ds &&
-			    qs_nsec(w, SEC_NS, sz, n->name, n->name, types,
-			            qs_node_types(n, types), 0, z->neg_ttl))
-				return -1;
-			return w_additional(w, ns, 1);
-		}
+		if (lk == LK_DELEG)
+			return answer_deleg(w, z, sz, n, chain, aa);
 		/* A GSLB service answers for a name without static data of
 		 * its own: one that does not exist, is an empty non-terminal
 		 * or would come from a wildcard. */
 		if (lk == LK_NXDOMAIN || lk == LK_WILDCARD || !n->nrrsets) {
 			gslb_result_t *g = &w->q->gslb;
-			int found = find_service(w, name, len, qtype, g);
+			int found = qg_find(w, name, len, qtype, g);
 			if (found > 0) {
 				w->q->gslb_hops = (uint16_t)(chain + 1);
-				return answer_gslb(w, z, sz, owner, name, g, qtype);
+				return qg_answer(w, z, sz, owner, name, g, qtype);
 			}
 			if (found < 0) {
 				*rcode = RCODE_SERVFAIL;
@@ -266,8 +172,11 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 		}
 		if (lk == LK_NXDOMAIN && sz) {
 			/* RFC 9824 §3: NOERROR, and an NSEC of the name whose
-			 * only type is NXNAME. */
+			 * only type is NXNAME.  S1-12: counted as the
+			 * unsigned NXDOMAIN is, per zone, so that random
+			 * names share one account. */
 			static const uint16_t nx[1] = { DNSSEC_T_NXNAME };
+			qs_class(w, RRL_NXDOMAIN, z->apex);
 			return qs_deny(w, sz, z, owner, name, nx, 1, 0, z->neg_ttl);
 		}
 		if (lk == LK_NXDOMAIN) {
@@ -276,57 +185,25 @@ static int answer_in(wbuf_t *w, const snapshot_t *snap, const zone_t *z,
 		}
 		const zrrset_t *cn = (n->flags & ZNODE_CNAME) ?
 		                     znode_rrset(n, RR_CNAME) : NULL;
-		if (cn && qtype != RR_CNAME) {
-			for (unsigned i = 0; i < chain; i++)
-				if (seen[i] == n)
-					return 0;
-			seen[chain] = n;
-			if (qs_rrset(w, SEC_AN, sz, owner, name, cn, cn->ttl))
-				return -1;
-			const uint8_t *target = cn->rdata + 2;
-			if (chain + 1 > snap->max_cname_chain)
+		if (!cn || qtype == RR_CNAME)
+			return answer_node(w, snap, z, sz, n, owner, name, qtype);
+		for (unsigned i = 0; i < chain; i++)
+			if (seen[i] == n)
 				return 0;
-			len = dname_copy_lower(cur, target);
-			labels = dname_labels(cur);
-			const zone_t *z2 = snapshot_find_zone(snap, cur, labels);
-			if (!z2)
-				return 0; /* the resolver follows it elsewhere */
-			z = z2;
-			sz = qs_zone(w, z);
-			name = owner = cur;
-			continue;
-		}
-		/* DNSKEY (CDS, CDNSKEY) is the zone's data, asked with DO or
-		 * without. */
-		const dnssec_zone_t *dz;
-		if ((qtype == RR_DNSKEY || qtype == RR_CDS || qtype == RR_CDNSKEY) &&
-		    (n->flags & ZNODE_APEX) &&
-		    (dz = sz ? sz : dnssec_zone_find(snap->dnssec, z->apex,
-		                                     z->apex_len)) &&
-		    qs_keyset(dz, qtype))
-			return qs_dnskey(w, dz, sz != NULL, z, owner, qtype);
-		if (sz && qtype == RR_NSEC)  /* the name's own compact NSEC */
-			return qs_nsec(w, SEC_AN, sz, owner, name, types,
-			               qs_node_types(n, types), 0, z->neg_ttl);
-		const zrrset_t *rs = NULL;
-		if (qtype == RR_ANY) {
-			/* RFC 8482: one RRset is a full answer to ANY. */
-			for (uint16_t i = 0; i < n->nrrsets && !rs; i++)
-				if (n->rrsets[i].type != RR_RRSIG &&
-				    (!sz || qs_served_type(n->rrsets[i].type)))
-					rs = &n->rrsets[i];
-		} else if (!sz || qs_served_type(qtype)) {
-			rs = znode_rrset(n, qtype);
-		}
-		if (!rs && sz)
-			return qs_deny(w, sz, z, owner, name, types,
-			               qs_node_types(n, types), qtype, z->neg_ttl);
-		if (!rs)
-			return w_soa(w, z); /* NODATA (RFC 2308 §2.2) */
-		if (qs_rrset(w, SEC_AN, sz, owner, name, rs, rs->ttl))
+		seen[chain] = n;
+		if (qs_rrset(w, SEC_AN, sz, owner, name, cn, cn->ttl))
 			return -1;
-		w_additional(w, rs, 0);
-		return 0;
+		const uint8_t *target = cn->rdata + 2;
+		if (chain + 1 > snap->max_cname_chain)
+			return 0;
+		len = dname_copy_lower(cur, target);
+		labels = dname_labels(cur);
+		const zone_t *z2 = snapshot_find_zone(snap, cur, labels);
+		if (!z2)
+			return 0; /* the resolver follows it elsewhere */
+		z = z2;
+		sz = qs_zone(w, z);
+		name = owner = cur;
 	}
 }
 
@@ -698,6 +575,24 @@ static size_t q_finish(qctx_t *q, wbuf_t *w, qstate_t *s, size_t outcap)
 	return w->pos;
 }
 
+/* S1-12: rate limiting withheld a signed answer before its first
+ * signature (wbuf_t.rrl_cut): the sections go, and what is left is the
+ * slip rrl_filter() would cut from the answer (TC, or BADCOOKIE to a
+ * query with a client cookie: question and OPT only).  Returns 1 when
+ * nothing is to be sent. */
+static int q_withheld(wbuf_t *w, qstate_t *s)
+{
+	w->pos = 12 + s->qlen + 4;
+	w->count[SEC_AN] = w->count[SEC_NS] = w->count[SEC_AR] = 0;
+	if (w->rrl_cut == RRL_DROP)
+		return 1;
+	if (w->rrl_cut == RRL_BADCOOKIE)
+		s->rcode = RCODE_BADCOOKIE;
+	else
+		w->p[2] |= 0x02;
+	return 0;
+}
+
 size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
                      size_t inlen, uint8_t *out, size_t outcap)
 {
@@ -728,13 +623,21 @@ size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
 	q->scope = 0;
 	q->gslb_hops = 0;
 	q->cookie = COOKIE_NONE;
+	q->rrl_done = 0;
 	q->edns = &s.e;
 	q->src = c->addr;
 	if (q_question(&w, &s) == 0 && q_records(q, &s) == 0) {
 		/* DO (RFC 3225): answers of signed zones get signed. */
 		w.sign = s.e.present && s.e.do_bit && q->dsig && q->snap->dnssec;
+		w.qname = s.lname;
+		w.qtype = s.qtype;
 		int r = q_answer(&w, &s, outcap);
-		if (w.sign_fail) {
+		if (w.rrl_cut) {
+			if (q_withheld(&w, &s)) {
+				q_finish(q, &w, &s, outcap); /* counted, not sent */
+				return 0;
+			}
+		} else if (w.sign_fail) {
 			/* Never an answer that cannot validate. */
 			w.pos = 12 + s.qlen + 4;
 			w.count[SEC_AN] = w.count[SEC_NS] = w.count[SEC_AR] = 0;

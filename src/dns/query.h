@@ -115,12 +115,18 @@ typedef struct qctx {
 	                                  NULL: no cookies (explain, tests) */
 	uint8_t cookie;                /* per query: its cookie_kind_t, which
 	                                  rate limiting reads */
+	struct rrl_table *rrl;         /* the UDP thread's rate-limit table,
+	                                  per batch; NULL: not limited here
+	                                  (TCP, explain, tests, rrl off) */
+	uint8_t rrl_done;              /* per query: rate limiting charged it
+	                                  before signing (dns/qsign.h); the
+	                                  front end must not charge again */
 } qctx_t;
 
 /** Answers the query @in of @inlen bytes into @out (capacity @outcap,
  * at least 512; 65535 for TCP).  Returns the response length, or 0 when
- * the packet must be dropped (too short to carry a header, or a
- * response). */
+ * the packet must be dropped (too short to carry a header, a response,
+ * or a signed answer that rate limiting withheld: q->rrl_done). */
 size_t query_process(qctx_t *q, const client_t *c, const uint8_t *in,
                      size_t inlen, uint8_t *out, size_t outcap);
 

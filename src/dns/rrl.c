@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Response rate limiting (S1-12): the rrl section, the accounts, reading
- * and truncating our responses, and the tables' publication.
+/* Response rate limiting (S1-12): the accounts, reading and truncating
+ * our responses, and the tables' publication (the rrl section is
+ * rrl_conf.c's).
  *
  * Thread safety: see rrl.h.  A table is touched by one thread only; the
  * published rrl_t is read under RCU by the UDP threads and written only
@@ -14,12 +15,9 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "common/ytree.h"
 #include "dns/query.h"
 #include "dns/zone.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -33,19 +31,6 @@
  * 64-byte cache line, so a lookup touches one line, and four choices
  * keep a busy account from being evicted by one unlucky neighbour. */
 #define RRL_WAYS 4
-
-/* Limits of the settings.  BIND caps its rates at 1000 and its window
- * at 3600; a rate up to a million lets a lab or a benchmark run every
- * response through the accounts without any client reaching the limit.
- * The credit arithmetic stays inside 32 bits: the deepest debt, window *
- * rate units, must stay below 2^31 (RRL_DEBT_MAX, checked at load). */
-#define RRL_RATE_MAX 1000000u
-#define RRL_DEBT_MAX 2147483647u
-#define RRL_WINDOW_MAX 3600u
-#define RRL_SLIP_MAX 10u                 /* as BIND */
-#define RRL_TABLE_MIN 1024u
-#define RRL_TABLE_MAX (1u << 24)         /* 256 MiB of buckets a thread */
-#define RRL_TABLE_DEFAULT 65536u         /* 1 MiB a thread */
 
 /* One account: 16 bytes (see RRL_WAYS). */
 typedef struct rrl_bucket {
@@ -76,216 +61,6 @@ struct rrl {
 	unsigned claimed;         /* atomic: tables handed out */
 	rrl_table_t **tables;
 };
-
-/* Configuration ------------------------------------------------------- */
-
-static int net_bits_max(uint8_t family)
-{
-	return family == 4 ? 32 : 128;
-}
-
-void rrl_net_mask(rrl_net_t *n, unsigned len)
-{
-	if (len >= n->len)
-		return;
-	unsigned bytes = net_bits_max(n->family) / 8;
-	unsigned full = len / 8;
-	if (len % 8)
-		n->addr[full++] &= (uint8_t)(0xFF00u >> (len % 8));
-	memset(n->addr + full, 0, bytes - full);
-	n->len = (uint8_t)len;
-}
-
-int rrl_net_contains(const rrl_net_t *net, const rrl_net_t *a)
-{
-	if (net->family != a->family || a->len < net->len)
-		return 0;
-	unsigned full = net->len / 8, rest = net->len % 8;
-	if (memcmp(net->addr, a->addr, full))
-		return 0;
-	if (!rest)
-		return 1;
-	uint8_t m = (uint8_t)(0xFF00u >> rest);
-	return (net->addr[full] & m) == (a->addr[full] & m);
-}
-
-int rrl_net_parse(const char *text, rrl_net_t *out)
-{
-	char host[64];
-	const char *slash = strchr(text, '/');
-	size_t hl = slash ? (size_t)(slash - text) : strlen(text);
-	if (hl == 0 || hl >= sizeof(host))
-		return GSLB_EINVAL;
-	memcpy(host, text, hl);
-	host[hl] = 0;
-	memset(out, 0, sizeof(*out));
-	if (inet_pton(AF_INET, host, out->addr) == 1)
-		out->family = 4;
-	else if (inet_pton(AF_INET6, host, out->addr) == 1)
-		out->family = 6;
-	else
-		return GSLB_EINVAL;
-	unsigned max = (unsigned)net_bits_max(out->family);
-	out->len = (uint8_t)max;
-	if (slash) {
-		const char *d = slash + 1;
-		unsigned long len = 0;
-		if (!*d || strlen(d) > 3)
-			return GSLB_EINVAL;
-		for (; *d; d++) {
-			if (!isdigit((unsigned char)*d))
-				return GSLB_EINVAL;
-			len = len * 10 + (unsigned long)(*d - '0');
-		}
-		if (len > max)
-			return GSLB_EINVAL;
-		rrl_net_mask(out, (unsigned)len);
-	}
-	return 0;
-}
-
-/* What a bad value is called in messages. */
-static const char *shown(const ynode_t *v)
-{
-	return v->kind == YNODE_SCALAR ? v->value : "a list or map";
-}
-
-/* A whole number in [lo, hi], with the wording of conf.c's errors. */
-static int read_uint(const conf_t *c, const ynode_t *v, const char *what,
-                     unsigned lo, unsigned hi, unsigned *out, char *err,
-                     size_t errlen)
-{
-	if (v->kind == YNODE_SCALAR && isdigit((unsigned char)v->value[0])) {
-		char *end;
-		errno = 0;
-		unsigned long n = strtoul(v->value, &end, 10);
-		if (!*end && !errno && n >= lo && n <= hi) {
-			*out = (unsigned)n;
-			return 0;
-		}
-	}
-	return conf_sfail(c, v, err, errlen,
-	                  "rrl.%s must be a whole number from %u to %u, "
-	                  "not '%s'", what, lo, hi, shown(v));
-}
-
-static int read_exempt(const conf_t *c, const ynode_t *v, rrl_conf_t *o,
-                       char *err, size_t errlen)
-{
-	const ynode_t *const *items = (const ynode_t *const *)&v;
-	size_t n = 1;
-	if (v->kind == YNODE_SEQ) {
-		items = (const ynode_t *const *)v->items;
-		n = v->n;
-	} else if (v->kind != YNODE_SCALAR) {
-		return conf_sfail(c, v, err, errlen,
-		                  "rrl.exempt must be a list of addresses or "
-		                  "prefixes, e.g. [ \"127.0.0.0/8\", "
-		                  "\"::1\" ]");
-	}
-	free(o->exempt);
-	o->exempt = n ? xcalloc(n, sizeof(*o->exempt)) : NULL;
-	o->nexempt = n;
-	for (size_t i = 0; i < n; i++) {
-		const ynode_t *x = items[i];
-		if (x->kind == YNODE_SCALAR &&
-		    rrl_net_parse(x->value, &o->exempt[i]) == 0)
-			continue;
-		return conf_sfail(c, x, err, errlen,
-		                  "rrl.exempt: '%s' is not an address or a "
-		                  "prefix (ADDR or ADDR/LEN, e.g. 192.0.2.0/24 "
-		                  "or 2001:db8::/32)", shown(x));
-	}
-	return 0;
-}
-
-/* The numeric keys of the section, their ranges and where they go. */
-static const struct {
-	const char *key;
-	unsigned lo, hi;
-	size_t off;
-} rrl_keys[] = {
-	{ "responses-per-second", 0, RRL_RATE_MAX, offsetof(rrl_conf_t, rate) },
-	{ "window", 1, RRL_WINDOW_MAX, offsetof(rrl_conf_t, window) },
-	{ "slip", 0, RRL_SLIP_MAX, offsetof(rrl_conf_t, slip) },
-	{ "ipv4-prefix", 0, 32, offsetof(rrl_conf_t, v4_prefix) },
-	{ "ipv6-prefix", 0, 128, offsetof(rrl_conf_t, v6_prefix) },
-	{ "table-size", RRL_TABLE_MIN, RRL_TABLE_MAX,
-	  offsetof(rrl_conf_t, table_size) },
-};
-#define RRL_NKEYS (sizeof(rrl_keys) / sizeof(rrl_keys[0]))
-
-/* Reads one key of the section into @o; 0 or -1. */
-static int read_key(const conf_t *c, const char *k, const ynode_t *v,
-                    rrl_conf_t *o, char *err, size_t errlen)
-{
-	if (strcmp(k, "exempt") == 0)
-		return read_exempt(c, v, o, err, errlen);
-	for (size_t j = 0; j < RRL_NKEYS; j++) {
-		if (strcmp(k, rrl_keys[j].key))
-			continue;
-		unsigned *dst = (unsigned *)((char *)o + rrl_keys[j].off);
-		return read_uint(c, v, k, rrl_keys[j].lo, rrl_keys[j].hi, dst,
-		                 err, errlen);
-	}
-	return 0; /* conf_skeys() refused unknown keys */
-}
-
-int rrl_conf_load(const conf_t *c, rrl_conf_t *o, char *err, size_t errlen)
-{
-	memset(o, 0, sizeof(*o));
-	o->window = 15;
-	o->slip = 2;
-	o->v4_prefix = 24;
-	o->v6_prefix = 56;
-	o->table_size = RRL_TABLE_DEFAULT;
-	const ynode_t *s = c->root ? ynode_get(c->root, "rrl") : NULL;
-	int have_exempt = 0;
-	if (s) {
-		const char *keys[RRL_NKEYS + 2];
-		for (size_t j = 0; j < RRL_NKEYS; j++)
-			keys[j] = rrl_keys[j].key;
-		keys[RRL_NKEYS] = "exempt";
-		keys[RRL_NKEYS + 1] = NULL;
-		if (conf_skeys(c, s, "rrl", keys, err, errlen))
-			return -1;
-		for (size_t i = 0; i < s->n; i++) {
-			const char *k = s->keys[i]->value;
-			if (read_key(c, k, s->items[i], o, err, errlen)) {
-				rrl_conf_clear(o);
-				return -1;
-			}
-			have_exempt |= strcmp(k, "exempt") == 0;
-		}
-	}
-	if ((uint64_t)o->window * o->rate > RRL_DEBT_MAX) {
-		conf_sfail(c, s, err, errlen, "rrl: window (%u) times "
-		           "responses-per-second (%u) must stay below %u",
-		           o->window, o->rate, RRL_DEBT_MAX);
-		rrl_conf_clear(o);
-		return -1;
-	}
-	if (!have_exempt) {
-		/* The host itself: local monitoring is never limited. */
-		o->exempt = xcalloc(2, sizeof(*o->exempt));
-		o->nexempt = 2;
-		rrl_net_parse("127.0.0.0/8", &o->exempt[0]);
-		rrl_net_parse("::1", &o->exempt[1]);
-	}
-	/* Round up to a power of two: the hash picks a bucket by mask. */
-	unsigned size = RRL_TABLE_MIN;
-	while (size < o->table_size)
-		size <<= 1;
-	o->table_size = size;
-	return 0;
-}
-
-void rrl_conf_clear(rrl_conf_t *rc)
-{
-	free(rc->exempt);
-	rc->exempt = NULL;
-	rc->nexempt = 0;
-}
 
 /* The core ------------------------------------------------------------ */
 
@@ -615,40 +390,77 @@ size_t rrl_badcookie(uint8_t *r, size_t len)
 	return n;
 }
 
-size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
-                  size_t len, uint32_t now, cookie_kind_t cookie,
-                  uint64_t *stats)
+/* Whether the response to @sa, whose query's cookie was @cookie, is
+ * never limited; if it may be, the client's prefix is left in @pfx. */
+static int exempt(const rrl_table_t *t, const struct sockaddr *sa,
+                  cookie_kind_t cookie, rrl_net_t *pfx)
 {
 	/* A valid server cookie proves the address (RFC 7873 §5.2.4). */
-	if (cookie == COOKIE_VALID)
-		return len;
-	rrl_net_t pfx;
-	if (rrl_addr(sa, &pfx))
-		return len;
+	if (cookie == COOKIE_VALID || rrl_addr(sa, pfx))
+		return 1;
 	for (size_t i = 0; i < t->conf.nexempt; i++)
-		if (rrl_net_contains(&t->conf.exempt[i], &pfx))
-			return len;
-	rrl_net_mask(&pfx, pfx.family == 4 ? t->conf.v4_prefix
+		if (rrl_net_contains(&t->conf.exempt[i], pfx))
+			return 1;
+	rrl_net_mask(pfx, pfx->family == 4 ? t->conf.v4_prefix
 	                                   : t->conf.v6_prefix);
-	rrl_class_t cls;
-	uint8_t name[DNAME_MAXLEN + 1];
-	uint16_t qtype;
-	rrl_classify(resp, len, &cls, name, &qtype);
-	uint64_t key = rrl_key(t->seed, cls, &pfx, name, qtype);
+	return 0;
+}
+
+/* Charges the account of (@pfx, @cls, @name, @qtype) and counts what
+ * is to be done in @stats. */
+static rrl_verdict_t charge(rrl_table_t *t, const rrl_net_t *pfx,
+                            rrl_class_t cls, const uint8_t *name,
+                            uint16_t qtype, uint32_t now,
+                            cookie_kind_t cookie, uint64_t *stats)
+{
+	uint64_t key = rrl_key(t->seed, cls, pfx, name, qtype);
 	switch (rrl_decide(t, cls, key, now)) {
 	case RRL_PASS:
-		return len;
+		return RRL_PASS;
 	case RRL_SLIP:
 		STAT_INC(stats, STAT_RRL_SLIPPED);
 		/* A client cookie: BADCOOKIE with a fresh server cookie, as
 		 * BIND does, so the resolver's retry over UDP is exempt. */
 		if (cookie == COOKIE_CLIENT || cookie == COOKIE_INVALID) {
 			STAT_INC(stats, STAT_BADCOOKIE);
-			return rrl_badcookie(resp, len);
+			return RRL_BADCOOKIE;
 		}
-		return rrl_slip(resp, len);
+		return RRL_SLIP;
 	default:
 		STAT_INC(stats, STAT_RRL_DROPPED);
+		return RRL_DROP;
+	}
+}
+
+rrl_verdict_t rrl_charge(rrl_table_t *t, const struct sockaddr *sa,
+                         rrl_class_t cls, const uint8_t *name, uint16_t qtype,
+                         uint32_t now, cookie_kind_t cookie, uint64_t *stats)
+{
+	rrl_net_t pfx;
+	if (exempt(t, sa, cookie, &pfx))
+		return RRL_PASS;
+	return charge(t, &pfx, cls, name, qtype, now, cookie, stats);
+}
+
+size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
+                  size_t len, uint32_t now, cookie_kind_t cookie,
+                  uint64_t *stats)
+{
+	rrl_net_t pfx;
+	if (exempt(t, sa, cookie, &pfx))
+		return len;
+	rrl_class_t cls;
+	uint8_t name[DNAME_MAXLEN + 1];
+	uint16_t qtype;
+	rrl_classify(resp, len, &cls, name, &qtype);
+	switch (charge(t, &pfx, cls, name, qtype, now, cookie, stats)) {
+	case RRL_PASS:
+		return len;
+	case RRL_SLIP:
+		return rrl_slip(resp, len);
+	case RRL_BADCOOKIE:
+		return rrl_badcookie(resp, len);
+	default:
 		return 0;
 	}
 }

@@ -20,8 +20,11 @@
  * Layers, from the pure core up:
  * - rrl_decide(): one account in a fixed-size table, PASS, DROP or SLIP;
  * - rrl_classify(), rrl_key(), rrl_slip(): reading and truncating our own
- *   response in wire format, so that query_process() needs no hook;
- * - rrl_filter(): the whole decision for one UDP response;
+ *   response in wire format, so that an unsigned answer needs no hook;
+ * - rrl_filter(): the whole decision for one UDP response, after it is
+ *   written; rrl_charge(): the same decision before a signed answer is
+ *   signed, from the class query_process() knows (dns/qsign.h), so that
+ *   a flood with DO costs no signatures beyond the rate;
  * - rrl_t, rrl_publish(), rrl_slot_table(): the tables of all UDP threads
  *   for one configuration, published under RCU by the main thread.
  *
@@ -46,6 +49,8 @@ typedef enum {
 	RRL_PASS,    /* send it */
 	RRL_DROP,    /* send nothing */
 	RRL_SLIP,    /* send it truncated: TC=1, question and OPT only */
+	RRL_BADCOOKIE, /* a slip to a query with a client cookie: BADCOOKIE,
+	                  question and OPT only (rrl_charge() only) */
 } rrl_verdict_t;
 
 /** Response classes; each is counted separately. */
@@ -77,6 +82,9 @@ typedef struct rrl_conf {
 	rrl_net_t *exempt;    /* never limited; owned */
 	size_t nexempt;
 } rrl_conf_t;
+
+/* The largest table a thread may have: 256 MiB of 16-byte buckets. */
+#define RRL_TABLE_MAX (1u << 24)
 
 /** Reads the rrl section of @c into @out (defaults where absent, and
  * all defaults without a section).  Returns 0, or -1 with
@@ -166,9 +174,24 @@ size_t rrl_filter(rrl_table_t *t, const struct sockaddr *sa, uint8_t *resp,
                   size_t len, uint32_t now, cookie_kind_t cookie,
                   uint64_t *stats);
 
+/** The decision for one UDP response not written yet, whose class
+ * the caller knows (as rrl_classify() would read it): the query path
+ * calls it before the first signature of a signed answer, so that
+ * what is withheld costs no signing (S1-12).  Exempt prefixes and
+ * valid server cookies pass; otherwise the account of (@sa's prefix,
+ * @cls, @name, @qtype) is charged as rrl_filter() charges it.  Returns
+ * RRL_PASS, RRL_DROP, RRL_SLIP or RRL_BADCOOKIE (a slip to a query
+ * with a client cookie), counted in @stats as rrl_filter() counts. */
+rrl_verdict_t rrl_charge(rrl_table_t *t, const struct sockaddr *sa,
+                         rrl_class_t cls, const uint8_t *name, uint16_t qtype,
+                         uint32_t now, cookie_kind_t cookie, uint64_t *stats);
+
 /* Publication --------------------------------------------------------- */
 
 typedef struct rrl rrl_t;
+
+/* The largest table a thread may have: 256 MiB of 16-byte buckets. */
+#define RRL_TABLE_MAX (1u << 24)
 
 /** Reads the rrl section of @c and, when it limits (rate > 0) and
  * @ntables > 0, allocates @ntables tables (one per UDP thread) whose

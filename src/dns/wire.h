@@ -3,9 +3,10 @@
  * section counts, name compression against the names already written,
  * and records and RRsets in wire form.
  *
- * Included by dns/query.c and dns/qsign.c only.  The functions are static inline so that
- * the compiler keeps inlining them into the query path as it did when
- * they lived in query.c; nothing here allocates. */
+ * Included by dns/query.c, dns/query_gslb.c and dns/qsign.c only.  The
+ * functions are static inline so that the compiler keeps inlining them
+ * into the query path as it did when they lived in query.c; nothing here
+ * allocates. */
 #ifndef GSLB_WIRE_H
 #define GSLB_WIRE_H
 
@@ -26,6 +27,15 @@ typedef struct {
 	uint8_t sign;        /* DO set, a signer and signed zones: answers of
 	                        signed zones get RRSIGs (dns/qsign.h) */
 	uint8_t sign_fail;   /* a signature could not be made: SERVFAIL */
+	/* Rate limiting before signing (S1-12, dns/rrl.h rrl_charge()):
+	 * the class of the answer being written, as rrl_classify() would
+	 * read the unsigned answer, set before its first signature. */
+	uint8_t rrl_cls;     /* rrl_class_t; RRL_ANSWER (0) unless set */
+	uint8_t rrl_cut;     /* rrl_verdict_t: the answer was withheld */
+	uint16_t qtype;      /* the question's type */
+	const uint8_t *qname;    /* the question's name, lowercase */
+	const uint8_t *rrl_name; /* the account's name: the zone (NXDOMAIN),
+	                            the delegation (REFERRAL); NULL: QNAME */
 } wbuf_t;
 
 /* Compares the (possibly compressed) name at @pkt[@off], which we wrote

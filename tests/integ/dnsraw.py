@@ -61,6 +61,20 @@ def bound_udp(addr):
     return s
 
 
+def drain_replies(socks, wait, each):
+    """Waits up to @wait seconds for replies on the non-blocking @socks
+    and calls each(sock, reply) for every reply there is by then."""
+    import select
+    r, _, _ = select.select(socks, [], [], wait)
+    for s in r:
+        while True:
+            try:
+                m = s.recv(4096)
+            except BlockingIOError:
+                break
+            each(s, m)
+
+
 def paced_flood(socks, msg, count, secs, drain, each=None):
     """Sends @msg @count times over @secs seconds, evenly paced, from
     @socks in turn; between sends calls each(elapsed) (for probes) and

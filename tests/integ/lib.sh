@@ -363,6 +363,12 @@ expect_not() { # output regex message
 	else ok "${3:-lacks $2}"; fi
 }
 
+# A client that must be answered throughout: @2 is "GOT/SENT" from a
+# flood script, at least @3 sent and every one answered.
+expect_all_answered() { # message got/sent min
+	if [ "${2%/*}" = "${2#*/}" ] && [ "${2%/*}" -ge "$3" ]; then ok "$1: $2"
+	else fail "$1: only $2"; fi
+}
 expect_flag() { # output flag [message]
 	if grep -Eq "^;; flags:[^;]* $2[ ;]" <<<"$1"; then ok "${3:-flag $2 set}"
 	else fail "${3:-flag $2 set}: $(grep -m1 '^;; flags:' <<<"$1")"; fi

@@ -137,8 +137,8 @@ gslbd_start
 out=$(q www.ck.test A -b 127.0.1.200 +cookie=1111111111111111)
 vfull=$(sed -E 's/^; COOKIE: ([0-9a-f]+).*/\1/' <<<"$(cookie_of "$out")")
 cat > "$T/flood.py" <<'EOF'
-import select, struct, sys
-from dnsraw import PORT, bound_udp, paced_flood, query
+import struct, sys
+from dnsraw import PORT, bound_udp, drain_replies, paced_flood, query
 
 vcookie = bytes.fromhex(sys.argv[1])
 flood = [bound_udp("127.0.1.%d" % (1 + i)) for i in range(8)]
@@ -159,26 +159,21 @@ def rcode(m):
     if struct.unpack("!H", m[10:12])[0] >= 1 and m[pos] == 0 and m[pos+1:pos+3] == b"\x00\x29":
         hi = m[pos + 5]
     return hi << 4 | (m[3] & 0xF)
+def tally(s, m):
+    full = not m[2] & 2 and struct.unpack("!H", m[6:8])[0] > 0
+    if s is valid and full:
+        got["valid"] += 1
+    elif s is plain and full:
+        got["plain"] += 1
+    elif s is client:
+        if full:
+            got["client"] += 1
+        elif rcode(m) == 23 and not m[2] & 2 and b"\x00\x0a\x00\x18" + b"\x22" * 8 in m:
+            got["badcookie"] += 1
+        elif m[2] & 2:
+            got["tc"] += 1
 def drain(wait):
-    r, _, _ = select.select(flood + [valid, plain, client], [], [], wait)
-    for s in r:
-        while True:
-            try:
-                m = s.recv(4096)
-            except BlockingIOError:
-                break
-            full = not m[2] & 2 and struct.unpack("!H", m[6:8])[0] > 0
-            if s is valid and full:
-                got["valid"] += 1
-            elif s is plain and full:
-                got["plain"] += 1
-            elif s is client:
-                if full:
-                    got["client"] += 1
-                elif rcode(m) == 23 and not m[2] & 2 and b"\x00\x0a\x00\x18" + b"\x22" * 8 in m:
-                    got["badcookie"] += 1
-                elif m[2] & 2:
-                    got["tc"] += 1
+    drain_replies(flood + [valid, plain, client], wait, tally)
 count, secs, n = 2000, 2.0, 20
 probes = 0
 def probe(now):

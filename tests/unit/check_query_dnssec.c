@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "dns/query.h"
+#include "dns/rrl.h"
 #include "dns/snapshot.h"
 #include "dnssec/dnssec.h"
 #include "dnssec/rrsig.h"
@@ -281,6 +282,147 @@ START_TEST(signed_answer_truncated)
 }
 END_TEST
 
+/* Rate limiting before signing (S1-12) -------------------------------- */
+
+/* A table of one response a second per account, nothing exempt, every
+ * limited response dropped (@slip 0) or slipped (@slip 1), as the UDP
+ * thread's qctx_t.rrl. */
+static rrl_table_t *limit_table(unsigned slip)
+{
+	rrl_conf_t rc = { .rate = 1, .window = 15, .slip = slip,
+	                  .v4_prefix = 24, .v6_prefix = 56,
+	                  .table_size = 1024 };
+	rrl_table_t *t = rrl_table_new(&rc, 1, 0);
+	q.rrl = t;
+	return t;
+}
+
+/* Asks @name/@type with DO over UDP into @r; returns the response's
+ * length (0: withheld). */
+static size_t ask_do(resp_t *r, const char *name, uint16_t type)
+{
+	qb_t b;
+	query(&b, name, type, 1232);
+	return process(&udp, &b, 1232, r);
+}
+
+static void limit_done(rrl_table_t *t)
+{
+	q.rrl = NULL;
+	rrl_table_free(t);
+}
+
+/* A flood of random names with DO: the first compact denial is signed,
+ * the next ones, in the zone's one NXDOMAIN account, are withheld before
+ * any signature is looked for or made. */
+START_TEST(rrl_drop_before_signing)
+{
+	rrl_table_t *t = limit_table(0);
+	qb_t b;
+	resp_t r;
+	ck_assert_uint_gt(ask_do(&r, "r0.example.test", RR_A), 0);
+	ck_assert_uint_eq(r.ns, 4);
+	ck_assert_int_eq(q.rrl_done, 1);
+	uint64_t made = q.stats[STAT_DNSSEC_SIGNATURES];
+	uint64_t looked = q.stats[STAT_DNSSEC_MISSES] + q.stats[STAT_DNSSEC_HITS];
+	ck_assert_uint_gt(made, 0);
+	for (int i = 1; i <= 20; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "r%d.example.test", i);
+		ck_assert_uint_eq(ask_do(&r, name, RR_A), 0);
+		ck_assert_int_eq(q.rrl_done, 1);
+	}
+	ck_assert_uint_eq(q.stats[STAT_DNSSEC_SIGNATURES], made);
+	ck_assert_uint_eq(q.stats[STAT_DNSSEC_MISSES] + q.stats[STAT_DNSSEC_HITS],
+	                  looked);
+	ck_assert_uint_eq(q.stats[STAT_RRL_DROPPED], 20);
+	/* Another class, another account: answered and signed. */
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
+	ck_assert_uint_eq(r.an, 3);
+	ck_assert_uint_eq(r.rr[2].type, RR_RRSIG);
+	/* Without DO nothing is signed: the front end charges the written
+	 * answer (rrl_filter()), and the NXDOMAIN account is in debt. */
+	query(&b, "r99.example.test", RR_A, 0);
+	size_t n = process(&udp, &b, 512, &r);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(q.rrl_done, 0);
+	ck_assert_uint_eq(rrl_filter(t, udp.addr, out, n, NOW, COOKIE_NONE,
+	                             q.stats), 0);
+	limit_done(t);
+}
+END_TEST
+
+/* A slip of a signed answer is the question and OPT with TC, unsigned. */
+START_TEST(rrl_slip_unsigned)
+{
+	rrl_table_t *t = limit_table(1);
+	resp_t r;
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
+	uint64_t made = q.stats[STAT_DNSSEC_MISSES] + q.stats[STAT_DNSSEC_HITS];
+	ck_assert_uint_gt(ask_do(&r, "www.example.test", RR_A), 0);
+	ck_assert_int_eq(r.tc, 1);
+	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
+	ck_assert_uint_eq(r.an, 0);
+	ck_assert_uint_eq(r.ns, 0);
+	ck_assert_uint_eq(r.ar, 1);
+	ck_assert_uint_eq(r.rr[0].type, RR_OPT);
+	ck_assert_uint_eq(rd16(out + 4), 1);     /* the question stays */
+	ck_assert_uint_eq(q.stats[STAT_DNSSEC_MISSES] + q.stats[STAT_DNSSEC_HITS],
+	                  made);
+	ck_assert_uint_eq(q.stats[STAT_RRL_SLIPPED], 1);
+	limit_done(t);
+}
+END_TEST
+
+/* Queries of each class, two of one account a case: the answer (the
+ * name in another case), NODATA, NXDOMAIN (per zone), the referral (per
+ * delegation) and DNSKEY. */
+static const struct {
+	const char *plain, *signed_;
+	uint16_t type;
+} accounts[] = {
+	{ "www.example.test", "WWW.example.test", RR_A },
+	{ "www.example.test", "www.example.test", RR_TXT },
+	{ "nx1.example.test", "nx2.example.test", RR_A },
+	{ "a.sub.example.test", "b.sub.example.test", RR_A },
+	{ "example.test", "example.test", RR_DNSKEY },
+};
+
+/* Whether the signed query of case @j is answered once the unsigned
+ * query of case @i has emptied its account on a fresh table. */
+static int answered_after(size_t i, size_t j)
+{
+	rrl_table_t *t = limit_table(0);
+	qb_t b;
+	resp_t r;
+	query(&b, accounts[i].plain, accounts[i].type, 0);
+	size_t n = process(&udp, &b, 512, &r);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_eq(rrl_filter(t, udp.addr, out, n, NOW, COOKIE_NONE,
+	                             q.stats), n);
+	query(&b, accounts[j].signed_, accounts[j].type, 1232);
+	n = process(&udp, &b, 1232, &r);
+	ck_assert_int_eq(q.rrl_done, 1);
+	limit_done(t);
+	return n > 0;
+}
+
+/* The class a signed answer is charged in before signing is the one
+ * rrl_classify() reads from the same answer unsigned: the account an
+ * unsigned answer emptied withholds the signed one, and no other
+ * case's. */
+START_TEST(rrl_class_as_unsigned)
+{
+	size_t nc = sizeof(accounts) / sizeof(accounts[0]);
+	for (size_t i = 0; i < nc; i++)
+		for (size_t j = 0; j < nc; j++)
+			ck_assert_msg(answered_after(i, j) == (i != j),
+			              "unsigned %s then signed %s/%u: %s", accounts[i].plain,
+			              accounts[j].signed_, accounts[j].type,
+			              i == j ? "answered" : "withheld");
+}
+END_TEST
+
 static Suite *query_dnssec_suite(void)
 {
 	Suite *s = suite_create("query_dnssec");
@@ -292,6 +434,9 @@ static Suite *query_dnssec_suite(void)
 	tcase_add_test(t, dnskey_at_apex);
 	tcase_add_test(t, referral_nsec);
 	tcase_add_test(t, signed_answer_truncated);
+	tcase_add_test(t, rrl_drop_before_signing);
+	tcase_add_test(t, rrl_slip_unsigned);
+	tcase_add_test(t, rrl_class_as_unsigned);
 	suite_add_tcase(s, t);
 	return s;
 }
