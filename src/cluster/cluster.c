@@ -7,6 +7,7 @@
 #include "cluster/feed.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
+#include "cluster/verify.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "health/verdict.h"
@@ -69,6 +70,7 @@ struct cluster {
 	int64_t epoch;            /* atomic: our leader key's create revision */
 	etcd_t *he;               /* the health thread's client (publish) */
 	health_cluster_t hooks;
+	cluster_verify_t *verify; /* the table checked against etcd's */
 };
 
 static int stopping(cluster_t *c)
@@ -398,6 +400,7 @@ static void *watch_main(void *arg)
 	char err[1024];
 	unsigned delay = RETRY_MIN_MS;
 	c->need_resync = 1;
+	cluster_verify_wait_first(c->verify);
 	while (!stopping(c)) {
 		if (c->need_resync) {
 			int64_t rev = 0, marker = 0, t0 = util_mono_ms();
@@ -946,6 +949,11 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	c->sent = json_object();
 	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
 	                               hook_view, hook_publish, hook_vantages };
+	if (!(c->verify = cluster_verify_start(&c->cc, db, c->actor))) {
+		snprintf(err, errlen, "cluster: cannot start the verify thread");
+		cluster_stop(c);
+		return NULL;
+	}
 	if (pthread_create(&c->watch_thr, NULL, watch_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the watch thread");
 		cluster_stop(c);
@@ -975,6 +983,7 @@ void cluster_stop(cluster_t *c)
 		pthread_join(c->watch_thr, NULL);
 	if (c->lease_started)
 		pthread_join(c->lease_thr, NULL);
+	cluster_verify_stop(c->verify);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->vmu);
@@ -1001,6 +1010,11 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->conflicts = __atomic_load_n(&c->conflicts, __ATOMIC_RELAXED);
 	out->etcd_members = __atomic_load_n(&c->etcd_members, __ATOMIC_RELAXED);
 	out->etcd_answering = __atomic_load_n(&c->etcd_answering, __ATOMIC_RELAXED);
+	cluster_verify_info_t vi;
+	cluster_verify_info(c->verify, &vi);
+	out->diverged = vi.diverged;
+	out->divergences = vi.divergences;
+	out->overrides = vi.overrides;
 	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
 	pthread_mutex_lock(&c->vmu);
 	snprintf(out->etcd_why, sizeof(out->etcd_why), "%s", c->etcd_why);

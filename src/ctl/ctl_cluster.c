@@ -10,6 +10,7 @@
  * of each node: the latency matrix, S4-6). */
 #include "config.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_override.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
@@ -30,6 +31,16 @@ static int synced;
 int ctl_cluster_on(void)
 {
 	return ce != NULL;
+}
+
+etcd_t *ctl_cluster_etcd(void)
+{
+	return ce;
+}
+
+const cluster_conf_t *ctl_cluster_conf(void)
+{
+	return &ccf;
 }
 
 /* How long a write is tried again while etcd elects a leader or lost
@@ -81,8 +92,10 @@ void ctl_cluster_sync(const char *actor)
 {
 	char err[1024];
 	int64_t rev = 0;
-	if (!ce || synced)
+	if (synced || ctl_override_sync() || !ce) {
+		synced = 1;
 		return;
+	}
 	int rc = cluster_marker(ce, ccf.prefix, &rev, &marker_read, err, sizeof(err));
 	if (!rc && cluster_local_rev(ctl_db) < marker_read)
 		rc = cluster_resync(ctl_db, ce, ccf.prefix, actor, &rev, &marker_read,
@@ -259,8 +272,12 @@ static int64_t written_by_us(const char *mk, const char *nonce)
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 {
 	char err[1024];
-	if (!ce)
+	if (ctl_override_commit(t, what, actor))
+		return 1;
+	if (!ce) {
+		ctl_override_guard(t);
 		return 0;
+	}
 	if (wdb_check(t, err, sizeof(err)))
 		ctl_die("%s; nothing was changed", err);
 	json_t *changes = shared_changes(t);
@@ -478,8 +495,11 @@ int ctl_cmd_cluster(int argc, char **argv)
 		}
 		return cluster_health(argc == 2 ? argv[1] : NULL);
 	}
+	if (argc >= 1 && strcmp(argv[0], "overrides") == 0)
+		return ctl_cluster_overrides(argc - 1, argv + 1);
 	if (argc != 1 || strcmp(argv[0], "status") != 0) {
-		fprintf(stderr, "gslbctl: usage: cluster status | cluster health [NODE]\n");
+		fprintf(stderr, "gslbctl: usage: cluster status | cluster health [NODE] | "
+		        "cluster overrides [list|push|drop]\n");
 		return 2;
 	}
 	if (!ce) {
@@ -509,6 +529,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_object_set_new(out, "revision", json_integer(rev));
 		json_object_set_new(out, "last_change", json_integer(marker));
 		json_object_set_new(out, "up_to_date", json_boolean(local >= marker));
+		/* "diverged" and "overrides": ctl_cluster_check() */
 		json_t *members = json_object(), *leader = json_object();
 		snprintf(key, sizeof(key), "%smembers/", ccf.prefix);
 		etcd_get(ce, key, 1, NULL, collect_member, members, err, sizeof(err));
@@ -519,6 +540,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_object_set(out, "leader", l ? json_object_get(l, "name") : json_null());
 		json_decref(leader);
 	}
+	int diverged = ctl_cluster_check(out, rc == 0);
 	if (ctl_json) {
 		ctl_emit(json_incref(out));
 	} else {
@@ -534,6 +556,8 @@ int ctl_cmd_cluster(int argc, char **argv)
 			printf("etcd: reachable at %s, revision %lld, last change at %lld\n",
 			       etcd_endpoint(ce), (long long)rev, (long long)marker);
 			printf("local store at revision %lld: %s\n", (long long)local,
+			       diverged ? "DIVERGED: its table differs from etcd's at that "
+			       "revision (changed outside the cluster)" :
 			       local >= marker ? "up to date" : "behind");
 			const char *l = json_string_value(json_object_get(out, "leader"));
 			printf("leader: %s\n", l ? l : "none");
@@ -544,6 +568,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 				       json_string_value(json_object_get(m, "region")) ?: "-",
 				       json_string_value(json_object_get(m, "isp")) ?: "-");
 		}
+		ctl_cluster_check_print(out);
 	}
 	json_decref(out);
 	return rc ? 1 : 0;

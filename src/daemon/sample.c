@@ -121,7 +121,8 @@ void daemon__metrics(expo_t *e, void *arg)
 		                        ci.resyncs, ci.applied, ci.elected,
 		                        ci.decisions, ci.conflicts, ci.nodes_up,
 		                        ci.nodes_partial, ci.nodes_down,
-		                        ci.etcd_members, ci.etcd_answering };
+		                        ci.etcd_members, ci.etcd_answering,
+		                        ci.diverged, ci.divergences, ci.overrides };
 		s.cluster = &sc;
 	}
 	s.now = (int64_t)time(NULL);

@@ -54,6 +54,9 @@ typedef struct stats_cluster {
 	unsigned nodes_up, nodes_partial, nodes_down; /* quorum verdicts */
 	unsigned etcd_members;    /* while etcd fails: in its member list */
 	unsigned etcd_answering;  /* and those answering; 0 while etcd is up */
+	int diverged;             /* the table differs from etcd's */
+	uint64_t divergences;     /* checks that found it so */
+	unsigned overrides;       /* declared local overrides */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */
