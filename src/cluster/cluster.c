@@ -86,14 +86,7 @@ static int stop_cb(void *arg)
 /* Sleeps @ms unless stopped first.  Returns whether to stop. */
 static int nap(cluster_t *c, unsigned ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = util_deadline_ms(ms);
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop && !c->kick && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 		;
@@ -530,6 +523,38 @@ static void campaign(cluster_t *c, etcd_t *e)
 	__atomic_store_n(&c->epoch, ep, __ATOMIC_RELAXED);
 }
 
+/* An instance that holds declared local overrides does not make the
+ * automatic decisions: its health thread reads the overridden table,
+ * and its promotions or shares would carry an override of one instance
+ * to all.  While elected, it gives the leader key up (a delete compared
+ * with its epoch), and another instance is elected at once. */
+static int stand_aside(cluster_t *c, etcd_t *e)
+{
+	cluster_verify_info_t vi;
+	cluster_verify_info(c->verify, &vi);
+	int64_t ep = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED);
+	if (!vi.overrides || !ep)
+		return vi.overrides > 0;
+	char key[512], err[1024], er[32];
+	snprintf(key, sizeof(key), "%sleader", c->cc.prefix);
+	snprintf(er, sizeof(er), "%lld", (long long)ep);
+	char *bk = etcd_b64(key, strlen(key));
+	json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:[{s:{s:s}}]}",
+	                        "compare", "target", "CREATE", "key", bk, "result", "EQUAL",
+	                        "create_revision", er,
+	                        "success", "request_delete_range", "key", bk);
+	free(bk);
+	json_t *ans = NULL;
+	if (etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err)) == 0) {
+		log_notice("cluster: %s holds local overrides: it gives up making the "
+		           "automatic decisions until they are pushed or dropped", c->cc.name);
+		set_epoch(c, 0);
+	}
+	json_decref(req);
+	json_decref(ans);
+	return 1;
+}
+
 /* Views out ------------------------------------------------------- */
 
 /* Whether view @a and @b differ in what the quorum reads. */
@@ -661,7 +686,7 @@ static void *lease_main(void *arg)
 			 * occupied one checked once per renewal. */
 			/* Only once the table and the views are read: an
 			 * instance that decided before would decide blind. */
-			if (!__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
+			if (!stand_aside(c, e) && !__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
 			    __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED) &&
 			    (none || now >= next_campaign)) {
 				campaign(c, e);

@@ -34,14 +34,7 @@ struct cluster_verify {
 /* Sleeps @ms unless stopped first.  Returns whether to stop. */
 static int nap(cluster_verify_t *v, unsigned ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = util_deadline_ms(ms);
 	pthread_mutex_lock(&v->mu);
 	while (!v->stop && pthread_cond_timedwait(&v->cv, &v->mu, &ts) == 0)
 		;

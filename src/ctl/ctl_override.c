@@ -150,8 +150,7 @@ int ctl_override_commit(wdb_txn_t *t, const char *what, const char *actor)
 		printf("{\"change\": %lld, \"override\": true, \"revision\": %lld}\n",
 		       (long long)id, (long long)rev);
 	else
-		printf("change %lld: %s (local override at cluster revision %lld)\n",
-		       (long long)id, what, (long long)rev);
+		printf("local override at cluster revision %lld: %s\n", (long long)rev, what);
 	return 1;
 }
 
