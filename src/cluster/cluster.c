@@ -7,6 +7,7 @@
 #include "cluster/feed.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
+#include "cluster/verify.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "health/verdict.h"
@@ -69,6 +70,7 @@ struct cluster {
 	int64_t epoch;            /* atomic: our leader key's create revision */
 	etcd_t *he;               /* the health thread's client (publish) */
 	health_cluster_t hooks;
+	cluster_verify_t *verify; /* the table checked against etcd's */
 };
 
 static int stopping(cluster_t *c)
@@ -84,14 +86,7 @@ static int stop_cb(void *arg)
 /* Sleeps @ms unless stopped first.  Returns whether to stop. */
 static int nap(cluster_t *c, unsigned ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = util_deadline_ms(ms);
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop && !c->kick && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 		;
@@ -398,6 +393,7 @@ static void *watch_main(void *arg)
 	char err[1024];
 	unsigned delay = RETRY_MIN_MS;
 	c->need_resync = 1;
+	cluster_verify_wait_first(c->verify);
 	while (!stopping(c)) {
 		if (c->need_resync) {
 			int64_t rev = 0, marker = 0, t0 = util_mono_ms();
@@ -525,6 +521,38 @@ static void campaign(cluster_t *c, etcd_t *e)
 		pthread_mutex_unlock(&c->vmu);
 	}
 	__atomic_store_n(&c->epoch, ep, __ATOMIC_RELAXED);
+}
+
+/* An instance that holds declared local overrides does not make the
+ * automatic decisions: its health thread reads the overridden table,
+ * and its promotions or shares would carry an override of one instance
+ * to all.  While elected, it gives the leader key up (a delete compared
+ * with its epoch), and another instance is elected at once. */
+static int stand_aside(cluster_t *c, etcd_t *e)
+{
+	cluster_verify_info_t vi;
+	cluster_verify_info(c->verify, &vi);
+	int64_t ep = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED);
+	if (!vi.overrides || !ep)
+		return vi.overrides > 0;
+	char key[512], err[1024], er[32];
+	snprintf(key, sizeof(key), "%sleader", c->cc.prefix);
+	snprintf(er, sizeof(er), "%lld", (long long)ep);
+	char *bk = etcd_b64(key, strlen(key));
+	json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:[{s:{s:s}}]}",
+	                        "compare", "target", "CREATE", "key", bk, "result", "EQUAL",
+	                        "create_revision", er,
+	                        "success", "request_delete_range", "key", bk);
+	free(bk);
+	json_t *ans = NULL;
+	if (etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err)) == 0) {
+		log_notice("cluster: %s holds local overrides: it gives up making the "
+		           "automatic decisions until they are pushed or dropped", c->cc.name);
+		set_epoch(c, 0);
+	}
+	json_decref(req);
+	json_decref(ans);
+	return 1;
 }
 
 /* Views out ------------------------------------------------------- */
@@ -658,7 +686,7 @@ static void *lease_main(void *arg)
 			 * occupied one checked once per renewal. */
 			/* Only once the table and the views are read: an
 			 * instance that decided before would decide blind. */
-			if (!__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
+			if (!stand_aside(c, e) && !__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
 			    __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED) &&
 			    (none || now >= next_campaign)) {
 				campaign(c, e);
@@ -946,6 +974,11 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	c->sent = json_object();
 	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
 	                               hook_view, hook_publish, hook_vantages };
+	if (!(c->verify = cluster_verify_start(&c->cc, db, c->actor))) {
+		snprintf(err, errlen, "cluster: cannot start the verify thread");
+		cluster_stop(c);
+		return NULL;
+	}
 	if (pthread_create(&c->watch_thr, NULL, watch_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the watch thread");
 		cluster_stop(c);
@@ -975,6 +1008,7 @@ void cluster_stop(cluster_t *c)
 		pthread_join(c->watch_thr, NULL);
 	if (c->lease_started)
 		pthread_join(c->lease_thr, NULL);
+	cluster_verify_stop(c->verify);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->vmu);
@@ -1001,6 +1035,11 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->conflicts = __atomic_load_n(&c->conflicts, __ATOMIC_RELAXED);
 	out->etcd_members = __atomic_load_n(&c->etcd_members, __ATOMIC_RELAXED);
 	out->etcd_answering = __atomic_load_n(&c->etcd_answering, __ATOMIC_RELAXED);
+	cluster_verify_info_t vi;
+	cluster_verify_info(c->verify, &vi);
+	out->diverged = vi.diverged;
+	out->divergences = vi.divergences;
+	out->overrides = vi.overrides;
 	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
 	pthread_mutex_lock(&c->vmu);
 	snprintf(out->etcd_why, sizeof(out->etcd_why), "%s", c->etcd_why);

@@ -46,6 +46,12 @@ typedef struct cluster_info {
 	 * ("no quorum: 1 of 3 members answer (e1)"; "" while up). */
 	unsigned etcd_members, etcd_answering;
 	char etcd_why[400];
+	/* The check of the table against etcd's (cluster/verify.h): the
+	 * last comparison found it different; comparisons that did; the
+	 * declared local overrides the store holds. */
+	int diverged;
+	uint64_t divergences;
+	unsigned overrides;
 } cluster_info_t;
 
 /** Starts the cluster threads for @cc (copied) on @db.  Returns NULL

@@ -164,6 +164,9 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		o->lease_ttl = (unsigned)d;
 		return 0;
 	}
+	if (strcmp(k, "verify-interval") == 0)
+		return conf_snumber(c, v, "cluster.verify-interval (seconds, 0: never)", 0,
+		                    86400, &o->verify_interval, err, errlen);
 	/* timeout */
 	if (conf_snumber(c, v, "cluster.timeout", 0.1, 60, &d, err, errlen))
 		return -1;
@@ -176,11 +179,12 @@ int cluster_conf_load(const conf_t *c, cluster_conf_t *o, char *err,
 {
 	static const char *const keys[] = { "etcd", "prefix", "name", "vantage",
 	                                     "quorum", "lease-ttl", "timeout",
-	                                     "tls", "user", "password", NULL };
+	                                     "verify-interval", "tls", "user", "password", NULL };
 	memset(o, 0, sizeof(*o));
 	snprintf(o->prefix, sizeof(o->prefix), "/gslbd/");
 	o->lease_ttl = 5;
 	o->timeout = 2;
+	o->verify_interval = 60;
 	const ynode_t *s = c->root ? ynode_get(c->root, "cluster") : NULL;
 	if (!s)
 		return 0;

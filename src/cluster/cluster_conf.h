@@ -22,6 +22,9 @@ typedef struct cluster_conf {
 	                              majority of the live views */
 	unsigned lease_ttl;        /* seconds, default 5 */
 	double timeout;            /* one request to etcd, seconds, default 2 */
+	double verify_interval;    /* seconds between comparisons of the
+	                              table with etcd's (cluster/verify.h),
+	                              default 60; 0: never */
 	char *ca, *cert, *key;     /* tls.ca, tls.cert, tls.key (resolved) */
 	char *user, *password;     /* etcd authentication, NULL: none */
 } cluster_conf_t;

@@ -2,6 +2,7 @@
 /* The operator's table between etcd and the local store (see sync.h for
  * the layout in etcd and the revision rule). */
 #include "cluster/sync.h"
+#include "cluster/override.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -102,8 +103,13 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
 		const char *key = json_string_value(json_object_get(c, "key"));
 		if (!key || !change_kind(c, &kind))
 			continue;
-		json_t *after = json_object_get(c, "after");
-		rc = wdb_set(t, kind, key, json_is_null(after) ? NULL : after);
+		json_t *after = json_object_get(c, "after"), *kept = NULL;
+		if (json_is_null(after))
+			after = NULL;
+		/* A declared override stays over the cluster's new object. */
+		int ov = cluster_override_keep(t, kind, key, after, &kept);
+		rc = ov < 0 ? ov : wdb_set(t, kind, key, ov ? kept : after);
+		json_decref(kept);
 		if (rc == GSLB_ENOENT && kind == WDB_HEALTH) {
 			/* A decision about a node deleted meanwhile. */
 			rc = 0;
@@ -181,14 +187,44 @@ static int diff_local(const char *key, json_t *val, void *arg)
 	return 0;
 }
 
-static int apply_table(weightdb_t *db, table_t *tb, int64_t rev,
+/* The objects of @tb under a declared override of @t's store: the
+ * override takes etcd's object as the cluster's, and @tb what the table
+ * is to hold (override.h). */
+static int keep_overrides(wdb_txn_t *t, table_t *tb)
+{
+	json_t *ovs = cluster_override_list(t), *rec;
+	const char *ok;
+	int rc = 0;
+	json_object_foreach(ovs, ok, rec) {
+		wdb_kind_t k;
+		const char *key = json_string_value(json_object_get(rec, "key"));
+		if (!key || !cluster_kind_by_name(json_string_value(json_object_get(rec, "kind")), &k))
+			continue;
+		json_t *kept = NULL;
+		if ((rc = cluster_override_keep(t, k, key, json_object_get(tb->by_kind[k], key),
+		                                &kept)) < 0)
+			break;
+		rc = 0;
+		if (kept)
+			json_object_set_new(tb->by_kind[k], key, kept);
+		else
+			json_object_del(tb->by_kind[k], key);
+	}
+	json_decref(ovs);
+	return rc;
+}
+
+/* Makes @db's table equal to @tb of etcd revision @rev, unless the store
+ * reflects a later revision (or, without @force, @rev itself). */
+static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int force,
                        const char *actor, char *err, size_t errlen)
 {
 	wdb_txn_t *t;
-	int open = cluster_begin_rev(db, actor, "clusterrev", rev, &t, err, errlen);
+	int open = cluster_begin_rev(db, actor, "clusterrev", rev + (force ? 1 : 0), &t,
+	                             err, errlen);
 	if (open <= 0)
 		return open;
-	int n = 0, rc = 0;
+	int n = 0, rc = keep_overrides(t, tb);
 	/* Nodes before the rows that name them is not needed (the commit
 	 * checks references at its end), but deletions go first so that a
 	 * row and its node may both go. */
@@ -225,36 +261,42 @@ static int apply_table(weightdb_t *db, table_t *tb, int64_t rev,
 		return rc;
 	}
 	char what[80];
-	snprintf(what, sizeof(what), "resync from etcd at revision %lld", (long long)rev);
+	snprintf(what, sizeof(what), "%s from etcd at revision %lld",
+	         force ? "forced resync" : "resync", (long long)rev);
 	int64_t id = wdb_commit(t, what, err, errlen);
 	return id < 0 ? (int)id : n;
 }
 
-int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
-                   const char *actor, int64_t *rev, int64_t *marker,
-                   char *err, size_t errlen)
+int cluster_read_table(etcd_t *e, const char *prefix, int64_t at,
+                       json_t **table, int64_t *rev, int64_t *marker,
+                       char *err, size_t errlen)
 {
 	char mk[512], ck[512];
 	snprintf(mk, sizeof(mk), "%schange", prefix);
 	snprintf(ck, sizeof(ck), "%sconfig/", prefix);
 	/* One transaction: the table and the last change's revision of the
 	 * same moment. */
+	json_t *r0 = etcd_range_req(mk, 0), *r1 = etcd_range_req(ck, 1);
+	if (at > 0) {
+		json_object_set_new(r0, "revision", json_integer(at));
+		json_object_set_new(r1, "revision", json_integer(at));
+	}
 	json_t *req = json_pack("{s:[{s:o},{s:o}]}", "success",
-	                        "request_range", etcd_range_req(mk, 0),
-	                        "request_range", etcd_range_req(ck, 1));
+	                        "request_range", r0, "request_range", r1);
 	json_t *ans = NULL;
 	int rc = etcd_post_bulk(e, "/v3/kv/txn", req, &ans, err, errlen);
 	json_decref(req);
 	if (rc)
 		return rc;
-	*rev = etcd_int(json_object_get(ans, "header"), "revision");
+	*rev = at > 0 ? at : etcd_int(json_object_get(ans, "header"), "revision");
 	json_t *resp = json_object_get(ans, "responses");
-	json_t *r0 = json_object_get(json_array_get(resp, 0), "response_range");
-	json_t *r1 = json_object_get(json_array_get(resp, 1), "response_range");
+	r0 = json_object_get(json_array_get(resp, 0), "response_range");
+	r1 = json_object_get(json_array_get(resp, 1), "response_range");
 	*marker = etcd_int(json_array_get(json_object_get(r0, "kvs"), 0), "mod_revision");
-	table_t tb;
+	*table = json_object();
 	for (int k = 0; k < WDB_KIND_COUNT; k++)
-		tb.by_kind[k] = json_object();
+		if (cluster_kind_name((wdb_kind_t)k))
+			json_object_set_new(*table, cluster_kind_name((wdb_kind_t)k), json_object());
 	size_t i;
 	json_t *kvj;
 	json_array_foreach(json_object_get(r1, "kvs"), i, kvj) {
@@ -265,7 +307,7 @@ int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
 			continue;
 		json_t *v = json_loadb(kv.value, kv.value_len, 0, NULL);
 		if (v && cluster_parse_key(prefix, kv.key, &kind, &key))
-			json_object_set_new(tb.by_kind[kind], key, v);
+			json_object_set_new(json_object_get(*table, cluster_kind_name(kind)), key, v);
 		else {
 			log_warning("cluster: etcd key %s: not an object of ours; ignored",
 			            kv.key);
@@ -274,8 +316,59 @@ int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
 		etcd_kv_clear(&kv);
 	}
 	json_decref(ans);
-	rc = apply_table(db, &tb, *rev, actor, err, errlen);
+	return 0;
+}
+
+/* The store records whose copy it is (meta "cluster"), so that a local
+ * write to it is refused (gslbctl(8)): once, audited. */
+static void mark_member(weightdb_t *db, const char *prefix, const char *actor)
+{
+	char have[256], err[512] = "the store refused it", what[400];
+	wdb_txn_t *t = wdb_begin_read(db);
+	if (!t)
+		return;
+	wdb_meta_str(t, "cluster", have, sizeof(have));
+	wdb_abort(t);
+	if (strcmp(have, prefix) == 0 || !(t = wdb_begin(db, actor, err, sizeof(err))))
+		return;
+	snprintf(what, sizeof(what), "this store is the local copy of cluster %s", prefix);
+	if (wdb_set_meta_str(t, "cluster", prefix) || wdb_commit(t, what, err, sizeof(err)) < 0)
+		log_warning("cluster: cannot record the cluster in the store: %s", err);
+}
+
+static int resync(weightdb_t *db, etcd_t *e, const char *prefix, int force,
+                  const char *actor, int64_t *rev, int64_t *marker, char *err,
+                  size_t errlen)
+{
+	json_t *table = NULL;
+	int rc = cluster_read_table(e, prefix, 0, &table, rev, marker, err, errlen);
+	if (rc)
+		return rc;
+	table_t tb;
+	for (int k = 0; k < WDB_KIND_COUNT; k++) {
+		const char *kn = cluster_kind_name((wdb_kind_t)k);
+		tb.by_kind[k] = kn ? json_incref(json_object_get(table, kn)) : json_object();
+	}
+	json_decref(table);
+	rc = apply_table(db, &tb, *rev, force, actor, err, errlen);
+	if (rc >= 0)
+		mark_member(db, prefix, actor);
 	for (int k = 0; k < WDB_KIND_COUNT; k++)
 		json_decref(tb.by_kind[k]);
 	return rc;
+}
+
+int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
+                   const char *actor, int64_t *rev, int64_t *marker,
+                   char *err, size_t errlen)
+{
+	return resync(db, e, prefix, 0, actor, rev, marker, err, errlen);
+}
+
+int cluster_resync_force(weightdb_t *db, etcd_t *e, const char *prefix,
+                         const char *actor, int64_t *rev, char *err,
+                         size_t errlen)
+{
+	int64_t marker;
+	return resync(db, e, prefix, 1, actor, rev, &marker, err, errlen);
 }

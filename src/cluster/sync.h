@@ -88,6 +88,24 @@ int cluster_resync(weightdb_t *db, etcd_t *e, const char *prefix,
                    const char *actor, int64_t *rev, int64_t *marker,
                    char *err, size_t errlen);
 
+/** As cluster_resync(), also when the store already reflects the
+ * revision read (not a later one): after a divergence (the table found
+ * different from etcd's at the same revision, cluster/digest.h).  Keeps
+ * the declared overrides (cluster/override.h).  Returns the objects
+ * changed or an error with @err. */
+int cluster_resync_force(weightdb_t *db, etcd_t *e, const char *prefix,
+                         const char *actor, int64_t *rev, char *err,
+                         size_t errlen);
+
+/** Reads the table from etcd in one transaction, at revision @at (0:
+ * the current one), into *@table ({kind name: {key: object}}, a new
+ * reference), with the revision read in *@rev and the last change's in
+ * *@marker.  Returns 0 or an error with @err (GSLB_EIO: etcd
+ * unreachable; a revision compacted away is etcd's error). */
+int cluster_read_table(etcd_t *e, const char *prefix, int64_t at,
+                       json_t **table, int64_t *rev, int64_t *marker,
+                       char *err, size_t errlen);
+
 /** The revision of the last change (*@marker, 0: none) and the store's
  * current revision (*@rev).  Returns 0 or an error with @err. */
 int cluster_marker(etcd_t *e, const char *prefix, int64_t *rev,

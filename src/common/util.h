@@ -111,6 +111,21 @@ static inline int64_t util_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/** The CLOCK_REALTIME time @ms milliseconds from now, as
+ * pthread_cond_timedwait() takes a deadline. */
+static inline struct timespec util_deadline_ms(unsigned ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
 static inline uint16_t rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);

@@ -10,6 +10,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_steer.h"
 #include "ctl/ctl_release.h"
+#include "ctl/ctl_override.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/util.h"
@@ -38,7 +39,7 @@ int ctl_json;
 health_conf_t ctl_hc;
 static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
 const char *ctl_user;
-static const char *ctl_db_path;
+const char *ctl_db_path;
 
 const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
 const char *const ctl_pool_set[] = { "primary", "standby", NULL };
@@ -97,7 +98,7 @@ static void usage(FILE *f)
 {
 	fputs(
 "usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline]\n"
-"               [--allow-unknown-location] COMMAND [ARGS]\n"
+"               [--allow-unknown-location] [--local-override] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -135,6 +136,7 @@ static void usage(FILE *f)
 "                --every 10m [--guard score>=N|success>=PCT|latency<=MS]...\n"
 "  release list|show SERVICE|pause SERVICE|resume SERVICE|abort SERVICE\n"
 "  cluster status                 cluster health [NODE]\n"
+"  cluster overrides [list|push|drop]\n"
 "  dnssec enable|keygen ZONE [--algorithm ecdsap256|ed25519]\n"
 "  dnssec list                    dnssec status|ds ZONE\n"
 "  stats                          (the daemon's counters, from stats.listen)\n"
@@ -406,7 +408,10 @@ void ctl_print_json(json_t *j)
 static int read_only_command(const char *cmd, int argc, char **argv)
 {
 	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", "cluster", NULL };
+	                                       "history", "log", NULL };
+	if (strcmp(cmd, "cluster") == 0)
+		return !(argc > 1 && strcmp(argv[0], "overrides") == 0 &&
+		         strcmp(argv[1], "list") != 0);
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
@@ -443,6 +448,7 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		{ "create", no_argument, NULL, 'C' },
 		{ "offline", no_argument, NULL, 'O' },
 		{ "allow-unknown-location", no_argument, NULL, 'L' },
+		{ "local-override", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -457,6 +463,7 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		case 'C': *create = 1; break;
 		case 'O': ctl_offline = 1; break;
 		case 'L': ctl_allow_unknown_location = 1; break;
+		case 'o': ctl_local_override = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;

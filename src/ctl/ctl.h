@@ -76,6 +76,8 @@ void ctl_warn_no_daemon(void);
 /** --offline: the store is written with no gslbd on purpose (a first
  * bootstrap, an image build): no warning that none serves it. */
 extern int ctl_offline;
+/** The store's directory (-d, or the configuration's). */
+extern const char *ctl_db_path;
 
 /** {"running": BOOL, "health_time": "RFC 3339 UTC" or null}: whether a
  * gslbd serves the store and the newest health status in it (read in

@@ -10,6 +10,7 @@
  * of each node: the latency matrix, S4-6). */
 #include "config.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_override.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
@@ -30,6 +31,16 @@ static int synced;
 int ctl_cluster_on(void)
 {
 	return ce != NULL;
+}
+
+etcd_t *ctl_cluster_etcd(void)
+{
+	return ce;
+}
+
+const cluster_conf_t *ctl_cluster_conf(void)
+{
+	return &ccf;
 }
 
 /* How long a write is tried again while etcd elects a leader or lost
@@ -81,8 +92,10 @@ void ctl_cluster_sync(const char *actor)
 {
 	char err[1024];
 	int64_t rev = 0;
-	if (!ce || synced)
+	if (synced || ctl_override_sync() || !ce) {
+		synced = 1;
 		return;
+	}
 	int rc = cluster_marker(ce, ccf.prefix, &rev, &marker_read, err, sizeof(err));
 	if (!rc && cluster_local_rev(ctl_db) < marker_read)
 		rc = cluster_resync(ctl_db, ce, ccf.prefix, actor, &rev, &marker_read,
@@ -121,6 +134,11 @@ static json_t *b64_str(const char *s, size_t n)
 	return j;
 }
 
+/* Whether a table key changed in etcd from revision @from to @to, as
+ * etcd holds it at revision @at.  Any doubt (etcd did not answer)
+ * counts as a change. */
+static int changed_in(int64_t from, int64_t to, int64_t at);
+
 /* Whether a table key changed in etcd after revision @local (what the
  * store holds) and before @rev (this command's change): the elected
  * instance's decisions do not move the change marker, so the store may
@@ -130,22 +148,27 @@ static json_t *b64_str(const char *s, size_t n)
  * deleted in between are not seen (only the elected instance deletes
  * without the marker, rarely: a health record or a steering state of
  * something gone).  Any doubt (etcd did not answer) counts as a change. */
-static int changed_between(int64_t local, int64_t rev)
+static int changed_in(int64_t from, int64_t to, int64_t at)
 {
-	if (rev <= local + 1)
+	if (to < from)
 		return 0;
 	char ck[512], err[1024];
 	snprintf(ck, sizeof(ck), "%sconfig/", ccf.prefix);
 	json_t *req = etcd_range_req(ck, 1), *ans = NULL;
 	json_object_set_new(req, "count_only", json_true());
-	json_object_set_new(req, "revision", json_integer(rev));
-	json_object_set_new(req, "min_mod_revision", json_integer(local + 1));
-	json_object_set_new(req, "max_mod_revision", json_integer(rev - 1));
+	json_object_set_new(req, "revision", json_integer(at));
+	json_object_set_new(req, "min_mod_revision", json_integer(from));
+	json_object_set_new(req, "max_mod_revision", json_integer(to));
 	int rc = etcd_post(ce, "/v3/kv/range", req, &ans, err, sizeof(err));
 	json_decref(req);
 	int64_t n = rc ? 1 : etcd_int(ans, "count");
 	json_decref(ans);
 	return n > 0;
+}
+
+static int changed_between(int64_t local, int64_t rev)
+{
+	return changed_in(local + 1, rev - 1, rev);
 }
 
 /* The writes of @changes into @ops; with @base, the compares that each
@@ -221,11 +244,10 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
 		        "not to the local store (%s): gslbd applies it from etcd\n",
 		        (long long)rev, err);
+	/* Named by the cluster's revision, the same on every instance (the
+	 * local audit id differs from one store to the next). */
 	if (ctl_json)
 		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
-		       (long long)rev);
-	else if (id > 0)
-		printf("change %lld: %s (cluster revision %lld)\n", (long long)id, what,
 		       (long long)rev);
 	else
 		printf("cluster revision %lld: %s\n", (long long)rev, what);
@@ -259,8 +281,12 @@ static int64_t written_by_us(const char *mk, const char *nonce)
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 {
 	char err[1024];
-	if (!ce)
+	if (ctl_override_commit(t, what, actor))
+		return 1;
+	if (!ce) {
+		ctl_override_guard(t);
 		return 0;
+	}
 	if (wdb_check(t, err, sizeof(err)))
 		ctl_die("%s; nothing was changed", err);
 	json_t *changes = shared_changes(t);
@@ -478,8 +504,11 @@ int ctl_cmd_cluster(int argc, char **argv)
 		}
 		return cluster_health(argc == 2 ? argv[1] : NULL);
 	}
+	if (argc >= 1 && strcmp(argv[0], "overrides") == 0)
+		return ctl_cluster_overrides(argc - 1, argv + 1);
 	if (argc != 1 || strcmp(argv[0], "status") != 0) {
-		fprintf(stderr, "gslbctl: usage: cluster status | cluster health [NODE]\n");
+		fprintf(stderr, "gslbctl: usage: cluster status | cluster health [NODE] | "
+		        "cluster overrides [list|push|drop]\n");
 		return 2;
 	}
 	if (!ce) {
@@ -509,6 +538,12 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_object_set_new(out, "revision", json_integer(rev));
 		json_object_set_new(out, "last_change", json_integer(marker));
 		json_object_set_new(out, "up_to_date", json_boolean(local >= marker));
+		/* Up to date and no table key changed since: the store holds
+		 * the table of etcd's current revision. */
+		int64_t reflects = local >= marker && !changed_in(local + 1, rev, rev) ?
+		                   rev : local;
+		json_object_set_new(out, "table_revision", json_integer(reflects));
+		/* "diverged" and "overrides": ctl_cluster_check() */
 		json_t *members = json_object(), *leader = json_object();
 		snprintf(key, sizeof(key), "%smembers/", ccf.prefix);
 		etcd_get(ce, key, 1, NULL, collect_member, members, err, sizeof(err));
@@ -519,6 +554,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_object_set(out, "leader", l ? json_object_get(l, "name") : json_null());
 		json_decref(leader);
 	}
+	int diverged = ctl_cluster_check(out, rc == 0);
 	if (ctl_json) {
 		ctl_emit(json_incref(out));
 	} else {
@@ -533,7 +569,10 @@ int ctl_cmd_cluster(int argc, char **argv)
 		} else {
 			printf("etcd: reachable at %s, revision %lld, last change at %lld\n",
 			       etcd_endpoint(ce), (long long)rev, (long long)marker);
-			printf("local store at revision %lld: %s\n", (long long)local,
+			printf("local store at revision %lld: %s\n",
+			       (long long)json_integer_value(json_object_get(out, "table_revision")),
+			       diverged ? "DIVERGED: its table differs from etcd's at that "
+			       "revision (changed outside the cluster)" :
 			       local >= marker ? "up to date" : "behind");
 			const char *l = json_string_value(json_object_get(out, "leader"));
 			printf("leader: %s\n", l ? l : "none");
@@ -544,6 +583,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 				       json_string_value(json_object_get(m, "region")) ?: "-",
 				       json_string_value(json_object_get(m, "isp")) ?: "-");
 		}
+		ctl_cluster_check_print(out);
 	}
 	json_decref(out);
 	return rc ? 1 : 0;

@@ -121,7 +121,8 @@ void daemon__metrics(expo_t *e, void *arg)
 		                        ci.resyncs, ci.applied, ci.elected,
 		                        ci.decisions, ci.conflicts, ci.nodes_up,
 		                        ci.nodes_partial, ci.nodes_down,
-		                        ci.etcd_members, ci.etcd_answering, 0, 0 };
+		                        ci.etcd_members, ci.etcd_answering, 0, 0,
+		                        ci.diverged, ci.divergences, ci.overrides };
 		cookie_share_info(g_cookie_share, &sc.cookie_gen, &sc.cookie_kept);
 		s.cluster = &sc;
 	}

@@ -480,6 +480,18 @@ static void cluster(expo_t *e, const stats_sample_t *s)
 	counter1(e, "gslbd_cluster_write_conflicts_total",
 	         "Decision writes etcd refused because another instance had been "
 	         "elected meanwhile (nothing was written).", c->conflicts);
+	gauge1(e, "gslbd_cluster_table_diverged",
+	       "1 when the last check found the local table different from "
+	       "etcd's at the same revision (beside declared overrides): it was "
+	       "changed outside the cluster, and is read from etcd again.",
+	       c->diverged);
+	counter1(e, "gslbd_cluster_divergences_total",
+	         "Checks that found the local table different from etcd's.",
+	         c->divergences);
+	gauge1(e, "gslbd_cluster_local_overrides",
+	       "Declared local overrides on this instance (gslbctl "
+	       "--local-override): objects it answers from apart from the "
+	       "cluster until they are pushed or dropped.", c->overrides);
 	name = "gslbd_cluster_quorum_nodes";
 	expo_family(e, name, EXPO_GAUGE,
 	            "Nodes by the quorum verdict over the live instances' views: "

@@ -56,6 +56,9 @@ typedef struct stats_cluster {
 	unsigned etcd_answering;  /* and those answering; 0 while etcd is up */
 	uint64_t cookie_gen;      /* the shared cookie secret's generation */
 	int cookie_kept;          /* etcd fails: the cookie secret is kept */
+	int diverged;             /* the table differs from etcd's */
+	uint64_t divergences;     /* checks that found it so */
+	unsigned overrides;       /* declared local overrides */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */

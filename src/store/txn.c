@@ -17,12 +17,12 @@
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover",
-	"budget", "steerin", "steer", "dnssec"
+	"budget", "steerin", "steer", "dnssec", "override"
 };
 static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
                                 DBI_HEALTH, DBI_STATUS, DBI_METRICS,
                                 DBI_CUTOVERS, DBI_BUDGETS, DBI_STEERIN,
-                                DBI_STEER, DBI_DNSSEC };
+                                DBI_STEER, DBI_DNSSEC, DBI_OVERRIDES };
 
 /* Data, not decisions: neither audited nor part of any plan. */
 static int is_data(wdb_kind_t kind)
@@ -319,7 +319,8 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 		t->dnssec_changed = 1;
 	else if (kind == WDB_STEERIN)
 		t->inputs_changed = 1;
-	else if (kind != WDB_HEALTH && kind != WDB_DNSSEC && !is_data(kind))
+	else if (kind != WDB_HEALTH && kind != WDB_DNSSEC && kind != WDB_OVERRIDE &&
+	         !is_data(kind))
 		t->table_changed = 1;
 	if (is_data(kind)) {
 		json_decref(before);
@@ -944,6 +945,28 @@ int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v)
 	if (t->read_only)
 		return GSLB_EINVAL;
 	MDB_val k = { strlen(name), (void *)name }, d = { 8, &v };
+	int rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &d, 0);
+	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
+}
+
+int wdb_meta_str(wdb_txn_t *t, const char *name, char *out, size_t size)
+{
+	MDB_val k = { strlen(name), (void *)name }, v;
+	if (size)
+		out[0] = 0;
+	if (mdb_get(t->txn, t->db->dbi[DBI_META], &k, &v) != 0 || !size)
+		return 0;
+	size_t n = v.mv_size < size - 1 ? v.mv_size : size - 1;
+	memcpy(out, v.mv_data, n);
+	out[n] = 0;
+	return 1;
+}
+
+int wdb_set_meta_str(wdb_txn_t *t, const char *name, const char *v)
+{
+	if (t->read_only)
+		return GSLB_EINVAL;
+	MDB_val k = { strlen(name), (void *)name }, d = { strlen(v), (void *)v };
 	int rc = mdb_put(t->txn, t->db->dbi[DBI_META], &k, &d, 0);
 	return rc ? wdb__fail(t, wdb__code(rc)) : 0;
 }

@@ -2,7 +2,9 @@
 /* The weight store: one LMDB environment with named sub-databases.
  *
  *   meta      "schema" -> version; "seq" -> last audit id;
- *             "clusterrev" -> the etcd revision applied (cluster mode)
+ *             "clusterrev" -> the etcd revision applied (cluster mode);
+ *             "cluster" -> the prefix of the cluster the store is a
+ *             member's copy of (a string: wdb_meta_str())
  *   services  name -> JSON service object
  *   svcrec    name -> svc_rec_t (binary, derived, read by the workers)
  *   nodes     id -> JSON node object
@@ -41,6 +43,11 @@
  *             published and active times): the operator's, audited, in
  *             no plan (src/dnssec/keydb.h).  Opened, empty, by any
  *             gslbd that knows it: the schema stays 2.
+ *   overrides "KIND/KEY" -> JSON declared local override of a table
+ *             object in cluster mode ("node/a": the patch this instance
+ *             applies over the cluster's object, the cluster's object,
+ *             who and when; cluster/override.h).  Opened, empty, like
+ *             dnssec: the schema stays 2.
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -95,10 +102,13 @@ typedef struct svc_rec {
  * decisions: neither audited nor part of any plan.  BUDGET is the
  * operator's (audited); STEERIN (pushed steering inputs) and STEER (the
  * engine's state) are data like METRICS.  DNSSEC (signing keys'
- * metadata) is the operator's too, audited, and touches no plan. */
+ * metadata) is the operator's too, audited, and touches no plan.
+ * OVERRIDE (cluster mode) holds the declared local overrides of this
+ * instance (cluster/override.h): audited, in no plan itself (the object
+ * it overrides is). */
 typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
                WDB_METRICS, WDB_CUTOVER, WDB_BUDGET, WDB_STEERIN, WDB_STEER,
-               WDB_DNSSEC, WDB_KIND_COUNT } wdb_kind_t;
+               WDB_DNSSEC, WDB_OVERRIDE, WDB_KIND_COUNT } wdb_kind_t;
 
 /* The default map size: the most the store may ever hold.  The map is a
  * sparse file's address space, so a large value costs nothing. */
@@ -351,6 +361,11 @@ json_t *wdb_changes(wdb_txn_t *t);
  * "dnssecgen" (bumped by every commit that changes the dnssec table). */
 uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name);
 int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v);
+/** A string @name of the store's meta table into @out (of @size; ""
+ * and 0 when unset, 1 when set), read in @t; and its update, inside @t
+ * (0 or an error).  Names in use: "cluster" (weightdb.h, meta). */
+int wdb_meta_str(wdb_txn_t *t, const char *name, char *out, size_t size);
+int wdb_set_meta_str(wdb_txn_t *t, const char *name, const char *v);
 
 /** Calls @fn for every audit record with id > @since_id, oldest first,
  * using its own read transaction. */

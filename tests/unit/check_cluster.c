@@ -84,6 +84,7 @@ START_TEST(defaults_and_values)
 	ck_assert_uint_eq(o.quorum, 0);
 	ck_assert_uint_eq(o.lease_ttl, 5);
 	ck_assert(o.timeout == 2);
+	ck_assert(o.verify_interval == 60);
 	ck_assert_str_eq(o.region, "");
 	cluster_conf_free(&o);
 	ck_assert_int_eq(load("cluster:\n"
@@ -94,6 +95,7 @@ START_TEST(defaults_and_values)
 	                      "  quorum: 2\n"
 	                      "  lease-ttl: 10\n"
 	                      "  timeout: 0.5\n"
+	                      "  verify-interval: 0\n"
 	                      "  tls: { ca: ca.pem, cert: c.pem, key: k.pem }\n"
 	                      "  user: gslbd\n"
 	                      "  password: secret\n", &o, err, sizeof(err)), 0);
@@ -105,6 +107,7 @@ START_TEST(defaults_and_values)
 	ck_assert_uint_eq(o.quorum, 2);
 	ck_assert_uint_eq(o.lease_ttl, 10);
 	ck_assert(o.timeout == 0.5);
+	ck_assert(o.verify_interval == 0);
 	ck_assert_ptr_nonnull(strstr(o.ca, dir));   /* relative to the file */
 	ck_assert_str_eq(o.user, "gslbd");
 	ck_assert_str_eq(o.password, "secret");
