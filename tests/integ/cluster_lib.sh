@@ -67,6 +67,18 @@ etcd_wait() {
 	return 1
 }
 
+# Waits (at most 15 s) until member I itself answers on its client URL
+# as a healthy member of the cluster (etcd_wait is satisfied by any).
+etcd_member_wait() { # member
+	for _ in $(tseq 150); do
+		etcdctl --endpoints="http://127.0.0.1:$(ECLIENT "$1")" --command-timeout=2s \
+			endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "etcd member e$1 did not come up"; tail -5 "$T/etcd$1.log"
+	return 1
+}
+
 # The member that leads now (1..3), empty when none.
 etcd_leader() {
 	local i
