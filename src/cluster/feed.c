@@ -91,13 +91,7 @@ static int apply_chunk(wdb_txn_t *t, int64_t rev, json_t *v, char *err,
 	int n = 0;
 	json_array_foreach(json_object_get(v, "lines"), i, line) {
 		char *argv[PUSH_MAX_WORDS + 1], msg[400], why[600];
-		int argc = 0;
-		argv[argc++] = "push";
-		size_t j;
-		json_t *w;
-		json_array_foreach(line, j, w)
-			if (argc <= PUSH_MAX_WORDS && json_is_string(w))
-				argv[argc++] = (char *)json_string_value(w);
+		int argc = push_words(line, argv, PUSH_MAX_WORDS + 1);
 		int rc = push_apply(t, argc, argv, at, keep, skew, msg, sizeof(msg), why,
 		                    sizeof(why));
 		if (rc == GSLB_EINVAL) {

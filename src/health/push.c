@@ -497,6 +497,18 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	return rc;
 }
 
+int push_words(json_t *line, char **argv, int max)
+{
+	int argc = 0;
+	argv[argc++] = "push";
+	size_t j;
+	json_t *w;
+	json_array_foreach(line, j, w)
+		if (argc < max && json_is_string(w))
+			argv[argc++] = (char *)json_string_value(w);
+	return argc;
+}
+
 int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                double keep, double skew, char *msg, size_t msize, char *err,
                size_t errlen)

@@ -49,6 +49,12 @@ int push_parse_real(const char *cmd, const char *what, const char *v, double lo,
 int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *out,
                     char *err, size_t errlen);
 
+/** The words of push line @line (a JSON array of strings, as gslbctl's
+ * cluster pushes and the pull sources carry them) into @argv after
+ * argv[0] "push", at most @max entries in all; the strings are
+ * borrowed from @line.  Returns the count. */
+int push_words(json_t *line, char **argv, int max);
+
 /** Validates and applies one push into @t.  @argv[1..@argc) are its
  * words (argv[0], "push", is not read; nothing is modified): a node and
  * KEY=VALUE health metrics, or a node with success=, latency=, bytes=,

@@ -399,13 +399,7 @@ static int apply_lines(source_t *s, const char *name, json_t *lines, double keep
 	json_t *line;
 	json_array_foreach(lines, i, line) {
 		char *argv[PUSH_MAX_WORDS + 3], msg[400], bad[600];
-		int argc = 0;
-		argv[argc++] = "push";
-		size_t j;
-		json_t *w;
-		json_array_foreach(line, j, w)
-			if (argc < PUSH_MAX_WORDS)
-				argv[argc++] = (char *)json_string_value(w);
+		int argc = push_words(line, argv, PUSH_MAX_WORDS + 1);
 		argv[argc++] = "--from";
 		argv[argc++] = from;
 		int rc = push_apply(t, argc, argv, now, keep, skew, msg, sizeof(msg), bad,
@@ -521,17 +515,8 @@ static void *source_main(void *arg)
 		}
 		if (s->stop || s->changed)
 			continue;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
 		int64_t wait = soonest - util_mono_ms();
-		if (wait < 1)
-			wait = 1;
-		ts.tv_sec += wait / 1000;
-		ts.tv_nsec += (wait % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = util_deadline_ms(wait < 1 ? 1 : (unsigned)wait);
 		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	}
 	pthread_mutex_unlock(&s->mu);
