@@ -299,6 +299,13 @@ static int file_exists(const char *dir, const char *name)
 	return stat(p, &st) == 0;
 }
 
+/* A failed step of the open: LMDB's @rc in @err.  Returns -1. */
+static int open_fail(const weightdb_t *db, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "database %s: %s", db->path, mdb_strerror(rc));
+	return -1;
+}
+
 /* Opening, step 1: the environment at db->path, created, sized and
  * opened.  No size of our own: the store's recorded one
  * (adopt_map_size(), later), or the configured one or else the default
@@ -340,10 +347,8 @@ static int open_tables(weightdb_t *db, const wdb_options_t *o, char *err,
 	const char *path = db->path;
 	MDB_txn *txn;
 	int rc;
-	if ((rc = mdb_txn_begin(db->env, NULL, o->read_only ? MDB_RDONLY : 0, &txn))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		return -1;
-	}
+	if ((rc = mdb_txn_begin(db->env, NULL, o->read_only ? MDB_RDONLY : 0, &txn)))
+		return open_fail(db, rc, err, errlen);
 	for (int i = 0; i < DBI_COUNT; i++)
 		if ((rc = mdb_dbi_open(txn, dbi_names[i],
 		                       (o->read_only ? 0 : MDB_CREATE) |
@@ -390,15 +395,11 @@ static int open_tables(weightdb_t *db, const wdb_options_t *o, char *err,
 static int upgrade(weightdb_t *db, const wdb_options_t *o, char *err,
                    size_t errlen)
 {
-	const char *path = db->path;
 	MDB_txn *txn;
-	int rc;
-	if ((rc = mdb_txn_begin(db->env, NULL, 0, &txn))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		return -1;
-	}
-	rc = index_history(txn, db);
-	if (!rc)
+	int rc = mdb_txn_begin(db->env, NULL, 0, &txn);
+	if (rc)
+		return open_fail(db, rc, err, errlen);
+	if (!(rc = index_history(txn, db)))
 		rc = index_rows(txn, db);
 	if (!rc && (o->map_size || o->conf_map_size))
 		rc = record_map_size(txn, db, !o->map_size);
@@ -412,14 +413,12 @@ static int upgrade(weightdb_t *db, const wdb_options_t *o, char *err,
 			db->full_logged = util_mono_sec();
 			db->full_said = 1;
 			char full[300];
-			log_err("database %s: %s", path,
+			log_err("database %s: %s", db->path,
 			        wdb_full_msg(db, full, sizeof(full)));
 		}
-	} else if (rc) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		return -1;
+		return 0;
 	}
-	return 0;
+	return rc ? open_fail(db, rc, err, errlen) : 0;
 }
 
 weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
@@ -448,11 +447,8 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 	 * always the store's), before anything that may grow the data. */
 	rc = o->read_only ? adopt_map_size(db, 0) :
 	     !o->map_size ? adopt_map_size(db, o->conf_map_size) : 0;
-	if (rc) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
-	if (!o->read_only && upgrade(db, o, err, errlen))
+	if ((rc && open_fail(db, rc, err, errlen)) ||
+	    (!o->read_only && upgrade(db, o, err, errlen)))
 		goto fail;
 	return db;
 fail:
