@@ -4,7 +4,8 @@
  * shares in force and the figures the last evaluation kept, the codec
  * of the fields every recorded input has (S3-7: a decision holds what
  * its step read, so that replaying it gives the same shares), and the
- * audit note the decisions of one run are worded into.
+ * audit note the decisions of one run are worded into (gray releases'
+ * too).
  *
  * Thread safety: none of its own; the transaction's rules apply. */
 #ifndef GSLB_STEER_DECIDE_H
