@@ -3,6 +3,7 @@
  * from.  Each change is one audited transaction; the store rebuilds the
  * plans it touches in the same transaction (store/weightdb.h). */
 #include "ctl/ctl.h"
+#include "common/num.h"
 #include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/policy.h"
@@ -135,11 +136,11 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 			/* The service's SLA on the pushed failure rate, in
 			 * percent (S3-5); "default" follows
 			 * health.failure-rate. */
-			char *end;
-			double fr = strtod(v, &end);
+			static const num_range_t pct = { 0, 100, 0, NULL, NULL };
+			double fr;
 			if (strcmp(v, "default") == 0)
 				json_object_del(s, "max_failure_rate");
-			else if (!*v || *end || !(fr >= 0 && fr <= 100))
+			else if (num_parse(v, &pct, &fr, NULL))
 				ctl_die("service %s: --max-failure-rate %s: give a percentage "
 				        "from 0 to 100, or default", sub, v);
 			else

@@ -4,6 +4,7 @@
  * I/O, no allocation. */
 #include "common/util.h"
 #include "steer/nearest.h"
+#include "common/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,23 +13,18 @@
 
 int nearest_margin_parse(const char *s, double *v, int *ms)
 {
-	char *end;
-	if (!s || !*s)
-		return -1;
-	double d = strtod(s, &end);
-	if (end == s)
-		return -1;
-	if (strcmp(end, "ms") == 0) {
-		if (!(d > 0 && d <= 10000))
-			return -1;
+	/* A time up to 10 s, or a percentage below 100 ("%" or none). */
+	static const char *const in_ms[] = { "ms", NULL }, *const in_pct[] = { "%", NULL };
+	static const num_range_t r_ms = { 0, 10000, NUM_LO_OPEN, in_ms, NULL };
+	static const num_range_t r_pct = { 0, 100, NUM_LO_OPEN | NUM_HI_OPEN, in_pct, NULL };
+	double d;
+	int unit;
+	if (num_parse(s, &r_ms, &d, &unit) == 0 && unit == 0)
 		*ms = 1;
-	} else if (strcmp(end, "%") == 0 || !*end) {
-		if (!(d > 0 && d < 100))
-			return -1;
+	else if (num_parse(s, &r_pct, &d, NULL) == 0)
 		*ms = 0;
-	} else {
+	else
 		return -1;
-	}
 	*v = d;
 	return 0;
 }
