@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbd.conf parsing and validation. */
 #include "common/conf.h"
+#include "common/num.h"
 #include "common/conf_listen.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -73,11 +74,9 @@ static int get_uint(ctx_t *x, const ynode_t *n, const char *what,
 {
 	if (n->kind != YNODE_SCALAR)
 		return fail(x, n, "%s must be a number", what);
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(n->value, &end, 10);
-	if (!isdigit((unsigned char)n->value[0]) || *end || errno ||
-	    v < min || v > max)
+	const num_range_t r = { min, max, NUM_WHOLE, NULL, NULL };
+	double v;
+	if (num_parse(n->value, &r, &v, NULL))
 		return fail(x, n, "%s must be a whole number from %u to %u, not '%s'",
 		            what, min, max, n->value);
 	*out = (unsigned)v;
@@ -85,25 +84,18 @@ static int get_uint(ctx_t *x, const ynode_t *n, const char *what,
 }
 
 /* A whole number with an optional unit suffix: @units lists the
- * suffixes (one letter each) and @mult their multipliers. */
+ * suffixes and @scale their multipliers. */
 static int get_scaled(ctx_t *x, const ynode_t *n, const char *what,
-                      const char *units, const uint64_t *mult, uint64_t min,
+                      const char *const *units, const double *scale, uint64_t min,
                       uint64_t max, const char *range, uint64_t *out)
 {
 	if (n->kind != YNODE_SCALAR)
 		return fail(x, n, "%s must be a number", what);
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(n->value, &end, 10);
-	uint64_t m = 1;
-	if (*end && end[1] == 0 && strchr(units, *end)) {
-		m = mult[strchr(units, *end) - units];
-		end++;
-	}
-	if (!isdigit((unsigned char)n->value[0]) || *end || errno ||
-	    v > max / m || v * m < min || v * m > max)
+	const num_range_t r = { (double)min, (double)max, NUM_WHOLE, units, scale };
+	double v;
+	if (num_parse(n->value, &r, &v, NULL))
 		return fail(x, n, "%s must be %s, not '%s'", what, range, n->value);
-	*out = (uint64_t)v * m;
+	*out = (uint64_t)v;
 	return 0;
 }
 
@@ -122,16 +114,18 @@ static int parse_database(ctx_t *x, conf_t *c, const ynode_t *s)
 		c->db_path = conf_path(c, p);
 		free(p);
 	}
-	static const uint64_t bytes[] = { 1024, 1024 * 1024, 1024 * 1024 * 1024 };
+	static const char *const bytes_units[] = { "K", "M", "G", NULL };
+	static const double bytes[] = { 1024, 1024 * 1024, 1024 * 1024 * 1024 };
 	if ((v = ynode_get(s, "map-size")) &&
-	    get_scaled(x, v, "database.map-size", "KMG", bytes, 1 << 20,
+	    get_scaled(x, v, "database.map-size", bytes_units, bytes, 1 << 20,
 	               (uint64_t)1 << 40, "bytes from 1M to 1024G (suffix K, M or G)",
 	               &c->db_map_size))
 		return -1;
-	static const uint64_t secs[] = { 60, 3600, 86400 };
+	static const char *const secs_units[] = { "m", "h", "d", NULL };
+	static const double secs[] = { 60, 3600, 86400 };
 	uint64_t keep = c->db_audit_keep;
 	if ((v = ynode_get(s, "audit-keep")) &&
-	    get_scaled(x, v, "database.audit-keep", "mhd", secs, 0,
+	    get_scaled(x, v, "database.audit-keep", secs_units, secs, 0,
 	               (uint64_t)3650 * 86400,
 	               "seconds from 0 (keep all) to 3650d (suffix m, h or d)", &keep))
 		return -1;
@@ -500,12 +494,11 @@ int conf_skeys(const conf_t *c, const ynode_t *map, const char *section,
 int conf_snumber(const conf_t *c, const ynode_t *n, const char *what,
                  double min, double max, double *out, char *err, size_t errlen)
 {
-	char *end;
 	if (n->kind != YNODE_SCALAR)
 		return conf_sfail(c, n, err, errlen, "%s must be a number", what);
-	errno = 0;
-	double v = strtod(n->value, &end);
-	if (!n->value[0] || *end || errno || v < min || v > max)
+	const num_range_t r = { min, max, 0, NULL, NULL };
+	double v;
+	if (num_parse(n->value, &r, &v, NULL))
 		return conf_sfail(c, n, err, errlen, "%s must be a number from %g to %g, not '%s'",
 		                  what, min, max, n->value);
 	*out = v;

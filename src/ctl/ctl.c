@@ -8,6 +8,7 @@
  * packets: no reload, no signal. */
 #include "config.h"
 #include "ctl/ctl.h"
+#include "common/num.h"
 #include "ctl/ctl_steer.h"
 #include "ctl/ctl_release.h"
 #include "ctl/ctl_override.h"
@@ -245,12 +246,11 @@ void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
 
 long ctl_parse_num(const char *opt, const char *v, long min, long max)
 {
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (!*v || *end || errno || n < min || n > max)
+	const num_range_t r = { (double)min, (double)max, NUM_WHOLE, NULL, NULL };
+	double n;
+	if (num_parse(v, &r, &n, NULL))
 		ctl_die("%s %s: must be a whole number from %ld to %ld", opt, v, min, max);
-	return n;
+	return (long)n;
 }
 
 const char *ctl_one_of(const char *opt, const char *v, const char *const *set)

@@ -210,6 +210,14 @@ int ctl_show(const char *key, json_t *view, const char *const *keys);
  * call returns a new reference, which the array takes). */
 json_t *ctl_views(json_t *arr, json_t *(*view)(json_t *));
 
+/** Returns a new array of @view applied to every object of @kind in
+ * the store (key order), read in one read transaction. */
+json_t *ctl_list(wdb_kind_t kind, json_t *(*view)(json_t *));
+
+/** Writes the strings of array @arr into @buf (@size bytes), joined by
+ * commas and cut at @size; "" for none.  Returns @buf. */
+const char *ctl_join(json_t *arr, char *buf, size_t size);
+
 /* The commands.  Each takes the arguments after its name (@argc of them
  * at @argv, which it may modify), returns the exit status and dies on an
  * error. */

@@ -19,13 +19,8 @@ static int has_region(const char *key, json_t *node, void *arg)
 
 void ctl_print_window(json_t *w)
 {
-	char nodes[300] = "";
-	size_t i;
-	json_t *n;
-	json_array_foreach(json_object_get(w, "nodes"), i, n) {
-		size_t l = strlen(nodes);
-		snprintf(nodes + l, sizeof(nodes) - l, "%s%s", l ? "," : "", json_string_value(n));
-	}
+	char nodes[300];
+	ctl_join(json_object_get(w, "nodes"), nodes, sizeof(nodes));
 	cutover_phase_t ph = cutover_window_phase(&ctl_hc.cut, w, time(NULL));
 	printf("%-6s %-8s %-6s %-22s %-22s %6lld%% %6lld%%  %-11s %s%s%s\n",
 	       json_string_value(json_object_get(w, "id")),

@@ -120,3 +120,26 @@ json_t *ctl_views(json_t *arr, json_t *(*view)(json_t *))
 		json_array_append_new(out, view(e));
 	return out;
 }
+
+const char *ctl_join(json_t *arr, char *buf, size_t size)
+{
+	size_t i;
+	json_t *e;
+	*buf = 0;
+	json_array_foreach(arr, i, e) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, size - l, "%s%s", l ? "," : "", json_string_value(e));
+	}
+	return buf;
+}
+
+json_t *ctl_list(wdb_kind_t kind, json_t *(*view)(json_t *))
+{
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *all = json_array();
+	wdb_each(t, kind, NULL, ctl_collect_value, all);
+	wdb_abort(t);
+	json_t *views = ctl_views(all, view);
+	json_decref(all);
+	return views;
+}

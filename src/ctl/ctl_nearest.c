@@ -4,6 +4,7 @@
  * `apply`, and the nearest view of a row for explain, `steer show` and
  * status (S4-1, S4-3, S4-5). */
 #include "ctl/ctl_steer.h"
+#include "common/num.h"
 #include "steer/nearest_run.h"
 #include "store/plan.h"
 
@@ -15,13 +16,9 @@
 /* A headroom "20%" or "20" into *@out; returns 0 or -1. */
 static int parse_headroom(const char *v, double *out)
 {
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
-	if (end == v || errno || (*end && strcmp(end, "%") != 0) || !(d >= 0 && d <= 90))
-		return -1;
-	*out = d;
-	return 0;
+	static const char *const pct[] = { "%", NULL };
+	static const num_range_t r = { 0, 90, 0, pct, NULL };
+	return num_parse(v, &r, out, NULL) ? -1 : 0;
 }
 
 int ctl_nearest_service_opt(json_t *s, const char *sub, const char *o, const char *v)

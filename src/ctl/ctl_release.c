@@ -67,15 +67,11 @@ void ctl_release_table(json_t *views)
 {
 	printf("%-30s %-16s %-10s %-8s %-11s %7s %-20s %s\n", "RELEASE", "NODE", "REGION",
 	       "ISP", "STATE", "PERCENT", "NEXT STEP", "GUARDS");
-	size_t i, k;
-	json_t *v, *g;
+	size_t i;
+	json_t *v;
 	json_array_foreach(views, i, v) {
-		char guards[300] = "";
-		json_array_foreach(json_object_get(v, "guards"), k, g) {
-			size_t l = strlen(guards);
-			snprintf(guards + l, sizeof(guards) - l, "%s%s", l ? "," : "",
-			         json_string_value(g));
-		}
+		char guards[300];
+		ctl_join(json_object_get(v, "guards"), guards, sizeof(guards));
 		const char *next = json_string_value(json_object_get(v, "next"));
 		printf("%-30s %-16s %-10s %-8s %-11s %6g%% %-20s %s\n",
 		       json_string_value(json_object_get(v, "service")),

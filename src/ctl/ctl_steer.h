@@ -42,6 +42,11 @@ int ctl_cmd_budget(int argc, char **argv);
  * steer unpin SERVICE [--region R] [--isp I]. */
 int ctl_cmd_steer(int argc, char **argv);
 
+/** `steer replay SERVICE [--from TIME] [--to TIME]`: replays the
+ * recorded decisions of SERVICE's rows; returns 1 if one differs
+ * (ctl_replay.c). */
+int ctl_steer_replay(int argc, char **argv);
+
 /** The steering view of weight row @key in @t (the engine's last
  * evaluation, the shares in force, budgets): a new object, or NULL when
  * the row's service does not steer. */

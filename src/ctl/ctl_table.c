@@ -3,6 +3,7 @@
  * from.  Each change is one audited transaction; the store rebuilds the
  * plans it touches in the same transaction (store/weightdb.h). */
 #include "ctl/ctl.h"
+#include "common/num.h"
 #include "ctl/ctl_steer.h"
 #include "common/util.h"
 #include "gslb/policy.h"
@@ -47,12 +48,7 @@ static json_t *service_view(json_t *s)
 
 static int service_list(void)
 {
-	wdb_txn_t *t = ctl_begin_read();
-	json_t *all = json_array();
-	wdb_each(t, WDB_SERVICE, NULL, ctl_collect_value, all);
-	wdb_abort(t);
-	json_t *views = ctl_views(all, service_view);
-	json_decref(all);
+	json_t *views = ctl_list(WDB_SERVICE, service_view);
 	size_t i;
 	json_t *s;
 	if (ctl_json) {
@@ -140,11 +136,11 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 			/* The service's SLA on the pushed failure rate, in
 			 * percent (S3-5); "default" follows
 			 * health.failure-rate. */
-			char *end;
-			double fr = strtod(v, &end);
+			static const num_range_t pct = { 0, 100, 0, NULL, NULL };
+			double fr;
 			if (strcmp(v, "default") == 0)
 				json_object_del(s, "max_failure_rate");
-			else if (!*v || *end || !(fr >= 0 && fr <= 100))
+			else if (num_parse(v, &pct, &fr, NULL))
 				ctl_die("service %s: --max-failure-rate %s: give a percentage "
 				        "from 0 to 100, or default", sub, v);
 			else
@@ -156,47 +152,93 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 	}
 }
 
-int ctl_cmd_service(int argc, char **argv)
+/* What `service` and `node` share: their names, their views and the
+ * fields that show prints, and their deletes. */
+typedef struct {
+	const char *what;                 /* "service" or "node" */
+	const char *name_is;              /* "service name", "node id" */
+	int (*list)(void);
+	json_t *(*view)(json_t *);
+	const char *const *keys;          /* show's fields */
+	int (*del)(wdb_txn_t *t, const char *name, json_t *old);
+} object_cmd_t;
+
+/* `service|node SUB ...` up to the name: list done here (its status in
+ * *@rc, returns 1); otherwise SUB checked and its name present
+ * (returns 0). */
+static int object_head(const object_cmd_t *o, int argc, char **argv, int *rc)
 {
+	char cmd[32];
 	if (argc < 1)
-		ctl_die("service: missing subcommand (add, set, del, show, list)");
+		ctl_die("%s: missing subcommand (add, set, del, show, list)", o->what);
 	const char *sub = argv[0];
 	if (strcmp(sub, "list") == 0) {
-		ctl_no_more_args("service list", argc, argv, 1);
-		return service_list();
+		snprintf(cmd, sizeof(cmd), "%s list", o->what);
+		ctl_no_more_args(cmd, argc, argv, 1);
+		*rc = o->list();
+		return 1;
 	}
 	if (!is_sub(sub, table_subs))
-		ctl_usage_die("service: unknown subcommand '%s' (add, set, del, show, list)", sub);
+		ctl_usage_die("%s: unknown subcommand '%s' (add, set, del, show, list)",
+		              o->what, sub);
 	if (argc < 2)
-		ctl_die("service %s: missing service name", sub);
+		ctl_die("%s %s: missing %s", o->what, sub, o->name_is);
+	return 0;
+}
+
+/* `service|node SUB NAME` with the stored object @old (NULL: none) in
+ * @t: show and del done here (their status in *@rc, returns -1); for
+ * add and set, @old checked absent or present (returns whether SUB is
+ * add). */
+static int object_sub(const object_cmd_t *o, wdb_txn_t *t, const char *sub,
+                      const char *name, json_t *old, int argc, char **argv,
+                      int *rc)
+{
+	char cmd[32];
+	snprintf(cmd, sizeof(cmd), "%s %s", o->what, sub);
+	if (strcmp(sub, "show") == 0) {
+		ctl_no_more_args(cmd, argc, argv, 2);
+		if (!old)
+			ctl_die("%s %s does not exist", o->what, name);
+		wdb_abort(t);
+		*rc = ctl_show(o->what, o->view(old), o->keys);
+		json_decref(old);
+		return -1;
+	}
+	if (strcmp(sub, "del") == 0) {
+		ctl_no_more_args(cmd, argc, argv, 2);
+		*rc = o->del(t, name, old);
+		return -1;
+	}
+	int add = strcmp(sub, "add") == 0;
+	if (!add && strcmp(sub, "set") != 0)
+		ctl_usage_die("%s: unknown subcommand '%s'", o->what, sub);
+	if (add && old)
+		ctl_die("%s %s already exists (use '%s set')", o->what, name, o->what);
+	if (!add && !old)
+		ctl_die("%s %s does not exist (use '%s add')", o->what, name, o->what);
+	return add;
+}
+
+int ctl_cmd_service(int argc, char **argv)
+{
+	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
+		"all_down", "sticky", "shadow", "profile", "max_failure_rate", NULL };
+	static const object_cmd_t o = { "service", "service name", service_list,
+	                                service_view, keys, service_del };
+	int rc;
+	if (object_head(&o, argc, argv, &rc))
+		return rc;
+	const char *sub = argv[0];
 	char name[1100];
 	ctl_service_name(argv[1], name, sizeof(name));
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_SERVICE, name);
-	if (strcmp(sub, "show") == 0) {
-		ctl_no_more_args("service show", argc, argv, 2);
-		if (!old)
-			ctl_die("service %s does not exist", name);
-		static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-			"all_down", "sticky", "shadow", "profile", "max_failure_rate", NULL };
-		wdb_abort(t);
-		ctl_show("service", service_view(old), keys);
-		json_decref(old);
-		return 0;
-	}
-	if (strcmp(sub, "del") == 0) {
-		ctl_no_more_args("service del", argc, argv, 2);
-		return service_del(t, name, old);
-	}
-	int add = strcmp(sub, "add") == 0;
-	if (!add && strcmp(sub, "set") != 0)
-		ctl_usage_die("service: unknown subcommand '%s'", sub);
-	if (add && old)
-		ctl_die("service %s already exists (use 'service set')", name);
+	int add = object_sub(&o, t, sub, name, old, argc, argv, &rc);
+	if (add < 0)
+		return rc;
 	if (add)
 		ctl_check_unclaimed("service add", name);
-	if (!add && !old)
-		ctl_die("service %s does not exist (use 'service add')", name);
 	json_t *s = old ? json_deep_copy(old) : json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:b}",
 		"name", name, "ttl", 30, "short_ttl", 10, "answers", 1,
 		"all_down", "open", "sticky", 0, "shadow", 0);
@@ -222,14 +264,8 @@ int ctl_cmd_service(int argc, char **argv)
 
 static void print_node_row(json_t *n)
 {
-	char addrs[512] = "";
-	size_t i;
-	json_t *a;
-	json_array_foreach(json_object_get(n, "addrs"), i, a) {
-		size_t l = strlen(addrs);
-		snprintf(addrs + l, sizeof(addrs) - l, "%s%s", l ? "," : "",
-		         json_string_value(a));
-	}
+	char addrs[512];
+	ctl_join(json_object_get(n, "addrs"), addrs, sizeof(addrs));
 	const char *cname = json_string_value(json_object_get(n, "cname"));
 	printf("%-20s %-10s %-8s %-8s %-6s %8lld  %s\n",
 	       json_string_value(json_object_get(n, "id")),
@@ -259,12 +295,7 @@ static json_t *node_view(json_t *n)
 
 static int node_list(void)
 {
-	wdb_txn_t *t = ctl_begin_read();
-	json_t *all = json_array();
-	wdb_each(t, WDB_NODE, NULL, ctl_collect_value, all);
-	wdb_abort(t);
-	json_t *views = ctl_views(all, node_view);
-	json_decref(all);
+	json_t *views = ctl_list(WDB_NODE, node_view);
 	size_t i;
 	json_t *n;
 	if (ctl_json) {
@@ -436,44 +467,22 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 
 int ctl_cmd_node(int argc, char **argv)
 {
-	if (argc < 1)
-		ctl_die("node: missing subcommand (add, set, del, show, list)");
+	static const char *const keys[] = { "id", "addrs", "cname", "region", "isp",
+		"capacity", "pool", "admin", "probes", "short_until", NULL };
+	static const object_cmd_t o = { "node", "node id", node_list, node_view,
+	                                keys, node_del };
+	int rc;
+	if (object_head(&o, argc, argv, &rc))
+		return rc;
 	const char *sub = argv[0];
-	if (strcmp(sub, "list") == 0) {
-		ctl_no_more_args("node list", argc, argv, 1);
-		return node_list();
-	}
-	if (!is_sub(sub, table_subs))
-		ctl_usage_die("node: unknown subcommand '%s' (add, set, del, show, list)", sub);
-	if (argc < 2)
-		ctl_die("node %s: missing node id", sub);
 	const char *id = argv[1];
 	if (!ctl_valid_node_id(id))
 		ctl_die("node id '%s': use 1 to 63 letters, digits, '-', '_' or '.'", id);
 	wdb_txn_t *t = strcmp(sub, "show") == 0 ? ctl_begin_read() : ctl_begin();
 	json_t *old = wdb_get(t, WDB_NODE, id);
-	if (strcmp(sub, "show") == 0) {
-		ctl_no_more_args("node show", argc, argv, 2);
-		if (!old)
-			ctl_die("node %s does not exist", id);
-		static const char *const keys[] = { "id", "addrs", "cname", "region", "isp",
-			"capacity", "pool", "admin", "probes", "short_until", NULL };
-		wdb_abort(t);
-		ctl_show("node", node_view(old), keys);
-		json_decref(old);
-		return 0;
-	}
-	if (strcmp(sub, "del") == 0) {
-		ctl_no_more_args("node del", argc, argv, 2);
-		return node_del(t, id, old);
-	}
-	int add = strcmp(sub, "add") == 0;
-	if (!add && strcmp(sub, "set") != 0)
-		ctl_usage_die("node: unknown subcommand '%s'", sub);
-	if (add && old)
-		ctl_die("node %s already exists (use 'node set')", id);
-	if (!add && !old)
-		ctl_die("node %s does not exist (use 'node add')", id);
+	int add = object_sub(&o, t, sub, id, old, argc, argv, &rc);
+	if (add < 0)
+		return rc;
 	json_t *n = old ? json_deep_copy(old) : json_pack("{s:s, s:[], s:n, s:s, s:s, s:i, s:s, s:s}",
 		"id", id, "addrs", "cname", "region", "*", "isp", "*", "capacity", 0,
 		"pool", "primary", "admin", "auto");

@@ -2,6 +2,7 @@
 /* One `metrics push` validated and written into a store transaction
  * (push.h): health metrics, steering inputs and spend. */
 #include "health/push.h"
+#include "common/num.h"
 #include "health/cutover.h"
 #include "health/score.h"
 #include "steer/steer_rec.h"
@@ -109,13 +110,10 @@ static int put(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val,
 int push_parse_real(const char *cmd, const char *what, const char *v, double lo,
                     double hi, double *out, char *err, size_t errlen)
 {
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
-	if (!*v || *end || errno || !(d >= lo && d <= hi))
+	const num_range_t r = { lo, hi, 0, NULL, NULL };
+	if (num_parse(v, &r, out, NULL))
 		return bad(err, errlen, "%s: %s %s: give a number from %g to %g", cmd, what,
 		           v, lo, hi);
-	*out = d;
 	return 0;
 }
 
@@ -130,10 +128,9 @@ int push_parse_time(const char *cmd, const char *opt, const char *v, uint32_t *o
 	if (!isdigit((unsigned char)v[0]))
 		return bad(err, errlen, "%s: %s %s: use RFC 3339 (2026-12-01T02:00:00Z) or "
 		           "unix time", cmd, opt, v);
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (*end || errno || n < 0 || n > INT32_MAX)
+	const num_range_t r = { 0, INT32_MAX, NUM_WHOLE, NULL, NULL };
+	double n;
+	if (num_parse(v, &r, &n, NULL))
 		return bad(err, errlen, "%s %s: must be a whole number from 0 to %ld", opt, v,
 		           (long)INT32_MAX);
 	*out = (uint32_t)n;
@@ -250,10 +247,9 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			return bad(err, errlen, "metrics push: unknown metric '%.*s' (known: %s)",
 			           (int)(eq - argv[i]), argv[i], known);
 		}
-		char *end;
-		errno = 0;
-		double v = strtod(eq + 1, &end);
-		if (!eq[1] || *end || errno || score_metric_check((metric_t)k, v)) {
+		static const num_range_t any = { -HUGE_VAL, HUGE_VAL, 0, NULL, NULL };
+		double v = 0;
+		if (num_parse(eq + 1, &any, &v, NULL) || score_metric_check((metric_t)k, v)) {
 			json_decref(m);
 			return bad(err, errlen, "metrics push: %s=%s: value out of range", name,
 			           eq + 1);

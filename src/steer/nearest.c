@@ -4,6 +4,7 @@
  * I/O, no allocation. */
 #include "common/util.h"
 #include "steer/nearest.h"
+#include "common/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,23 +13,18 @@
 
 int nearest_margin_parse(const char *s, double *v, int *ms)
 {
-	char *end;
-	if (!s || !*s)
-		return -1;
-	double d = strtod(s, &end);
-	if (end == s)
-		return -1;
-	if (strcmp(end, "ms") == 0) {
-		if (!(d > 0 && d <= 10000))
-			return -1;
+	/* A time up to 10 s, or a percentage below 100 ("%" or none). */
+	static const char *const in_ms[] = { "ms", NULL }, *const in_pct[] = { "%", NULL };
+	static const num_range_t r_ms = { 0, 10000, NUM_LO_OPEN, in_ms, NULL };
+	static const num_range_t r_pct = { 0, 100, NUM_LO_OPEN | NUM_HI_OPEN, in_pct, NULL };
+	double d;
+	int unit;
+	if (num_parse(s, &r_ms, &d, &unit) == 0 && unit == 0)
 		*ms = 1;
-	} else if (strcmp(end, "%") == 0 || !*end) {
-		if (!(d > 0 && d < 100))
-			return -1;
+	else if (num_parse(s, &r_pct, &d, NULL) == 0)
 		*ms = 0;
-	} else {
+	else
 		return -1;
-	}
 	*v = d;
 	return 0;
 }
@@ -165,22 +161,16 @@ double nearest_cap(const nearest_conf_t *c, const nearest_in_t *in)
 	return in->load < room ? 1 : 0;
 }
 
-nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
-                               const nearest_in_t *in, const nearest_row_t *was,
-                               int hard_only, nearest_row_t *row,
-                               nearest_out_t *out)
+/* nearest_step(), step 1: each node's figures cleared and its smoothed
+ * latency (@ema, @has: whether it has one).  S4-7: EMA on latency.  A
+ * node without a fresh latency has no data: it ranks after the
+ * measured ones and its smoothing starts afresh when data comes back. */
+static void near_smooth(const nearest_conf_t *c, unsigned n, const nearest_in_t *in,
+                        const nearest_row_t *was, int hard_only,
+                        nearest_out_t *out, double *ema, int *has)
 {
-	if (n > STEER_MAX_NODES)
-		n = STEER_MAX_NODES;
-	*row = *was;
-	double ema[STEER_MAX_NODES] = { 0 };
-	int has[STEER_MAX_NODES] = { 0 };
-	*row = *was;
 	for (unsigned i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
-		/* S4-7: EMA on latency.  A node without a fresh latency has
-		 * no data: it ranks after the measured ones and its
-		 * smoothing starts afresh when data comes back. */
 		if (hard_only) {
 			has[i] = in[i].has_ema;
 			ema[i] = in[i].ema;
@@ -209,14 +199,50 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 			out[i].limits |= NEAREST_LIM_DOWN;
 		out[i].share = in[i].prev > 0 ? (uint32_t)in[i].prev : 0;
 	}
-	unsigned order[STEER_MAX_NODES];
-	unsigned m = nearest_rank(n, in, ema, has, order);
+}
+
+/* Step 2, S4-5: whether the best node (@best, ranked first) replaces
+ * the row's choice @cur: only when it is better by the margin in
+ * NEAREST_CONFIRM evaluations in a row; measured beats unmeasured.
+ * Updates the challenger in @row and *@cur. */
+static nearest_verdict_t near_challenge(const nearest_conf_t *c,
+                                        const nearest_row_t *was, int best,
+                                        const double *ema, const int *has,
+                                        nearest_row_t *row, int *cur)
+{
+	if (best != *cur && has[best] &&
+	    (!has[*cur] || nearest_better(c, ema[best], ema[*cur]))) {
+		row->streak = was->challenger == best ? was->streak + 1 : 1;
+		row->challenger = best;
+		if (row->streak < NEAREST_CONFIRM)
+			return NEAREST_PENDING;
+		*cur = best;
+		row->challenger = -1;
+		row->streak = 0;
+		return NEAREST_SWITCH;
+	}
+	row->challenger = -1;
+	row->streak = 0;
+	return NEAREST_KEEP;
+}
+
+/* Step 3: the row's choice, into row->current.  Sets *@done when the
+ * step ends here (no candidate, or a hard-only step with nothing
+ * failed). */
+static nearest_verdict_t near_choose(const nearest_conf_t *c, unsigned n,
+                                     const nearest_in_t *in,
+                                     const nearest_row_t *was, int hard_only,
+                                     const unsigned *order, unsigned m,
+                                     const double *ema, const int *has,
+                                     nearest_row_t *row, int *done)
+{
 	/* S4-4: a node with a share that failed hard leaves at once. */
 	int lost = 0;
 	for (unsigned i = 0; i < n; i++)
 		lost |= in[i].prev > 0 && (!in[i].usable || in[i].base == 0);
 	int cur = was->current >= 0 && (unsigned)was->current < n ? was->current : -1;
 	int cur_ok = cur >= 0 && in[cur].usable && in[cur].base > 0;
+	*done = 1;
 	if (!m) {
 		row->current = -1;
 		row->challenger = -1;
@@ -225,44 +251,28 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 	}
 	if (hard_only && !lost && (cur_ok || cur < 0))
 		return NEAREST_KEEP;
+	*done = 0;
 	nearest_verdict_t v = NEAREST_KEEP;
-	if (cur < 0) {
+	if (cur < 0 || !cur_ok) {
+		v = cur < 0 ? NEAREST_FIRST : NEAREST_HARD;
 		cur = (int)order[0];
-		v = NEAREST_FIRST;
-	} else if (!cur_ok) {
-		cur = (int)order[0];
-		v = NEAREST_HARD;
-	}
-	if (v != NEAREST_KEEP) {
 		row->challenger = -1;
 		row->streak = 0;
 	} else if (!hard_only) {
-		/* S4-5: the best node replaces the choice only when it is
-		 * better by the margin in NEAREST_CONFIRM evaluations in a
-		 * row; measured beats unmeasured. */
-		int best = (int)order[0];
-		if (best != cur && has[best] &&
-		    (!has[cur] || nearest_better(c, ema[best], ema[cur]))) {
-			row->streak = was->challenger == best ? was->streak + 1 : 1;
-			row->challenger = best;
-			if (row->streak >= NEAREST_CONFIRM) {
-				cur = best;
-				v = NEAREST_SWITCH;
-				row->challenger = -1;
-				row->streak = 0;
-			} else {
-				v = NEAREST_PENDING;
-			}
-		} else {
-			row->challenger = -1;
-			row->streak = 0;
-		}
+		v = near_challenge(c, was, (int)order[0], ema, has, row, &cur);
 	}
 	row->current = cur;
 	if (v == NEAREST_KEEP && lost)
 		v = NEAREST_HARD;
+	return v;
+}
 
-	/* The fill order: the row's choice, then the others by rank. */
+/* Step 4: the shares in bp (@bp), filled in order -- the row's choice
+ * @cur, then the others by rank -- up to each node's cap. */
+static void near_fill(const nearest_conf_t *c, unsigned n, const nearest_in_t *in,
+                      const unsigned *order, unsigned m, int cur,
+                      nearest_out_t *out, unsigned *lim, uint32_t *bp)
+{
 	unsigned fo[STEER_MAX_NODES];
 	unsigned k = 0;
 	fo[k++] = (unsigned)cur;
@@ -270,7 +280,6 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 		if (order[j] != (unsigned)cur)
 			fo[k++] = order[j];
 	double cap[STEER_MAX_NODES], frac[STEER_MAX_NODES], x[STEER_MAX_NODES];
-	unsigned lim[STEER_MAX_NODES] = { 0 };
 	for (unsigned j = 0; j < m; j++) {
 		cap[j] = nearest_cap(c, &in[fo[j]]);
 		out[fo[j]].cap = cap[j];
@@ -281,10 +290,18 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 		x[i] = 0;
 	for (unsigned j = 0; j < m; j++)
 		x[fo[j]] = frac[j];
-	uint32_t bp[STEER_MAX_NODES];
 	steer_round_shares(x, n, bp);
-	/* A capacity move smaller than min_step on every node is not
-	 * made: load figures are noisy, and each move shifts clients. */
+}
+
+/* Step 5: the shares @bp applied, but that a capacity move smaller than
+ * min_step on every node is not made: load figures are noisy, and each
+ * move shifts clients.  Returns @v, or NEAREST_SPILL for a kept choice
+ * whose shares moved. */
+static nearest_verdict_t near_apply(const nearest_conf_t *c, unsigned n,
+                                    const nearest_in_t *in, nearest_out_t *out,
+                                    const unsigned *lim, const uint32_t *bp,
+                                    nearest_verdict_t v)
+{
 	int all_prev = 1;
 	uint32_t maxd = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -308,9 +325,31 @@ nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
 		changed |= in[i].prev < 0 || bp[i] != (uint32_t)in[i].prev;
 		out[i].share = bp[i];
 	}
-	if (v == NEAREST_KEEP && changed)
-		v = NEAREST_SPILL;
-	return v;
+	return v == NEAREST_KEEP && changed ? NEAREST_SPILL : v;
+}
+
+nearest_verdict_t nearest_step(const nearest_conf_t *c, unsigned n,
+                               const nearest_in_t *in, const nearest_row_t *was,
+                               int hard_only, nearest_row_t *row,
+                               nearest_out_t *out)
+{
+	if (n > STEER_MAX_NODES)
+		n = STEER_MAX_NODES;
+	*row = *was;
+	double ema[STEER_MAX_NODES] = { 0 };
+	int has[STEER_MAX_NODES] = { 0 };
+	near_smooth(c, n, in, was, hard_only, out, ema, has);
+	unsigned order[STEER_MAX_NODES];
+	unsigned m = nearest_rank(n, in, ema, has, order);
+	int done;
+	nearest_verdict_t v = near_choose(c, n, in, was, hard_only, order, m, ema,
+	                                  has, row, &done);
+	if (done)
+		return v;
+	unsigned lim[STEER_MAX_NODES] = { 0 };
+	uint32_t bp[STEER_MAX_NODES];
+	near_fill(c, n, in, order, m, row->current, out, lim, bp);
+	return near_apply(c, n, in, out, lim, bp, v);
 }
 
 const char *nearest_verdict_name(nearest_verdict_t v)

@@ -4,12 +4,12 @@
  * shares written into the weight row like the steering engine's, with
  * the reason in the audit record (S4-1, S4-3, S4-4, S4-5). */
 #include "steer/nearest_run.h"
+#include "steer/decide.h"
 #include "steer/steer_run.h"
 #include "store/keys.h"
 #include "store/plan.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,23 +54,6 @@ static const char *node_out(json_t *node)
 	return json_is_false(json_object_get(h, "usable")) ? "failed hard" : NULL;
 }
 
-/* Appends to @what (of @size, used @*len). */
-static void add(char *what, size_t size, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void add(char *what, size_t size, size_t *len, const char *fmt, ...)
-{
-	if (*len >= size - 1)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(what + *len, size - *len, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		*len += (size_t)k;
-	if (*len >= size)
-		*len = size - 1;
-}
-
 static int index_of(const nearest_in_t *in, unsigned n, const char *id)
 {
 	for (unsigned i = 0; id && i < n; i++)
@@ -101,8 +84,8 @@ static json_t *decision_json(const nearest_conf_t *c, uint32_t now, int hard_onl
 	json_t *ins = json_array(), *outs = json_object();
 	for (unsigned i = 0; i < n; i++) {
 		const nearest_in_t *x = &in[i];
-		json_t *j = json_pack("{s:s, s:I, s:i, s:I}", "id", x->id, "base",
-			(json_int_t)x->base, "ok", x->usable, "prev", (json_int_t)x->prev);
+		json_t *j = steer_decision_in(x->id, x->base, x->prev);
+		json_object_set_new(j, "ok", json_integer(x->usable));
 		if (x->has_latency)
 			json_object_set_new(j, "l", json_real(x->latency));
 		if (x->has_ema)
@@ -148,13 +131,9 @@ int nearest_decision_read(json_t *d, nearest_conf_t *c, uint32_t *now, int *hard
 	json_array_foreach(ins, i, e) {
 		nearest_in_t *x = &in[i];
 		memset(x, 0, sizeof(*x));
-		const char *id = json_string_value(json_object_get(e, "id"));
-		if (!id)
+		if (steer_decision_node(e, x->id, sizeof(x->id), &x->base, &x->prev))
 			return -1;
-		snprintf(x->id, sizeof(x->id), "%s", id);
-		x->base = (uint32_t)json_integer_value(json_object_get(e, "base"));
 		x->usable = (int)json_integer_value(json_object_get(e, "ok"));
-		x->prev = (int32_t)json_integer_value(json_object_get(e, "prev"));
 		if ((x->has_latency = json_is_number(json_object_get(e, "l"))))
 			x->latency = json_number_value(json_object_get(e, "l"));
 		if ((x->has_ema = json_is_number(json_object_get(e, "ema"))))
@@ -190,243 +169,279 @@ static void source_text(nearest_src_t src, const nearest_vantage_t *v, unsigned 
 			                      v[i].name, v[i].region, v[i].isp);
 }
 
-int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
-                    const char *key, json_t *row, json_t *svc, int hard_only,
-                    nearest_vantage_fn vantages, void *varg,
-                    char *what, size_t size, size_t *len)
-{
-	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	if (wdb_row_area(key, region, isp, sizeof(region)))
-		return 0;
+/* One evaluation of a row: what its steps share. */
+typedef struct {
+	wdb_txn_t *t;
+	const steer_conf_t *sc;
+	uint32_t now;
+	const char *key;
+	json_t *svc;
+	int hard_only;
+	nearest_vantage_fn vantages;
+	void *varg;
 	nearest_conf_t c;
-	nearest_service_conf(svc, sc, &c);
-	json_t *weights = json_object_get(row, "weights");
-	json_t *applied = plan_row_weights(row, 1);
-	int steered = applied != weights;
-	json_t *state = wdb_get(t, WDB_STEER, key);
-	if (!json_is_string(json_object_get(state, "mode")) ||
-	    strcmp(json_string_value(json_object_get(state, "mode")), "nearest") != 0) {
-		/* The steering engine's state: nearest starts afresh. */
-		json_decref(state);
-		state = NULL;
+	steer_walk_t w;
+	int restore;          /* the row's last shares come from the state */
+	unsigned n, nreal;    /* nodes in the step, of them in the row */
+	nearest_row_t was, nr;
+	nearest_verdict_t v;
+	char why[600];        /* the reason, for the log, the audit, explain */
+	size_t wl;
+} nrun_t;
+
+static nearest_in_t step_in[STEER_MAX_NODES];
+static nearest_out_t step_out[STEER_MAX_NODES];
+static const char *gone[STEER_MAX_NODES];    /* why a node may not answer */
+static char src[STEER_MAX_NODES][300];       /* where its latency came from */
+
+/* Node @x's usability, latency and load.  S4-1, S4-6: the clients'
+ * pushed latency for the row, or the probes of the name servers in
+ * their region; S4-3, S1-6: the load is the pushed bandwidth, in
+ * percent of the node's capacity, while it is fresh. */
+static void near_node(nrun_t *r, nearest_in_t *x, json_t *sn, unsigned i)
+{
+	static nearest_vantage_t vt[NEAREST_VANTAGE_MAX];
+	const steer_conf_t *sc = r->sc;
+	uint32_t now = r->now;
+	json_t *node = wdb_get(r->t, WDB_NODE, x->id);
+	gone[i] = x->base ? node_out(node) : "has weight 0";
+	x->usable = node_out(node) == NULL;
+	json_decref(node);
+	double agg, pushed = 0;
+	int level = 0;
+	if (!steer__row_input(r->t, sc, now, x->id, r->w.region, r->w.isp, 1, &agg,
+	                      &pushed, &level))
+		level = 0;
+	unsigned nv = r->vantages ? r->vantages(r->varg, x->id, vt, NEAREST_VANTAGE_MAX) : 0;
+	uint32_t used;
+	uint32_t fresh = sc->stale > NEAREST_VIEW_AGE ? (uint32_t)sc->stale :
+	                 NEAREST_VIEW_AGE;
+	nearest_src_t from = nearest_latency_source(level, pushed, vt, nv, r->w.region,
+	                                            r->w.isp, now, fresh, &x->latency,
+	                                            &used);
+	x->has_latency = from != NEAREST_SRC_NONE;
+	source_text(from, vt, nv, used, src[i], sizeof(src[i]));
+	json_t *m = wdb_get(r->t, WDB_METRICS, x->id);
+	json_t *bw = json_object_get(m, "bandwidth");
+	uint32_t bt = (uint32_t)json_integer_value(json_object_get(bw, "time"));
+	if (bw && (bt >= now || now - bt <= sc->stale)) {
+		x->has_load = 1;
+		x->load = json_number_value(json_object_get(bw, "value"));
+		x->load_at = bt;
+		json_t *was_at = json_object_get(sn, "load_at");
+		x->load_new = !json_is_integer(was_at) ||
+		              (uint32_t)json_integer_value(was_at) < bt;
+		json_t *cp = json_object_get(sn, "cap");
+		x->cap_prev = json_is_number(cp) ? json_number_value(cp) : 1;
 	}
-	if (hard_only && !state) {
-		return 0;
-	}
-	json_t *snodes = json_object_get(state, "nodes");
+	json_decref(m);
+}
+
+/* The step's inputs: the row's nodes, then those with a share, or the
+ * row's choice, that have left the row since -- in the step as taken
+ * out (weight 0, not usable), so that their share moves now; not
+ * written back -- and the row's choice and challenger. */
+static void near_inputs(nrun_t *r)
+{
+	json_t *snodes = json_object_get(r->w.state, "nodes");
 	const char *id0;
 	json_t *w0;
-
 	/* S4-4: an operator's change took effect on the row.  A rewritten
 	 * row (weight set) carries the operator's weights only: its last
 	 * shares come back from the state, so that the row goes on as
 	 * nearest steering left it, less the nodes taken out. */
-	int restore = state && !steered;
-	json_t *sshares = json_object();
-	if (restore) {
-		json_object_foreach(snodes, id0, w0)
-			json_object_set(sshares, id0, json_object_get(w0, "share"));
-	}
-	static nearest_in_t in[STEER_MAX_NODES];
-	static nearest_out_t out[STEER_MAX_NODES];
-	static const char *gone[STEER_MAX_NODES];
-	static char src[STEER_MAX_NODES][300];
-	static nearest_vantage_t vt[NEAREST_VANTAGE_MAX];
-	unsigned n = 0;
-	const char *id;
-	json_t *w;
-	json_object_foreach(weights, id, w) {
-		if (n == STEER_MAX_NODES)
-			break;
-		nearest_in_t *x = &in[n++];
+	r->restore = r->w.state && !r->w.steered;
+	static steer_walk_node_t wn[STEER_MAX_NODES];
+	unsigned n = steer_walk_nodes(&r->w, wn);
+	for (unsigned i = 0; i < n; i++) {
+		nearest_in_t *x = &step_in[i];
 		memset(x, 0, sizeof(*x));
-		snprintf(x->id, sizeof(x->id), "%s", id);
-		x->base = (uint32_t)json_integer_value(w);
-		x->prev = steered ? (int32_t)json_integer_value(json_object_get(applied, id)) :
-		          restore ? (int32_t)json_integer_value(json_object_get(sshares, id)) : -1;
-		json_t *sn = json_object_get(snodes, id);
-		if ((x->has_ema = json_is_number(json_object_get(sn, "ema"))))
-			x->ema = json_number_value(json_object_get(sn, "ema"));
-		json_t *node = wdb_get(t, WDB_NODE, id);
-		gone[n - 1] = x->base ? node_out(node) : "has weight 0";
-		x->usable = node_out(node) == NULL;
-		json_decref(node);
-		/* S4-1, S4-6: the clients' pushed latency for the row, or
-		 * the probes of the name servers in their region. */
-		double agg, pushed = 0;
-		int level = 0;
-		if (!steer__row_input(t, sc, now, id, region, isp, 1, &agg, &pushed, &level))
-			level = 0;
-		unsigned nv = vantages ? vantages(varg, id, vt, NEAREST_VANTAGE_MAX) : 0;
-		uint32_t used;
-		uint32_t fresh = sc->stale > NEAREST_VIEW_AGE ? (uint32_t)sc->stale :
-		                 NEAREST_VIEW_AGE;
-		nearest_src_t from = nearest_latency_source(level, pushed, vt, nv, region, isp,
-		                                            now, fresh, &x->latency, &used);
-		x->has_latency = from != NEAREST_SRC_NONE;
-		source_text(from, vt, nv, used, src[n - 1], sizeof(src[n - 1]));
-		/* S4-3, S1-6: the load is the pushed bandwidth, in percent
-		 * of the node's capacity, while it is fresh. */
-		json_t *m = wdb_get(t, WDB_METRICS, id);
-		json_t *bw = json_object_get(m, "bandwidth");
-		uint32_t bt = (uint32_t)json_integer_value(json_object_get(bw, "time"));
-		if (bw && (bt >= now || now - bt <= sc->stale)) {
-			x->has_load = 1;
-			x->load = json_number_value(json_object_get(bw, "value"));
-			x->load_at = bt;
-			json_t *was_at = json_object_get(sn, "load_at");
-			x->load_new = !json_is_integer(was_at) ||
-			              (uint32_t)json_integer_value(was_at) < bt;
-			json_t *cp = json_object_get(sn, "cap");
-			x->cap_prev = json_is_number(cp) ? json_number_value(cp) : 1;
-		}
-		json_decref(m);
+		snprintf(x->id, sizeof(x->id), "%s", wn[i].id);
+		x->base = wn[i].base;
+		x->prev = r->w.steered ? wn[i].applied : !r->restore ? -1 :
+		          (int32_t)json_integer_value(json_object_get(wn[i].sn, "share"));
+		x->has_ema = wn[i].has_ema;
+		x->ema = wn[i].ema;
+		near_node(r, x, wn[i].sn, i);
 	}
-	/* Nodes with a share, or the row's choice, that have left the row
-	 * since: in the step as taken out (weight 0, not usable), so that
-	 * their share moves now; not written back. */
-	unsigned nreal = n;
-	const char *scur = json_string_value(json_object_get(state, "current"));
+	r->nreal = n;
+	const char *scur = json_string_value(json_object_get(r->w.state, "current"));
 	json_object_foreach(snodes, id0, w0) {
-		if (n == STEER_MAX_NODES || json_object_get(weights, id0) ||
+		if (n == STEER_MAX_NODES || json_object_get(r->w.weights, id0) ||
 		    (json_integer_value(json_object_get(w0, "share")) <= 0 &&
 		     !(scur && strcmp(scur, id0) == 0)))
 			continue;
-		nearest_in_t *x = &in[n];
+		nearest_in_t *x = &step_in[n];
 		memset(x, 0, sizeof(*x));
 		snprintf(x->id, sizeof(x->id), "%s", id0);
 		x->prev = (int32_t)json_integer_value(json_object_get(w0, "share"));
 		gone[n++] = "left the row";
 	}
-	json_decref(sshares);
-	nearest_row_t was = { -1, -1, 0 }, nr;
-	if (state) {
-		was.current = index_of(in, n, json_string_value(json_object_get(state, "current")));
-		was.challenger = index_of(in, n, json_string_value(json_object_get(state,
-		                                                    "challenger")));
-		was.streak = (unsigned)json_integer_value(json_object_get(state, "streak"));
+	r->n = n;
+	r->was = (nearest_row_t){ -1, -1, 0 };
+	if (r->w.state) {
+		json_t *st = r->w.state;
+		r->was.current = index_of(step_in, n, json_string_value(json_object_get(st, "current")));
+		r->was.challenger = index_of(step_in, n, json_string_value(json_object_get(st,
+		                                                      "challenger")));
+		r->was.streak = (unsigned)json_integer_value(json_object_get(st, "streak"));
 	}
-	nearest_verdict_t v = nearest_step(&c, n, in, &was, hard_only, &nr, out);
-	/* Between evaluations nothing is stepped: the state stays as the
-	 * last evaluation left it, and a rewritten row gets its shares
-	 * back. */
-	int keep_state = hard_only && v == NEAREST_KEEP;
-	if (keep_state && !restore) {
-		json_decref(state);
-		return 0;
-	}
+}
 
-	/* The reason, worded once for the log, the audit and explain. */
-	char why[600], a[40], b[40];
-	size_t wl = 0;
+/* The reason of verdict r->v, worded once into r->why. */
+static void near_reason(nrun_t *r)
+{
+	char a[40], b[40];
+	char *why = r->why;
+	size_t size = sizeof(r->why), *wl = &r->wl;
+	const nearest_row_t *nr = &r->nr, *was = &r->was;
+	const nearest_conf_t *c = &r->c;
+	const char *cur = nr->current >= 0 ? step_in[nr->current].id : NULL;
+	const char *old = was->current >= 0 ? step_in[was->current].id : NULL;
+	*wl = 0;
 	why[0] = 0;
-	const char *cur = nr.current >= 0 ? in[nr.current].id : NULL;
-	const char *old = was.current >= 0 ? in[was.current].id : NULL;
-	switch (v) {
+	switch (r->v) {
 	case NEAREST_FIRST:
-		add(why, sizeof(why), &wl, "%s is the nearest (%s)", cur,
-		    lat_text(&out[nr.current], a, sizeof(a)));
+		steer_note(why, size, wl, "%s is the nearest (%s)", cur,
+		           lat_text(&step_out[nr->current], a, sizeof(a)));
 		break;
 	case NEAREST_SWITCH:
-		add(why, sizeof(why), &wl, "%s -> %s: %s against %s, better by more than %g%s "
-		    "in %d evaluations", old, cur, lat_text(&out[nr.current], a, sizeof(a)),
-		    lat_text(&out[was.current], b, sizeof(b)), c.margin,
-		    c.margin_ms ? " ms" : "%", NEAREST_CONFIRM);
+		steer_note(why, size, wl, "%s -> %s: %s against %s, better by more than "
+		           "%g%s in %d evaluations", old, cur,
+		           lat_text(&step_out[nr->current], a, sizeof(a)),
+		           lat_text(&step_out[was->current], b, sizeof(b)), c->margin,
+		           c->margin_ms ? " ms" : "%", NEAREST_CONFIRM);
 		break;
 	case NEAREST_PENDING:
-		add(why, sizeof(why), &wl, "%s stays: %s (%s) better than %s (%s) by more than "
-		    "%g%s, %u of %d evaluations", cur, in[nr.challenger].id,
-		    lat_text(&out[nr.challenger], a, sizeof(a)), cur,
-		    lat_text(&out[nr.current], b, sizeof(b)), c.margin,
-		    c.margin_ms ? " ms" : "%", nr.streak, NEAREST_CONFIRM);
+		steer_note(why, size, wl, "%s stays: %s (%s) better than %s (%s) by more "
+		           "than %g%s, %u of %d evaluations", cur, step_in[nr->challenger].id,
+		           lat_text(&step_out[nr->challenger], a, sizeof(a)), cur,
+		           lat_text(&step_out[nr->current], b, sizeof(b)), c->margin,
+		           c->margin_ms ? " ms" : "%", nr->streak, NEAREST_CONFIRM);
 		break;
 	case NEAREST_HARD:
 		if (old && strcmp(old, cur) != 0) {
-			add(why, sizeof(why), &wl, "%s %s, %s at once", old,
-			    gone[was.current] ? gone[was.current] : "failed hard", cur);
+			steer_note(why, size, wl, "%s %s, %s at once", old,
+			           gone[was->current] ? gone[was->current] : "failed hard", cur);
 		} else {
-			for (unsigned i = 0; i < n; i++)
-				if (in[i].prev > 0 && gone[i])
-					add(why, sizeof(why), &wl, "%s %s, ", in[i].id, gone[i]);
-			add(why, sizeof(why), &wl, "its share moves at once");
+			for (unsigned i = 0; i < r->n; i++)
+				if (step_in[i].prev > 0 && gone[i])
+					steer_note(why, size, wl, "%s %s, ", step_in[i].id, gone[i]);
+			steer_note(why, size, wl, "its share moves at once");
 		}
 		break;
 	case NEAREST_NONE:
-		add(why, sizeof(why), &wl, "no usable node, shares unchanged");
+		steer_note(why, size, wl, "no usable node, shares unchanged");
 		break;
 	default:
-		add(why, sizeof(why), &wl, "%s stays the nearest (%s)", cur ? cur : "-",
-		    cur ? lat_text(&out[nr.current], a, sizeof(a)) : "-");
+		steer_note(why, size, wl, "%s stays the nearest (%s)", cur ? cur : "-",
+		           cur ? lat_text(&step_out[nr->current], a, sizeof(a)) : "-");
 		break;
 	}
-	for (unsigned i = 0; i < n; i++)
-		if (out[i].limits & (NEAREST_LIM_CAP | NEAREST_LIM_FULL) && out[i].rank)
-			add(why, sizeof(why), &wl, "; %s at %.0f%% of capacity, keeps %.2f%% of "
-			    "the row (headroom %g%%)", in[i].id, in[i].load, out[i].share / 100.0,
-			    c.headroom);
+	for (unsigned i = 0; i < r->n; i++)
+		if (step_out[i].limits & (NEAREST_LIM_CAP | NEAREST_LIM_FULL) && step_out[i].rank)
+			steer_note(why, size, wl, "; %s at %.0f%% of capacity, keeps %.2f%% of "
+			           "the row (headroom %g%%)", step_in[i].id, step_in[i].load,
+			           step_out[i].share / 100.0, c->headroom);
+}
 
-	json_decref(state);
-	/* Between evaluations the state's per-node figures stay as the last
-	 * evaluation left them. */
-	if (!keep_state) {
-		json_t *nodes = json_object();
-		for (unsigned i = 0; i < nreal; i++) {
-			/* A node out of the ranking had no limit set and its
-			 * load was not acted on: it comes back without a limit
-			 * and its load counts as new then. */
-			json_t *j = json_pack("{s:i, s:f, s:I, s:i, s:b}", "rank", (int)out[i].rank,
-				"cap", out[i].rank ? out[i].cap : 1.0, "share",
-				(json_int_t)out[i].share, "limits", (int)out[i].limits, "usable",
-				in[i].usable);
-			if (out[i].has_ema)
-				json_object_set_new(j, "ema", json_real(out[i].ema));
-			if (in[i].has_latency && !hard_only) {
-				json_object_set_new(j, "latency", json_real(in[i].latency));
-				json_object_set_new(j, "source", json_string(src[i]));
-			}
-			if (in[i].has_load)
-				json_object_set_new(j, "load", json_real(in[i].load));
-			if (in[i].has_load && out[i].rank)
-				json_object_set_new(j, "load_at", json_integer(in[i].load_at));
-			json_object_set_new(nodes, in[i].id, j);
+/* The row's state after the step: each node's figures and the row's
+ * choice, written into the run's transaction. */
+static int near_state(nrun_t *r)
+{
+	json_t *nodes = json_object();
+	for (unsigned i = 0; i < r->nreal; i++) {
+		/* A node out of the ranking had no limit set and its load
+		 * was not acted on: it comes back without a limit and its
+		 * load counts as new then. */
+		json_t *j = json_pack("{s:i, s:f, s:I, s:i, s:b}", "rank", (int)step_out[i].rank,
+			"cap", step_out[i].rank ? step_out[i].cap : 1.0, "share",
+			(json_int_t)step_out[i].share, "limits", (int)step_out[i].limits, "usable",
+			step_in[i].usable);
+		if (step_out[i].has_ema)
+			json_object_set_new(j, "ema", json_real(step_out[i].ema));
+		if (step_in[i].has_latency && !r->hard_only) {
+			json_object_set_new(j, "latency", json_real(step_in[i].latency));
+			json_object_set_new(j, "source", json_string(src[i]));
 		}
-		json_t *st = json_pack("{s:I, s:s, s:s, s:s, s:o}", "at", (json_int_t)now, "mode",
-			"nearest", "verdict", nearest_verdict_name(v), "reason", why, "nodes", nodes);
-		if (cur)
-			json_object_set_new(st, "current", json_string(cur));
-		if (nr.challenger >= 0) {
-			json_object_set_new(st, "challenger", json_string(in[nr.challenger].id));
-			json_object_set_new(st, "streak", json_integer(nr.streak));
-		}
-		json_object_set_new(st, "margin", json_string(json_string_value(json_object_get(
-			svc, "switch_margin")) ? json_string_value(json_object_get(svc, "switch_margin")) :
-			NEAREST_MARGIN_DEFAULT));
-		json_object_set_new(st, "headroom", json_real(c.headroom));
-		int rc = wdb_set(t, WDB_STEER, key, st);
-		json_decref(st);
-		if (rc)
-			return rc;
+		if (step_in[i].has_load)
+			json_object_set_new(j, "load", json_real(step_in[i].load));
+		if (step_in[i].has_load && step_out[i].rank)
+			json_object_set_new(j, "load_at", json_integer(step_in[i].load_at));
+		json_object_set_new(nodes, step_in[i].id, j);
 	}
-	int changed = restore;
-	for (unsigned i = 0; i < nreal; i++)
-		changed |= in[i].prev < 0 || (uint32_t)in[i].prev != out[i].share;
-	if (v == NEAREST_PENDING || (changed && v != NEAREST_NONE))
-		add(what, size, len, "%snearest %s: %s", *len ? "; " : "", key, why);
-	if (!changed || v == NEAREST_NONE)
+	json_t *st = json_pack("{s:I, s:s, s:s, s:s, s:o}", "at", (json_int_t)r->now,
+		"mode", "nearest", "verdict", nearest_verdict_name(r->v), "reason", r->why,
+		"nodes", nodes);
+	if (r->nr.current >= 0)
+		json_object_set_new(st, "current", json_string(step_in[r->nr.current].id));
+	if (r->nr.challenger >= 0) {
+		json_object_set_new(st, "challenger", json_string(step_in[r->nr.challenger].id));
+		json_object_set_new(st, "streak", json_integer(r->nr.streak));
+	}
+	const char *margin = json_string_value(json_object_get(r->svc, "switch_margin"));
+	json_object_set_new(st, "margin", json_string(margin ? margin : NEAREST_MARGIN_DEFAULT));
+	json_object_set_new(st, "headroom", json_real(r->c.headroom));
+	int rc = wdb_set(r->t, WDB_STEER, r->key, st);
+	json_decref(st);
+	return rc;
+}
+
+/* The shares into weight row @row, with the decision, and the words of
+ * the change into the audit note @what.  Returns 1 when the row
+ * changed, 0 when not, or an error. */
+static int near_write(nrun_t *r, json_t *row, char *what, size_t size, size_t *len)
+{
+	int changed = r->restore;
+	for (unsigned i = 0; i < r->nreal; i++)
+		changed |= step_in[i].prev < 0 || (uint32_t)step_in[i].prev != step_out[i].share;
+	if (r->v == NEAREST_PENDING || (changed && r->v != NEAREST_NONE))
+		steer_note(what, size, len, "%snearest %s: %s", *len ? "; " : "", r->key,
+		           r->why);
+	if (!changed || r->v == NEAREST_NONE)
 		return 0;
 	json_t *sw = json_object();
-	add(what, size, len, "; shares");
-	for (unsigned i = 0; i < nreal; i++) {
-		json_object_set_new(sw, in[i].id, json_integer(out[i].share));
-		if (out[i].share || in[i].prev > 0)
-			add(what, size, len, " %s %.2f%%", in[i].id, out[i].share / 100.0);
+	steer_note(what, size, len, "; shares");
+	for (unsigned i = 0; i < r->nreal; i++) {
+		json_object_set_new(sw, step_in[i].id, json_integer(step_out[i].share));
+		if (step_out[i].share || step_in[i].prev > 0)
+			steer_note(what, size, len, " %s %.2f%%", step_in[i].id, step_out[i].share / 100.0);
 	}
 	json_t *nw = json_deep_copy(row);
 	json_object_set_new(nw, "steer", json_pack("{s:o, s:I, s:s, s:s, s:s, s:o}",
-		"weights", sw, "at", (json_int_t)now, "verdict", nearest_verdict_name(v),
-		"mode", "nearest", "reason", why, "decision",
-		decision_json(&c, now, hard_only, &was, n, nreal, in, out)));
-	int rc = wdb_set(t, WDB_WEIGHT, key, nw);
+		"weights", sw, "at", (json_int_t)r->now, "verdict", nearest_verdict_name(r->v),
+		"mode", "nearest", "reason", r->why, "decision",
+		decision_json(&r->c, r->now, r->hard_only, &r->was, r->n, r->nreal, step_in, step_out)));
+	int rc = wdb_set(r->t, WDB_WEIGHT, r->key, nw);
 	json_decref(nw);
 	return rc ? rc : 1;
+}
+
+int nearest_run_row(wdb_txn_t *t, const steer_conf_t *sc, uint32_t now,
+                    const char *key, json_t *row, json_t *svc, int hard_only,
+                    nearest_vantage_fn vantages, void *varg,
+                    char *what, size_t size, size_t *len)
+{
+	nrun_t r = { .t = t, .sc = sc, .now = now, .key = key, .svc = svc,
+	             .hard_only = hard_only, .vantages = vantages, .varg = varg };
+	if (steer_walk_begin(t, key, row, &r.w))
+		return 0;
+	nearest_service_conf(svc, sc, &r.c);
+	const char *mode = json_string_value(json_object_get(r.w.state, "mode"));
+	if (!mode || strcmp(mode, "nearest") != 0)
+		steer_walk_end(&r.w);  /* the steering engine's state: afresh */
+	if (hard_only && !r.w.state)
+		return 0;
+	near_inputs(&r);
+	r.v = nearest_step(&r.c, r.n, step_in, &r.was, hard_only, &r.nr, step_out);
+	/* Between evaluations nothing is stepped: the state stays as the
+	 * last evaluation left it (its per-node figures too), and a
+	 * rewritten row gets its shares back. */
+	int keep_state = hard_only && r.v == NEAREST_KEEP;
+	steer_walk_end(&r.w);
+	if (keep_state && !r.restore)
+		return 0;
+	near_reason(&r);
+	int rc = keep_state ? 0 : near_state(&r);
+	return rc ? rc : near_write(&r, row, what, size, len);
 }

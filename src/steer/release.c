@@ -2,6 +2,7 @@
 /* Gray releases: the record's codec and the decision of one evaluation
  * (release.h, S4-10). */
 #include "steer/release.h"
+#include "common/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -71,9 +72,9 @@ release_verdict_t release_step(const release_t *r, const release_obs_t *obs,
 /* Parses the percentage @s (at most two decimals) into basis points. */
 static int parse_pct(const char *s, uint32_t *bp)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !(v > 0 && v <= 100))
+	static const num_range_t pct = { 0, 100, NUM_LO_OPEN, NULL, NULL };
+	double v;
+	if (num_parse(s, &pct, &v, NULL))
 		return -1;
 	double b = v * 100;
 	if (fabs(b - round(b)) > 1e-6)
@@ -124,26 +125,17 @@ int release_parse_steps(const char *s, uint32_t *steps, unsigned *n, char *err,
 
 int release_parse_every(const char *s, uint32_t *secs, char *err, size_t errlen)
 {
-	char *end;
-	unsigned long long v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
-	unsigned long long mul = 0;
-	if (s && *s >= '0' && *s <= '9') {
-		if (!*end || strcmp(end, "s") == 0)
-			mul = 1;
-		else if (strcmp(end, "m") == 0)
-			mul = 60;
-		else if (strcmp(end, "h") == 0)
-			mul = 3600;
-		else if (strcmp(end, "d") == 0)
-			mul = 86400;
-	}
-	if (!mul || v > RELEASE_EVERY_MAX || v * mul < RELEASE_EVERY_MIN ||
-	    v * mul > RELEASE_EVERY_MAX) {
+	static const char *const units[] = { "s", "m", "h", "d", NULL };
+	static const double scale[] = { 1, 60, 3600, 86400 };
+	static const num_range_t r = { RELEASE_EVERY_MIN, RELEASE_EVERY_MAX, NUM_WHOLE,
+	                               units, scale };
+	double v;
+	if (num_parse(s, &r, &v, NULL)) {
 		snprintf(err, errlen, "'%s' is not a duration from %us to %ud (like 90s, "
 		         "10m, 2h)", s ? s : "", RELEASE_EVERY_MIN, RELEASE_EVERY_MAX / 86400);
 		return -1;
 	}
-	*secs = (uint32_t)(v * mul);
+	*secs = (uint32_t)v;
 	return 0;
 }
 
@@ -164,9 +156,9 @@ int release_parse_guard(const char *s, release_guard_t *g, char *err, size_t err
 			         metric_names[m], ge ? "<=" : ">=");
 			return -1;
 		}
-		char *end;
-		double v = strtod(op + 2, &end);
-		if (end == op + 2 || *end || !(v >= 0 && v <= maxs[m])) {
+		const num_range_t r = { 0, maxs[m], 0, NULL, NULL };
+		double v;
+		if (num_parse(op + 2, &r, &v, NULL)) {
 			snprintf(err, errlen, "guard '%s': the bound must be a number from 0 "
 			         "to %g", s, maxs[m]);
 			return -1;

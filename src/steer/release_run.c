@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The gray release controller (release_run.h, S4-10). */
 #include "steer/release_run.h"
+#include "steer/decide.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -209,14 +210,8 @@ static int service_cb(const char *name, json_t *svc, void *arg)
 	if (v != RELEASE_WAIT)
 		json_object_set_new(nr, "since", json_integer(x->now));
 	json_object_set_new(nr, "reason", json_string(reason));
-	if (x->wl < sizeof(x->what) - 1) {
-		int k = snprintf(x->what + x->wl, sizeof(x->what) - x->wl,
-		                 "%srelease %s: node %s %s", x->wl ? "; " : "", name, node, reason);
-		if (k > 0)
-			x->wl += (size_t)k;
-		if (x->wl >= sizeof(x->what))
-			x->wl = sizeof(x->what) - 1;
-	}
+	steer_note(x->what, sizeof(x->what), &x->wl, "%srelease %s: node %s %s",
+	           x->wl ? "; " : "", name, node, reason);
 	x->rc = wdb_set(x->t, WDB_SERVICE, name, ns);
 	if (x->pub)
 		json_object_set(x->pub, name, ns);

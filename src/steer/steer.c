@@ -417,20 +417,23 @@ static void targets(const steer_conf_t *c, unsigned n, const steer_in_t *in,
 	cap_targets(n, in, out, cand, t, T);
 }
 
-steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
-                           uint32_t now, unsigned n, const steer_in_t *in,
-                           steer_out_t *out)
+/* steer_step(), step 1: every node's figures cleared and its raw score
+ * (S3-1) from its fresh inputs; a node over its budget is marked
+ * (S3-6).  Returns how many nodes have fresh inputs, with the sum of
+ * their scores in *@sumraw and of the operator's weights in *@base_sum. */
+static unsigned step_scores(const steer_conf_t *c, const steer_policy_t *p,
+                            unsigned n, const steer_in_t *in, steer_out_t *out,
+                            double *sumraw, double *base_sum)
 {
-	if (n > STEER_MAX_NODES)
-		n = STEER_MAX_NODES;
-	double max_cost = 0, sumraw = 0, base_sum = 0;
+	double max_cost = 0;
 	unsigned known = 0;
+	*sumraw = *base_sum = 0;
 	for (unsigned i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].ns = out[i].nl = out[i].nc = -1;
 		if (in[i].has_cost && in[i].cost > max_cost)
 			max_cost = in[i].cost;
-		base_sum += in[i].base;
+		*base_sum += in[i].base;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (in[i].over_budget)
@@ -438,11 +441,18 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 		if (!in[i].has_success && !in[i].has_latency)
 			continue;
 		out[i].raw = score(c, p, &in[i], max_cost, &out[i]);
-		sumraw += out[i].raw;
+		*sumraw += out[i].raw;
 		known++;
 	}
-	double P[STEER_MAX_NODES], T[STEER_MAX_NODES], N[STEER_MAX_NODES];
-	uint32_t prev_bp[STEER_MAX_NODES];
+	return known;
+}
+
+/* Step 2: the row's shares now, as fractions (@P) and in basis points
+ * (@prev_bp): the engine's last ones, or the operator's weights when a
+ * node has none yet.  Returns 1 in that case. */
+static int step_previous(unsigned n, const steer_in_t *in, double base_sum,
+                         double *P, uint32_t *prev_bp)
+{
 	int operator = 0;
 	for (unsigned i = 0; i < n; i++)
 		operator |= in[i].prev < 0;
@@ -454,67 +464,80 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	else
 		for (unsigned i = 0; i < n; i++)
 			prev_bp[i] = (uint32_t)in[i].prev;
+	return operator;
+}
 
-	/* S2-7: no fresh input for any node of the row: the row goes back
-	 * to the operator's weights and the smoothing starts afresh. */
-	if (!known) {
-		double B[STEER_MAX_NODES] = { 0 };
-		for (unsigned i = 0; i < n; i++) {
-			B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
-			out[i].limits |= STEER_LIM_UNKNOWN;
-		}
-		steer_round_shares(B, n, prev_bp);
-		for (unsigned i = 0; i < n; i++) {
-			out[i].share = out[i].target = prev_bp[i];
-			out[i].hour_start = in[i].hour_start;
-			out[i].hour_moved = in[i].hour_moved;
-		}
-		return operator ? STEER_KEEP : STEER_REVERT;
+/* S2-7: no fresh input for any node of the row: the row goes back to
+ * the operator's weights and the smoothing starts afresh. */
+static void step_revert(unsigned n, const steer_in_t *in, steer_out_t *out,
+                        double base_sum, uint32_t *prev_bp)
+{
+	double B[STEER_MAX_NODES] = { 0 };
+	for (unsigned i = 0; i < n; i++) {
+		B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
+		out[i].limits |= STEER_LIM_UNKNOWN;
 	}
+	steer_round_shares(B, n, prev_bp);
+	for (unsigned i = 0; i < n; i++) {
+		out[i].share = out[i].target = prev_bp[i];
+		out[i].hour_start = in[i].hour_start;
+		out[i].hour_moved = in[i].hour_moved;
+	}
+}
 
-	/* S3-3: EMA with time constant tau, sampled every interval.  A node
-	 * without fresh input keeps its smoothed score, or starts at the
-	 * row's mean: neither full weight nor removal (S2-7). */
+/* Step 3, S3-3: EMA with time constant tau, sampled every interval.  A
+ * node without fresh input keeps its smoothed score, or starts at the
+ * row's mean (@mean): neither full weight nor removal (S2-7). */
+static void step_smooth(const steer_conf_t *c, const steer_in_t *x,
+                        steer_out_t *o, double mean)
+{
 	double alpha = c->tau > 0 ? 1 - exp(-c->interval / c->tau) : 1;
-	int cand[STEER_MAX_NODES];
+	o->has_ema = 1;
+	if (!x->has_success && !x->has_latency) {
+		o->raw = mean;
+		o->limits |= STEER_LIM_UNKNOWN;
+		o->ema = x->has_ema ? x->ema : o->raw;
+	} else {
+		o->ema = x->has_ema ? x->ema + alpha * (o->raw - x->ema) : o->raw;
+	}
+}
+
+/* Step 4, S3-5 with S3-9: success below the SLA in sla_after
+ * consecutive evaluations takes the node out at once; restore_after
+ * evaluations at or above it bring it back. */
+static void step_sla(const steer_conf_t *c, const steer_in_t *x, steer_out_t *o)
+{
+	o->sla_low = x->sla_low;
+	o->sla_good = x->sla_good;
+	o->sla_out = x->sla_out;
+	if (!x->has_success)
+		return;
+	if (x->success_now < c->sla) {
+		o->sla_low++;
+		o->sla_good = 0;
+	} else {
+		o->sla_good++;
+		o->sla_low = 0;
+	}
+	if (!o->sla_out && o->sla_low >= c->sla_after)
+		o->sla_out = 1;
+	else if (o->sla_out && o->sla_good >= c->restore_after)
+		o->sla_out = 0;
+}
+
+/* Step 5: the candidates (@cand: a weight of the operator's, and not out
+ * for the SLA).  Every candidate below the SLA: taking them all out
+ * would answer nothing, so the scores alone decide.  Returns whether a
+ * node that has a share now is taken out (an SLA failover). */
+static int step_candidates(unsigned n, const steer_in_t *in, steer_out_t *out,
+                           const double *P, int *cand)
+{
 	unsigned ncand = 0, nout = 0;
 	for (unsigned i = 0; i < n; i++) {
-		steer_out_t *o = &out[i];
-		int k = in[i].has_success || in[i].has_latency;
-		o->has_ema = 1;
-		if (!k) {
-			o->raw = sumraw / known;
-			o->limits |= STEER_LIM_UNKNOWN;
-			o->ema = in[i].has_ema ? in[i].ema : o->raw;
-		} else {
-			o->ema = in[i].has_ema ? in[i].ema + alpha * (o->raw - in[i].ema)
-			                       : o->raw;
-		}
-		/* S3-5 with S3-9: success below the SLA in sla_after
-		 * consecutive evaluations takes the node out at once;
-		 * restore_after evaluations at or above it bring it back. */
-		o->sla_low = in[i].sla_low;
-		o->sla_good = in[i].sla_good;
-		o->sla_out = in[i].sla_out;
-		if (in[i].has_success) {
-			if (in[i].success_now < c->sla) {
-				o->sla_low++;
-				o->sla_good = 0;
-			} else {
-				o->sla_good++;
-				o->sla_low = 0;
-			}
-			if (!o->sla_out && o->sla_low >= c->sla_after)
-				o->sla_out = 1;
-			else if (o->sla_out && o->sla_good >= c->restore_after)
-				o->sla_out = 0;
-		}
 		cand[i] = in[i].base > 0;
 		ncand += cand[i] != 0;
-		nout += cand[i] && o->sla_out;
+		nout += cand[i] && out[i].sla_out;
 	}
-	/* Every candidate below the SLA: taking them all out would answer
-	 * nothing, so the scores alone decide. */
 	int allsla = ncand && nout == ncand;
 	int forced = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -528,45 +551,58 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 		out[i].limits |= STEER_LIM_SLA;
 		forced |= P[i] > 0;
 	}
-	targets(c, n, in, out, cand, T);
-	uint32_t tbp[STEER_MAX_NODES];
-	steer_round_shares(T, n, tbp);
-	for (unsigned i = 0; i < n; i++)
-		out[i].target = tbp[i];
+	return forced;
+}
 
+/* Step 6: how much of the move from @P to the targets @T is made (0..1),
+ * the limit that decided it in *@why.  S3-8: at most max_step per node
+ * per evaluation, and at most max_hour per node per hour; the whole
+ * move is scaled, so the shares still add up. */
+static double step_limit(const steer_conf_t *c, uint32_t now, unsigned n,
+                         const steer_in_t *in, const double *P, const double *T,
+                         unsigned *why)
+{
 	double m = 0, k = 1;
 	for (unsigned i = 0; i < n; i++)
 		if (fabs(T[i] - P[i]) > m)
 			m = fabs(T[i] - P[i]);
-	unsigned why = 0;
-	if (!forced && m > 0) {
-		/* S3-8: at most max_step per node per evaluation, and at most
-		 * max_hour per node per hour; the whole move is scaled, so the
-		 * shares still add up. */
-		if (m > c->max_step / 100) {
-			k = c->max_step / 100 / m;
-			why = STEER_LIM_STEP;
-		}
-		for (unsigned i = 0; i < n; i++) {
-			double d = fabs(T[i] - P[i]);
-			if (d <= 0)
-				continue;
-			uint32_t moved = now - in[i].hour_start >= 3600 ? 0 : in[i].hour_moved;
-			double allowed = c->max_hour / 100 - (double)moved / STEER_TOTAL;
-			if (allowed < 0)
-				allowed = 0;
-			if (allowed / d < k) {
-				k = allowed / d;
-				why = STEER_LIM_HOUR;
-			}
-		}
-		/* S3-3: a move smaller than min_step is not made. */
-		if (k * m * 100 < c->min_step - 1e-9) {
-			k = 0;
-			if (why != STEER_LIM_HOUR)
-				why = STEER_LIM_MIN;
+	*why = 0;
+	if (m <= 0)
+		return k;
+	if (m > c->max_step / 100) {
+		k = c->max_step / 100 / m;
+		*why = STEER_LIM_STEP;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		double d = fabs(T[i] - P[i]);
+		if (d <= 0)
+			continue;
+		uint32_t moved = now - in[i].hour_start >= 3600 ? 0 : in[i].hour_moved;
+		double allowed = c->max_hour / 100 - (double)moved / STEER_TOTAL;
+		if (allowed < 0)
+			allowed = 0;
+		if (allowed / d < k) {
+			k = allowed / d;
+			*why = STEER_LIM_HOUR;
 		}
 	}
+	/* S3-3: a move smaller than min_step is not made. */
+	if (k * m * 100 < c->min_step - 1e-9) {
+		k = 0;
+		if (*why != STEER_LIM_HOUR)
+			*why = STEER_LIM_MIN;
+	}
+	return k;
+}
+
+/* Step 7: the new shares, @k of the way from @P to @T (all of it for an
+ * SLA failover, @forced), and each node's use of the hour's allowance.
+ * Returns whether a share changed. */
+static int step_move(uint32_t now, unsigned n, const steer_in_t *in,
+                     steer_out_t *out, const double *P, const double *T,
+                     const uint32_t *prev_bp, double k, unsigned why, int forced)
+{
+	double N[STEER_MAX_NODES];
 	for (unsigned i = 0; i < n; i++) {
 		N[i] = forced ? T[i] : P[i] + k * (T[i] - P[i]);
 		if (why && fabs(T[i] - P[i]) > 0)
@@ -590,5 +626,37 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 		out[i].hour_start = fresh_hour && d ? now : in[i].hour_start;
 		out[i].hour_moved = (fresh_hour ? 0 : in[i].hour_moved) + d;
 	}
-	return changed ? STEER_CHANGE : STEER_KEEP;
+	return changed;
+}
+
+steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
+                           uint32_t now, unsigned n, const steer_in_t *in,
+                           steer_out_t *out)
+{
+	if (n > STEER_MAX_NODES)
+		n = STEER_MAX_NODES;
+	double sumraw, base_sum;
+	unsigned known = step_scores(c, p, n, in, out, &sumraw, &base_sum);
+	double P[STEER_MAX_NODES], T[STEER_MAX_NODES];
+	uint32_t prev_bp[STEER_MAX_NODES];
+	int operator = step_previous(n, in, base_sum, P, prev_bp);
+	if (!known) {
+		step_revert(n, in, out, base_sum, prev_bp);
+		return operator ? STEER_KEEP : STEER_REVERT;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		step_smooth(c, &in[i], &out[i], sumraw / known);
+		step_sla(c, &in[i], &out[i]);
+	}
+	int cand[STEER_MAX_NODES];
+	int forced = step_candidates(n, in, out, P, cand);
+	targets(c, n, in, out, cand, T);
+	uint32_t tbp[STEER_MAX_NODES];
+	steer_round_shares(T, n, tbp);
+	for (unsigned i = 0; i < n; i++)
+		out[i].target = tbp[i];
+	unsigned why = 0;
+	double k = forced ? 1 : step_limit(c, now, n, in, P, T, &why);
+	return step_move(now, n, in, out, P, T, prev_bp, k, why, forced) ?
+	       STEER_CHANGE : STEER_KEEP;
 }

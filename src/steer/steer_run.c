@@ -4,13 +4,13 @@
  * the audited decision in one transaction (S3-3, S3-7). */
 #include "steer/steer_run.h"
 #include "steer/nearest_run.h"
+#include "steer/decide.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "store/keys.h"
 #include "store/plan.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +36,12 @@ static double dnum(json_t *o, const char *k)
 
 static json_t *in_json(const steer_in_t *in)
 {
-	json_t *j = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:I, s:I}",
-		"id", in->id, "base", (json_int_t)in->base, "prev", (json_int_t)in->prev,
+	json_t *j = steer_decision_in(in->id, in->base, in->prev);
+	json_t *more = json_pack("{s:i, s:i, s:i, s:I, s:I}",
 		"lo", (int)in->sla_low, "gd", (int)in->sla_good, "out", in->sla_out,
 		"hs", (json_int_t)in->hour_start, "hm", (json_int_t)in->hour_moved);
+	json_object_update(j, more);
+	json_decref(more);
 	if (in->has_success) {
 		json_object_set_new(j, "s", json_real(in->success));
 		json_object_set_new(j, "s1", json_real(in->success_now));
@@ -90,12 +92,8 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
 	json_array_foreach(ins, i, e) {
 		steer_in_t *x = &in[i];
 		memset(x, 0, sizeof(*x));
-		const char *id = json_string_value(json_object_get(e, "id"));
-		if (!id)
+		if (steer_decision_node(e, x->id, sizeof(x->id), &x->base, &x->prev))
 			return -1;
-		snprintf(x->id, sizeof(x->id), "%s", id);
-		x->base = (uint32_t)json_integer_value(json_object_get(e, "base"));
-		x->prev = (int32_t)json_integer_value(json_object_get(e, "prev"));
 		x->sla_low = (unsigned)json_integer_value(json_object_get(e, "lo"));
 		x->sla_good = (unsigned)json_integer_value(json_object_get(e, "gd"));
 		x->sla_out = (int)json_integer_value(json_object_get(e, "out"));
@@ -254,20 +252,8 @@ static void gather(run_t *r, const char *region, const char *isp, steer_in_t *in
 	                                   &in->latency, NULL, NULL);
 }
 
-static void note(run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(run_t *r, const char *fmt, ...)
-{
-	if (r->wl >= sizeof(r->what) - 1)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(r->what + r->wl, sizeof(r->what) - r->wl, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		r->wl += (size_t)k;
-	if (r->wl >= sizeof(r->what))
-		r->wl = sizeof(r->what) - 1;
-}
+/* Appends to the run's audit note. */
+#define note(r, ...) steer_note((r)->what, sizeof((r)->what), &(r)->wl, __VA_ARGS__)
 
 static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n,
                           steer_verdict_t v, uint32_t now)
@@ -305,76 +291,64 @@ static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n
 	                 verdicts[v], "nodes", nodes);
 }
 
-/* Evaluates weight row @key (@row) of service @svc. */
-static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
+/* The engine's inputs of row @w's nodes into @in, with their
+ * capacities and loads since @applied_at (@cap, @util).  Returns their
+ * number. */
+static unsigned eval_inputs(run_t *r, const steer_walk_t *w, uint32_t applied_at,
+                            steer_in_t *in, double *cap, double *util)
 {
-	char region[WDB_NAME_MAX + 1], isp[WDB_NAME_MAX + 1];
-	if (wdb_row_area(key, region, isp, sizeof(region)))
-		return 0;
-	json_t *weights = json_object_get(row, "weights");
-	json_t *applied = plan_row_weights(row, 1);
-	int steered = applied != weights;
-	json_t *state = wdb_get(r->t, WDB_STEER, key);
-	json_t *snodes = json_object_get(state, "nodes");
-	steer_conf_t c = *r->c;
-	json_t *sla = json_object_get(svc, "sla");
-	if (json_is_number(sla))
-		c.sla = json_number_value(sla);
-	steer_policy_t p;
-	steer_service_policy(svc, &p);
-
-	static steer_in_t in[STEER_MAX_NODES];
-	static steer_out_t out[STEER_MAX_NODES];
-	double cap[STEER_MAX_NODES], util[STEER_MAX_NODES];
-	/* When the weights in force were applied: the engine's shares, or
-	 * its hand-back to the operator's weights. */
-	uint32_t reverted_at = (uint32_t)json_integer_value(json_object_get(state, "reverted_at"));
-	uint32_t applied_at = steered ? (uint32_t)json_integer_value(json_object_get(
-		json_object_get(row, "steer"), "at")) : reverted_at;
-	unsigned n = 0;
-	const char *id;
-	json_t *w;
-	json_object_foreach(weights, id, w) {
-		if (n == STEER_MAX_NODES)
-			break;
-		steer_in_t *x = &in[n++];
+	static steer_walk_node_t wn[STEER_MAX_NODES];
+	unsigned n = steer_walk_nodes(w, wn);
+	for (unsigned i = 0; i < n; i++) {
+		steer_in_t *x = &in[i];
+		json_t *sn = wn[i].sn;
 		memset(x, 0, sizeof(*x));
-		snprintf(x->id, sizeof(x->id), "%s", id);
-		x->base = (uint32_t)json_integer_value(w);
-		x->prev = steered ? (int32_t)json_integer_value(json_object_get(applied, id)) : -1;
-		json_t *sn = json_object_get(snodes, id);
-		if ((x->has_ema = json_is_number(json_object_get(sn, "ema"))))
-			x->ema = dnum(sn, "ema");
+		snprintf(x->id, sizeof(x->id), "%s", wn[i].id);
+		x->base = wn[i].base;
+		x->prev = wn[i].applied;
+		x->has_ema = wn[i].has_ema;
+		x->ema = wn[i].ema;
 		x->sla_low = (unsigned)json_integer_value(json_object_get(sn, "lo"));
 		x->sla_good = (unsigned)json_integer_value(json_object_get(sn, "gd"));
 		x->sla_out = (int)json_integer_value(json_object_get(sn, "out"));
 		x->hour_start = (uint32_t)json_integer_value(json_object_get(sn, "hs"));
 		x->hour_moved = (uint32_t)json_integer_value(json_object_get(sn, "hm"));
-		json_t *node = node_get(r, id);
+		json_t *node = node_get(r, x->id);
 		json_t *cost = json_object_get(node, "cost_per_gb");
 		if ((x->has_cost = json_is_number(cost)))
 			x->cost = json_number_value(cost);
 		const char *prov = json_string_value(json_object_get(node, "provider"));
 		if (prov)
 			x->over_budget = budget_of(r, prov) > 0;
-		gather(r, region, isp, x);
-		node_load(r, id, node, applied_at, &cap[n - 1], &util[n - 1]);
+		gather(r, w->region, w->isp, x);
+		node_load(r, x->id, node, applied_at, &cap[i], &util[i]);
 	}
-	/* S1-6: the row's demand, measured again once loads newer than
-	 * the shares in force arrive; until then the last estimate holds
-	 * (a load that lags its share would make the ceiling swing). */
+	return n;
+}
+
+/* S1-6: the row's demand, measured again once loads newer than the
+ * shares in force arrive; until then the last estimate in @state holds
+ * (a load that lags its share would make the ceiling swing).  When it
+ * was measured in *@at. */
+static double eval_demand(run_t *r, const steer_conf_t *c, unsigned n,
+                          const double *cap, const double *util,
+                          const steer_in_t *in, json_t *state, uint32_t *at)
+{
 	double demand = steer_demand(n, cap, util, in);
-	uint32_t demand_at = r->now;
+	*at = r->now;
 	if (demand <= 0 && json_is_number(json_object_get(state, "demand"))) {
-		demand_at = (uint32_t)json_integer_value(json_object_get(state, "demand_at"));
-		if (r->now - demand_at <= c.stale)
+		*at = (uint32_t)json_integer_value(json_object_get(state, "demand_at"));
+		if (r->now - *at <= c->stale)
 			demand = dnum(state, "demand");
 	}
-	json_decref(state);
-	steer_ceilings(c.headroom, n, cap, demand, in);
-	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
-	/* S3-5: the nodes out for the SLA, whose standby the health thread
-	 * raises; a shadow service acts on nothing. */
+	return demand;
+}
+
+/* S3-5: the nodes of row @key out for the SLA, whose standby the health
+ * thread raises; a shadow service acts on nothing. */
+static void eval_sla(run_t *r, const char *key, json_t *svc, unsigned n,
+                     const steer_in_t *in, const steer_out_t *out)
+{
 	int shadow = strcmp(json_string_value(json_object_get(svc, "steering")), "shadow") == 0;
 	for (unsigned i = 0; i < n && !shadow; i++) {
 		if (!(out[i].limits & STEER_LIM_SLA))
@@ -384,20 +358,43 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 			json_object_set_new(r->sla, in[i].id, rows = json_array());
 		json_array_append_new(rows, json_string(key));
 	}
-	state = state_json(in, out, n, v, r->now);
-	if (demand > 0) {
-		json_object_set_new(state, "demand", json_real(demand));
-		json_object_set_new(state, "demand_at", json_integer(demand_at));
+}
+
+/* The audit note of a change of row @key's shares: each node that
+ * moved, and why. */
+static void eval_note(run_t *r, unsigned n, const steer_in_t *in,
+                      const steer_out_t *out)
+{
+	int first = 1;
+	for (unsigned i = 0; i < n; i++) {
+		int32_t was = in[i].prev;
+		if (was >= 0 && (uint32_t)was == out[i].share)
+			continue;
+		char lim[120];
+		note(r, "%s%s ", first ? "" : ", ", in[i].id);
+		if (was >= 0)
+			note(r, "%.2f%%", was / 100.0);
+		else
+			note(r, "operator");
+		note(r, " -> %.2f%% (score %.3f, smoothed %.3f", out[i].share / 100.0,
+		     out[i].raw, out[i].ema);
+		if (in[i].has_success)
+			note(r, ", success %.2f", in[i].success);
+		if (in[i].has_latency)
+			note(r, ", latency %.0f ms", in[i].latency);
+		if (out[i].limits)
+			note(r, ", %s", steer_limits_text(out[i].limits, lim, sizeof(lim)));
+		note(r, ")");
+		first = 0;
 	}
-	if (v == STEER_REVERT || reverted_at)
-		json_object_set_new(state, "reverted_at",
-		                    json_integer(v == STEER_REVERT ? r->now : reverted_at));
-	int rc = put(r, WDB_STEER, key, state);
-	json_decref(state);
-	if (rc)
-		return rc;
-	if (v == STEER_KEEP)
-		return 0;
+}
+
+/* Writes verdict @v (not a keep) of row @key (@row) into the row: the
+ * operator's weights back, or the new shares with their decision. */
+static int eval_write(run_t *r, const char *key, json_t *row, const steer_conf_t *c,
+                      const steer_policy_t *p, unsigned n, const steer_in_t *in,
+                      const steer_out_t *out, steer_verdict_t v)
+{
 	json_t *nrow = json_deep_copy(row);
 	note(r, "%ssteer %s: ", r->changed ? "; " : "", key);
 	if (v == STEER_REVERT) {
@@ -411,38 +408,60 @@ static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
 			json_array_append_new(ins, in_json(&in[i]));
 		}
 		json_t *d = json_pack("{s:I, s:o, s:[f, f, f], s:o, s:o}",
-			"at", (json_int_t)r->now, "conf", conf_json(&c), "policy",
-			p.success, p.latency, p.cost, "in", ins, "out", outj);
+			"at", (json_int_t)r->now, "conf", conf_json(c), "policy",
+			p->success, p->latency, p->cost, "in", ins, "out", outj);
 		json_object_set_new(nrow, "steer", json_pack("{s:o, s:I, s:s, s:o}",
 			"weights", sw, "at", (json_int_t)r->now, "verdict", "change",
 			"decision", d));
-		int first = 1;
-		for (unsigned i = 0; i < n; i++) {
-			int32_t was = in[i].prev;
-			if (was >= 0 && (uint32_t)was == out[i].share)
-				continue;
-			char lim[120];
-			note(r, "%s%s ", first ? "" : ", ", in[i].id);
-			if (was >= 0)
-				note(r, "%.2f%%", was / 100.0);
-			else
-				note(r, "operator");
-			note(r, " -> %.2f%% (score %.3f, smoothed %.3f", out[i].share / 100.0,
-			     out[i].raw, out[i].ema);
-			if (in[i].has_success)
-				note(r, ", success %.2f", in[i].success);
-			if (in[i].has_latency)
-				note(r, ", latency %.0f ms", in[i].latency);
-			if (out[i].limits)
-				note(r, ", %s", steer_limits_text(out[i].limits, lim, sizeof(lim)));
-			note(r, ")");
-			first = 0;
-		}
+		eval_note(r, n, in, out);
 	}
-	rc = put(r, WDB_WEIGHT, key, nrow);
+	int rc = put(r, WDB_WEIGHT, key, nrow);
 	json_decref(nrow);
 	r->changed++;
 	return rc;
+}
+
+/* Evaluates weight row @key (@row) of service @svc. */
+static int eval_row(run_t *r, const char *key, json_t *row, json_t *svc)
+{
+	steer_walk_t w;
+	if (steer_walk_begin(r->t, key, row, &w))
+		return 0;
+	steer_conf_t c = *r->c;
+	json_t *sla = json_object_get(svc, "sla");
+	if (json_is_number(sla))
+		c.sla = json_number_value(sla);
+	steer_policy_t p;
+	steer_service_policy(svc, &p);
+	static steer_in_t in[STEER_MAX_NODES];
+	static steer_out_t out[STEER_MAX_NODES];
+	double cap[STEER_MAX_NODES], util[STEER_MAX_NODES];
+	/* When the weights in force were applied: the engine's shares, or
+	 * its hand-back to the operator's weights. */
+	uint32_t reverted_at = (uint32_t)json_integer_value(json_object_get(w.state,
+	                                                    "reverted_at"));
+	uint32_t applied_at = w.steered ? (uint32_t)json_integer_value(json_object_get(
+		json_object_get(row, "steer"), "at")) : reverted_at;
+	unsigned n = eval_inputs(r, &w, applied_at, in, cap, util);
+	uint32_t demand_at;
+	double demand = eval_demand(r, &c, n, cap, util, in, w.state, &demand_at);
+	steer_walk_end(&w);
+	steer_ceilings(c.headroom, n, cap, demand, in);
+	steer_verdict_t v = steer_step(&c, &p, r->now, n, in, out);
+	eval_sla(r, key, svc, n, in, out);
+	json_t *state = state_json(in, out, n, v, r->now);
+	if (demand > 0) {
+		json_object_set_new(state, "demand", json_real(demand));
+		json_object_set_new(state, "demand_at", json_integer(demand_at));
+	}
+	if (v == STEER_REVERT || reverted_at)
+		json_object_set_new(state, "reverted_at",
+		                    json_integer(v == STEER_REVERT ? r->now : reverted_at));
+	int rc = put(r, WDB_STEER, key, state);
+	json_decref(state);
+	if (rc || v == STEER_KEEP)
+		return rc;
+	return eval_write(r, key, row, &c, &p, n, in, out, v);
 }
 
 static int row_cb(const char *key, json_t *row, void *arg)

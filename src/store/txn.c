@@ -179,7 +179,6 @@ static json_t *without_verdict(json_t *rec)
 
 static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
 
-static int collect_key(const MDB_val *k, const MDB_val *v, void *arg);
 
 /* Deletes the pushed steering inputs of node @id ("n|ID|..."). */
 static int drop_steer_inputs(wdb_txn_t *t, const char *id)
@@ -187,7 +186,7 @@ static int drop_steer_inputs(wdb_txn_t *t, const char *id)
 	char prefix[300];
 	snprintf(prefix, sizeof(prefix), "n|%s|", id);
 	json_t *keys = json_array();
-	wdb__each_raw(t->txn, t->db->dbi[DBI_STEERIN], prefix, collect_key, keys);
+	wdb__each_raw(t->txn, t->db->dbi[DBI_STEERIN], prefix, wdb__collect_key, keys);
 	size_t i;
 	json_t *k;
 	int rc = 0;
@@ -397,172 +396,7 @@ int wdb_each(wdb_txn_t *t, wdb_kind_t kind, const char *prefix,
 	return wdb__each_raw(t->txn, t->db->dbi[kind_dbi[kind]], prefix, each_json_cb, &e);
 }
 
-/* Commit: references, plans, audit -------------------------------- */
-
-typedef struct {
-	wdb_txn_t *t;
-	json_t *cache;        /* node id -> node object, for this rebuild */
-	char *err;
-	size_t errlen;
-	int rc;
-	int client_rows;
-	int kinds;            /* SVC_ROW_* seen */
-	int shadow;           /* the service ignores health (S2-9) */
-	int dynamic;          /* the service steers dynamically (S3-3) */
-	const char *svc;
-	json_t *release;      /* the service's gray release (S4-10), or NULL */
-} rebuild_t;
-
-static json_t *node_of(const char *id, void *arg)
-{
-	rebuild_t *r = arg;
-	json_t *n = json_object_get(r->cache, id);
-	if (n)
-		return n;
-	n = wdb_get(r->t, WDB_NODE, id);
-	if (!n)
-		return NULL;
-	/* The health decision travels with the node into the plan. */
-	json_t *h = wdb_get(r->t, WDB_HEALTH, id);
-	if (h)
-		json_object_set_new(n, "health", h);
-	json_object_set_new(r->cache, id, n);
-	return n;
-}
-
-/* Whether CNAME target @cname (presentation, final dot or not) is
- * service name @svc (lowercase, no final dot). */
-static int cname_is(const char *cname, const char *svc)
-{
-	size_t n = strlen(cname), m = strlen(svc);
-	if (n && cname[n - 1] == '.')
-		n--;
-	return n == m && strncasecmp(cname, svc, n) == 0;
-}
-
-static int rebuild_row(const char *key, json_t *row, void *arg)
-{
-	rebuild_t *r = arg;
-	uint8_t *plan;
-	size_t len;
-	char msg[300];
-	/* A CNAME node that points at the row's own service sends clients
-	 * round in a loop. */
-	const char *id;
-	json_t *wv;
-	json_object_foreach(json_object_get(row, "weights"), id, wv) {
-		const char *cn = json_string_value(json_object_get(node_of(id, r), "cname"));
-		if (cn && cname_is(cn, r->svc)) {
-			snprintf(r->err, r->errlen, "weight row %s: node %s is a CNAME to "
-			         "the service itself, an answer that loops", key, id);
-			r->rc = GSLB_EINVAL;
-			return 1;
-		}
-	}
-	/* The steering engine's shares replace the operator's weights
-	 * (plan.c decides when); health scales them like any weight. */
-	json_t *w = plan_row_weights(row, r->dynamic);
-	json_t *use = w == json_object_get(row, "weights") ? json_incref(row) :
-	              json_pack("{s:O}", "weights", w);
-	/* S4-10: a gray release of one of the row's nodes goes into the
-	 * plan with the share of clients it answers now. */
-	const char *rel_node;
-	uint32_t rel_bp;
-	if (plan_release_key(r->release, key, json_object_get(row, "weights"),
-	                     &rel_node, &rel_bp)) {
-		json_t *u = json_pack("{s:O, s:{s:s, s:I}}", "weights",
-		                      json_object_get(use, "weights"), "release",
-		                      "node", rel_node, "bp", (json_int_t)rel_bp);
-		json_decref(use);
-		use = u;
-	}
-	int erc = plan_encode(use, node_of, r, r->shadow, &plan, &len, msg,
-	                      sizeof(msg));
-	json_decref(use);
-	if (erc) {
-		snprintf(r->err, r->errlen, "weight row %s: %s", key, msg);
-		r->rc = GSLB_EINVAL;
-		return 1;
-	}
-	int prc = wdb__put_raw(r->t, DBI_PLANS, key, plan, len);
-	if (prc)
-		r->rc = prc;   /* the commit reports the cause (t->rc) */
-	free(plan);
-	/* Note which kinds of rows the service has (gslb_chain()). */
-	static const int kind_flag[] = { SVC_ROW_REGION_ISP, SVC_ROW_REGION,
-	                                 SVC_ROW_ISP, SVC_ROW_DEFAULT };
-	wdb_row_parts_t parts;
-	wdb_row_split(key, strlen(key), &parts);
-	wdb_row_kind_t kind = wdb_row_kind(&parts);
-	r->kinds |= kind_flag[kind];
-	if (kind != WDB_ROW_DEFAULT)
-		r->client_rows = 1;
-	return r->rc != 0;
-}
-
-static int collect_key(const MDB_val *k, const MDB_val *v, void *arg)
-{
-	json_t *keys = arg;
-	json_array_append_new(keys, json_stringn(k->mv_data, k->mv_size));
-	return 0;
-}
-
-static const char *const all_down_names[] = { "open", "fallback", "empty" };
-
-/* Rebuilds the svcrec record and every plan of service @svc. */
-static int rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
-                           char *err, size_t errlen)
-{
-	char prefix[300];
-	wdb_row_prefix(prefix, sizeof(prefix), svc);
-	json_t *old = json_array();
-	wdb__each_raw(t->txn, t->db->dbi[DBI_PLANS], prefix, collect_key, old);
-	size_t i;
-	json_t *k;
-	json_array_foreach(old, i, k)
-		wdb__del_raw(t, DBI_PLANS, json_string_value(k));
-	json_decref(old);
-
-	json_t *s = wdb_get(t, WDB_SERVICE, svc);
-	if (!s) {
-		wdb__del_raw(t, DBI_SVCREC, svc);
-		/* Rows of a deleted service are an error. */
-		json_t *rows = json_array();
-		wdb__each_raw(t->txn, t->db->dbi[DBI_WEIGHTS], prefix, collect_key, rows);
-		size_t n = json_array_size(rows);
-		json_decref(rows);
-		if (n) {
-			snprintf(err, errlen, "service %s does not exist but has %zu weight row(s)",
-			         svc, n);
-			return GSLB_EINVAL;
-		}
-		return 0;
-	}
-	const char *steering = json_string_value(json_object_get(s, "steering"));
-	rebuild_t r = { t, cache, err, errlen, 0, 0, 0,
-	                json_is_true(json_object_get(s, "shadow")),
-	                steering && (strcmp(steering, "dynamic") == 0 ||
-	                             strcmp(steering, "nearest") == 0), svc,
-	                json_object_get(s, "release") };
-	wdb_each(t, WDB_WEIGHT, prefix, rebuild_row, &r);
-	if (r.rc) {
-		json_decref(s);
-		return r.rc;
-	}
-	uint8_t rec[12] = { 1 };
-	rec[1] = (uint8_t)json_integer_value(json_object_get(s, "answers"));
-	const char *ad = json_string_value(json_object_get(s, "all_down"));
-	for (int j = 0; j < 3; j++)
-		if (ad && strcmp(ad, all_down_names[j]) == 0)
-			rec[2] = (uint8_t)j;
-	rec[3] = (uint8_t)((json_is_true(json_object_get(s, "sticky")) ? SVC_STICKY : 0) |
-	                   (r.client_rows ? SVC_CLIENT_ROWS : 0) |
-	                   r.kinds | SVC_ROW_KNOWN);
-	wr32(rec + 4, (uint32_t)json_integer_value(json_object_get(s, "ttl")));
-	wr32(rec + 8, (uint32_t)json_integer_value(json_object_get(s, "short_ttl")));
-	json_decref(s);
-	return wdb__put_raw(t, DBI_SVCREC, svc, rec, sizeof(rec));
-}
+/* Commit: references, plans (rebuild.c), audit ------------------- */
 
 typedef struct {
 	json_t *nodes;        /* changed node ids */
@@ -692,7 +526,7 @@ static int fail_abort(wdb_txn_t *t, int rc, char *err, size_t errlen)
  * "inputsgen" and one of the signing keys "dnssecgen", so that readers
  * polling them (the health thread, gslbd's key loading) re-read only
  * what changed. */
-static int commit_free(wdb_txn_t *t, char *err, size_t errlen)
+int wdb__commit_free(wdb_txn_t *t, char *err, size_t errlen)
 {
 	if ((t->table_changed && bump(t, "tablegen")) ||
 	    (t->metrics_changed && bump(t, "metricsgen")) ||
@@ -756,7 +590,7 @@ static int validate(wdb_txn_t *t, char *err, size_t errlen)
 	const char *svc;
 	json_t *dummy;
 	json_object_foreach(t->services, svc, dummy) {
-		if ((rc = rebuild_service(t, svc, cache, err, errlen)))
+		if ((rc = wdb__rebuild_service(t, svc, cache, err, errlen)))
 			break;
 	}
 	json_decref(cache);
@@ -788,127 +622,17 @@ int64_t wdb_commit(wdb_txn_t *t, const char *what, char *err, size_t errlen)
 		return rc;
 	/* Only data (status, metrics, history): no audit record. */
 	if (json_array_size(t->changes) == 0)
-		return commit_free(t, err, errlen);
+		return wdb__commit_free(t, err, errlen);
 	int64_t id = wdb__audit_append(t, what, err, errlen);
 	if (id < 0) {
 		note_full(t->db, id == GSLB_ENOSPC);
 		wdb_abort(t);
 		return id;
 	}
-	rc = commit_free(t, err, errlen);
+	rc = wdb__commit_free(t, err, errlen);
 	return rc ? rc : id;
 }
 
-/* LMDB hands out the pages a commit freed only to a write two commits
- * later: the one right after it may still need them, for the snapshot
- * before it (mdb_find_oldest() counts from the writer's own id minus
- * one).  So the room a trim made is usable by the caller's next write
- * only after one more commit: this one, a counter in the meta table.
- * Without it, in a full map, that write failed as full although the
- * trim had freed enough -- whenever no other process happened to commit
- * in between. */
-static void settle(weightdb_t *db)
-{
-	char err[300];
-	wdb_txn_t *t = wdb_begin(db, "trim", err, sizeof(err));
-	if (t && !wdb_set_meta_u64(t, "roomsettle", wdb_meta_u64(t, "roomsettle") + 1))
-		commit_free(t, err, sizeof(err));
-	else if (t)
-		wdb_abort(t);
-}
-
-/* Ends trim transaction @t after deleting (@max - @budget) records or
- * failing with @rc: with nothing deleted, no commit, so no write at all.
- * Returns the number deleted or an error. */
-static int trim_end(wdb_txn_t *t, int rc, unsigned max, unsigned budget)
-{
-	if (rc || budget == max) {
-		wdb_abort(t);
-		return rc;
-	}
-	char err[300];
-	weightdb_t *db = t->db;
-	if ((rc = commit_free(t, err, sizeof(err))))
-		return rc;
-	settle(db);
-	return (int)(max - budget);
-}
-
-/* Begins a trim transaction, the pair of trim_end(). */
-static wdb_txn_t *trim_begin(weightdb_t *db)
-{
-	char err[300];
-	return wdb_begin(db, "trim", err, sizeof(err));
-}
-
-int weightdb_trim(weightdb_t *db, const wdb_trim_t *w, unsigned max)
-{
-	wdb_txn_t *t = trim_begin(db);
-	if (!t)
-		return GSLB_EIO;
-	unsigned budget = max;
-	int rc = 0;
-	if (w->audit_before)
-		rc = wdb__audit_trim(t, w->audit_before, &budget);
-	if (!rc && w->history_before)
-		rc = wdb__history_trim_n(t, w->history_before, &budget);
-	if (!rc && (w->inputs_before || w->spend_before))
-		rc = wdb__inputs_trim(t, w, &budget);
-	return trim_end(t, rc, max, budget);
-}
-
-/* Room for health decisions (weightdb.h, WDB_ROOM_SHARE).  Each round
- * deletes what both tables hold of their oldest second, so that audit
- * records and history samples leave in time order together. */
-int weightdb_make_room(weightdb_t *db, unsigned max, int force,
-                       wdb_room_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	wdb_marks_t m;
-	wdb__marks(db, &m);
-	out->map = m.map;
-	MDB_txn *rt;
-	if (mdb_txn_begin(db->env, NULL, MDB_RDONLY, &rt))
-		return GSLB_EIO;
-	uint64_t live = out->live_before = out->live_after =
-	        wdb__live_bytes(rt, db);
-	mdb_txn_abort(rt);
-	if (live <= m.high && !force)
-		return 0;
-	wdb_txn_t *t = trim_begin(db);
-	if (!t)
-		return GSLB_EIO;
-	unsigned budget = max;
-	int rc = 0;
-	while (!rc && budget && (live > m.low || (force && budget == max))) {
-		uint32_t ta = 0, th = 0;
-		int ha = wdb__audit_oldest(t, &ta) == 0;
-		int hh = wdb__history_oldest(t, &th) == 0;
-		if (!ha && !hh)
-			break;              /* nothing of them is left */
-		uint32_t when = !hh || (ha && ta < th) ? ta : th;
-		unsigned start = budget, b = budget;
-		if (ha && ta == when && !(rc = wdb__audit_trim(t, when + 1, &budget)))
-			out->audit += b - budget;
-		b = budget;
-		if (!rc && hh && th == when &&
-		    !(rc = wdb__history_trim_n(t, when + 1, &budget)))
-			out->history += b - budget;
-		if (budget == start)
-			break;              /* a record without a time: no further */
-		out->newest = when;
-		live = wdb__live_bytes(t->txn, db);
-	}
-	if (!rc && out->audit)
-		rc = wdb_set_meta_u64(t, "roomaudit",
-		                      wdb_meta_u64(t, "roomaudit") + out->audit);
-	if (!rc && out->history)
-		rc = wdb_set_meta_u64(t, "roomhist",
-		                      wdb_meta_u64(t, "roomhist") + out->history);
-	if (!rc)
-		out->live_after = live;
-	return trim_end(t, rc, max, budget);
-}
 
 uint64_t wdb_table_generation(wdb_txn_t *t)
 {

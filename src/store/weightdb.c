@@ -299,6 +299,128 @@ static int file_exists(const char *dir, const char *name)
 	return stat(p, &st) == 0;
 }
 
+/* A failed step of the open: LMDB's @rc in @err.  Returns -1. */
+static int open_fail(const weightdb_t *db, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "database %s: %s", db->path, mdb_strerror(rc));
+	return -1;
+}
+
+/* Opening, step 1: the environment at db->path, created, sized and
+ * opened.  No size of our own: the store's recorded one
+ * (adopt_map_size(), later), or the configured one or else the default
+ * for a new store.  Returns 0, or -1 with @err. */
+static int open_env(weightdb_t *db, const wdb_options_t *o, char *err,
+                    size_t errlen)
+{
+	const char *path = db->path;
+	int exists = file_exists(path, "data.mdb");
+	size_t map = o->map_size ? o->map_size : exists ? 0 :
+	             o->conf_map_size ? o->conf_map_size : WDB_MAP_SIZE_DEFAULT;
+	int rc;
+	if ((rc = mdb_env_create(&db->env)) ||
+	    (rc = mdb_env_set_maxdbs(db->env, 32)) ||
+	    (rc = mdb_env_set_maxreaders(db->env, 1024)) ||
+	    (map && (rc = mdb_env_set_mapsize(db->env, map))) ||
+	    (rc = mdb_env_open(db->env, path,
+	                       MDB_NOTLS | (o->read_only ? MDB_RDONLY : 0), 0644))) {
+		if (o->read_only && (rc == EACCES || rc == EPERM))
+			snprintf(err, errlen, "database %s: %s (reading needs write "
+			         "access to %s/lock.mdb, where readers register)", path,
+			         mdb_strerror(rc), path);
+		else if (rc == EACCES || rc == EPERM)
+			write_denied(path, rc, err, errlen);
+		else
+			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opening, step 2: the named databases (created when writing) and the
+ * schema version (recorded in a new store; one newer than this gslbd is
+ * refused), in one transaction, committed rather than aborted so that
+ * the handles opened in it stay.  Returns 0, or -1 with @err. */
+static int open_tables(weightdb_t *db, const wdb_options_t *o, char *err,
+                       size_t errlen)
+{
+	const char *path = db->path;
+	MDB_txn *txn;
+	int rc;
+	if ((rc = mdb_txn_begin(db->env, NULL, o->read_only ? MDB_RDONLY : 0, &txn)))
+		return open_fail(db, rc, err, errlen);
+	for (int i = 0; i < DBI_COUNT; i++)
+		if ((rc = mdb_dbi_open(txn, dbi_names[i],
+		                       (o->read_only ? 0 : MDB_CREATE) |
+		                       (i == DBI_NODEROWS ? MDB_DUPSORT : 0),
+		                       &db->dbi[i]))) {
+			snprintf(err, errlen, "database %s: %s: %s%s", path, dbi_names[i],
+			         mdb_strerror(rc), o->read_only && rc == MDB_NOTFOUND ?
+			         " (written by an older gslbd: open it read-write once)" : "");
+			mdb_txn_abort(txn);
+			return -1;
+		}
+	MDB_val k = { 6, "schema" }, v;
+	rc = mdb_get(txn, db->dbi[DBI_META], &k, &v);
+	if (rc == MDB_NOTFOUND && !o->read_only) {
+		uint8_t ver[4];
+		wr32(ver, WDB_SCHEMA);
+		v = (MDB_val){ 4, ver };
+		rc = mdb_put(txn, db->dbi[DBI_META], &k, &v, 0);
+	} else if (rc == 0 && (v.mv_size != 4 || rd32(v.mv_data) > WDB_SCHEMA)) {
+		snprintf(err, errlen, "database %s: schema version %u is newer than "
+		         "this gslbd understands (%d)", path,
+		         v.mv_size == 4 ? rd32(v.mv_data) : 0, WDB_SCHEMA);
+		mdb_txn_abort(txn);
+		return -1;
+	}
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc) {
+		char full[300];
+		snprintf(err, errlen, "database %s: %s", path, rc == MDB_MAP_FULL ?
+		         wdb_full_msg(db, full, sizeof(full)) : mdb_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opening, step 3 (read-write, after the map is set): what may not fit
+ * in a full store -- the upgrade of an older store (its history and
+ * node -> row indexes) and the map size recorded.  A full map leaves
+ * the store open: it still serves reads, and trimming or a larger map
+ * makes room again.  Returns 0, or -1 with @err. */
+static int upgrade(weightdb_t *db, const wdb_options_t *o, char *err,
+                   size_t errlen)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(db->env, NULL, 0, &txn);
+	if (rc)
+		return open_fail(db, rc, err, errlen);
+	if (!(rc = index_history(txn, db)))
+		rc = index_rows(txn, db);
+	if (!rc && (o->map_size || o->conf_map_size))
+		rc = record_map_size(txn, db, !o->map_size);
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc == MDB_MAP_FULL) {
+		db->full = 1;
+		if (db->log_full) {
+			db->full_logged = util_mono_sec();
+			db->full_said = 1;
+			char full[300];
+			log_err("database %s: %s", db->path,
+			        wdb_full_msg(db, full, sizeof(full)));
+		}
+		return 0;
+	}
+	return rc ? open_fail(db, rc, err, errlen) : 0;
+}
+
 weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
                                char *err, size_t errlen)
 {
@@ -319,118 +441,15 @@ weightdb_t *weightdb_open_opts(const char *path, const wdb_options_t *o,
 		snprintf(err, errlen, "database %s: no store there", path);
 		goto fail;
 	}
-	/* No size of our own: the store's recorded one (adopt_map_size()),
-	 * or the configured one or else the default for a new store. */
-	int exists = file_exists(path, "data.mdb");
-	size_t map = o->map_size ? o->map_size : exists ? 0 :
-	             o->conf_map_size ? o->conf_map_size : WDB_MAP_SIZE_DEFAULT;
-	MDB_txn *txn = NULL;
-	if ((rc = mdb_env_create(&db->env)) ||
-	    (rc = mdb_env_set_maxdbs(db->env, 32)) ||
-	    (rc = mdb_env_set_maxreaders(db->env, 1024)) ||
-	    (map && (rc = mdb_env_set_mapsize(db->env, map))) ||
-	    (rc = mdb_env_open(db->env, path,
-	                       MDB_NOTLS | (o->read_only ? MDB_RDONLY : 0), 0644))) {
-		if (o->read_only && (rc == EACCES || rc == EPERM))
-			snprintf(err, errlen, "database %s: %s (reading needs write "
-			         "access to %s/lock.mdb, where readers register)", path,
-			         mdb_strerror(rc), path);
-		else if (rc == EACCES || rc == EPERM)
-			write_denied(path, rc, err, errlen);
-		else
-			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+	if (open_env(db, o, err, errlen) || open_tables(db, o, err, errlen))
 		goto fail;
-	}
-	if ((rc = mdb_txn_begin(db->env, NULL, o->read_only ? MDB_RDONLY : 0, &txn))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
+	/* The map of a process without a size of its own (a reader's is
+	 * always the store's), before anything that may grow the data. */
+	rc = o->read_only ? adopt_map_size(db, 0) :
+	     !o->map_size ? adopt_map_size(db, o->conf_map_size) : 0;
+	if ((rc && open_fail(db, rc, err, errlen)) ||
+	    (!o->read_only && upgrade(db, o, err, errlen)))
 		goto fail;
-	}
-	for (int i = 0; i < DBI_COUNT; i++)
-		if ((rc = mdb_dbi_open(txn, dbi_names[i],
-		                       (o->read_only ? 0 : MDB_CREATE) |
-		                       (i == DBI_NODEROWS ? MDB_DUPSORT : 0),
-		                       &db->dbi[i]))) {
-			snprintf(err, errlen, "database %s: %s: %s%s", path, dbi_names[i],
-			         mdb_strerror(rc), o->read_only && rc == MDB_NOTFOUND ?
-			         " (written by an older gslbd: open it read-write once)" : "");
-			mdb_txn_abort(txn);
-			goto fail;
-		}
-	MDB_val k = { 6, "schema" }, v;
-	rc = mdb_get(txn, db->dbi[DBI_META], &k, &v);
-	if (rc == MDB_NOTFOUND && !o->read_only) {
-		uint8_t ver[4];
-		wr32(ver, WDB_SCHEMA);
-		v = (MDB_val){ 4, ver };
-		rc = mdb_put(txn, db->dbi[DBI_META], &k, &v, 0);
-	} else if (rc == 0 && (v.mv_size != 4 || rd32(v.mv_data) > WDB_SCHEMA)) {
-		snprintf(err, errlen, "database %s: schema version %u is newer than "
-		         "this gslbd understands (%d)", path,
-		         v.mv_size == 4 ? rd32(v.mv_data) : 0, WDB_SCHEMA);
-		mdb_txn_abort(txn);
-		goto fail;
-	}
-	if (o->read_only) {
-		/* Committed, not aborted: the handles opened in it stay. */
-		if (rc)
-			mdb_txn_abort(txn);
-		else
-			rc = mdb_txn_commit(txn);
-		if (!rc)
-			rc = adopt_map_size(db, 0);
-		if (rc) {
-			snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-			goto fail;
-		}
-		return db;
-	}
-	/* The handles first: a transaction that aborts closes the handles
-	 * opened in it. */
-	if (rc)
-		mdb_txn_abort(txn);
-	else
-		rc = mdb_txn_commit(txn);
-	if (rc) {
-		char full[300];
-		snprintf(err, errlen, "database %s: %s", path, rc == MDB_MAP_FULL ?
-		         wdb_full_msg(db, full, sizeof(full)) : mdb_strerror(rc));
-		goto fail;
-	}
-	/* The map of a process without a size of its own, before anything
-	 * that may grow the data. */
-	if (!o->map_size && (rc = adopt_map_size(db, o->conf_map_size))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
-	/* Then what may not fit in a full store. */
-	if ((rc = mdb_txn_begin(db->env, NULL, 0, &txn))) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
-	rc = index_history(txn, db);
-	if (!rc)
-		rc = index_rows(txn, db);
-	if (!rc && (o->map_size || o->conf_map_size))
-		rc = record_map_size(txn, db, !o->map_size);
-	if (rc)
-		mdb_txn_abort(txn);
-	else
-		rc = mdb_txn_commit(txn);
-	if (rc == MDB_MAP_FULL) {
-		/* Full: the store still serves reads, and trimming or a larger
-		 * map makes room again. */
-		db->full = 1;
-		if (db->log_full) {
-			db->full_logged = util_mono_sec();
-			db->full_said = 1;
-			char full[300];
-			log_err("database %s: %s", path,
-			        wdb_full_msg(db, full, sizeof(full)));
-		}
-	} else if (rc) {
-		snprintf(err, errlen, "database %s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
 	return db;
 fail:
 	if (db->env)

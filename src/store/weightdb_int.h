@@ -184,4 +184,20 @@ int wdb__noderows(MDB_txn *txn, MDB_dbi dbi, const char *key, size_t keylen,
 size_t wdb__history_key(uint8_t k[WDB_HISTORY_KEY_MAX], const char *node,
                         uint32_t time);
 
+/** Appends the key of record @k to @arg (a JSON array), as a string; a
+ * wdb__each_raw() callback that never stops. */
+int wdb__collect_key(const MDB_val *k, const MDB_val *v, void *arg);
+
+/** Rebuilds the svcrec record and every plan of service @svc inside @t
+ * (rebuild.c), with @cache (node id -> node object) shared by the
+ * services of one commit.  Returns 0, GSLB_EINVAL with the reason in
+ * @err (a row that cannot be planned, rows of a deleted service), or a
+ * write error left in t->rc. */
+int wdb__rebuild_service(wdb_txn_t *t, const char *svc, json_t *cache,
+                         char *err, size_t errlen);
+
+/** Commits @t's LMDB transaction, bumping the generations its changes
+ * touched, and frees @t; 0 or an error with @err (txn.c). */
+int wdb__commit_free(wdb_txn_t *t, char *err, size_t errlen);
+
 #endif

@@ -204,6 +204,8 @@ START_TEST(bad_listen)
 }
 END_TEST
 
+static void health_error(const char *text, int line, const char *what);
+
 START_TEST(bad_numbers)
 {
 	expect_error("server:\n  udp-max-payload: 511\n" ZONES, 2,
@@ -222,6 +224,13 @@ START_TEST(bad_numbers)
 	expect_error("server:\n  workers: 2.5\n" ZONES, 2, "workers");
 	expect_error("server:\n  workers: [ 1 ]\n" ZONES, 2, "must be a number");
 	expect_error("server:\n  log-level: loud\n" ZONES, 2, "log-level");
+	/* Not a number in any range: strtod() reads "nan" and "inf", and
+	 * a NaN compares false with both ends. */
+	expect_error("server:\n  workers: nan\n" ZONES, 2, "workers");
+	health_error(ZONES "health:\n  interval: nan\n", 5, "interval must be a number "
+	             "from 0.2 to 3600, not 'nan'");
+	health_error(ZONES "steer:\n  floor: nan\n", 5, "floor must be a number");
+	health_error(ZONES "health:\n  derate-factor: inf\n", 5, "derate-factor");
 }
 END_TEST
 

@@ -3,6 +3,7 @@
  * forward pointers, overlong names), presentation round trips and
  * case-insensitive comparison. */
 #include "common/net.h"
+#include "common/num.h"
 #include "common/util.h"
 #include "unit.h"
 
@@ -345,6 +346,87 @@ START_TEST(special_addresses)
 }
 END_TEST
 
+/* num_parse(): the one reader of numbers with ranges and units. */
+START_TEST(num_ranges)
+{
+	double v = -1;
+	const num_range_t r = { 0, 10, 0, NULL, NULL };
+	ck_assert_int_eq(num_parse("2.5", &r, &v, NULL), 0);
+	ck_assert_double_eq(v, 2.5);
+	ck_assert_int_eq(num_parse("0", &r, &v, NULL), 0);
+	ck_assert_int_eq(num_parse("10", &r, &v, NULL), 0);
+	ck_assert_int_eq(num_parse("10.01", &r, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("-0.5", &r, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("1e999", &r, &v, NULL), NUM_ERANGE);
+	ck_assert_double_eq(v, 10);         /* left alone on an error */
+	/* NaN is in no range, and infinities only in an open one. */
+	ck_assert_int_eq(num_parse("nan", &r, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("inf", &r, &v, NULL), NUM_ERANGE);
+	static const char *const bad[] = { "", "x", "5x", "5 ", "--1", "1,5", NULL };
+	for (const char *const *b = bad; *b; b++)
+		ck_assert_msg(num_parse(*b, &r, &v, NULL) == NUM_ESYNTAX, "'%s' read", *b);
+	ck_assert_int_eq(num_parse(NULL, &r, &v, NULL), NUM_ESYNTAX);
+	const num_range_t open = { 0, 100, NUM_LO_OPEN | NUM_HI_OPEN, NULL, NULL };
+	ck_assert_int_eq(num_parse("0", &open, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("100", &open, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("0.001", &open, &v, NULL), 0);
+	ck_assert_int_eq(num_parse("99.999", &open, &v, NULL), 0);
+}
+END_TEST
+
+START_TEST(num_whole)
+{
+	double v = 0;
+	const num_range_t r = { 1, 4096, NUM_WHOLE, NULL, NULL };
+	ck_assert_int_eq(num_parse("512", &r, &v, NULL), 0);
+	ck_assert_double_eq(v, 512);
+	static const char *const bad[] = { "2.5", "1e3", "0x10", "+5", " 5", "-5", NULL };
+	for (const char *const *b = bad; *b; b++)
+		ck_assert_msg(num_parse(*b, &r, &v, NULL) == NUM_ESYNTAX, "'%s' read", *b);
+	ck_assert_int_eq(num_parse("0", &r, &v, NULL), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("99999999999999999999", &r, &v, NULL), NUM_ERANGE);
+	/* A minus only where the range goes below 0. */
+	const num_range_t neg = { -10, 10, NUM_WHOLE, NULL, NULL };
+	ck_assert_int_eq(num_parse("-5", &neg, &v, NULL), 0);
+	ck_assert_double_eq(v, -5);
+	const num_range_t nonneg = { 0, 10, NUM_WHOLE, NULL, NULL };
+	ck_assert_int_eq(num_parse("-0", &nonneg, &v, NULL), NUM_ESYNTAX);
+}
+END_TEST
+
+START_TEST(num_units)
+{
+	static const char *const units[] = { "s", "m", "h", "d", NULL };
+	static const double scale[] = { 1, 60, 3600, 86400 };
+	const num_range_t r = { 60, 30 * 86400, NUM_WHOLE, units, scale };
+	double v = 0;
+	int u = 9;
+	ck_assert_int_eq(num_parse("90", &r, &v, &u), 0);
+	ck_assert_double_eq(v, 90);
+	ck_assert_int_eq(u, -1);
+	ck_assert_int_eq(num_parse("10m", &r, &v, &u), 0);
+	ck_assert_double_eq(v, 600);
+	ck_assert_int_eq(u, 1);
+	ck_assert_int_eq(num_parse("2d", &r, &v, &u), 0);
+	ck_assert_double_eq(v, 2 * 86400);
+	/* The range applies to the scaled value. */
+	ck_assert_int_eq(num_parse("59s", &r, &v, &u), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("1m", &r, &v, &u), 0);
+	ck_assert_int_eq(num_parse("31d", &r, &v, &u), NUM_ERANGE);
+	static const char *const bad[] = { "10w", "10 m", "10mm", "m", "1.5h", NULL };
+	for (const char *const *b = bad; *b; b++)
+		ck_assert_msg(num_parse(*b, &r, &v, &u) == NUM_ESYNTAX, "'%s' read", *b);
+	static const char *const pct[] = { "%", NULL };
+	const num_range_t p = { 0, 90, 0, pct, NULL };
+	ck_assert_int_eq(num_parse("20%", &p, &v, &u), 0);
+	ck_assert_double_eq(v, 20);
+	ck_assert_int_eq(u, 0);
+	ck_assert_int_eq(num_parse("20", &p, &v, &u), 0);
+	ck_assert_int_eq(num_parse("95%", &p, &v, &u), NUM_ERANGE);
+	ck_assert_int_eq(num_parse("20ms", &p, &v, &u), NUM_ESYNTAX);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -361,6 +443,11 @@ static Suite *util_suite(void)
 	tcase_add_test(t, equal_ignores_case);
 	tcase_add_test(t, sub_and_suffix);
 	tcase_add_test(t, special_addresses);
+	suite_add_tcase(s, t);
+	t = tcase_create("num");
+	tcase_add_test(t, num_ranges);
+	tcase_add_test(t, num_whole);
+	tcase_add_test(t, num_units);
 	suite_add_tcase(s, t);
 	return s;
 }
