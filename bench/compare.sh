@@ -446,7 +446,7 @@ takes() {  # takes SERVER WORKLOAD: whether SERVER runs WORKLOAD
 }
 
 measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
-  local s=$1 w=$2 pl=$3 run=$4 scpu=$5 ccpu=$6 raw u0 u1 p0 p1 c0 c1 args
+  local s=$1 w=$2 pl=$3 run=$4 scpu=$5 ccpu=$6 raw args line
   raw=$OUT/raw/$s-$w-${pl/:/-}-$run.txt
   case $w in
     static) args=(-m udp -d "$OUT/static.txt") ;;
@@ -466,31 +466,14 @@ measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
     scraper=$!
     taskset -p -c "$ccpu" "$scraper" > /dev/null 2>&1 || true
   fi
-  c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
-  ( cg_exec dnsperf taskset -c "$ccpu" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
-      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}" ) \
-      > "$raw" 2>&1 < /dev/null || { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
-  u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
+  line=$(cg_measure "$s" "$scpu" "$ccpu" "$raw" -s 127.0.0.1 -p "${PORT[$s]}" \
+      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}") ||
+    { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
   if [ -n "$scraper" ]; then
     kill "$scraper" 2>/dev/null || true
     wait "$scraper" 2>/dev/null || true
   fi
-  awk -v s="$s" -v w="$w" -v pl="$pl" -v r="$run" -v du=$((u1 - u0)) \
-      -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" '
-    /Queries sent:/      { sent = $3 }
-    /Queries completed:/ { done = $3 }
-    /Queries lost:/      { lost = $3 }
-    /Queries per second:/{ qps = $4 }
-    /Average Latency/    { lat = $4 }
-    END {
-      # The share on the server CPU from usage_percpu alone (one read
-      # before, one after), so that both sides cover the same interval.
-      n = split(p0, a, " "); split(p1, b, " "); dp = 0
-      for (i = 1; i <= n; i++) dp += b[i] - a[i]
-      on = dp > 0 ? (b[cpu + 1] - a[cpu + 1]) / dp : 1
-      printf "%s,%s,%s,%d,%.0f,%.3f,%d,%d,%d,%.0f,%.4f,%.4f,%.3f\n", s, w, pl, r, qps,
-             lat * 1000, sent, done, lost, du, (done > 0 ? du / 1000 / done : 0), on, dc / 1e9
-    }' "$raw" | tee -a "$CSV" >&2
+  echo "$s,$w,$pl,$run,$line" | tee -a "$CSV" >&2
 }
 
 for pl in $PLACEMENTS; do
