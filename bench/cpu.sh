@@ -78,6 +78,15 @@ cg_pin() {
   return $bad
 }
 
+# The head of an awk program that reads dnsperf's summary: sent, done
+# (completed), lost, qps and lat (average latency, s).
+DNSPERF_AWK='
+    /Queries sent:/      { sent = $3 }
+    /Queries completed:/ { done = $3 }
+    /Queries lost:/      { lost = $3 }
+    /Queries per second:/{ qps = $4 }
+    /Average Latency/    { lat = $4 }'
+
 # cg_measure NAME SCPU CCPU RAW DNSPERF-ARGS...: one dnsperf run, in group
 # dnsperf (made with cg_create) pinned to CCPU, against the server of
 # group NAME, whose tasks are pinned to SCPU; dnsperf's output goes to
@@ -92,12 +101,7 @@ cg_measure() {
   c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
   ( cg_exec dnsperf taskset -c "$ccpu" dnsperf "$@" ) > "$raw" 2>&1 < /dev/null || return 1
   u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
-  awk -v du=$((u1 - u0)) -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" '
-    /Queries sent:/      { sent = $3 }
-    /Queries completed:/ { done = $3 }
-    /Queries lost:/      { lost = $3 }
-    /Queries per second:/{ qps = $4 }
-    /Average Latency/    { lat = $4 }
+  awk -v du=$((u1 - u0)) -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" "$DNSPERF_AWK"'
     END {
       n = split(p0, a, " "); split(p1, b, " "); dp = 0
       for (i = 1; i <= n; i++) dp += b[i] - a[i]

@@ -80,11 +80,12 @@ export CG_PREFIX=${CG_PREFIX:-gslbd-dnssec-}
 ZONE=cdn.example.test
 . bench/lib.sh
 
-summarise() {  # summarise DIR
-  python3 - "$1" <<'EOF'
-import csv, os, statistics, sys
+summarise() {  # summarise CSV
+  python3 - "$(dirname "$1")" "$ROOT/bench" <<'EOF'
+import os, sys
+sys.path.insert(0, sys.argv[2])
+from cgsum import Runs, fmt as f
 d = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(d, "results.csv"))))
 fresh = {}
 if os.path.exists(os.path.join(d, "fresh.txt")):
     for l in open(os.path.join(d, "fresh.txt")):
@@ -95,24 +96,11 @@ WL = {"static": "static A, DO, one RRset repeated",
       "geo-set": "ECS → address set, DO (288 subnets)",
       "nx": "random-name NXDOMAIN flood, DO"}
 SV = ["gslbd", "gslbd_sig", "knotd", "pdns", "pdns_plain"]
-order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
-servers = order([r["server"] for r in rows], SV)
-wls = order([r["workload"] for r in rows], list(WL))
-places = order([r["placement"] for r in rows], ["0:1", "1:0"])
-runs = {}
-for r in rows:
-    runs.setdefault((r["server"], r["workload"], r["placement"]), []).append(r)
-def med(s, w, p, col="server_us_per_query"):
-    v = [float(r[col]) for r in runs.get((s, w, p), [])]
-    return statistics.median(v) if v else None
-def per_query(s, w):  # mean over placements of the median of the runs
-    m = [med(s, w, p) for p in places]
-    return sum(m) / len(m) if m and None not in m else None
+R = Runs(os.path.join(d, "results.csv"), SV, list(WL))
+servers, wls, places, nruns, med, per_query = R.servers, R.wls, R.places, R.nruns, R.med, R.per_query
 def ratio(a, b, w):
     x, y = per_query(a, w), per_query(b, w)
     return x / y if x is not None and y else None
-f = lambda x, d=2: "—" if x is None else "%.*f" % (d, x)
-nruns = max(int(r["run"]) for r in rows)
 print("Each figure: per placement the median of %d run(s), then the mean of the "
       "%d placement(s) (server CPU:dnsperf CPU = %s)." % (nruns, len(places), ", ".join(places)))
 print()
@@ -149,39 +137,11 @@ if "nx" in wls:
         print("| %s | %s | %.0f | %s | %s |" % (s, f(u), 1e6 / u, "—" if n is None else n,
               "—" if n is None else "%.0f" % (n * 1e6 / u)))
 print()
-print("Per run (µs per query, in run order), median and spread ((max − min) ÷ median) per "
-      "placement; lowest share of the server's CPU time on its own CPU; median qps, lost "
-      "queries (all runs):")
-print()
-print("| server | workload | placement | runs (µs) | median (µs) | spread | on its CPU (min) | qps | lost |")
-print("|---|---|---|---|--:|--:|--:|--:|--:|")
-for w in wls:
-    for s in servers:
-        for p in places:
-            rr = runs.get((s, w, p))
-            if not rr:
-                continue
-            v = [float(r["server_us_per_query"]) for r in rr]
-            m = statistics.median(v)
-            print("| %s | %s | %s | %s | %.2f | %.0f %% | %.1f %% | %.0f | %.0f |" % (
-                s, w, p, " ".join("%.2f" % x for x in v), m,
-                100 * (max(v) - min(v)) / m if m else 0,
-                100 * min(float(r["on_server_cpu"]) for r in rr),
-                med(s, w, p, "qps"), sum(float(r["lost"]) for r in rr)))
-esc = [r for r in rows if float(r["on_server_cpu"]) < 0.99]
-print()
-print("**Warning:** %d run(s) spent more than 1 %% of the server's CPU time off its CPU."
-      % len(esc) if esc else "Every server spent at least 99 % of its CPU time on its own CPU in every run.")
+R.per_run(client_cpu=False)
 EOF
 }
 
-if [ "${1:-}" = --summary ]; then
-  d=${2:-}
-  case $d in /*) ;; *) d=$OLDPWD/$d ;; esac
-  [ -f "$d/results.csv" ] || die "usage: $0 [--summary DIR]"
-  summarise "$d"
-  exit 0
-fi
+summary_mode "$@"
 
 # --- checks ------------------------------------------------------------------
 has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -226,33 +186,7 @@ EOF
 
 gslbd_setup() {  # gslbd_setup NAME [SIGNED]
   local n=$1 d=$OUT/$1 z
-  mkdir -p "$d/db"
-  cp "$OUT/$ZONE.zone" "$d/"
-  bench_zone > "$d/bench.test.zone"
-  cat > "$d/gslbd.conf" <<EOC
-server:
-  listen: [ "127.0.0.1@${PORT[$n]}" ]
-  workers: 1
-  identity: ""
-  version: ""
-  udp-max-payload: 1232
-database:
-  path: $d/db
-zones:
-  - name: $ZONE
-    file: $ZONE.zone
-  - name: bench.test
-    file: bench.test.zone
-geoip:
-  database: $OUT/geo.mmdb
-  region: [ region ]
-  isp: [ isp ]
-  edns-client-subnet: on
-EOC
-  [ -z "${2:-}" ] || printf 'dnssec:\n  keystore: %s\n' "$d/keys" >> "$d/gslbd.conf"
-  $GEN compare-json > "$d/table.json"
-  "$GSLBCTL" -d "$d/db" --create apply "$d/table.json" > "$d/apply.log" 2>&1 ||
-    { cat "$d/apply.log" >&2; die "$n: gslbctl apply failed"; }
+  compare_gslbd "$d" "${PORT[$n]}" "$OUT" "$ZONE" "${2:+$(printf 'dnssec:\n  keystore: %s' "$d/keys")}"
   if [ -n "${2:-}" ]; then
     mkdir -p -m 700 "$d/keys"
     for z in $ZONE bench.test; do
@@ -267,53 +201,9 @@ has gslbd_sig && gslbd_setup gslbd_sig signed
 
 KNOT_GEO=
 if has knotd; then
-  d=$OUT/knotd; mkdir -p "$d"
-  cp "$OUT/$ZONE.zone" "$d/"
-  bench_zone > "$d/bench.test.zone"
+  d=$OUT/knotd; compare_dir "$d" "$OUT" "$ZONE"
   $GEN compare-knot > "$d/geo.conf"
-  knot_conf() {  # knot_conf WITH-GEOIP
-    cat <<EOC
-server:
-    rundir: "$d"
-    listen: 127.0.0.1@${PORT[knotd]}
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-    edns-client-subnet: on
-database:
-    storage: "$d"
-log:
-  - target: stderr
-    any: warning
-EOC
-    [ -z "$1" ] || cat <<EOC
-mod-geoip:
-  - id: geo
-    config-file: "$d/geo.conf"
-    ttl: 60
-    mode: geodb
-    geodb-file: "$OUT/geo.mmdb"
-    geodb-key: [ region ]
-EOC
-    cat <<EOC
-template:
-  - id: default
-    storage: "$d"
-    semantic-checks: off
-    zonefile-sync: -1
-    zonefile-load: whole
-    journal-content: none
-    dnssec-signing: off
-zone:
-  - domain: $ZONE
-    file: "$d/$ZONE.zone"
-    module: mod-onlinesign
-  - domain: bench.test
-    file: "$d/bench.test.zone"
-EOC
-    if [ -n "$1" ]; then echo "    module: [ mod-geoip/geo, mod-onlinesign ]"
-    else echo "    module: mod-onlinesign"; fi
-  }
+  knot_conf() { compare_knot_conf "$d" "${PORT[knotd]}" "$OUT" "$ZONE" "$1" mod-onlinesign; }
   knot_conf 1 > "$d/knot.conf"
   if knotc -c "$d/knot.conf" conf-check > "$d/conf-check.log" 2>&1; then
     KNOT_GEO=1
@@ -326,9 +216,7 @@ fi
 
 pdns_setup() {  # pdns_setup NAME [SIGNED]
   local n=$1 d=$OUT/$1 z
-  mkdir -p "$d"
-  cp "$OUT/$ZONE.zone" "$d/"
-  bench_zone > "$d/bench.test.zone"
+  compare_dir "$d" "$OUT" "$ZONE"
   cat > "$d/named.conf" <<EOC
 zone "$ZONE" { type master; file "$d/$ZONE.zone"; };
 zone "bench.test" { type master; file "$d/bench.test.zone"; };
@@ -430,23 +318,11 @@ measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
     { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
   echo "$s,$w,$3,$4,$line" | tee -a "$CSV" >&2
 }
-for pl in $PLACEMENTS; do
-  scpu=${pl%:*} ccpu=${pl#*:}
-  [ "$scpu" != "$ccpu" ] || die "placement $pl: server and dnsperf on the same CPU"
-  for s in $SERVERS; do cg_pin "$s" "$scpu" || die "$s: cannot pin every thread to CPU $scpu"; done
-  echo "bench: placement $pl: servers on CPU $scpu, dnsperf on CPU $ccpu" >&2
-  for run in $(seq "$RUNS"); do
-    for w in $WORKLOADS; do
-      for s in $SERVERS; do
-        takes "$s" "$w" || continue
-        measure "$s" "$w" "$pl" "$run" "$scpu" "$ccpu"
-      done
-    done
-  done
-done
+compare_rounds
 
 # --- where the time goes ---------------------------------------------------
 if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
+  last=${PLACEMENTS##* }; ccpu=${last#*:}   # the servers stay on the last placement's CPU
   for w in static geo-pick nx; do
     for s in gslbd gslbd_sig; do
       has "$s" || continue
@@ -481,6 +357,6 @@ SUM=$OUT/summary.md
   echo
   echo "RUNS=$RUNS DURATION=$DURATION CLIENTS=$CLIENTS OUTSTANDING=$OUTSTANDING; load $(grep '^load:' "$OUT/env.txt" | head -1 | cut -d' ' -f2-) at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo
-  summarise "$OUT"; } > "$SUM"
+  summarise "$CSV"; } > "$SUM"
 cat "$SUM"
 echo "bench: raw results in $OUT" >&2
