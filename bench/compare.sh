@@ -73,21 +73,15 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-RUNS=${RUNS:-3}
-DURATION=${DURATION:-8}
-CLIENTS=${CLIENTS:-20}
-OUTSTANDING=${OUTSTANDING:-200}
 BASE_PORT=${BASE_PORT:-15500}
 SERVERS=${SERVERS:-"gslbd knotd gdnsd reflector"}
 WORKLOADS=${WORKLOADS:-"static mixed tcp geo-set geo-pick"}
-PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
 RRL_RATE=${RRL_RATE:-1000000}
-GSLBD=${GSLBD:-$ROOT/build/gslbd}
-GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
 SCRAPE=${SCRAPE:-1}
 OUT_NAME=${OUT_NAME:-compare}
 ZONE=cdn.example.test
 . bench/lib.sh
+compare_knobs
 . bench/cpu.sh
 
 # --- summary ---------------------------------------------------------------

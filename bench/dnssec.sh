@@ -64,21 +64,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-RUNS=${RUNS:-3}
-DURATION=${DURATION:-8}
-CLIENTS=${CLIENTS:-20}
-OUTSTANDING=${OUTSTANDING:-200}
 BASE_PORT=${BASE_PORT:-30000}
 SERVERS=${SERVERS:-"gslbd gslbd_sig knotd pdns pdns_plain"}
 WORKLOADS=${WORKLOADS:-"static geo-pick geo-set nx"}
-PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
 NXNAMES=${NXNAMES:-400000}
 PERF=${PERF:-1}
-GSLBD=${GSLBD:-$ROOT/build/gslbd}
-GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
 export CG_PREFIX=${CG_PREFIX:-gslbd-dnssec-}
 ZONE=cdn.example.test
 . bench/lib.sh
+compare_knobs
 
 summarise() {  # summarise CSV
   python3 - "$(dirname "$1")" "$ROOT/bench" <<'EOF'

@@ -340,3 +340,15 @@ compare_rounds() {
     done
   done
 }
+
+# compare_knobs: the defaults bench/compare.sh and bench/dnssec.sh share
+# (after ROOT is set).
+compare_knobs() {
+  RUNS=${RUNS:-3}
+  DURATION=${DURATION:-8}
+  CLIENTS=${CLIENTS:-20}
+  OUTSTANDING=${OUTSTANDING:-200}
+  PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
+  GSLBD=${GSLBD:-$ROOT/build/gslbd}
+  GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
+}
