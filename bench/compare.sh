@@ -73,28 +73,23 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-RUNS=${RUNS:-3}
-DURATION=${DURATION:-8}
-CLIENTS=${CLIENTS:-20}
-OUTSTANDING=${OUTSTANDING:-200}
 BASE_PORT=${BASE_PORT:-15500}
 SERVERS=${SERVERS:-"gslbd knotd gdnsd reflector"}
 WORKLOADS=${WORKLOADS:-"static mixed tcp geo-set geo-pick"}
-PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
 RRL_RATE=${RRL_RATE:-1000000}
-GSLBD=${GSLBD:-$ROOT/build/gslbd}
-GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
 SCRAPE=${SCRAPE:-1}
 OUT_NAME=${OUT_NAME:-compare}
 ZONE=cdn.example.test
 . bench/lib.sh
+compare_knobs
 . bench/cpu.sh
 
 # --- summary ---------------------------------------------------------------
 summarise() {  # summarise CSV
-  python3 - "$1" <<'EOF'
-import csv, os, re, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+  python3 - "$1" "$ROOT/bench" <<'EOF'
+import os, re, sys
+sys.path.insert(0, sys.argv[2])
+from cgsum import Runs, fmt as f
 env = os.path.join(os.path.dirname(sys.argv[1]), "env.txt")
 m = re.search(r"CLIENTS=(\d+)", open(env).read()) if os.path.exists(env) else None
 WL = {"static": "static A, no EDNS",
@@ -102,21 +97,8 @@ WL = {"static": "static A, no EDNS",
       "tcp": "TCP, static A, %s connections" % (m.group(1) if m else "CLIENTS"),
       "geo-set": "ECS → GeoIP → address set (288 subnets)",
       "geo-pick": "ECS → GeoIP → weighted pick of one node (288 subnets)"}
-order = lambda xs, ref: sorted(set(xs), key=lambda x: ref.index(x) if x in ref else 99)
-servers = order([r["server"] for r in rows], ["gslbd", "gslbd_base", "gslbd_rrl", "gslbd_stats", "knotd", "gdnsd", "reflector"])
-wls = order([r["workload"] for r in rows], list(WL))
-places = order([r["placement"] for r in rows], ["0:1", "1:0"])
-runs = {}
-for r in rows:
-    runs.setdefault((r["server"], r["workload"], r["placement"]), []).append(r)
-def med(s, w, p, col):
-    v = [float(r[col]) for r in runs.get((s, w, p), [])]
-    return statistics.median(v) if v else None
-def per_query(s, w):  # mean over placements of the median of the runs
-    m = [med(s, w, p, "server_us_per_query") for p in places]
-    return sum(m) / len(m) if m and None not in m else None
-f = lambda x, d=2: "—" if x is None else "%.*f" % (d, x)
-nruns = max(int(r["run"]) for r in rows)
+R = Runs(sys.argv[1], ["gslbd", "gslbd_base", "gslbd_rrl", "gslbd_stats", "knotd", "gdnsd", "reflector"], list(WL))
+servers, wls, places, runs, nruns, per_query = R.servers, R.wls, R.places, R.runs, R.nruns, R.per_query
 print("Server CPU per answered query, gslbd ÷ peer (lower is better). Each "
       "figure: per placement the median of %d run(s), then the mean of the "
       "%d placement(s) (server CPU:dnsperf CPU = %s)." % (nruns, len(places), ", ".join(places)))
@@ -153,46 +135,11 @@ print("|---|" + "--:|" * len(servers))
 for w in wls:
     print("| %s | %s |" % (WL.get(w, w), " | ".join(f(per_query(s, w)) for s in servers)))
 print()
-print("Per run (µs per query, in run order), median and spread ((max − min) ÷ median) "
-      "per placement; lowest share of the server's CPU time spent on its own CPU; "
-      "median qps, lost queries (all runs) and median dnsperf CPU:")
-print()
-print("| server | workload | placement | runs (µs) | median (µs) | spread | on its CPU (min) | qps | lost | dnsperf CPU (s) |")
-print("|---|---|---|---|--:|--:|--:|--:|--:|--:|")
-for w in wls:
-    for s in servers:
-        for p in places:
-            rr = runs.get((s, w, p))
-            if not rr:
-                continue
-            v = [float(r["server_us_per_query"]) for r in rr]
-            m = statistics.median(v)
-            print("| %s | %s | %s | %s | %.2f | %.0f %% | %.1f %% | %.0f | %.0f | %.2f |" % (
-                s, w, p, " ".join("%.2f" % x for x in v), m,
-                100 * (max(v) - min(v)) / m if m else 0,
-                100 * min(float(r["on_server_cpu"]) for r in rr),
-                med(s, w, p, "qps"), sum(float(r["lost"]) for r in rr),
-                med(s, w, p, "client_cpu_s")))
-esc = [r for r in rows if float(r["on_server_cpu"]) < 0.99]
-print()
-if esc:
-    print("**Warning:** in %d run(s) a server spent more than 1 %% of its CPU time "
-          "off its CPU: %s" % (len(esc), ", ".join(
-              "%s/%s/%s run %s (%.1f %%)" % (r["server"], r["workload"], r["placement"],
-                                             r["run"], 100 * float(r["on_server_cpu"]))
-              for r in esc)))
-else:
-    print("Every server spent at least 99 % of its CPU time on its own CPU in every run.")
+R.per_run()
 EOF
 }
 
-if [ "${1:-}" = --summary ]; then
-  d=${2:-}
-  case $d in /*) ;; *) d=$OLDPWD/$d ;; esac
-  [ -f "$d/results.csv" ] || die "usage: $0 [--summary DIR]"
-  summarise "$d/results.csv"
-  exit 0
-fi
+summary_mode "$@"
 
 # --- checks ------------------------------------------------------------------
 for t in dnsperf dig taskset setsid gcc perl python3; do
@@ -240,36 +187,7 @@ fi
 # the benchmark reaches, so that every answer pays for its bucket).
 gslbd_setup() {
   local n=$1 d=$OUT/$1
-  mkdir -p "$d/db"
-  cp "$OUT/$ZONE.zone" "$d/"
-  bench_zone > "$d/bench.test.zone"
-  cat > "$d/gslbd.conf" <<EOC
-server:
-  listen: [ "127.0.0.1@${PORT[$n]}" ]
-  workers: 1
-  identity: ""
-  version: ""
-  udp-max-payload: 1232
-database:
-  path: $d/db
-zones:
-  - name: $ZONE
-    file: $ZONE.zone
-  - name: bench.test
-    file: bench.test.zone
-geoip:
-  database: $OUT/geo.mmdb
-  region: [ region ]
-  isp: [ isp ]
-  edns-client-subnet: on
-${2:-}
-EOC
-  $GEN compare-json > "$d/table.json"
-  # A new store: --create (builds from before it had the option create
-  # without it).
-  { "$GSLBCTL" -d "$d/db" --create apply "$d/table.json" ||
-    "$GSLBCTL" -d "$d/db" apply "$d/table.json"; } > "$d/apply.log" 2>&1 ||
-    { cat "$d/apply.log" >&2; die "$n: gslbctl apply failed"; }
+  compare_gslbd "$d" "${PORT[$n]}" "$OUT" "$ZONE" "${2:-}"
   declare -g -a "CMD_$n=(\"\$GSLBD\" -c \"\$d/gslbd.conf\" -w 1)"
 }
 has gslbd && gslbd_setup gslbd
@@ -285,50 +203,9 @@ has gslbd_stats && gslbd_setup gslbd_stats "stats:
   listen: [ \"127.0.0.1@$STATS_PORT\" ]"
 KNOT_GEO=
 if has knotd; then
-  d=$OUT/knotd; mkdir -p "$d"
-  cp "$OUT/$ZONE.zone" "$d/"
-  bench_zone > "$d/bench.test.zone"
+  d=$OUT/knotd; compare_dir "$d" "$OUT" "$ZONE"
   $GEN compare-knot > "$d/geo.conf"
-  knot_conf() {  # knot_conf WITH-GEOIP
-    cat <<EOC
-server:
-    rundir: "$d"
-    listen: 127.0.0.1@${PORT[knotd]}
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-    edns-client-subnet: on
-database:
-    storage: "$d"
-log:
-  - target: stderr
-    any: warning
-EOC
-    [ -z "$1" ] || cat <<EOC
-mod-geoip:
-  - id: geo
-    config-file: "$d/geo.conf"
-    ttl: 60
-    mode: geodb
-    geodb-file: "$OUT/geo.mmdb"
-    geodb-key: [ region ]
-EOC
-    cat <<EOC
-template:
-  - id: default
-    storage: "$d"
-    semantic-checks: off
-    zonefile-sync: -1
-    zonefile-load: whole
-    journal-content: none
-zone:
-  - domain: $ZONE
-    file: "$d/$ZONE.zone"
-  - domain: bench.test
-    file: "$d/bench.test.zone"
-EOC
-    [ -z "$1" ] || echo "    module: mod-geoip/geo"
-  }
+  knot_conf() { compare_knot_conf "$d" "${PORT[knotd]}" "$OUT" "$ZONE" "$1"; }
   # knotd's geoip module is a package of its own (Debian:
   # knot-module-geoip); without it knotd runs the other workloads.
   knot_conf 1 > "$d/knot.conf"
@@ -446,7 +323,7 @@ takes() {  # takes SERVER WORKLOAD: whether SERVER runs WORKLOAD
 }
 
 measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
-  local s=$1 w=$2 pl=$3 run=$4 scpu=$5 ccpu=$6 raw u0 u1 p0 p1 c0 c1 args
+  local s=$1 w=$2 pl=$3 run=$4 scpu=$5 ccpu=$6 raw args line
   raw=$OUT/raw/$s-$w-${pl/:/-}-$run.txt
   case $w in
     static) args=(-m udp -d "$OUT/static.txt") ;;
@@ -466,49 +343,17 @@ measure() {  # measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU
     scraper=$!
     taskset -p -c "$ccpu" "$scraper" > /dev/null 2>&1 || true
   fi
-  c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
-  ( cg_exec dnsperf taskset -c "$ccpu" dnsperf -s 127.0.0.1 -p "${PORT[$s]}" \
-      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}" ) \
-      > "$raw" 2>&1 < /dev/null || { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
-  u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
+  line=$(cg_measure "$s" "$scpu" "$ccpu" "$raw" -s 127.0.0.1 -p "${PORT[$s]}" \
+      -l "$DURATION" -c "$CLIENTS" -T 1 -q "$OUTSTANDING" -t 2 "${args[@]}") ||
+    { cat "$raw" >&2; die "dnsperf failed against $s/$w"; }
   if [ -n "$scraper" ]; then
     kill "$scraper" 2>/dev/null || true
     wait "$scraper" 2>/dev/null || true
   fi
-  awk -v s="$s" -v w="$w" -v pl="$pl" -v r="$run" -v du=$((u1 - u0)) \
-      -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" '
-    /Queries sent:/      { sent = $3 }
-    /Queries completed:/ { done = $3 }
-    /Queries lost:/      { lost = $3 }
-    /Queries per second:/{ qps = $4 }
-    /Average Latency/    { lat = $4 }
-    END {
-      # The share on the server CPU from usage_percpu alone (one read
-      # before, one after), so that both sides cover the same interval.
-      n = split(p0, a, " "); split(p1, b, " "); dp = 0
-      for (i = 1; i <= n; i++) dp += b[i] - a[i]
-      on = dp > 0 ? (b[cpu + 1] - a[cpu + 1]) / dp : 1
-      printf "%s,%s,%s,%d,%.0f,%.3f,%d,%d,%d,%.0f,%.4f,%.4f,%.3f\n", s, w, pl, r, qps,
-             lat * 1000, sent, done, lost, du, (done > 0 ? du / 1000 / done : 0), on, dc / 1e9
-    }' "$raw" | tee -a "$CSV" >&2
+  echo "$s,$w,$pl,$run,$line" | tee -a "$CSV" >&2
 }
 
-for pl in $PLACEMENTS; do
-  scpu=${pl%:*} ccpu=${pl#*:}
-  [ "$scpu" != "$ccpu" ] || die "placement $pl: server and dnsperf on the same CPU"
-  for s in $SERVERS; do
-    cg_pin "$s" "$scpu" || die "$s: cannot pin every thread to CPU $scpu"
-  done
-  echo "bench: placement $pl: servers on CPU $scpu, dnsperf on CPU $ccpu" >&2
-  for run in $(seq "$RUNS"); do
-    for w in $WORKLOADS; do
-      for s in $SERVERS; do
-        takes "$s" "$w" || continue
-        measure "$s" "$w" "$pl" "$run" "$scpu" "$ccpu"
-      done
-    done
-  done
-done
+compare_rounds
 
 { echo "memory (VmRSS at the end, KiB):"
   for s in $SERVERS; do echo "  $s $(cg_rss_kb "$s")"; done; } >> "$OUT/env.txt"

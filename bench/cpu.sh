@@ -78,6 +78,39 @@ cg_pin() {
   return $bad
 }
 
+# The head of an awk program that reads dnsperf's summary: sent, done
+# (completed), lost, qps and lat (average latency, s).
+DNSPERF_AWK='
+    /Queries sent:/      { sent = $3 }
+    /Queries completed:/ { done = $3 }
+    /Queries lost:/      { lost = $3 }
+    /Queries per second:/{ qps = $4 }
+    /Average Latency/    { lat = $4 }'
+
+# cg_measure NAME SCPU CCPU RAW DNSPERF-ARGS...: one dnsperf run, in group
+# dnsperf (made with cg_create) pinned to CCPU, against the server of
+# group NAME, whose tasks are pinned to SCPU; dnsperf's output goes to
+# RAW.  Prints "qps,avg_latency_ms,sent,completed,lost,server_cpu_ns,
+# server_us_per_query,on_server_cpu,client_cpu_s": the group's
+# cpuacct.usage delta over completed queries, and the share of it on
+# SCPU (usage_percpu alone, one read before, one after, so both sides
+# cover the same interval).  Fails with dnsperf.
+cg_measure() {
+  local s=$1 scpu=$2 ccpu=$3 raw=$4 u0 u1 p0 p1 c0 c1
+  shift 4
+  c0=$(cg_usage dnsperf); u0=$(cg_usage "$s"); p0=$(cg_percpu "$s")
+  ( cg_exec dnsperf taskset -c "$ccpu" dnsperf "$@" ) > "$raw" 2>&1 < /dev/null || return 1
+  u1=$(cg_usage "$s"); p1=$(cg_percpu "$s"); c1=$(cg_usage dnsperf)
+  awk -v du=$((u1 - u0)) -v dc=$((c1 - c0)) -v p0="$p0" -v p1="$p1" -v cpu="$scpu" "$DNSPERF_AWK"'
+    END {
+      n = split(p0, a, " "); split(p1, b, " "); dp = 0
+      for (i = 1; i <= n; i++) dp += b[i] - a[i]
+      on = dp > 0 ? (b[cpu + 1] - a[cpu + 1]) / dp : 1
+      printf "%.0f,%.3f,%d,%d,%d,%.0f,%.4f,%.4f,%.3f\n", qps, lat * 1000, sent, done,
+             lost, du, (done > 0 ? du / 1000 / done : 0), on, dc / 1e9
+    }' "$raw"
+}
+
 # cg_rss_kb NAME: VmRSS summed over the group's processes.
 cg_rss_kb() {
   local p v sum=0

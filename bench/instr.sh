@@ -24,7 +24,8 @@
 #   DNSSEC=1                signs both zones online (a P-256 key each, in
 #                           a keystore of the run's own); with
 #                           DNSPERF_EXTRA="-D" (DO) the answers are
-#                           signed, from the signature cache once warm
+#                           signed, from the signature cache once warm;
+#                           the ECS queries then carry DO themselves
 #   DNSPERF_EXTRA="-E 10:0123456789abcdef"  more dnsperf arguments (here an
 #                           EDNS COOKIE option with a client cookie in
 #                           every query, to count what cookies cost)
@@ -86,6 +87,11 @@ fi
 
 # The inputs of bench/compare.sh.
 compare_inputs "$OUT" "$ZONE"
+# Signed, the binary ECS queries carry DO too (dnsperf's -D does not
+# reach -B messages).
+if [ "${DNSSEC:-0}" != 0 ]; then
+  for q in geo-set geo-pick; do python3 bench/wireq.py --do < "$OUT/$q.txt" > "$OUT/$q.bin"; done
+fi
 $GEN compare-json > "$OUT/table.json"
 bench_zone > "$OUT/bench.test.zone"
 
@@ -198,6 +204,11 @@ for n in sorted(x["id"] for x in json.load(sys.stdin)["nodes"]):
       fi
       callgrind_control -z "$PID" > /dev/null
       read -ra extra <<<"${DNSPERF_EXTRA:-}"
+      # dnsperf refuses -D with -B: the binary queries carry DO themselves.
+      if [ "${args[0]}" = -B ]; then
+        f=(); for a in ${extra[@]+"${extra[@]}"}; do [ "$a" = -D ] || f+=("$a"); done
+        extra=(${f[@]+"${f[@]}"})
+      fi
       dnsperf -s 127.0.0.1 -p $PORT -n $(( (N + lines - 1) / lines )) -Q 3000 -c 1 -q 20 \
         "${args[@]}" ${extra[@]+"${extra[@]}"} > "$d/dnsperf-$w.txt" 2>&1
       done_q=$(awk '/Queries completed:/ { print $3 }' "$d/dnsperf-$w.txt")

@@ -142,12 +142,7 @@ measure_run() {
   local hz=$HZ
   [ -z "$CPU_CG" ] || hz=1000000000   # cpuacct counts ns
   awk -v s="$s" -v p="$key" -v r="$run" -v dt=$((t1 - t0)) -v hz="$hz" \
-      -v ct="$(cat "$raw.time")" '
-    /Queries sent:/      { sent = $3 }
-    /Queries completed:/ { done = $3 }
-    /Queries lost:/      { lost = $3 }
-    /Queries per second:/{ qps = $4 }
-    /Average Latency/    { lat = $4 }
+      -v ct="$(cat "$raw.time")" "$DNSPERF_AWK"'
     END {
       split(ct, c, " ")
       cpu = dt / hz
@@ -209,4 +204,151 @@ compare_inputs() {
   $gen geo-queries set.bench.test | head -288 > "$out/geo-set.txt"
   sed 's/^set\./www./' "$out/geo-set.txt" > "$out/geo-pick.txt"
   for q in geo-set geo-pick; do python3 bench/wireq.py < "$out/$q.txt" > "$out/$q.bin"; done
+}
+
+# compare_dir DIR OUT ZONE: DIR with the zone files of the compare inputs
+# in OUT: ZONE.zone and bench.test.zone.
+compare_dir() {
+  mkdir -p "$1"
+  cp "$2/$3.zone" "$1/"
+  bench_zone > "$1/bench.test.zone"
+}
+
+# compare_gslbd DIR PORT OUT ZONE [EXTRA]: a one-worker gslbd on the
+# inputs compare_inputs made in OUT, in DIR: ZONE and bench.test,
+# gslbd.conf (listening on PORT, EXTRA appended) and a store with
+# gslbgen's weight table applied by $GSLBCTL.
+compare_gslbd() {
+  local d=$1 port=$2 out=$3 zone=$4
+  compare_dir "$d" "$out" "$zone"
+  mkdir -p "$d/db"
+  cat > "$d/gslbd.conf" <<EOC
+server:
+  listen: [ "127.0.0.1@$port" ]
+  workers: 1
+  identity: ""
+  version: ""
+  udp-max-payload: 1232
+database:
+  path: $d/db
+zones:
+  - name: $zone
+    file: $zone.zone
+  - name: bench.test
+    file: bench.test.zone
+geoip:
+  database: $out/geo.mmdb
+  region: [ region ]
+  isp: [ isp ]
+  edns-client-subnet: on
+${5:-}
+EOC
+  python3 bench/gslbgen.py compare-json > "$d/table.json"
+  # A new store: --create (builds from before it had the option create
+  # without it).
+  { "$GSLBCTL" -d "$d/db" --create apply "$d/table.json" ||
+    "$GSLBCTL" -d "$d/db" apply "$d/table.json"; } > "$d/apply.log" 2>&1 ||
+    { cat "$d/apply.log" >&2; die "$d: gslbctl apply failed"; }
+}
+
+# compare_knot_conf DIR PORT OUT ZONE WITH-GEOIP [MODULE]: knotd's
+# configuration for the inputs of compare_inputs in OUT (the zone files
+# in DIR), one worker of each kind, listening on PORT; with WITH-GEOIP
+# set.bench.test comes from the geoip module (mode geodb, key
+# [ region ]) on OUT/geo.mmdb; MODULE (say mod-onlinesign) is loaded
+# for both zones, after the geoip module.
+compare_knot_conf() {
+  local d=$1 port=$2 out=$3 zone=$4 geo=$5 mod=${6:-}
+  cat <<EOC
+server:
+    rundir: "$d"
+    listen: 127.0.0.1@$port
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+    edns-client-subnet: on
+database:
+    storage: "$d"
+log:
+  - target: stderr
+    any: warning
+EOC
+  [ -z "$geo" ] || cat <<EOC
+mod-geoip:
+  - id: geo
+    config-file: "$d/geo.conf"
+    ttl: 60
+    mode: geodb
+    geodb-file: "$out/geo.mmdb"
+    geodb-key: [ region ]
+EOC
+  cat <<EOC
+template:
+  - id: default
+    storage: "$d"
+    semantic-checks: off
+    zonefile-sync: -1
+    zonefile-load: whole
+    journal-content: none
+    dnssec-signing: off
+zone:
+  - domain: $zone
+    file: "$d/$zone.zone"
+EOC
+  [ -z "$mod" ] || echo "    module: $mod"
+  echo "  - domain: bench.test"
+  echo "    file: \"$d/bench.test.zone\""
+  if [ -n "$geo" ] && [ -n "$mod" ]; then echo "    module: [ mod-geoip/geo, $mod ]"
+  elif [ -n "$geo" ]; then echo "    module: mod-geoip/geo"
+  elif [ -n "$mod" ]; then echo "    module: $mod"; fi
+}
+
+# summary_mode ARGS...: for `SCRIPT --summary DIR`, the script's
+# summarise of DIR/results.csv, then exit (DIR relative to where the
+# script was started).  Without --summary it returns.
+summary_mode() {
+  [ "${1:-}" = --summary ] || return 0
+  local d=${2:-}
+  case $d in /*) ;; *) d=$OLDPWD/$d ;; esac
+  [ -f "$d/results.csv" ] || die "usage: $0 [--summary DIR]"
+  summarise "$d/results.csv"
+  exit 0
+}
+
+# compare_rounds: the measuring of bench/compare.sh and bench/dnssec.sh.
+# For each placement SCPU:CCPU of $PLACEMENTS every server of $SERVERS
+# is re-pinned to SCPU; then $RUNS rounds, in each every workload of
+# $WORKLOADS against every server in turn that `takes SERVER WORKLOAD`
+# accepts: `measure SERVER WORKLOAD PLACEMENT RUN SCPU CCPU` (both
+# defined by the script).
+compare_rounds() {
+  local pl scpu ccpu s run w
+  for pl in $PLACEMENTS; do
+    scpu=${pl%:*} ccpu=${pl#*:}
+    [ "$scpu" != "$ccpu" ] || die "placement $pl: server and dnsperf on the same CPU"
+    for s in $SERVERS; do
+      cg_pin "$s" "$scpu" || die "$s: cannot pin every thread to CPU $scpu"
+    done
+    echo "bench: placement $pl: servers on CPU $scpu, dnsperf on CPU $ccpu" >&2
+    for run in $(seq "$RUNS"); do
+      for w in $WORKLOADS; do
+        for s in $SERVERS; do
+          takes "$s" "$w" || continue
+          measure "$s" "$w" "$pl" "$run" "$scpu" "$ccpu"
+        done
+      done
+    done
+  done
+}
+
+# compare_knobs: the defaults bench/compare.sh and bench/dnssec.sh share
+# (after ROOT is set).
+compare_knobs() {
+  RUNS=${RUNS:-3}
+  DURATION=${DURATION:-8}
+  CLIENTS=${CLIENTS:-20}
+  OUTSTANDING=${OUTSTANDING:-200}
+  PLACEMENTS=${PLACEMENTS:-"0:1 1:0"}
+  GSLBD=${GSLBD:-$ROOT/build/gslbd}
+  GSLBCTL=${GSLBCTL:-$ROOT/build/gslbctl}
 }
