@@ -19,72 +19,21 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Retry delays after etcd failed: from RETRY_MIN_MS doubling up to
- * RETRY_MAX_MS, so that a restarted etcd is seen within seconds while an
- * outage of hours costs a request every few seconds. */
-#define RETRY_MIN_MS 200
-#define RETRY_MAX_MS 5000
+#include "cluster/cluster_int.h"
 
-/* The lease thread's step: views that moved are published within this,
- * and a leader key that went is campaigned for within it. */
-#define STEP_MS 100
-/* A view whose verdict did not move (only its latencies and score) is
- * published again at most this often: the latency matrix stays fresh
- * without a write per probe result. */
-#define VIEW_REFRESH_MS 30000
-/* Operations per etcd transaction: below etcd's default --max-txn-ops
- * (128), so that no setting of etcd is needed for the views. */
-#define TXN_OPS 100
 
-struct cluster {
-	cluster_conf_t cc;
-	weightdb_t *db;
-	char actor[CLUSTER_NAME_MAX + 16];
-	pthread_t watch_thr, lease_thr;
-	int watch_started, lease_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int stop;                 /* under mu; read unlocked by stop_cb */
-	int64_t rev;              /* last revision applied or read */
-	int need_resync;
-	int connected;            /* atomic; -1 until the first try */
-	/* What the members said when etcd last failed (watch thread; the
-	 * text under vmu): how many answer, of how many. */
-	unsigned etcd_members, etcd_answering;   /* atomic */
-	int etcd_noted;                          /* atomic: etcd_why is set */
-	char etcd_why[400];                      /* under vmu, with: */
-	char etcd_key[64];                       /* the state and counts */
-	uint64_t resyncs, applied; /* atomic */
-	int64_t last_apply;       /* atomic: unix time, cluster_info_t */
-	uint64_t decisions, conflicts; /* atomic: cluster_info_t */
-	int64_t lease;            /* atomic; written by the lease thread */
-	int kick;                 /* under mu: the lease thread has work */
-	/* S4-6: every live instance's view of every node, from the watch:
-	 * {node: {instance: view}}; this instance's own views from the
-	 * health thread {node: view}; and the leader's name.  Under vmu. */
-	pthread_mutex_t vmu;
-	json_t *views, *mine;
-	char leader[CLUSTER_NAME_MAX];
-	uint64_t vgen;            /* atomic: moves with any view */
-	json_t *sent;             /* lease thread: {node: [view, mono ms]} */
-	int64_t epoch;            /* atomic: our leader key's create revision */
-	etcd_t *he;               /* the health thread's client (publish) */
-	health_cluster_t hooks;
-	cluster_verify_t *verify; /* the table checked against etcd's */
-};
-
-static int stopping(cluster_t *c)
+int cluster__stopping(cluster_t *c)
 {
 	return __atomic_load_n(&c->stop, __ATOMIC_RELAXED);
 }
 
 static int stop_cb(void *arg)
 {
-	return stopping(arg);
+	return cluster__stopping(arg);
 }
 
 /* Sleeps @ms unless stopped first.  Returns whether to stop. */
-static int nap(cluster_t *c, unsigned ms)
+int cluster__nap(cluster_t *c, unsigned ms)
 {
 	struct timespec ts = util_deadline_ms(ms);
 	pthread_mutex_lock(&c->mu);
@@ -105,7 +54,7 @@ static void kick(cluster_t *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
-static void set_epoch(cluster_t *c, int64_t ep)
+void cluster__set_epoch(cluster_t *c, int64_t ep)
 {
 	int64_t was = __atomic_exchange_n(&c->epoch, ep, __ATOMIC_RELAXED);
 	if (was && !ep)
@@ -159,11 +108,11 @@ static void view_event(cluster_t *c, const etcd_kv_t *kv, int del)
 }
 
 /* The leader key put or deleted; under vmu. */
-static void leader_event(cluster_t *c, const etcd_kv_t *kv, int del)
+void cluster__leader_event(cluster_t *c, const etcd_kv_t *kv, int del)
 {
 	if (del) {
 		c->leader[0] = 0;
-		set_epoch(c, 0);
+		cluster__set_epoch(c, 0);
 		kick(c); /* campaign now: takeover within the lease time */
 		return;
 	}
@@ -171,7 +120,7 @@ static void leader_event(cluster_t *c, const etcd_kv_t *kv, int del)
 	const char *name = json_string_value(json_object_get(v, "name"));
 	snprintf(c->leader, sizeof(c->leader), "%s", name ? name : "?");
 	if (kv->lease != __atomic_load_n(&c->lease, __ATOMIC_RELAXED))
-		set_epoch(c, 0);
+		cluster__set_epoch(c, 0);
 	json_decref(v);
 }
 
@@ -215,7 +164,7 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
  * some members are there.  The watch and the lease thread both report:
  * without a quorum the watch stream stays open (nothing is written, so
  * nothing arrives), while the lease cannot be renewed. */
-static void note_etcd(cluster_t *c, etcd_t *e, const char *why)
+void cluster__note_etcd(cluster_t *c, etcd_t *e, const char *why)
 {
 	char text[400] = "";
 	if (!e && !__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED))
@@ -258,7 +207,7 @@ static void set_connected(cluster_t *c, int up, etcd_t *e, const char *why)
 	int was = __atomic_exchange_n(&c->connected, up, __ATOMIC_RELAXED);
 	if (up && was < 0)
 		return; /* the first contact is logged by the resync */
-	note_etcd(c, up ? NULL : e, why);
+	cluster__note_etcd(c, up ? NULL : e, why);
 }
 
 /* The changes of one revision, collected from the watch. */
@@ -348,7 +297,7 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 		pthread_mutex_unlock(&c->vmu);
 	} else if (strcmp(kv.key + pl, "leader") == 0) {
 		pthread_mutex_lock(&c->vmu);
-		leader_event(c, &kv, del);
+		cluster__leader_event(c, &kv, del);
 		pthread_mutex_unlock(&c->vmu);
 	} else if (!del && (strcmp(kv.key + pl, "change") == 0 ||
 	                    strcmp(kv.key + pl, "decided") == 0)) {
@@ -383,7 +332,7 @@ static int on_watch(const json_t *res, void *arg)
 	flush_group(c, &g);
 	json_decref(g.changes);
 	json_decref(g.feed);
-	return c->need_resync || stopping(c);
+	return c->need_resync || cluster__stopping(c);
 }
 
 static void *watch_main(void *arg)
@@ -394,14 +343,14 @@ static void *watch_main(void *arg)
 	unsigned delay = RETRY_MIN_MS;
 	c->need_resync = 1;
 	cluster_verify_wait_first(c->verify);
-	while (!stopping(c)) {
+	while (!cluster__stopping(c)) {
 		if (c->need_resync) {
 			int64_t rev = 0, marker = 0, t0 = util_mono_ms();
 			int rc = cluster_resync(c->db, e, c->cc.prefix, c->actor, &rev, &marker,
 			                        err, sizeof(err));
 			if (rc < 0) {
 				set_connected(c, 0, e, err);
-				if (nap(c, delay))
+				if (cluster__nap(c, delay))
 					break;
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
@@ -409,7 +358,7 @@ static void *watch_main(void *arg)
 			if (load_views(c, e, rev, err, sizeof(err)) ||
 			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
 				set_connected(c, 0, e, err);
-				if (nap(c, delay))
+				if (cluster__nap(c, delay))
 					break;
 				continue;
 			}
@@ -425,286 +374,16 @@ static void *watch_main(void *arg)
 		}
 		int rc = etcd_watch(e, c->cc.prefix, c->rev + 1, on_watch, stop_cb, c,
 		                    err, sizeof(err));
-		if (stopping(c))
+		if (cluster__stopping(c))
 			break;
 		if (rc == GSLB_EIO) {
 			set_connected(c, 0, e, err);
-			if (nap(c, delay))
+			if (cluster__nap(c, delay))
 				break;
 			delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 		} else {
 			delay = RETRY_MIN_MS;
 		}
-	}
-	etcd_free(e);
-	return NULL;
-}
-
-/* The member key: this instance and its vantage, on the lease. */
-static int put_member(cluster_t *c, etcd_t *e, char *err, size_t errlen)
-{
-	char key[512], lease[32];
-	snprintf(key, sizeof(key), "%smembers/%s", c->cc.prefix, c->cc.name);
-	snprintf(lease, sizeof(lease), "%lld", (long long)c->lease);
-	json_t *v = json_pack("{s:s, s:s, s:s, s:i}", "name", c->cc.name,
-	                      "region", c->cc.region, "isp", c->cc.isp,
-	                      "pid", (int)getpid());
-	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(v);
-	char *bk = etcd_b64(key, strlen(key)), *bv = etcd_b64(text, strlen(text));
-	free(text);
-	json_t *req = json_pack("{s:s, s:s, s:s}", "key", bk, "value", bv, "lease", lease);
-	free(bk);
-	free(bv);
-	json_t *ans = NULL;
-	int rc = etcd_post(e, "/v3/kv/put", req, &ans, err, errlen);
-	json_decref(req);
-	json_decref(ans);
-	return rc;
-}
-
-/* Election ------------------------------------------------------ */
-
-/* One campaign: the leader key is created with our lease only when it
- * is absent (etcd transaction comparing its create revision with 0);
- * else we learn who leads, and take back a key that is still ours (etcd
- * was unreachable for a while, the lease lived).  The key goes with the
- * lease, so a dead leader's goes within the lease time. */
-static void campaign(cluster_t *c, etcd_t *e)
-{
-	char key[512], err[1024], lease[32];
-	snprintf(key, sizeof(key), "%sleader", c->cc.prefix);
-	snprintf(lease, sizeof(lease), "%lld", (long long)c->lease);
-	json_t *v = json_pack("{s:s, s:s, s:s, s:i}", "name", c->cc.name,
-	                      "region", c->cc.region, "isp", c->cc.isp, "pid", (int)getpid());
-	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(v);
-	char *bk = etcd_b64(key, strlen(key)), *bv = etcd_b64(text, strlen(text));
-	free(text);
-	json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:[{s:{s:s, s:s, s:s}}], "
-	                        "s:[{s:{s:s}}]}",
-	                        "compare", "target", "CREATE", "key", bk, "result", "EQUAL",
-	                        "create_revision", "0",
-	                        "success", "request_put", "key", bk, "value", bv, "lease", lease,
-	                        "failure", "request_range", "key", bk);
-	free(bk);
-	free(bv);
-	json_t *ans = NULL;
-	int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err));
-	json_decref(req);
-	if (rc) {
-		log_debug("cluster: campaign: %s", err);
-		return;
-	}
-	int64_t ep = 0;
-	if (json_is_true(json_object_get(ans, "succeeded"))) {
-		ep = etcd_int(json_object_get(ans, "header"), "revision");
-		log_notice("cluster: %s elected to make the automatic decisions (epoch %lld)",
-		           c->cc.name, (long long)ep);
-	} else {
-		json_t *r = json_object_get(json_array_get(json_object_get(ans, "responses"), 0),
-		                            "response_range");
-		etcd_kv_t kv;
-		if (!etcd_kv_parse(json_array_get(json_object_get(r, "kvs"), 0), &kv)) {
-			if (kv.lease == c->lease)
-				ep = kv.create_rev;
-			pthread_mutex_lock(&c->vmu);
-			leader_event(c, &kv, 0);
-			pthread_mutex_unlock(&c->vmu);
-			etcd_kv_clear(&kv);
-		}
-	}
-	json_decref(ans);
-	if (ep) {
-		pthread_mutex_lock(&c->vmu);
-		snprintf(c->leader, sizeof(c->leader), "%s", c->cc.name);
-		pthread_mutex_unlock(&c->vmu);
-	}
-	__atomic_store_n(&c->epoch, ep, __ATOMIC_RELAXED);
-}
-
-/* An instance that holds declared local overrides does not make the
- * automatic decisions: its health thread reads the overridden table,
- * and its promotions or shares would carry an override of one instance
- * to all.  While elected, it gives the leader key up (a delete compared
- * with its epoch), and another instance is elected at once. */
-static int stand_aside(cluster_t *c, etcd_t *e)
-{
-	cluster_verify_info_t vi;
-	cluster_verify_info(c->verify, &vi);
-	int64_t ep = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED);
-	if (!vi.overrides || !ep)
-		return vi.overrides > 0;
-	char key[512], err[1024], er[32];
-	snprintf(key, sizeof(key), "%sleader", c->cc.prefix);
-	snprintf(er, sizeof(er), "%lld", (long long)ep);
-	char *bk = etcd_b64(key, strlen(key));
-	json_t *req = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:[{s:{s:s}}]}",
-	                        "compare", "target", "CREATE", "key", bk, "result", "EQUAL",
-	                        "create_revision", er,
-	                        "success", "request_delete_range", "key", bk);
-	free(bk);
-	json_t *ans = NULL;
-	if (etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err)) == 0) {
-		log_notice("cluster: %s holds local overrides: it gives up making the "
-		           "automatic decisions until they are pushed or dropped", c->cc.name);
-		set_epoch(c, 0);
-	}
-	json_decref(req);
-	json_decref(ans);
-	return 1;
-}
-
-/* Views out ------------------------------------------------------- */
-
-/* Whether view @a and @b differ in what the quorum reads. */
-static int verdict_moved(json_t *a, json_t *b)
-{
-	static const char *const f[] = { "state", "pct", "stale" };
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		if (!json_equal(json_object_get(a, f[i]), json_object_get(b, f[i])))
-			return 1;
-	return 0;
-}
-
-/* Puts this instance's views that moved (at once) or only aged (every
- * VIEW_REFRESH_MS) under P health/NODE/NAME with the member lease, in
- * transactions of TXN_OPS. */
-static void publish_views(cluster_t *c, etcd_t *e)
-{
-	int64_t now = util_mono_ms();
-	json_t *todo = json_object();
-	pthread_mutex_lock(&c->vmu);
-	const char *node;
-	json_t *v;
-	json_object_foreach(c->mine, node, v) {
-		json_t *was = json_object_get(c->sent, node);
-		json_t *wv = json_array_get(was, 0);
-		if (!was || verdict_moved(v, wv) ||
-		    (!json_equal(v, wv) &&
-		     now - json_integer_value(json_array_get(was, 1)) >= VIEW_REFRESH_MS))
-			json_object_set_new(todo, node, json_deep_copy(v));
-	}
-	pthread_mutex_unlock(&c->vmu);
-	char lease[32], err[1024];
-	snprintf(lease, sizeof(lease), "%lld", (long long)c->lease);
-	json_t *ops = json_array(), *batch = json_array();
-	void *it = json_object_iter(todo);
-	while (it || json_array_size(ops)) {
-		if (it) {
-			node = json_object_iter_key(it);
-			v = json_object_iter_value(it);
-			char key[512];
-			snprintf(key, sizeof(key), "%shealth/%s/%s", c->cc.prefix, node, c->cc.name);
-			json_t *pv = json_deep_copy(v);
-			json_object_set_new(pv, "instance", json_string(c->cc.name));
-			json_object_set_new(pv, "region", json_string(c->cc.region));
-			json_object_set_new(pv, "isp", json_string(c->cc.isp));
-			char *text = json_dumps(pv, JSON_COMPACT | JSON_SORT_KEYS);
-			json_decref(pv);
-			char *bk = etcd_b64(key, strlen(key)), *bv = etcd_b64(text, strlen(text));
-			free(text);
-			json_array_append_new(ops, json_pack("{s:{s:s, s:s, s:s}}", "request_put",
-			                      "key", bk, "value", bv, "lease", lease));
-			free(bk);
-			free(bv);
-			json_array_append_new(batch, json_string(node));
-			it = json_object_iter_next(todo, it);
-			if (it && json_array_size(ops) < TXN_OPS)
-				continue;
-		}
-		json_t *req = json_pack("{s:o}", "success", ops), *ans = NULL;
-		ops = json_array();
-		int rc = etcd_post(e, "/v3/kv/txn", req, &ans, err, sizeof(err));
-		json_decref(req);
-		json_decref(ans);
-		if (rc) {
-			log_debug("cluster: publishing views: %s", err);
-			break;
-		}
-		size_t i;
-		json_t *n;
-		json_array_foreach(batch, i, n)
-			json_object_set_new(c->sent, json_string_value(n), json_pack("[O, I]",
-			    json_object_get(todo, json_string_value(n)), (json_int_t)now));
-		json_array_clear(batch);
-	}
-	json_decref(ops);
-	json_decref(batch);
-	json_decref(todo);
-}
-
-static void *lease_main(void *arg)
-{
-	cluster_t *c = arg;
-	etcd_t *e = etcd_new(&c->cc);
-	char err[1024];
-	/* Renewed three times per TTL: one lost renewal never loses it. */
-	int64_t every_ms = c->cc.lease_ttl * 1000 / 3, next_keep = 0, next_campaign = 0;
-	while (!stopping(c)) {
-		int rc = 0;
-		int64_t now = util_mono_ms();
-		if (!c->lease) {
-			int64_t id = 0;
-			rc = etcd_lease_grant(e, c->cc.lease_ttl, &id, err, sizeof(err));
-			if (!rc) {
-				__atomic_store_n(&c->lease, id, __ATOMIC_RELAXED);
-				if ((rc = put_member(c, e, err, sizeof(err))))
-					__atomic_store_n(&c->lease, 0, __ATOMIC_RELAXED);
-			}
-			if (!rc) {
-				log_info("cluster: member %s joined with lease %llx", c->cc.name,
-				         (unsigned long long)c->lease);
-				/* The views of a former lease went with it. */
-				json_object_clear(c->sent);
-				next_keep = now + every_ms;
-				next_campaign = 0;
-			}
-		} else if (now >= next_keep) {
-			rc = etcd_lease_keepalive(e, c->lease, err, sizeof(err));
-			if (rc == GSLB_ENOENT) {
-				log_warning("cluster: %s; joining again", err);
-				__atomic_store_n(&c->lease, 0, __ATOMIC_RELAXED);
-				set_epoch(c, 0);
-				continue;
-			}
-			/* Unable to renew: the lease may run out before etcd
-			 * is back, so stop deciding now. */
-			if (rc)
-				set_epoch(c, 0);
-			next_keep = now + (rc ? RETRY_MIN_MS : every_ms);
-		}
-		if (rc) {
-			log_debug("cluster: lease: %s", err);
-			note_etcd(c, e, err);
-		} else {
-			note_etcd(c, NULL, NULL);
-			pthread_mutex_lock(&c->vmu);
-			int none = !c->leader[0];
-			pthread_mutex_unlock(&c->vmu);
-			/* A vacant leader key is campaigned for at once, an
-			 * occupied one checked once per renewal. */
-			/* Only once the table and the views are read: an
-			 * instance that decided before would decide blind. */
-			if (!stand_aside(c, e) && !__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) &&
-			    __atomic_load_n(&c->resyncs, __ATOMIC_RELAXED) &&
-			    (none || now >= next_campaign)) {
-				campaign(c, e);
-				next_campaign = now + every_ms;
-			}
-			publish_views(c, e);
-		}
-		if (nap(c, rc ? RETRY_MIN_MS * 5 : STEP_MS))
-			break;
-	}
-	set_epoch(c, 0);
-	if (c->lease) {
-		char id[32];
-		snprintf(id, sizeof(id), "%lld", (long long)c->lease);
-		json_t *req = json_pack("{s:s}", "ID", id), *ans = NULL;
-		etcd_post(e, "/v3/lease/revoke", req, &ans, err, sizeof(err));
-		json_decref(req);
-		json_decref(ans);
 	}
 	etcd_free(e);
 	return NULL;
@@ -737,7 +416,7 @@ static void hook_view(void *arg, const char *node, json_t *view)
 	cluster_t *c = arg;
 	pthread_mutex_lock(&c->vmu);
 	json_t *was = json_object_get(c->mine, node);
-	int moved = !was || verdict_moved(was, view);
+	int moved = !was || cluster__verdict_moved(was, view);
 	json_object_set_new(c->mine, node, json_deep_copy(view));
 	pthread_mutex_unlock(&c->vmu);
 	if (moved)
@@ -782,171 +461,6 @@ static unsigned hook_vantages(void *arg, const char *node, nearest_vantage_t *ou
 	return n;
 }
 
-/* @records' kinds flattened: [kind, key, record] of every kind's
- * records, in order. */
-static json_t *flatten_records(json_t *records)
-{
-	json_t *flat = json_array();
-	const char *kname;
-	json_t *recs;
-	json_object_foreach(records, kname, recs) {
-		wdb_kind_t kind;
-		if (!cluster_kind_by_name(kname, &kind))
-			continue;
-		const char *key;
-		json_t *rec;
-		json_object_foreach(recs, key, rec)
-			json_array_append_new(flat, json_pack("[i, s, O]", (int)kind, key, rec));
-	}
-	return flat;
-}
-
-/* The writes of @flat from *@next on into @ops, as many as one
- * transaction takes besides the "decided" record; with @base, the
- * compares that each key is unchanged since into @unchanged.  Moves
- * *@next past them. */
-static void record_ops(const cluster_t *c, json_t *flat, size_t *next,
-                       json_int_t base, json_t *ops, json_t *unchanged)
-{
-	char below[32];
-	snprintf(below, sizeof(below), "%lld", (long long)base + 1);
-	size_t nflat = json_array_size(flat);
-	for (; *next < nflat && json_array_size(ops) < TXN_OPS - 1; (*next)++) {
-		json_t *f = json_array_get(flat, *next);
-		char key[1024];
-		cluster_key(key, sizeof(key), c->cc.prefix,
-		            (wdb_kind_t)json_integer_value(json_array_get(f, 0)),
-		            json_string_value(json_array_get(f, 1)));
-		char *bk = etcd_b64(key, strlen(key));
-		if (base)
-			json_array_append_new(unchanged, json_pack("{s:s, s:s, s:s, s:s}",
-			                      "target", "MOD", "key", bk, "result", "LESS",
-			                      "mod_revision", below));
-		json_t *rec = json_array_get(f, 2);
-		if (json_is_null(rec)) {
-			json_array_append_new(ops, json_pack("{s:{s:s}}",
-			                      "request_delete_range", "key", bk));
-		} else {
-			char *v = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-			char *bv = etcd_b64(v, strlen(v));
-			json_array_append_new(ops, json_pack("{s:{s:s, s:s}}", "request_put",
-			                      "key", bk, "value", bv));
-			free(v);
-			free(bv);
-		}
-		free(bk);
-	}
-}
-
-/* The "decided" record's put: who decided @what, at @now, under
- * @epoch. */
-static json_t *decided_op(const cluster_t *c, const char *what, const char *now,
-                          int64_t epoch)
-{
-	char dk[512];
-	snprintf(dk, sizeof(dk), "%sdecided", c->cc.prefix);
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I}", "actor", c->actor,
-	                        "what", what, "time", now, "instance", c->cc.name,
-	                        "epoch", (json_int_t)epoch);
-	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(rec);
-	char *bk = etcd_b64(dk, strlen(dk)), *bv = etcd_b64(rv, strlen(rv));
-	free(rv);
-	json_t *op = json_pack("{s:{s:s, s:s}}", "request_put", "key", bk, "value", bv);
-	free(bk);
-	free(bv);
-	return op;
-}
-
-/* One transaction of @ops, if the leader key is still of @epoch and the
- * @unchanged compares hold (both taken).  Returns 0, the error of the
- * request, GSLB_EAGAIN (a record moved since @base) or GSLB_EINVAL (no
- * longer the leader: the epoch is dropped). */
-static int publish_txn(cluster_t *c, int64_t epoch, json_int_t base, json_t *ops,
-                       json_t *unchanged, char *err, size_t errlen)
-{
-	char lk[512], ep[32];
-	snprintf(lk, sizeof(lk), "%sleader", c->cc.prefix);
-	snprintf(ep, sizeof(ep), "%lld", (long long)epoch);
-	char *bk = etcd_b64(lk, strlen(lk));
-	json_t *cmp = json_pack("[{s:s, s:s, s:s, s:s}]", "target", "CREATE",
-	                        "key", bk, "result", "EQUAL", "create_revision", ep);
-	json_array_extend(cmp, unchanged);
-	json_decref(unchanged);
-	/* Refused, the answer says who holds the leader key: still
-	 * this epoch means a record moved, not the election. */
-	json_t *req = json_pack("{s:o, s:o, s:[{s:{s:s}}]}", "compare", cmp,
-	                        "success", ops, "failure", "request_range", "key", bk);
-	free(bk);
-	json_t *ans = NULL;
-	int rc = etcd_post(c->he, "/v3/kv/txn", req, &ans, err, errlen);
-	json_decref(req);
-	if (rc)
-		return rc;
-	int ok = json_is_true(json_object_get(ans, "succeeded"));
-	json_t *held = json_array_get(json_object_get(json_object_get(
-		json_array_get(json_object_get(ans, "responses"), 0), "response_range"),
-		"kvs"), 0);
-	int still = etcd_int(held, "create_revision") == epoch;
-	json_decref(ans);
-	if (!ok && base && still) {
-		snprintf(err, errlen, "the table moved since the decisions were "
-		         "made: not written");
-		return GSLB_EAGAIN;
-	}
-	if (!ok) {
-		__atomic_add_fetch(&c->conflicts, 1, __ATOMIC_RELAXED);
-		int64_t mine = epoch;
-		__atomic_compare_exchange_n(&c->epoch, &mine, 0, 0, __ATOMIC_RELAXED,
-		                            __ATOMIC_RELAXED);
-		snprintf(err, errlen, "no longer the elected instance: decisions "
-		         "not written");
-		return GSLB_EINVAL;
-	}
-	__atomic_add_fetch(&c->decisions, 1, __ATOMIC_RELAXED);
-	return 0;
-}
-
-/* The leader's decisions into etcd (health records, the steering
- * engine's rows and state, the gray release controller's services):
- * each transaction compares the leader key's create revision with the
- * epoch the decisions were made under, so that an instance that lost
- * the election (and may not know it yet) writes nothing, and no
- * decision is made twice.  With "base" in @records (the etcd revision
- * the local store reflected when the decisions were made), each record
- * must also be unchanged in etcd since then: an operator's change made
- * meanwhile is not overwritten, and a decision whose predecessor has not
- * reached the local store yet is not made again from the older state
- * (S4-10: no release step twice).  Such a refusal is GSLB_EAGAIN and
- * leaves the leadership alone. */
-static int hook_publish(void *arg, int64_t epoch, json_t *records,
-                        const char *what, char *err, size_t errlen)
-{
-	cluster_t *c = arg;
-	if (!c->he)
-		c->he = etcd_new(&c->cc);
-	char now[40];
-	time_t tt = time(NULL);
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *flat = flatten_records(records);
-	json_int_t base = json_integer_value(json_object_get(records, "base"));
-	size_t next = 0, nflat = json_array_size(flat);
-	while (next < nflat) {
-		json_t *ops = json_array(), *unchanged = json_array();
-		record_ops(c, flat, &next, base, ops, unchanged);
-		json_array_append_new(ops, decided_op(c, what, now, epoch));
-		int rc = publish_txn(c, epoch, base, ops, unchanged, err, errlen);
-		if (rc) {
-			json_decref(flat);
-			return rc;
-		}
-	}
-	json_decref(flat);
-	return 0;
-}
-
 static void copy_conf(cluster_conf_t *dst, const cluster_conf_t *src)
 {
 	*dst = *src;
@@ -973,7 +487,7 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 	c->mine = json_object();
 	c->sent = json_object();
 	c->hooks = (health_cluster_t){ c, hook_leader, hook_views_gen, hook_combined,
-	                               hook_view, hook_publish, hook_vantages };
+	                               hook_view, cluster__publish, hook_vantages };
 	if (!(c->verify = cluster_verify_start(&c->cc, db, c->actor))) {
 		snprintf(err, errlen, "cluster: cannot start the verify thread");
 		cluster_stop(c);
@@ -985,7 +499,7 @@ cluster_t *cluster_start(const cluster_conf_t *cc, weightdb_t *db, char *err,
 		return NULL;
 	}
 	c->watch_started = 1;
-	if (pthread_create(&c->lease_thr, NULL, lease_main, c)) {
+	if (pthread_create(&c->lease_thr, NULL, cluster__lease_main, c)) {
 		snprintf(err, errlen, "cluster: cannot start the lease thread");
 		cluster_stop(c);
 		return NULL;
