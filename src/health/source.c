@@ -192,10 +192,11 @@ static void note_unusable(unsigned *unusable, char *why, size_t whylen,
 		snprintf(why, whylen, fmt, a, b);
 }
 
-/* Adds the samples of one query's answer @body to @groups: for a
- * steering input, key "node|region|isp" -> {input: value}; for a health
- * metric, key "node" -> {input: value}.  Returns 0, or -1 when @body is
- * no instant vector. */
+/* Adds the samples of one query's answer @body to the push lines of
+ * @steer (steering inputs, one line per node, region and ISP) and
+ * @health (health metrics, one line per node), keyed
+ * "node|region|isp": each sample appends its "input=value" word.
+ * Returns 0, or -1 when @body is no instant vector. */
 static int add_answer(const source_def_t *d, const source_query_t *q, const char *body,
                       json_t *steer, json_t *health, unsigned *unusable, char *why,
                       size_t whylen)
@@ -227,53 +228,21 @@ static int add_answer(const source_def_t *d, const source_query_t *q, const char
 			              q->input, node);
 			continue;
 		}
-		char key[3 * SOURCE_LABEL_MAX + 8];
-		if (st)
-			snprintf(key, sizeof(key), "%s|%s|%s", node,
-			         label_or_star(metric, d->region_label),
-			         label_or_star(metric, d->isp_label));
-		else
-			snprintf(key, sizeof(key), "%s", node);
-		json_t *groups = st ? steer : health, *g = json_object_get(groups, key);
-		if (!g) {
-			g = json_object();
-			json_object_set_new(groups, key, g);
+		const char *region = st ? label_or_star(metric, d->region_label) : "*";
+		const char *isp = st ? label_or_star(metric, d->isp_label) : "*";
+		char key[3 * SOURCE_LABEL_MAX + 8], word[96];
+		snprintf(key, sizeof(key), "%s|%s|%s", node, region, isp);
+		json_t *groups = st ? steer : health, *line = json_object_get(groups, key);
+		if (!line) {
+			line = st ? json_pack("[s, s, s, s, s]", node, "--region", region, "--isp", isp)
+			          : json_pack("[s]", node);
+			json_object_set_new(groups, key, line);
 		}
-		json_object_set_new(g, q->input, json_real(v));
+		snprintf(word, sizeof(word), "%s=%.17g", q->input, v);
+		json_array_append_new(line, json_string(word));
 	}
 	json_decref(root);
 	return 0;
-}
-
-/* One push line (words after "push") from group @key -> @inputs. */
-static json_t *line_of(const char *key, json_t *inputs, int steer)
-{
-	json_t *w = json_array();
-	char part[3][SOURCE_LABEL_MAX + 1] = { "", "*", "*" };
-	int n = 0;
-	for (const char *p = key; n < 3; n++) {
-		const char *bar = steer ? strchr(p, '|') : NULL;
-		size_t l = bar ? (size_t)(bar - p) : strlen(p);
-		snprintf(part[n], sizeof(part[n]), "%.*s", (int)l, p);
-		if (!bar)
-			break;
-		p = bar + 1;
-	}
-	json_array_append_new(w, json_string(part[0]));
-	if (steer) {
-		json_array_append_new(w, json_string("--region"));
-		json_array_append_new(w, json_string(part[1]));
-		json_array_append_new(w, json_string("--isp"));
-		json_array_append_new(w, json_string(part[2]));
-	}
-	const char *in;
-	json_t *v;
-	json_object_foreach(inputs, in, v) {
-		char word[96];
-		snprintf(word, sizeof(word), "%s=%.17g", in, json_number_value(v));
-		json_array_append_new(w, json_string(word));
-	}
-	return w;
 }
 
 unsigned source_lines(const source_def_t *d, const char *const *bodies, json_t *lines,
@@ -288,9 +257,9 @@ unsigned source_lines(const source_def_t *d, const char *const *bodies, json_t *
 	const char *key;
 	json_t *g;
 	json_object_foreach(steer, key, g)
-		json_array_append_new(lines, line_of(key, g, 1));
+		json_array_append(lines, g);
 	json_object_foreach(health, key, g)
-		json_array_append_new(lines, line_of(key, g, 0));
+		json_array_append(lines, g);
 	json_decref(steer);
 	json_decref(health);
 	return good;
