@@ -97,3 +97,16 @@ share() {
 }
 
 within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# expect_b_slow_in_gz SECONDS WHAT: node b, slow in cn-gz only, falls to
+# 10 % or less of that row within SECONDS (scaled) while cn-bj stays
+# even; WHAT names the inputs in the check's text.
+expect_b_slow_in_gz() {
+	low_b_gz() { w=$(weight gz b); [ -n "$w" ] && [ "$w" -le 1000 ]; }
+	if wait_until "$1" low_b_gz; then ok "$2: slow b loses share in cn-gz (now $(weight gz b) bp)"
+	else fail "$2: b's share in cn-gz did not fall: $(CTL steer show www.gslb.test)"; fi
+	local wbj
+	wbj=$(weight bj b)
+	[ -z "$wbj" ] || within "$wbj" 4900 5100 && ok "cn-bj unchanged (b: ${wbj:-operator weight})" ||
+		fail "cn-bj moved: b has $wbj bp"
+}
