@@ -21,14 +21,15 @@ libprotobuf-c-dev protobuf-c-compiler libssl-dev"
 # file; a Frame Streams collector (fstrm_capture) for the dnstap test;
 # etcd (server and etcdctl) for the cluster tests; Unbound as the caching
 # resolver in front of gslbd; stress-ng to load the machine (check-busy);
-# debhelper, dpkg-dev and lintian to build and check the Debian package
-# (make deb-check); DNSViz and Zonemaster to judge the signed zones, with
+# build-essential, debhelper, dpkg-dev and lintian to build and check the
+# Debian package (make deb-check; dpkg-buildpackage wants build-essential
+# besides Build-Depends); DNSViz and Zonemaster to judge the signed zones, with
 # bind9 for the named that dnsviz's -N/-D serves a parent zone (with our
 # DS) from.
 TEST="bind9-dnsutils fstrm-bin knot-dnsutils ldnsutils libmaxmind-db-writer-perl
 mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd gdnsd nginx-light
 python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
-etcd-server etcd-client unbound stress-ng debhelper dpkg-dev lintian dnsviz bind9
+etcd-server etcd-client unbound stress-ng build-essential debhelper dpkg-dev lintian dnsviz bind9
 zonemaster-cli"
 
 case "$1" in
