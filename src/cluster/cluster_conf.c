@@ -164,6 +164,13 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		o->lease_ttl = (unsigned)d;
 		return 0;
 	}
+	if (strcmp(k, "log-keep") == 0) {
+		if (conf_snumber(c, v, "cluster.log-keep (records)", 10, 100000, &d, err,
+		                 errlen))
+			return -1;
+		o->log_keep = (unsigned)d;
+		return 0;
+	}
 	if (strcmp(k, "verify-interval") == 0)
 		return conf_snumber(c, v, "cluster.verify-interval (seconds, 0: never)", 0,
 		                    86400, &o->verify_interval, err, errlen);
@@ -179,12 +186,13 @@ int cluster_conf_load(const conf_t *c, cluster_conf_t *o, char *err,
 {
 	static const char *const keys[] = { "etcd", "prefix", "name", "vantage",
 	                                     "quorum", "lease-ttl", "timeout",
-	                                     "verify-interval", "tls", "user", "password", NULL };
+	                                     "verify-interval", "log-keep", "tls", "user", "password", NULL };
 	memset(o, 0, sizeof(*o));
 	snprintf(o->prefix, sizeof(o->prefix), "/gslbd/");
 	o->lease_ttl = 5;
 	o->timeout = 2;
 	o->verify_interval = 60;
+	o->log_keep = 10000;
 	const ynode_t *s = c->root ? ynode_get(c->root, "cluster") : NULL;
 	if (!s)
 		return 0;

@@ -25,6 +25,8 @@ typedef struct cluster_conf {
 	double verify_interval;    /* seconds between comparisons of the
 	                              table with etcd's (cluster/verify.h),
 	                              default 60; 0: never */
+	unsigned log_keep;         /* records the cluster's change log keeps
+	                              in etcd (cluster/clog.h), default 10000 */
 	char *ca, *cert, *key;     /* tls.ca, tls.cert, tls.key (resolved) */
 	char *user, *password;     /* etcd authentication, NULL: none */
 } cluster_conf_t;

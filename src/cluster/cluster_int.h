@@ -29,6 +29,8 @@
 /* Operations per etcd transaction: below etcd's default --max-txn-ops
  * (128), so that no setting of etcd is needed for the views. */
 #define TXN_OPS 100
+/* The elected instance trims the cluster's change log this often. */
+#define LOG_TRIM_MS 5000
 
 struct cluster {
 	cluster_conf_t cc;

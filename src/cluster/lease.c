@@ -4,6 +4,7 @@
  * overrides), and its views of the nodes published for the others
  * (S4-6).  See cluster_int.h. */
 #include "cluster/cluster.h"
+#include "cluster/clog.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
 #include "cluster/quorum.h"
@@ -215,6 +216,21 @@ static void publish_views(cluster_t *c, etcd_t *e)
 	json_decref(todo);
 }
 
+/* The elected instance keeps the cluster's change log to
+ * cluster.log-keep records (clog.h), every LOG_TRIM_MS. */
+static void trim_log(cluster_t *c, etcd_t *e)
+{
+	char err[1024];
+	unsigned gone = 0;
+	int rc = cluster_log_trim(e, c->cc.prefix, c->cc.log_keep, &gone, err, sizeof(err));
+	if (rc)
+		log_debug("cluster: keeping the change log to %u records: %s",
+		          c->cc.log_keep, err);
+	else if (gone)
+		log_info("cluster: %u of the oldest records left the change log (it keeps %u)",
+		         gone, c->cc.log_keep);
+}
+
 void *cluster__lease_main(void *arg)
 {
 	cluster_t *c = arg;
@@ -222,6 +238,7 @@ void *cluster__lease_main(void *arg)
 	char err[1024];
 	/* Renewed three times per TTL: one lost renewal never loses it. */
 	int64_t every_ms = c->cc.lease_ttl * 1000 / 3, next_keep = 0, next_campaign = 0;
+	int64_t next_trim = 0;
 	while (!cluster__stopping(c)) {
 		int rc = 0;
 		int64_t now = util_mono_ms();
@@ -274,6 +291,10 @@ void *cluster__lease_main(void *arg)
 				next_campaign = now + every_ms;
 			}
 			publish_views(c, e);
+			if (__atomic_load_n(&c->epoch, __ATOMIC_RELAXED) && now >= next_trim) {
+				trim_log(c, e);
+				next_trim = now + LOG_TRIM_MS;
+			}
 		}
 		if (cluster__nap(c, rc ? RETRY_MIN_MS * 5 : STEP_MS))
 			break;

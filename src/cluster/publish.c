@@ -4,6 +4,7 @@
  * TXN_OPS under its leadership epoch, with the change record.  See
  * cluster_int.h. */
 #include "cluster/cluster.h"
+#include "cluster/clog.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
 #include "cluster/quorum.h"
@@ -41,16 +42,17 @@ static json_t *flatten_records(json_t *records)
 }
 
 /* The writes of @flat from *@next on into @ops, as many as one
- * transaction takes besides the "decided" record; with @base, the
- * compares that each key is unchanged since into @unchanged.  Moves
- * *@next past them. */
+ * transaction takes besides the "decided" record and the log's; with
+ * @base, the compares that each key is unchanged since into @unchanged;
+ * each change, for the log, into @logged.  Moves *@next past them. */
 static void record_ops(const cluster_t *c, json_t *flat, size_t *next,
-                       json_int_t base, json_t *ops, json_t *unchanged)
+                       json_int_t base, json_t *ops, json_t *unchanged,
+                       json_t *logged)
 {
 	char below[32];
 	snprintf(below, sizeof(below), "%lld", (long long)base + 1);
 	size_t nflat = json_array_size(flat);
-	for (; *next < nflat && json_array_size(ops) < TXN_OPS - 1; (*next)++) {
+	for (; *next < nflat && json_array_size(ops) < TXN_OPS - 2; (*next)++) {
 		json_t *f = json_array_get(flat, *next);
 		char key[1024];
 		cluster_key(key, sizeof(key), c->cc.prefix,
@@ -62,6 +64,9 @@ static void record_ops(const cluster_t *c, json_t *flat, size_t *next,
 			                      "target", "MOD", "key", bk, "result", "LESS",
 			                      "mod_revision", below));
 		json_t *rec = json_array_get(f, 2);
+		json_array_append_new(logged, json_pack("{s:s, s:O, s:O}", "kind",
+		    cluster_kind_name((wdb_kind_t)json_integer_value(json_array_get(f, 0))),
+		    "key", json_array_get(f, 1), "after", rec));
 		if (json_is_null(rec)) {
 			json_array_append_new(ops, json_pack("{s:{s:s}}",
 			                      "request_delete_range", "key", bk));
@@ -173,9 +178,14 @@ int cluster__publish(void *arg, int64_t epoch, json_t *records,
 	json_int_t base = json_integer_value(json_object_get(records, "base"));
 	size_t next = 0, nflat = json_array_size(flat);
 	while (next < nflat) {
-		json_t *ops = json_array(), *unchanged = json_array();
-		record_ops(c, flat, &next, base, ops, unchanged);
+		json_t *ops = json_array(), *unchanged = json_array(), *logged = json_array();
+		record_ops(c, flat, &next, base, ops, unchanged, logged);
 		json_array_append_new(ops, decided_op(c, what, now, epoch));
+		/* The decisions' record in the cluster's change log (clog.h). */
+		json_array_append_new(ops, cluster_log_op(c->cc.prefix, json_pack(
+		    "{s:s, s:s, s:s, s:o, s:s, s:I, s:b}", "time", now, "actor", c->actor,
+		    "what", what, "changes", logged, "instance", c->cc.name,
+		    "epoch", (json_int_t)epoch, "automatic", 1)));
 		int rc = publish_txn(c, epoch, base, ops, unchanged, err, errlen);
 		if (rc) {
 			json_decref(flat);

@@ -122,6 +122,8 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
 			return rc;
 		}
 	}
+	/* The local record names the change as every instance does. */
+	wdb_txn_note(t, "revision", json_integer(rev));
 	if ((rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev))) {
 		wdb_abort(t);
 		snprintf(err, errlen, "%s", wdb_strerror(rc));

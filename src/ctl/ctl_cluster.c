@@ -11,6 +11,7 @@
 #include "config.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_override.h"
+#include "cluster/clog.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
@@ -245,9 +246,11 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 		        "not to the local store (%s): gslbd applies it from etcd\n",
 		        (long long)rev, err);
 	/* Named by the cluster's revision, the same on every instance (the
-	 * local audit id differs from one store to the next). */
+	 * local audit id differs from one store to the next), in --json
+	 * too: "change" is the revision, as `log` and `rollback` name it. */
+	(void)id;
 	if (ctl_json)
-		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
+		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)rev,
 		       (long long)rev);
 	else
 		printf("cluster revision %lld: %s\n", (long long)rev, what);
@@ -299,6 +302,10 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	/* The etcd revision the store reflected when the change was
 	 * validated. */
 	int64_t base = (int64_t)wdb_meta_u64(t, "clusterrev");
+	/* The change's audit record goes with it: the cluster's log, the
+	 * same on every instance (clog.h). */
+	json_t *rec = wdb_audit_record(t, what);
+	json_object_set_new(rec, "instance", json_string(ccf.name));
 	wdb_abort(t);
 	/* The tests widen the window between reading and writing to make
 	 * two writers race for certain. */
@@ -328,6 +335,7 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	snprintf(nonce, sizeof(nonce), "%016llx", (unsigned long long)rnd);
 	json_array_append_new(ops, marker_op(mk, actor, what, json_array_size(changes),
 	                                     nonce));
+	json_array_append_new(ops, cluster_log_op(ccf.prefix, rec));
 	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
 	json_t *ans = NULL;
 	unsigned before = etcd_retries(ce);

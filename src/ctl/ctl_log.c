@@ -5,6 +5,8 @@
  * wdb_rollback_pick() (store/change.h). */
 #include "ctl/ctl.h"
 #include "ctl/ctl_steer.h"
+#include "cluster/clog.h"
+#include "ctl/ctl_override.h"
 #include "health/cutover.h"
 #include "store/change.h"
 
@@ -34,6 +36,49 @@ static int log_collect(int64_t id, json_t *rec, void *arg)
 		return 0;
 	json_array_append(lf->out, rec);
 	return 0;
+}
+
+static int collect_rec(int64_t id, json_t *rec, void *arr)
+{
+	(void)id;
+	json_array_append(arr, rec);
+	return 0;
+}
+
+/* Whether the records of log_records() are the cluster's (named by
+ * revision) rather than this store's own. */
+static int from_cluster;
+
+/* The change log, oldest first: in cluster mode the cluster's, the same
+ * on every instance (cluster/clog.h), each record's id its revision;
+ * this store's own when standalone, or when etcd cannot be read (said
+ * on stderr). */
+static json_t *log_records(const char *cmd)
+{
+	char err[1024];
+	json_t *recs = NULL;
+	if (ctl_cluster_on()) {
+		int rc = cluster_log_read(ctl_cluster_etcd(), ctl_cluster_conf()->prefix, &recs,
+		                          err, sizeof(err));
+		if (!rc) {
+			from_cluster = 1;
+			return recs;
+		}
+		fprintf(stderr, "gslbctl: %s: cannot read the cluster's change log (%s): "
+		        "this instance's own log follows, numbered by its own ids, not "
+		        "by cluster revision\n", cmd, err);
+	}
+	recs = json_array();
+	int rc = wdb_audit_each(ctl_db, 0, collect_rec, recs);
+	if (rc < 0)
+		ctl_die("%s: cannot read the audit log: %s", cmd, wdb_strerror(rc));
+	return recs;
+}
+
+/* How a change is named: by its cluster revision, or its local id. */
+static const char *change_noun(void)
+{
+	return from_cluster ? "cluster revision" : "change";
 }
 
 /* Whether @v is a change id: digits only (a time has '-' and ':'). */
@@ -110,15 +155,16 @@ int ctl_cmd_log(int argc, char **argv)
 			ctl_die("log: --since %s: give a change id or an RFC 3339 time "
 			    "(2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00)", v);
 	}
-	json_t *all = lf.out;
-	int rc = wdb_audit_each(ctl_db, since_id, log_collect, &lf);
-	if (rc < 0)
-		ctl_die("log: cannot read the audit log: %s", wdb_strerror(rc));
+	json_t *all = lf.out, *recs = log_records("log");
+	size_t i;
+	json_t *r;
+	json_array_foreach(recs, i, r)
+		if (json_integer_value(json_object_get(r, "id")) > since_id)
+			log_collect(0, r, &lf);
+	json_decref(recs);
 	/* --limit N: the newest N, still oldest first. */
 	while (limit && json_array_size(all) > (size_t)limit)
 		json_array_remove(all, 0);
-	size_t i;
-	json_t *r;
 	char line[1000];
 	json_array_foreach(all, i, r) {
 		wdb_change_summary(r, line, sizeof(line));
@@ -162,13 +208,6 @@ static int node_changed(json_t *changes, const char *id)
 	return 0;
 }
 
-static int collect_rec(int64_t id, json_t *rec, void *arr)
-{
-	(void)id;
-	json_array_append(arr, rec);
-	return 0;
-}
-
 /* The kind of audit change @c, or -1 for a health record. */
 static int change_kind(json_t *c)
 {
@@ -188,7 +227,11 @@ static json_t *undo_of(wdb_txn_t *t, json_t *rec, int64_t id)
 {
 	json_t *changes = json_object_get(rec, "changes");
 	if (!json_array_size(changes))
-		ctl_die("rollback: change %lld changed nothing", (long long)id);
+		ctl_die("rollback: %s %lld changed nothing", change_noun(), (long long)id);
+	if (json_is_true(json_object_get(rec, "objects_left_out")))
+		ctl_die("rollback: %s %lld was too large for the cluster's log to keep "
+		    "its objects; restore them with apply from an export", change_noun(),
+		    (long long)id);
 	json_t *undo = json_array();
 	/* Undo in reverse order; a later change to the same object makes the
 	 * undo ambiguous, so it is refused. */
@@ -200,15 +243,19 @@ static json_t *undo_of(wdb_txn_t *t, json_t *rec, int64_t id)
 		if (kind < 0 && node_changed(changes, key))
 			continue;   /* went with its node: a restored node starts afresh */
 		if (kind < 0)
-			ctl_die("rollback: change %lld is a health decision; set the node's "
-			    "admin state instead", (long long)id);
+			ctl_die("rollback: %s %lld is a health decision; set the node's "
+			    "admin state instead", change_noun(), (long long)id);
 		json_t *now = wdb_get(t, (wdb_kind_t)kind, key);
 		json_t *after = json_object_get(c, "after");
+		if (!json_object_get(c, "before"))
+			ctl_die("rollback: %s %lld is a decision of the elected instance; "
+			    "pin the row's shares or set the node's admin state instead",
+			    change_noun(), (long long)id);
 		int same = (json_is_null(after) && !now) ||
 		           (now && json_equal(now, after));
 		if (!same)
-			ctl_die("rollback: %s %s changed again after change %lld; roll back the later change first",
-			    kn, key, (long long)id);
+			ctl_die("rollback: %s %s changed again after %s %lld; roll back the later change first",
+			    kn, key, change_noun(), (long long)id);
 		json_array_append_new(undo, json_pack("{s:s, s:s, s:o, s:O}", "kind", kn,
 			"key", key, "before", now ? now : json_null(),
 			"after", json_object_get(c, "before")));
@@ -228,6 +275,21 @@ static void print_undo(FILE *f, json_t *undo)
 		fprintf(f, "  %s\n", line);
 		json_decref(one);
 	}
+}
+
+/* Record @id of the change log (log_records()), NULL when there is
+ * none. */
+static json_t *record_of(int64_t id)
+{
+	if (!ctl_cluster_on())
+		return wdb_audit_get(ctl_db, id);
+	json_t *recs = log_records("rollback"), *r, *found = NULL;
+	size_t i;
+	json_array_foreach(recs, i, r)
+		if (json_integer_value(json_object_get(r, "id")) == id)
+			found = json_incref(r);
+	json_decref(recs);
+	return found;
 }
 
 int ctl_cmd_rollback(int argc, char **argv)
@@ -253,19 +315,17 @@ int ctl_cmd_rollback(int argc, char **argv)
 		/* The newest change of this user that is not undone: health
 		 * decisions, other users' changes and rollbacks are skipped,
 		 * so repeating walks further back (gslbctl(8)). */
-		json_t *recs = json_array();
-		int rc = wdb_audit_each(ctl_db, 0, collect_rec, recs);
-		if (rc < 0)
-			ctl_die("rollback: cannot read the audit log: %s", wdb_strerror(rc));
+		json_t *recs = log_records("rollback");
 		id = wdb_rollback_pick(recs, ctl_user);
 		json_decref(recs);
 		if (!id)
 			ctl_die("rollback: %s has no change left to roll back (name one: "
 			    "rollback ID, see log)", ctl_user);
 	}
-	json_t *rec = wdb_audit_get(ctl_db, id);
+	json_t *rec = record_of(id);
 	if (!rec)
-		ctl_die("rollback: change %lld does not exist", (long long)id);
+		ctl_die("rollback: %s %lld does not exist%s", change_noun(), (long long)id,
+		        from_cluster ? " in the cluster's log" : "");
 	/* S3-8: an automatic change of shares is undone by pinning the
 	 * shares before it, or the engine would make it again. */
 	const char *actor = json_string_value(json_object_get(rec, "actor"));
@@ -285,8 +345,8 @@ int ctl_cmd_rollback(int argc, char **argv)
 	 * (gslbctl(8); --force is accepted and changes nothing). */
 	if (dry) {
 		wdb_abort(t);
-		printf("rollback would undo change %lld (%s %s: %s); --dry-run: "
-		       "nothing was written\n", (long long)id,
+		printf("rollback would undo %s %lld (%s %s: %s); --dry-run: "
+		       "nothing was written\n", change_noun(), (long long)id,
 		       json_string_value(json_object_get(rec, "time")),
 		       json_string_value(json_object_get(rec, "actor")), line);
 		print_undo(stdout, undo);
@@ -301,9 +361,10 @@ int ctl_cmd_rollback(int argc, char **argv)
 		}
 		wdb_txn_note(t, "undoes", json_integer(id));
 		if (!ctl_json)
-			printf("undoing change %lld: %s\n", (long long)id, line);
+			printf("undoing %s %lld: %s\n", change_noun(), (long long)id, line);
 		char what[200];
-		snprintf(what, sizeof(what), "rollback %lld", (long long)id);
+		snprintf(what, sizeof(what), "rollback %s%lld", from_cluster ? "revision " : "",
+		         (long long)id);
 		ctl_commit(t, what);
 	}
 	json_decref(undo);

@@ -281,11 +281,15 @@ int ctl_cluster_overrides(int argc, char **argv)
 		names_of(ovs, names, sizeof(names));
 		snprintf(what, sizeof(what), "local overrides dropped: %s", names);
 		int64_t id = end_overrides(ovs, 1, what);
+		/* A change of this store alone, at the revision it holds: as
+		 * the override itself was said. */
+		int64_t rev = cluster_local_rev(ctl_db);
 		if (ctl_json)
-			printf("{\"change\": %lld}\n", (long long)id);
+			printf("{\"change\": %lld, \"local\": true, \"revision\": %lld}\n",
+			       (long long)id, (long long)rev);
 		else
-			printf("change %lld: %s; the cluster's table applies again\n",
-			       (long long)id, what);
+			printf("local change at cluster revision %lld: %s; the cluster's "
+			       "table applies again\n", (long long)rev, what);
 	}
 	json_decref(ovs);
 	return rc;

@@ -100,11 +100,15 @@ static int push_file(const char *path)
 	if (f != stdin)
 		fclose(f);
 	int64_t rev = push_commit(t, lines, now);
-	if (ctl_json)
+	/* In cluster mode named by the cluster's revision, as every change
+	 * (ctl_cluster.c). */
+	if (ctl_json && rev)
+		printf("{\"pushed\": %u, \"revision\": %lld}\n", pushed, (long long)rev);
+	else if (ctl_json)
 		printf("{\"pushed\": %u}\n", pushed);
 	else if (rev)
-		printf("%u measurement%s from %s written to the cluster (revision %lld)\n",
-		       pushed, pushed == 1 ? "" : "s", name, (long long)rev);
+		printf("cluster revision %lld: %u measurement%s from %s\n", (long long)rev,
+		       pushed, pushed == 1 ? "" : "s", name);
 	else
 		printf("%u measurement%s from %s stored\n", pushed, pushed == 1 ? "" : "s", name);
 	return 0;
@@ -128,8 +132,10 @@ int ctl_cmd_metrics(int argc, char **argv)
 	char msg[400];
 	push_one(t, argc, argv, now, lines, msg, sizeof(msg));
 	int64_t rev = push_commit(t, lines, now);
-	if (!ctl_json && rev)
-		printf("%s in the cluster (revision %lld)\n", msg, (long long)rev);
+	if (ctl_json && rev)
+		printf("{\"revision\": %lld}\n", (long long)rev);
+	else if (!ctl_json && rev)
+		printf("cluster revision %lld: %s\n", (long long)rev, msg);
 	else if (!ctl_json)
 		printf("%s\n", msg);
 	return 0;

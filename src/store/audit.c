@@ -22,6 +22,22 @@ static json_t *now_rfc3339(void)
 	return json_string(buf);
 }
 
+json_t *wdb_audit_record(wdb_txn_t *t, const char *what)
+{
+	json_t *rec = json_pack("{s:o, s:s, s:s, s:O}", "time", now_rfc3339(),
+	                        "actor", t->actor, "what", what, "changes", t->changes);
+	/* Who, from where: the writer's notes (user, undoes...) never
+	 * replace the fields above. */
+	char host[256];
+	if (rec && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = 0;
+		json_object_set_new(rec, "host", json_string(host));
+	}
+	if (rec)
+		json_object_update_missing(rec, t->notes);
+	return rec;
+}
+
 int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
                           size_t errlen)
 {
@@ -34,18 +50,13 @@ int64_t wdb__audit_append(wdb_txn_t *t, const char *what, char *err,
 	uint8_t sb[8];
 	wdb__id_key(sb, seq);
 	v = (MDB_val){ 8, sb };
-	json_t *rec = json_pack("{s:I, s:o, s:s, s:s, s:O}", "id", (json_int_t)seq,
-	                        "time", now_rfc3339(), "actor", t->actor,
-	                        "what", what, "changes", t->changes);
-	/* Who, from where: the writer's notes (user, undoes...) never
-	 * replace the fields above. */
-	char host[256];
-	if (rec && gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = 0;
-		json_object_set_new(rec, "host", json_string(host));
-	}
-	if (rec)
-		json_object_update_missing(rec, t->notes);
+	json_t *rec = wdb_audit_record(t, what);
+	/* The id first, as in every record written before. */
+	json_t *full = rec ? json_pack("{s:I}", "id", (json_int_t)seq) : NULL;
+	if (full)
+		json_object_update(full, rec);
+	json_decref(rec);
+	rec = full;
 	char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
 	json_decref(rec);
 	if (!text) {

@@ -206,7 +206,9 @@ int wdb_audit_by_user(json_t *rec, const char *user)
 int wdb_audit_automatic(json_t *rec)
 {
 	const char *actor = json_string_value(json_object_get(rec, "actor"));
-	return actor && (strcmp(actor, "health") == 0 || strncmp(actor, "gslbd:", 6) == 0);
+	/* In cluster mode the elected instance's decisions say so. */
+	return json_is_true(json_object_get(rec, "automatic")) ||
+	       (actor && (strcmp(actor, "health") == 0 || strncmp(actor, "gslbd:", 6) == 0));
 }
 
 int64_t wdb_audit_undoes(json_t *rec)

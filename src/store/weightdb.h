@@ -322,6 +322,10 @@ int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
  * written): gslbctl notes its "user", and a rollback the change it
  * "undoes". */
 void wdb_txn_note(wdb_txn_t *t, const char *field, json_t *val);
+/** The audit record @t's commit as @what would write, without its id:
+ * time, actor, what, changes, host and the notes (new reference; NULL
+ * when out of memory).  Cluster mode sends it with the change. */
+json_t *wdb_audit_record(wdb_txn_t *t, const char *what);
 /** The next cutover window number, never one used before in this store,
  * even by a window deleted or rolled back since: one more than the
  * highest of @floor (the highest number in use), the counter kept in

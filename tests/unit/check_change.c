@@ -198,6 +198,13 @@ START_TEST(rollback_rule)
 	r = J("{\"actor\": \"gslbctl:gslbd\"}");
 	ck_assert(!wdb_audit_automatic(r));
 	json_decref(r);
+	/* The elected instance's decisions in the cluster's log say so. */
+	r = J("{\"actor\": \"cluster:ns1\", \"automatic\": true}");
+	ck_assert(wdb_audit_automatic(r));
+	json_decref(r);
+	r = J("{\"actor\": \"cluster:ns1\", \"automatic\": false}");
+	ck_assert(!wdb_audit_automatic(r));
+	json_decref(r);
 }
 END_TEST
 

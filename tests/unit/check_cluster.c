@@ -3,6 +3,7 @@
  * errors naming file and line, absent = standalone), base64 and the
  * range end of a prefix, the answers' 64-bit fields, the key layout
  * in etcd, and the quorum verdict over the instances' views (S4-6). */
+#include "cluster/clog.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
 #include "cluster/quorum.h"
@@ -85,6 +86,7 @@ START_TEST(defaults_and_values)
 	ck_assert_uint_eq(o.lease_ttl, 5);
 	ck_assert(o.timeout == 2);
 	ck_assert(o.verify_interval == 60);
+	ck_assert_uint_eq(o.log_keep, 10000);
 	ck_assert_str_eq(o.region, "");
 	cluster_conf_free(&o);
 	ck_assert_int_eq(load("cluster:\n"
@@ -96,6 +98,7 @@ START_TEST(defaults_and_values)
 	                      "  lease-ttl: 10\n"
 	                      "  timeout: 0.5\n"
 	                      "  verify-interval: 0\n"
+	                      "  log-keep: 500\n"
 	                      "  tls: { ca: ca.pem, cert: c.pem, key: k.pem }\n"
 	                      "  user: gslbd\n"
 	                      "  password: secret\n", &o, err, sizeof(err)), 0);
@@ -108,6 +111,7 @@ START_TEST(defaults_and_values)
 	ck_assert_uint_eq(o.lease_ttl, 10);
 	ck_assert(o.timeout == 0.5);
 	ck_assert(o.verify_interval == 0);
+	ck_assert_uint_eq(o.log_keep, 500);
 	ck_assert_ptr_nonnull(strstr(o.ca, dir));   /* relative to the file */
 	ck_assert_str_eq(o.user, "gslbd");
 	ck_assert_str_eq(o.password, "secret");
@@ -126,6 +130,8 @@ START_TEST(errors)
 	             "must start and end with '/'");
 	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  lease-ttl: 1\n", 7,
 	             "cluster.lease-ttl must be a number from 2 to 600");
+	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  log-keep: 5\n", 7,
+	             "cluster.log-keep (records) must be a number from 10 to 100000");
 	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  quorum: half\n", 7,
 	             "cluster.quorum");
 	expect_error("cluster:\n  etcd: http://a:1\n  name: x\n  colour: red\n", 7, "colour");
@@ -297,6 +303,55 @@ END_TEST
  * answering is "unreachable"; at most half answering without a leader is
  * "no quorum", naming them; more than half without a leader is an
  * election under way. */
+/* The put of a record @rec into the log: its key and decoded value. */
+static json_t *log_put(json_t *rec, char *key, size_t keylen)
+{
+	json_t *op = cluster_log_op("/p/", rec);
+	json_t *put = json_object_get(op, "request_put");
+	size_t n;
+	char *k = etcd_unb64(json_string_value(json_object_get(put, "key")), &n);
+	snprintf(key, keylen, "%s", k);
+	free(k);
+	char *v = etcd_unb64(json_string_value(json_object_get(put, "value")), &n);
+	json_t *got = json_loadb(v, n, 0, NULL);
+	free(v);
+	json_decref(op);
+	return got;
+}
+
+START_TEST(log_record)
+{
+	char k1[128], k2[128];
+	/* The revision names the record: a local id is not sent. */
+	json_t *got = log_put(json_pack("{s:i, s:s, s:[{s:s, s:s, s:n, s:{s:i}}]}", "id", 7,
+	    "what", "node add a", "changes", "kind", "node", "key", "a", "before",
+	    "after", "w", 1), k1, sizeof(k1));
+	ck_assert_ptr_null(json_object_get(got, "id"));
+	ck_assert_str_eq(json_string_value(json_object_get(got, "what")), "node add a");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(json_array_get(
+	    json_object_get(got, "changes"), 0), "after"), "w")), 1);
+	ck_assert_ptr_null(json_object_get(got, "objects_left_out"));
+	json_decref(got);
+	ck_assert_int_eq(strncmp(k1, "/p/log/", 7), 0);
+	ck_assert_uint_eq(strlen(k1), 7 + 16);
+	/* Too large: which objects changed, not the objects. */
+	char *big = malloc(CLUSTER_LOG_RECORD_MAX + 2);
+	memset(big, 'x', CLUSTER_LOG_RECORD_MAX + 1);
+	big[CLUSTER_LOG_RECORD_MAX + 1] = 0;
+	got = log_put(json_pack("{s:s, s:[{s:s, s:s, s:n, s:{s:s}}]}", "what", "apply",
+	    "changes", "kind", "node", "key", "a", "before", "after", "big", big),
+	    k2, sizeof(k2));
+	free(big);
+	ck_assert(json_is_true(json_object_get(got, "objects_left_out")));
+	json_t *c = json_array_get(json_object_get(got, "changes"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "key")), "a");
+	ck_assert_ptr_null(json_object_get(c, "after"));
+	json_decref(got);
+	/* Two records never share a key. */
+	ck_assert_str_ne(k1, k2);
+}
+END_TEST
+
 START_TEST(health_text)
 {
 	char out[400];
@@ -335,6 +390,7 @@ static Suite *cluster_suite(void)
 	tcase_add_test(t, key_layout);
 	tcase_add_test(t, quorum_verdict);
 	tcase_add_test(t, health_text);
+	tcase_add_test(t, log_record);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* The cluster's change log: each change's audit record travels with the
+ * change, in the same etcd transaction, under PREFIX "log/" + a random
+ * name; the record's create revision is the change's revision, which
+ * names it on every instance (`gslbctl log`, `rollback`).  The elected
+ * instance keeps the log to cluster.log-keep records, oldest out first.
+ * No state: safe on any thread with its own etcd client. */
+#ifndef GSLB_CLUSTER_CLOG_H
+#define GSLB_CLUSTER_CLOG_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "cluster/etcd.h"
+
+/* A record larger than this keeps which objects it changed, not the
+ * objects: etcd takes 1.5 MiB a request by default, and the change's
+ * own objects are in the same request. */
+#define CLUSTER_LOG_RECORD_MAX (256 * 1024)
+
+/** The put of audit record @rec (taken) into the cluster's log under
+ * @prefix, as an etcd transaction operation. */
+json_t *cluster_log_op(const char *prefix, json_t *rec);
+
+/** The cluster's log, oldest first, into *@recs (new array): each record
+ * with "id" and "revision" set to its revision.  Returns 0 or the error
+ * of the request (the reason in @err). */
+int cluster_log_read(etcd_t *e, const char *prefix, json_t **recs, char *err,
+                     size_t errlen);
+
+/** Deletes the oldest records beyond the newest @keep, at most 1,000 a
+ * call; their number in *@gone.  Returns 0 or the request's error. */
+int cluster_log_trim(etcd_t *e, const char *prefix, unsigned keep, unsigned *gone,
+                     char *err, size_t errlen);
+
+#endif
