@@ -193,8 +193,10 @@ high_b() { local w; w=$(share "$N" b); [ -n "$w" ] && [ "$w" -ge "$want" ]; }
 if wait_until 40 high_b; then ok "ns$N goes on steering: b from $wk to $(share "$N" b) bp"
 else fail "b did not regain share under ns$N: $(CTLN "$N" steer show www.gslb.test 2>&1)"; fi
 O=$(( 6 - L - N ))
-steer_log "$N" > "$T/steerN"
-tail -1 "$T/steerN" | grep -q "^cluster:ns$N " && ok "the last steering change was made by ns$N" ||
+# The share b reached may still be the dead instance's last decision:
+# wait for the new one's own.
+by_n() { steer_log "$N" > "$T/steerN"; tail -1 "$T/steerN" | grep -q "^cluster:ns$N "; }
+wait_until 40 by_n && ok "the last steering change was made by ns$N" ||
 	fail "last steering change: $(tail -1 "$T/steerN")"
 ok=0
 for _ in $(tseq 40); do
