@@ -16,6 +16,13 @@
 #      the store's commit of a node change rebuilds the plans of the rows
 #      naming it, found through its index of node rows (it read every
 #      row before, which bounded that rate on a large table).
+#   3. The cost of the check of the table against etcd's
+#      (cluster.verify-interval, here VERIFY_INTERVAL, default 20 s):
+#      gslbd's debug line of each of its first CHECKS (default 4) checks
+#      after the sync, with the wall time and its own CPU time: the first
+#      a full comparison (etcd's table read, the store's walked), the
+#      others incremental (the store's audit records since the check
+#      before), each as a share of one core at the default interval, 60 s.
 # One etcd member and one gslbd on loopback (ports BENCHPORT.., default
 # 36500), everything under a temporary directory, stopped by PID at exit.
 # SERVICES=N (default 1000) scales the table: N services of 100 rows
@@ -45,6 +52,7 @@ cat > "$T/gslbd.conf" <<EOF
 server:
   listen: [ "127.0.0.1@$((BASE + 10))" ]
   workers: 1
+  log-level: debug
 database:
   path: db
 zones:
@@ -53,6 +61,7 @@ zones:
 cluster:
   etcd: [ "$EP" ]
   name: bench1
+  verify-interval: ${VERIFY_INTERVAL:-20}
 EOF
 CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 # One object of each kind through gslbctl, the templates of the others.
@@ -206,4 +215,20 @@ def run(kind, rate, count, first):
 run("row", 100.0, 1000, 1)
 run("node", 10.0, 50, 1)
 PY
+CHECKS=${CHECKS:-4}
+for _ in $(seq $(( (${VERIFY_INTERVAL:-20} * (CHECKS + 1) + 120) * 10 ))); do
+	[ "$(grep -c "table checked against etcd's" "$T/gslbd.log")" -ge "$CHECKS" ] && break
+	kill -0 "$GPID" 2>/dev/null || die "gslbd died: $(tail -3 "$T/gslbd.log")"
+	sleep 0.1
+done
+checks=$(grep -o "table checked against etcd's.*" "$T/gslbd.log" | head -"$CHECKS")
+echo "$checks"
+# cost KIND LINES: the median CPU time of LINES, and its share of a core.
+cost() {
+	sed -n 's/.*(\([0-9]*\) ms of CPU.*/\1/p' <<<"$2" | sort -n | awk -v k="$1" '{ v[NR] = $1 }
+		END { if (NR) printf "%s check of the table: median %d ms of CPU, %.2f%% of a core every 60 s\n",
+		      k, v[int((NR + 1) / 2)], v[int((NR + 1) / 2)] / 600 }'
+}
+cost full "$(grep -v "records since the last check" <<<"$checks")"
+cost incremental "$(grep "records since the last check" <<<"$checks")"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

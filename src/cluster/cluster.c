@@ -554,6 +554,8 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 	out->diverged = vi.diverged;
 	out->divergences = vi.divergences;
 	out->overrides = vi.overrides;
+	out->checks = vi.checks;
+	out->full_checks = vi.full_checks;
 	out->nodes_up = out->nodes_partial = out->nodes_down = 0;
 	pthread_mutex_lock(&c->vmu);
 	snprintf(out->etcd_why, sizeof(out->etcd_why), "%s", c->etcd_why);

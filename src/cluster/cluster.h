@@ -52,6 +52,7 @@ typedef struct cluster_info {
 	int diverged;
 	uint64_t divergences;
 	unsigned overrides;
+	uint64_t checks, full_checks;  /* comparisons, and the full ones */
 } cluster_info_t;
 
 /** Starts the cluster threads for @cc (copied) on @db.  Returns NULL

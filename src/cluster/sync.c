@@ -257,6 +257,9 @@ static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int force,
 	}
 	if (!rc)
 		rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev);
+	/* etcd's table: what the incremental check counts as the cluster's
+	 * (cluster/verify.c). */
+	wdb_txn_note(t, "revision", json_integer(rev));
 	if (rc) {
 		snprintf(err, errlen, "resync: %s", wdb_strerror(rc));
 		wdb_abort(t);

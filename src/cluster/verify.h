@@ -28,6 +28,8 @@ typedef struct cluster_verify_info {
 	int diverged;             /* the last check found the table different */
 	int64_t checked_rev;      /* the revision last compared (0: none yet) */
 	uint64_t checks;          /* comparisons made */
+	uint64_t full_checks;     /* of them, full ones (the others: from the
+	                             store's audit records since the last) */
 	uint64_t divergences;     /* comparisons that found a difference */
 	unsigned overrides;       /* declared local overrides in the store */
 } cluster_verify_info_t;

@@ -122,7 +122,8 @@ void daemon__metrics(expo_t *e, void *arg)
 		                        ci.decisions, ci.conflicts, ci.nodes_up,
 		                        ci.nodes_partial, ci.nodes_down,
 		                        ci.etcd_members, ci.etcd_answering, 0, 0,
-		                        ci.diverged, ci.divergences, ci.overrides };
+		                        ci.diverged, ci.divergences, ci.overrides,
+		                        ci.checks, ci.full_checks };
 		cookie_share_info(g_cookie_share, &sc.cookie_gen, &sc.cookie_kept);
 		s.cluster = &sc;
 	}

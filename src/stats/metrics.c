@@ -488,6 +488,14 @@ static void cluster(expo_t *e, const stats_sample_t *s)
 	counter1(e, "gslbd_cluster_divergences_total",
 	         "Checks that found the local table different from etcd's.",
 	         c->divergences);
+	const char *tck = "gslbd_cluster_table_checks_total";
+	expo_family(e, tck, EXPO_COUNTER,
+	            "Checks of the local table against etcd's: full (etcd's table "
+	            "read and the store's walked), incremental (the store's audit "
+	            "records since the check before).");
+	const char *lfull[] = { "kind", "full" }, *linc[] = { "kind", "incremental" };
+	expo_sample_u64(e, tck, lfull, 1, c->full_checks);
+	expo_sample_u64(e, tck, linc, 1, c->checks - c->full_checks);
 	gauge1(e, "gslbd_cluster_local_overrides",
 	       "Declared local overrides on this instance (gslbctl "
 	       "--local-override): objects it answers from apart from the "

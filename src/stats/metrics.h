@@ -59,6 +59,7 @@ typedef struct stats_cluster {
 	int diverged;             /* the table differs from etcd's */
 	uint64_t divergences;     /* checks that found it so */
 	unsigned overrides;       /* declared local overrides */
+	uint64_t checks, full_checks; /* table checks, and the full ones */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */

@@ -92,6 +92,21 @@ metric_is 2 gslbd_cluster_divergences_total 1 && metric_is 2 gslbd_cluster_table
 	fail "divergence: metrics $(scrape 2 | grep -E 'diverge')"
 out=$(CTLN 2 cluster status 2>&1)
 expect_has "$out" "^local store at revision [0-9]+: up to date" "cluster status: up to date after the resync"
+# Between full checks the check reads only the store's records since the
+# one before; a change behind the back of the running daemon is found by
+# it (and confirmed by a full one).  A change through the cluster meanwhile is none.
+inc() { scrape 2 | awk '$1 == "gslbd_cluster_table_checks_total{kind=\"incremental\"}" { print $2 }'; }
+i0=$(inc)
+CTLN 1 weight set www.gslb.test a=10 b=10 c=20 >/dev/null || fail "weight set through ns1"
+for _ in $(tseq 100); do [ "$(inc)" -ge $((i0 + 2)) ] 2>/dev/null && break; sleep 0.1; done
+[ "$(inc)" -ge $((i0 + 2)) ] 2>/dev/null && metric_is 2 gslbd_cluster_divergences_total 1 &&
+	ok "incremental checks run between full ones, a change through the cluster no divergence" ||
+	fail "incremental checks: $(scrape 2 | grep -E 'table_checks|diverge')"
+out=$(GSLBCTL_TEST_LOCAL_WRITE=1 CTL_D 2 node set c --admin drain 2>&1) ||
+	fail "the test-only local write with gslbd running: $out"
+metric_is 2 gslbd_cluster_divergences_total 2 && wait_all 100 www.gslb.test "$ALL" &&
+	ok "a change behind the running daemon's back: found and read from etcd again" ||
+	fail "running divergence: $(qn 2 www.gslb.test) $(scrape 2 | grep -E 'table_checks|diverge')"
 
 # 3. Every etcd member stopped: a plain local write is still refused;
 # --local-override drains a on ns1 only, which says so everywhere.
