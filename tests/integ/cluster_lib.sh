@@ -164,6 +164,7 @@ cluster_cleanup() {
 	local i
 	for i in 1 2 3; do ns_stop "$i"; done
 	for i in 1 2 3; do etcd_stop "$i"; done
+	stop_httpds
 	cleanup
 }
 trap cluster_cleanup EXIT
