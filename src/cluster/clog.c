@@ -37,6 +37,11 @@ static void slim(json_t *rec)
 
 json_t *cluster_log_op(const char *prefix, json_t *rec)
 {
+	return cluster_log_op_max(prefix, rec, CLUSTER_LOG_RECORD_MAX);
+}
+
+json_t *cluster_log_op_max(const char *prefix, json_t *rec, size_t max)
+{
 	uint64_t rnd = 0;
 	if (getentropy(&rnd, sizeof(rnd)))
 		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)util_mono_ms();
@@ -45,7 +50,7 @@ json_t *cluster_log_op(const char *prefix, json_t *rec)
 	/* The revision is the record's own create revision: not stored. */
 	json_object_del(rec, "id");
 	char *v = json_dumps(rec, JSON_COMPACT);
-	if (v && strlen(v) > CLUSTER_LOG_RECORD_MAX) {
+	if (v && strlen(v) > max) {
 		free(v);
 		slim(rec);
 		v = json_dumps(rec, JSON_COMPACT);

@@ -17,10 +17,15 @@
  * objects: etcd takes 1.5 MiB a request by default, and the change's
  * own objects are in the same request. */
 #define CLUSTER_LOG_RECORD_MAX (256 * 1024)
+/* The same for the elected instance's decisions, written often: the
+ * objects are in every store's own log. */
+#define CLUSTER_LOG_AUTO_MAX (16 * 1024)
 
 /** The put of audit record @rec (taken) into the cluster's log under
- * @prefix, as an etcd transaction operation. */
+ * @prefix, as an etcd transaction operation; over CLUSTER_LOG_RECORD_MAX
+ * bytes (@max for cluster_log_op_max()) without the objects. */
 json_t *cluster_log_op(const char *prefix, json_t *rec);
+json_t *cluster_log_op_max(const char *prefix, json_t *rec, size_t max);
 
 /** The cluster's log, oldest first, into *@recs (new array): each record
  * with "id" and "revision" set to its revision.  Returns 0 or the error

@@ -82,6 +82,17 @@ static void record_ops(const cluster_t *c, json_t *flat, size_t *next,
 	}
 }
 
+/* Whether the changes @logged are all of the steering engine's state. */
+static int only_state(json_t *logged)
+{
+	size_t i;
+	json_t *l;
+	json_array_foreach(logged, i, l)
+		if (strcmp(json_string_value(json_object_get(l, "kind")) ?: "", "steer") != 0)
+			return 0;
+	return 1;
+}
+
 /* The "decided" record's put: who decided @what, at @now, under
  * @epoch. */
 static json_t *decided_op(const cluster_t *c, const char *what, const char *now,
@@ -181,11 +192,17 @@ int cluster__publish(void *arg, int64_t epoch, json_t *records,
 		json_t *ops = json_array(), *unchanged = json_array(), *logged = json_array();
 		record_ops(c, flat, &next, base, ops, unchanged, logged);
 		json_array_append_new(ops, decided_op(c, what, now, epoch));
-		/* The decisions' record in the cluster's change log (clog.h). */
-		json_array_append_new(ops, cluster_log_op(c->cc.prefix, json_pack(
-		    "{s:s, s:s, s:s, s:o, s:s, s:I, s:b}", "time", now, "actor", c->actor,
-		    "what", what, "changes", logged, "instance", c->cc.name,
-		    "epoch", (json_int_t)epoch, "automatic", 1)));
+		/* The decisions' record in the cluster's change log (clog.h),
+		 * unless they are only the steering engine's state, written
+		 * every round without changing an answer: in the stores' own
+		 * logs, not in etcd's, where they would push the operators'
+		 * changes out within hours. */
+		if (!only_state(logged))
+			json_array_append_new(ops, cluster_log_op_max(c->cc.prefix, json_pack(
+			    "{s:s, s:s, s:s, s:O, s:s, s:I, s:b}", "time", now, "actor", c->actor,
+			    "what", what, "changes", logged, "instance", c->cc.name,
+			    "epoch", (json_int_t)epoch, "automatic", 1), CLUSTER_LOG_AUTO_MAX));
+		json_decref(logged);
 		int rc = publish_txn(c, epoch, base, ops, unchanged, err, errlen);
 		if (rc) {
 			json_decref(flat);

@@ -349,6 +349,17 @@ START_TEST(log_record)
 	json_decref(got);
 	/* Two records never share a key. */
 	ck_assert_str_ne(k1, k2);
+	/* The decisions' smaller limit. */
+	json_t *op = cluster_log_op_max("/p/", json_pack("{s:s, s:[{s:s, s:s, s:{s:i}}]}",
+	    "what", "steer x", "changes", "kind", "weight", "key", "s|*|*", "after", "w", 1), 10);
+	size_t n;
+	char *v = etcd_unb64(json_string_value(json_object_get(json_object_get(op,
+	    "request_put"), "value")), &n);
+	got = json_loadb(v, n, 0, NULL);
+	free(v);
+	json_decref(op);
+	ck_assert(json_is_true(json_object_get(got, "objects_left_out")));
+	json_decref(got);
 }
 END_TEST
 
