@@ -49,11 +49,11 @@ static int collect_rec(int64_t id, json_t *rec, void *arr)
  * revision) rather than this store's own. */
 static int from_cluster;
 
-/* The change log, oldest first: in cluster mode the cluster's, the same
- * on every instance (cluster/clog.h), each record's id its revision;
- * this store's own when standalone, or when etcd cannot be read (said
- * on stderr). */
-static json_t *log_records(const char *cmd)
+/* The change log after id @since, oldest first: in cluster mode the
+ * cluster's, the same on every instance (cluster/clog.h), each record's
+ * id its revision; this store's own when standalone, or when etcd
+ * cannot be read (said on stderr). */
+static json_t *log_records(const char *cmd, int64_t since)
 {
 	char err[1024];
 	json_t *recs = NULL;
@@ -62,6 +62,9 @@ static json_t *log_records(const char *cmd)
 		                          err, sizeof(err));
 		if (!rc) {
 			from_cluster = 1;
+			for (size_t i = json_array_size(recs); i-- > 0;)
+				if (json_integer_value(json_object_get(json_array_get(recs, i), "id")) <= since)
+					json_array_remove(recs, i);
 			return recs;
 		}
 		fprintf(stderr, "gslbctl: %s: cannot read the cluster's change log (%s): "
@@ -69,7 +72,7 @@ static json_t *log_records(const char *cmd)
 		        "by cluster revision\n", cmd, err);
 	}
 	recs = json_array();
-	int rc = wdb_audit_each(ctl_db, 0, collect_rec, recs);
+	int rc = wdb_audit_each(ctl_db, since, collect_rec, recs);
 	if (rc < 0)
 		ctl_die("%s: cannot read the audit log: %s", cmd, wdb_strerror(rc));
 	return recs;
@@ -155,12 +158,11 @@ int ctl_cmd_log(int argc, char **argv)
 			ctl_die("log: --since %s: give a change id or an RFC 3339 time "
 			    "(2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00)", v);
 	}
-	json_t *all = lf.out, *recs = log_records("log");
+	json_t *all = lf.out, *recs = log_records("log", since_id);
 	size_t i;
 	json_t *r;
 	json_array_foreach(recs, i, r)
-		if (json_integer_value(json_object_get(r, "id")) > since_id)
-			log_collect(0, r, &lf);
+		log_collect(0, r, &lf);
 	json_decref(recs);
 	/* --limit N: the newest N, still oldest first. */
 	while (limit && json_array_size(all) > (size_t)limit)
@@ -283,7 +285,7 @@ static json_t *record_of(int64_t id)
 {
 	if (!ctl_cluster_on())
 		return wdb_audit_get(ctl_db, id);
-	json_t *recs = log_records("rollback"), *r, *found = NULL;
+	json_t *recs = log_records("rollback", 0), *r, *found = NULL;
 	size_t i;
 	json_array_foreach(recs, i, r)
 		if (json_integer_value(json_object_get(r, "id")) == id)
@@ -315,7 +317,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 		/* The newest change of this user that is not undone: health
 		 * decisions, other users' changes and rollbacks are skipped,
 		 * so repeating walks further back (gslbctl(8)). */
-		json_t *recs = log_records("rollback");
+		json_t *recs = log_records("rollback", 0);
 		id = wdb_rollback_pick(recs, ctl_user);
 		json_decref(recs);
 		if (!id)
