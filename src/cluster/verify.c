@@ -20,6 +20,10 @@
 /* Every this many checks the comparison is a full one, whatever the
  * incremental ones found (an hour at the default interval). */
 #define FULL_EVERY 60
+/* Records since the last check that touch more objects than this (a
+ * full read, a large apply) cost about what a full check costs to look
+ * at: it is made instead. */
+#define DELTA_MAX 10000
 
 struct cluster_verify {
 	const cluster_conf_t *cc;
@@ -198,6 +202,10 @@ static int delta_rec(int64_t id, json_t *rec, void *arg)
 		json_object_set(d->local, k, after ? after : json_null());
 		if (from_etcd)
 			json_object_set(d->cluster, k, after ? after : json_null());
+	}
+	if (json_object_size(d->local) > DELTA_MAX) {
+		d->full = 1;
+		return 1;
 	}
 	return 0;
 }
