@@ -222,6 +222,15 @@ START_TEST(render_cluster)
 	ck_assert(has_line(e.buf, "gslbd_cluster_etcd_members 3"));
 	ck_assert(has_line(e.buf, "gslbd_cluster_etcd_members_answering 1"));
 	expo_free(&e);
+	/* The table checks by kind: the incremental ones are the others. */
+	c.checks = 61;
+	c.full_checks = 2;
+	expo_init(&e);
+	stats_render(&s, &e);
+	ck_assert(has_line(e.buf, "# TYPE gslbd_cluster_table_checks_total counter"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_table_checks_total{kind=\"full\"} 2"));
+	ck_assert(has_line(e.buf, "gslbd_cluster_table_checks_total{kind=\"incremental\"} 59"));
+	expo_free(&e);
 	/* Nothing applied yet: no age, never a made-up one. */
 	c.last_apply = 0;
 	expo_init(&e);
