@@ -33,7 +33,8 @@ const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 {
 	static const char *const names[] = { "floor", "max-step",
 		"max-change-per-hour", "below min-step", "SLA", "over budget",
-		"no fresh input", "all below SLA", "capacity" };
+		"no fresh input", "all below SLA", "capacity",
+		"held against its trend", "returning to the operator's weights" };
 	return util_flags_text(names, sizeof(names) / sizeof(names[0]), lim, buf, size);
 }
 

@@ -106,13 +106,31 @@ s=$(share bj 192.0.2.2)
 [ "$s" = 0 ] && ok "dig: b no longer answers in cn-bj" || fail "dig: b still answers $s per mille in cn-bj"
 expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "^  b .*SLA" "explain: b out for the SLA"
 
-# 6. Stale: the feed stops; the rows go back to the operator's weights.
+# 6. Stale (S2-7): the feed stops.  For a pause shorter than stale (8 s)
+# the shares stay; then each row goes back to the operator's weights by
+# max-step (20 points an evaluation), not at once: b in cn-bj, out for
+# the SLA, passes through 20 and 40 % on its way back to half.
 stop_feeder
+paused=$SECONDS
+seen=
+while [ $((SECONDS - paused)) -lt 4 ]; do seen+=" $(weight bj b)"; sleep 0.3; done
+[ "$(tr ' ' '\n' <<<"$seen" | sort -u | tr -d '\n')" = 0 ] &&
+	ok "a pause shorter than stale keeps the shares (b in cn-bj:$seen)" ||
+	fail "the shares moved within stale: b in cn-bj:$seen"
 stale() { [ -z "$(weight gz a)" ] && [ -z "$(weight bj b)" ]; }
 end=$((SECONDS + $(tscale 20)))
-while [ $SECONDS -lt $end ] && ! stale; do sleep 0.5; done
+steps=
+while [ $SECONDS -lt $end ] && ! stale; do
+	w=$(weight bj b)
+	[ -n "$w" ] && [ "$w" -gt 0 ] && [ "$w" -lt 5000 ] && steps+=" $w"
+	sleep 0.2
+done
 stale && ok "no fresh input: the operator's weights again" ||
 	fail "still steered without fresh input: $(CTL steer show www.gslb.test)"
+[ -n "$steps" ] && ok "back by steps, not at once (b in cn-bj:$(tr ' ' '\n' <<<"$steps" | uniq | tr '\n' ' '))" ||
+	fail "b in cn-bj went back to the operator's weights at once"
+expect_has "$(CTL log)" "b 0\.00% -> 20\.00% .*returning to the operator's weights" \
+	"log: the first step back, 20 points"
 s=$(share bj 192.0.2.2)
 within "$s" 440 560 && ok "dig: b back to half in cn-bj ($s per mille)" || fail "dig: b at $s per mille"
 expect_has "$(CTL log)" "no fresh input, back to the operator's weights" "log: the revert"
