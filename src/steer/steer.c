@@ -471,7 +471,8 @@ static int step_candidates(unsigned n, const steer_in_t *in, steer_out_t *out,
  * noise does not send it back.  Its part of the move goes to the free
  * candidates (neither held, floored nor capped) in proportion to their
  * targets, which may hold another; the move's targets into @M.  When no
- * free candidate can take it, nothing is held. */
+ * free candidate can take it, or it would lift one above its capacity
+ * ceiling, nothing is held. */
 static void step_hold(const steer_conf_t *c, unsigned n, const steer_in_t *in,
                       steer_out_t *out, const int *cand, const double *P,
                       const double *T, double *M)
@@ -504,10 +505,17 @@ static void step_hold(const steer_conf_t *c, unsigned n, const steer_in_t *in,
 			memcpy(M, T, sizeof(double) * n);
 			return;
 		}
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
 			M[i] = held[i] ? P[i] : cand[i] && !(out[i].limits &
 			       (STEER_LIM_FLOOR | STEER_LIM_CAPACITY)) ? T[i] * (1 - fixed) / free
 			       : T[i];
+			/* S1-6: never above a ceiling for the hold's sake. */
+			if (!held[i] && in[i].has_ceiling &&
+			    M[i] > (double)in[i].ceiling / STEER_TOTAL + 1e-12) {
+				memcpy(M, T, sizeof(double) * n);
+				return;
+			}
+		}
 	}
 	for (unsigned i = 0; i < n && any; i++)
 		if (held[i])

@@ -358,6 +358,13 @@ START_TEST(hold_against_trend)
 	ck_assert_uint_eq(o3[1].share, 3450);
 	ck_assert_uint_eq(o3[2].share, 3450);
 	ck_assert_uint_eq(sum(3, o3), STEER_TOTAL);
+	/* S1-6: the hold would lift c above its ceiling (34 %): no hold. */
+	t3[2].has_ceiling = 1;
+	t3[2].ceiling = 3400;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 3, t3, o3), STEER_CHANGE);
+	ck_assert(!(o3[0].limits & STEER_LIM_HOLD));
+	ck_assert_uint_ge(o3[0].share, 3333);
+	ck_assert_uint_le(o3[2].share, 3400);
 }
 END_TEST
 
