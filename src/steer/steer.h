@@ -105,7 +105,7 @@ typedef struct steer_in {
 enum {
 	STEER_LIM_FLOOR = 1,      /* raised to the floor */
 	STEER_LIM_STEP = 2,       /* the move was cut to max-step */
-	STEER_LIM_HOUR = 4,       /* the move was cut by max-change-per-hour */
+	STEER_LIM_HOUR = 4,       /* the move was cut by max-change */
 	STEER_LIM_MIN = 8,        /* the move was below min-step: not made */
 	STEER_LIM_SLA = 16,       /* out for the SLA */
 	STEER_LIM_BUDGET = 32,    /* its provider is over the budget alert */

@@ -14,7 +14,7 @@ for i in 1 2 3; do
 	ns_conf "$i"
 	# Time compressed as in test_steer.sh; inputs stay fresh for 20 s, so
 	# that a slow feeder (a sanitizer build on a loaded machine) keeps up.
-	printf 'steer:\n  interval: 1\n  tau: 2\n  windows: [6, 12]\n  stale: 20\n  min-step: 1\n  max-step: 20\n  max-change-per-hour: 100\n  floor: 5\n' \
+	printf 'steer:\n  interval: 1\n  tau: 2\n  windows: [6, 12]\n  stale: 20\n  min-step: 1\n  max-step: 20\n  max-change: 100\n  floor: 5\n' \
 		>> "$T/ns$i/gslbd.conf"
 done
 etcd_cluster_start || exit 1
