@@ -638,6 +638,10 @@ START_TEST(decision_replay)
 	steer_in_t in[STEER_MAX_NODES];
 	steer_out_t out[STEER_MAX_NODES];
 	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	/* Recorded before sharpness and the change window were settings:
+	 * replayed with the square and an hour. */
+	ck_assert_double_eq(c.sharpness, 2);
+	ck_assert_double_eq(steer_change_window_s(&c), 3600);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(now, 1700000000u);
 	ck_assert_int_eq(in[1].prev, -1);
@@ -646,6 +650,13 @@ START_TEST(decision_replay)
 	in[1].latency = 20;                        /* another input */
 	steer_step(&c, &p, now, n, in, out);
 	ck_assert_uint_ne(out[0].share, 6000);
+	/* Recorded with them: read back as they were. */
+	json_t *cj = json_object_get(d, "conf");
+	json_object_set_new(cj, "sharpness", json_real(3));
+	json_object_set_new(cj, "window", json_real(30));
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	ck_assert_double_eq(c.sharpness, 3);
+	ck_assert_double_eq(steer_change_window_s(&c), 1800);
 	json_object_del(d, "conf");
 	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), -1);
 	json_decref(d);
