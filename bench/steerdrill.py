@@ -20,10 +20,11 @@ Time compression (docs/STEERING.md): one step of STEP real seconds
 2 and 4 a step is one simulated minute (factor 30 by default), and tau,
 the windows and staleness keep their ratio to the interval (tau 5 steps,
 windows 1/5/15 steps, stale 5 steps); scenario 3 runs a whole month in
-180 steps of four simulated hours.  The hour of max-change-per-hour is
-fixed at 3600 s in the engine and cannot be compressed: the drill sets
-the limit to 100 (off), so the changes per hour it counts are those that
-smoothing and min-step alone allow.  A step that starts late by more
+180 steps of four simulated hours.  The change window of max-change is
+counted in evaluations (60: one simulated hour), so it compresses with
+the interval; scenario 3, whose steps are four hours, sets max-change to
+100 (off), since no window of whole steps is an hour there.  A step that
+starts late by more
 than half a step marks its scenario as lagging (a machine too busy for
 the compression).
 
@@ -39,11 +40,22 @@ Scenarios, each on a fresh daemon and store:
      and price) and every region keeps success >= 98 %;
   4  static vs dynamic: failed requests and mean latency of the static
      twin and the steered service, side by side, on scenario 1's and
-     scenario 3's traces (it runs with them).
+     scenario 3's traces (it runs with them);
+  5  half score: eu-west served by a and b alone (c at weight 0); b's
+     latency there steps to where its score is half a's: b ends with at
+     most a sixth of eu-west, within 20 evaluations of the step;
+  6  creep: b's latency in eu-west creeps from 35 to 155 ms over an
+     hour, with the usual noise: b's share there never goes back up, and
+     stays within 5 points of the engine's target at every step;
+  7  feeder pauses: eu-west of a and b alone, b at half a's score from
+     the start; the feed pauses for 4 steps (stale is 5): no share moves;
+     then for 46: the row goes back to the operator's weights by at most
+     max-step (10 points) an evaluation and within the change window's
+     allowance (which b's fall used), not at once.
 After each scenario, `gslbctl steer replay` recomputes every automatic
 change from its recorded inputs: all must come out identical (S3-7).
 
-Usage: python3 bench/steerdrill.py [--scenarios 1,2,3] [--seed 1]
+Usage: python3 bench/steerdrill.py [--scenarios 1,2,3,5,6,7] [--seed 1]
                                    [--queries 100] [--port N] [--out DIR]
                                    [--step 2] [--build build] [--short]
 --short shortens every phase (for tests/integ/test_steerdrill.sh; the
@@ -88,11 +100,12 @@ REQS = 10000                  # requests per region per simulated minute
 GB_PER_HOUR = 1000            # bytes served per region per simulated hour
 
 
-def steer_conf(step):
+def steer_conf(step, max_change=50):
     """The steer section, compressed: one evaluation per step of @step
     real seconds; tau, the windows and staleness keep their ratio to the
     interval (S3-3: tau 5 min, S3-9: windows 1/5/15 min, S2-7: stale
-    5 min, for an interval of 1 min)."""
+    5 min, for an interval of 1 min), and so does max-change's window of
+    60 evaluations (S3-8)."""
     return """steer:
   interval: %d
   tau: %d
@@ -100,9 +113,9 @@ def steer_conf(step):
   stale: %d
   min-step: 2
   max-step: 10
-  max-change-per-hour: 100
+  max-change: %g
   floor: 5
-""" % (step, 5 * step, step, 5 * step, 15 * step, 5 * step)
+""" % (step, 5 * step, step, 5 * step, 15 * step, 5 * step, max_change)
 
 
 def load():
@@ -113,7 +126,7 @@ def load():
 class Daemon:
     """One gslbd with its store, configured for the drill."""
 
-    def __init__(self, d, port, policy, step):
+    def __init__(self, d, port, policy, step, max_change=50):
         self.d, self.port, self.step = d, port, step
         os.makedirs(d)
         with open(os.path.join(d, "geo.txt"), "w") as g:
@@ -138,7 +151,7 @@ zones:
 geoip:
   database: geo.mmdb
   edns-client-subnet: on
-%s""" % (port, steer_conf(step)))
+%s""" % (port, steer_conf(step, max_change)))
         for svc in (SVC, TWIN):
             self.ctl("service", "add", svc, "--ttl", "1", "--short-ttl", "1",
                      "--answers", "1")
@@ -199,15 +212,16 @@ geoip:
         return out
 
     def engine(self):
-        """Per region: {node: (applied share or None, target)} from steer
-        show (None: the operator's weights are in force)."""
+        """Per region: {node: (applied share or None, target, smoothed
+        score or None)} from steer show (None: the operator's weights are
+        in force)."""
         rows = self.ctl("steer", "show", SVC, json_out=True)
         out = [None] * len(REGIONS)
         for row in rows:
             region = row["row"].split("|")[1]
             r = [x[0] for x in REGIONS].index(region)
             out[r] = {k: ((v["weight"] / 100.0) if row["steered"] else None,
-                          v.get("target", 0) / 100.0)
+                          v.get("target", 0) / 100.0, v.get("ema"))
                       for k, v in row["nodes"].items()}
         return out
 
@@ -249,12 +263,15 @@ class Trace:
     def __init__(self, seed):
         self.rng = random.Random(seed)
         self.event = None     # fn(node, region index, sim minute) -> success
+        self.lat_event = None  # the same for latency
 
     def truth(self, node, r, minute):
-        s = SUCCESS[node][r]
+        s, l = SUCCESS[node][r], float(LATENCY[node][r])
         if self.event:
             s = self.event(node, r, minute, s)
-        return s, float(LATENCY[node][r])
+        if self.lat_event:
+            l = self.lat_event(node, r, minute, l)
+        return s, l
 
     def measured(self, minute, noise=True):
         out = []
@@ -302,10 +319,11 @@ class Clock:
 
 
 def run_steps(dm, trace, first, steps, sim_per_step, queries, noise=True,
-              each=None, after=None):
+              each=None, after=None, feed=True):
     """Runs steps; per step pushes the measurements (with the lines that
-    each(step, minute) returns), waits for the engine's evaluation, reads
-    the answers of both services and the engine's shares, and passes the
+    each(step, minute) returns; nothing when @feed is false: the
+    pipeline pauses), waits for the engine's evaluation, reads the
+    answers of both services and the engine's shares, and passes the
     step's record to after().  Returns the list of step records."""
     clock, series = Clock(dm.step), []
     for k in range(first, first + steps):
@@ -317,7 +335,8 @@ def run_steps(dm, trace, first, steps, sim_per_step, queries, noise=True,
         # date it in whole seconds when it runs, and an evaluation during
         # a push (a large part of a compressed step) would then find the
         # shortest window empty (docs/STEERING.md).
-        dm.push(trace.measured(minute, noise), clock.start + dm.step // 2, extra)
+        if feed:
+            dm.push(trace.measured(minute, noise), clock.start + dm.step // 2, extra)
         t1 = time.time()
         # The engine evaluates once per step on the health thread: read
         # the answers in the second half of the step, after this step's
@@ -515,6 +534,157 @@ def scenario3(dm, a):
     return trace, series, res, targets
 
 
+# Scenarios 5 to 7: how shares follow scores (docs/STEERING.md, "From
+# scores to shares").  eu-west is region 0.
+LIVE = (0.5, 0.45, 0.05)      # --policy live: success, latency, cost
+SIXTH = 100.0 / 6
+
+
+def live_score(success, latency, cost, max_cost):
+    """The engine's score of a node under `live` (steer.c score())."""
+    ns = min(1.0, max(0.0, (success - 95) / (99.9 - 95)))
+    nl = min(1.0, max(0.0, (200 - latency) / (200 - 20)))
+    return LIVE[0] * ns + LIVE[1] * nl + LIVE[2] * (1 - cost / max_cost)
+
+
+def half_latency(r):
+    """b's latency in region @r at which its score is half a's."""
+    price = {p[0]: p[3] for p in PROVIDERS}
+    top = max(price.values())
+    half = live_score(SUCCESS["a"][r], LATENCY["a"][r], price["a"], top) / 2
+    rest = live_score(SUCCESS["b"][r], 200, price["b"], top)
+    return 200 - 180 * (half - rest) / LIVE[1]
+
+
+def two_node_rows(dm):
+    """eu-west served by a and b alone (c at weight 0), in both services."""
+    for svc in (SVC, TWIN):
+        dm.ctl("weight", "set", svc, "--region", REGIONS[0][0], "a=100", "b=100", "c=0")
+
+
+def share2(engine_row, node):
+    """The share in force of @node in a row of a and b at 100, c at 0."""
+    v = engine_row[node][0]
+    return v if v is not None else (50.0 if node in ("a", "b") else 0.0)
+
+
+def scenario5(dm, a):
+    trace = Trace(a.seed)
+    two_node_rows(dm)
+    warm, after = (6, 16) if a.short else (10, 25)
+    lat = half_latency(0)
+    trace.lat_event = lambda node, r, minute, l: (
+        lat if node == "b" and r == 0 and minute >= warm else l)
+    run_steps(dm, trace, 0, warm, 60, 10)
+    series = run_steps(dm, trace, warm, after, 60, a.queries)
+    first = first_t = None
+    for rec in series:
+        k = rec["step"] - warm + 1        # evaluations that saw the step
+        row = rec["engine"][0]
+        if first_t is None and row["b"][1] <= SIXTH:
+            first_t = k
+        if first is None and share2(row, "b") <= SIXTH:
+            first = k
+    stays = first is not None and all(
+        share2(rec["engine"][0], "b") <= SIXTH for rec in series
+        if rec["step"] - warm + 1 >= first)
+    end = series[-1]["engine"][0]
+    ratio = (end["b"][2] / end["a"][2]) if end["a"][2] and end["b"][2] else 0
+    dig_b = sum(rec["dyn"][0]["b"] for rec in series[-5:]) / 5 * 100
+    res = {"latency_b": lat, "evals_to_sixth": first, "evals_target_sixth": first_t,
+           "b_end": share2(end, "b"), "b_target_end": end["b"][1],
+           "smoothed_ratio_end": ratio, "dig_b_last5_pct": dig_b}
+    targets = [
+        ("S5 b, at half a's score, ends with at most a sixth of eu-west",
+         share2(end, "b") <= SIXTH,
+         "b %.1f %% (target %.1f %%; smoothed scores %.3f and %.3f, ratio %.2f); "
+         "dig: b %.1f %% of answers in the last 5 steps, the static twin 50 %%" %
+         (share2(end, "b"), end["b"][1], end["a"][2] or 0, end["b"][2] or 0, ratio,
+          dig_b)),
+        ("S5 at most a sixth within 20 evaluations of the step, and stays",
+         first is not None and first <= 20 and stays,
+         "b's latency %d -> %.0f ms; its target at a sixth after %s evaluations, "
+         "its share after %s" % (LATENCY["b"][0], lat, first_t, first))]
+    return trace, series, res, targets
+
+
+def scenario6(dm, a):
+    trace = Trace(a.seed)
+    warm, creep = (6, 30) if a.short else (10, 60)
+    rate = 120.0 / creep                  # ms per simulated minute
+    trace.lat_event = lambda node, r, minute, l: (
+        l + rate * min(creep, max(0, minute - warm)) if node == "b" and r == 0 else l)
+    run_steps(dm, trace, 0, warm, 60, 10)
+    series = run_steps(dm, trace, warm, creep + 1, 60, a.queries)
+    b = [share_of(rec["engine"][0], "b") for rec in series]
+    ups = sum(1 for x, y in zip(b, b[1:]) if y > x + 1e-9)
+    downs = sum(1 for x, y in zip(b, b[1:]) if y < x - 1e-9)
+    gap = max(abs(share_of(rec["engine"][0], "b") - rec["engine"][0]["b"][1])
+              for rec in series)
+    dig = [sum(rec["dyn"][0]["b"] for rec in series[i:i + 10]) / 10 * 100
+           for i in (0, len(series) - 10)]
+    res = {"b_start": b[0], "b_end": b[-1], "ups": ups, "downs": downs,
+           "max_gap_points": gap, "dig_b_first_last10": dig, "b_series": b}
+    targets = [
+        ("S6 a creeping latency never sends b's share back up", ups == 0,
+         "%d moves down, %d up: %.1f -> %.1f points over %d simulated minutes "
+         "(latency %d -> %d ms); dig: b %.1f %% of answers in the first 10 steps, "
+         "%.1f %% in the last 10" % (downs, ups, b[0], b[-1], creep, LATENCY["b"][0],
+                                     LATENCY["b"][0] + 120, dig[0], dig[1])),
+        ("S6 b's share within 5 points of the engine's target at every step",
+         gap <= 5, "largest gap %.1f points" % gap)]
+    return trace, series, res, targets
+
+
+def scenario7(dm, a):
+    trace = Trace(a.seed)
+    two_node_rows(dm)
+    lat = half_latency(0)
+    trace.lat_event = lambda node, r, minute, l: lat if node == "b" and r == 0 else l
+    # The long pause outlasts the change window (60 evaluations) that
+    # b's fall opened, whose allowance the way back shares.
+    warm, fed, short, long_ = (10, 4, 4, 50) if a.short else (16, 6, 4, 46)
+    run_steps(dm, trace, 0, warm, 60, a.queries)
+    ref = {n: share2(dm.engine()[0], n) for n in ("a", "b")}
+    k = warm
+    s1 = run_steps(dm, trace, k, short, 60, a.queries, feed=False)
+    s2 = run_steps(dm, trace, k + short, fed, 60, a.queries)
+    s3 = run_steps(dm, trace, k + short + fed, long_, 60, a.queries, feed=False)
+    kept = max(abs(share2(rec["engine"][0], n) - ref[n]) for rec in s1 + s2
+               for n in ("a", "b"))
+    back = [share2(rec["engine"][0], "b") for rec in s3]
+    prev = share2(s2[-1]["engine"][0], "b")
+    steps = [y - x for x, y in zip([prev] + back, back)]
+    moves = [d for d in steps if abs(d) > 1e-9]
+    first = next((i + 1 for i, d in enumerate(steps) if abs(d) > 1e-9), None)
+    released = s3[-1]["engine"][0]["b"][0] is None
+    dig = ["%.0f" % (rec["dyn"][0]["b"] * 100) for rec in s3]
+    res = {"ref": ref, "kept_max_move": kept, "return_moves": moves,
+           "first_move_step": first, "released": released, "b_return": back,
+           "dig_b_return_pct": dig}
+    targets = [
+        ("S7 a pause of the feed shorter than stale keeps the shares", kept < 1e-9,
+         "largest move %.2f points in %d steps without a push and %d after it "
+         "(b at %.1f %%)" % (kept, short, fed, ref["b"])),
+        ("S7 after stale, back to the operator's weights by at most max-step an "
+         "evaluation, within the change window", released and len(moves) >= 2 and
+         max(abs(d) for d in moves) <= 10.01,
+         "b %s %% (moves of %s points, the first %s steps after the last push); "
+         "dig: b %s %% of answers per step" % (
+             " -> ".join("%.1f" % x for x in [prev] + [x for x, d in zip(back, steps)
+                                                       if abs(d) > 1e-9]),
+             ", ".join("%.1f" % d for d in moves), first,
+             " ".join(dig)))]
+    return trace, series_of(s1, s2, s3), res, targets
+
+
+def series_of(*parts):
+    out = []
+    for p in parts:
+        out += p
+    return out
+
+
 def replay(dm, sc):
     """S3-7: every automatic change of the scenario, recomputed by
     `steer replay` from its recorded inputs, comes out identical."""
@@ -535,7 +705,7 @@ def side_by_side(name, trace, series):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scenarios", default="1,2,3")
+    ap.add_argument("--scenarios", default="1,2,3,5,6,7")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queries", type=int, default=100,
                     help="DNS queries per region and service per step")
@@ -561,7 +731,8 @@ def main():
     random.seed(a.seed)       # dns_query's ids
     load0 = load()
     results, targets, sbs = {}, [], []
-    policies = {"1": "live", "2": "live", "3": "vod"}
+    policies = {"1": "live", "2": "live", "3": "vod", "5": "live", "6": "live",
+                "7": "live"}
     for sc in a.scenarios.split(","):
         port = a.port
         if not port:
@@ -570,11 +741,12 @@ def main():
             port = s.getsockname()[1]
             s.close()
         dm = Daemon(os.path.join(out, "scenario%s" % sc), port, policies[sc],
-                    a.step)
+                    a.step, 100 if sc == "3" else 50)
         t0 = time.time()
         try:
             trace, series, res, tg = {"1": scenario1, "2": scenario2,
-                                      "3": scenario3}[sc](dm, a)
+                                      "3": scenario3, "5": scenario5,
+                                      "6": scenario6, "7": scenario7}[sc](dm, a)
             tg.append(replay(dm, sc))
         finally:
             dm.stop()

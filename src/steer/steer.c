@@ -23,7 +23,9 @@ void steer_conf_default(steer_conf_t *c)
 	c->skew = 60;              /* a feeder's clock a minute ahead */
 	c->min_step = 2;           /* S3-3: minimum change step */
 	c->max_step = 10;          /* S3-8: rate limit per evaluation */
-	c->max_hour = 30;          /* S3-8: rate limit per hour */
+	c->max_hour = 50;          /* S3-8: rate limit per change window, */
+	c->change_window = 60;     /* 60 evaluations: an hour at 60 s */
+	c->sharpness = 3;          /* S3-3: score^3, see targets() */
 	c->floor = 5;              /* every candidate keeps being measured */
 	c->headroom = 20;          /* S1-6: keep 20 % spare capacity */
 	c->sla = 98;               /* S3-5: success < 98 % */
@@ -36,6 +38,11 @@ void steer_conf_default(steer_conf_t *c)
 	c->budget_boost = 3;
 	c->input_keep = 86400;     /* a day: long dead for every window */
 	c->spend_keep = 400 * 86400.0; /* a year of periods, and a month */
+}
+
+double steer_change_window_s(const steer_conf_t *c)
+{
+	return c->change_window * c->interval;
 }
 
 double steer_conf_keep(const steer_conf_t *c)
@@ -130,85 +137,6 @@ int steer_aggregate(const steer_conf_t *c, const steer_sample_t *s,
 	if (now_out)
 		*now_out = first;
 	return 1;
-}
-
-int steer_period_parse(const char *text, unsigned *days)
-{
-	if (strcmp(text, "month") == 0)
-		*days = 0;
-	else if (strcmp(text, "day") == 0)
-		*days = 1;
-	else if (strcmp(text, "week") == 0)
-		*days = 7;
-	else {
-		unsigned n = 0;
-		size_t i = 0;
-		for (; text[i] >= '0' && text[i] <= '9' && n <= STEER_PERIOD_MAX; i++)
-			n = n * 10 + (unsigned)(text[i] - '0');
-		if (!i || text[0] == '0' || strcmp(text + i, "d") != 0 || n < 1 ||
-		    n > STEER_PERIOD_MAX)
-			return -1;
-		*days = n;
-	}
-	return 0;
-}
-
-const char *steer_period_text(unsigned days, char *buf, size_t size)
-{
-	if (days == 0)
-		snprintf(buf, size, "month");
-	else if (days == 1)
-		snprintf(buf, size, "day");
-	else if (days == 7)
-		snprintf(buf, size, "week");
-	else
-		snprintf(buf, size, "%ud", days);
-	return buf;
-}
-
-void steer_period_bounds(unsigned days, uint32_t t, uint32_t *start,
-                         uint32_t *end)
-{
-	if (days == 0) {
-		time_t tt = (time_t)t;
-		struct tm a;
-		gmtime_r(&tt, &a);
-		a.tm_mday = 1;
-		a.tm_hour = a.tm_min = a.tm_sec = 0;
-		struct tm b = a;
-		b.tm_mon++;
-		*start = (uint32_t)timegm(&a);
-		*end = (uint32_t)timegm(&b);
-		return;
-	}
-	/* Runs of days counted from a Monday, so that a week is Monday to
-	 * Sunday: day 4 of the Unix epoch, 1970-01-05. */
-	uint32_t day = t / 86400, first = 4;
-	uint32_t k = day >= first ? (day - first) / days : 0;
-	*start = (first + k * days) * 86400;
-	*end = *start + days * 86400;
-	if (day < first) {
-		*start = 0;
-		*end = first * 86400;
-	}
-}
-
-int steer_budget_state(double limit, double alert_pct, double spent,
-                       unsigned days, uint32_t now)
-{
-	if (limit <= 0)
-		return 0;
-	if (spent >= limit)
-		return 2;
-	uint32_t start, end;
-	steer_period_bounds(days, now, &start, &end);
-	double frac = ((double)now - start) / ((double)end - start);
-	/* At least a thirtieth of the period (a day of a month), so that
-	 * the first hours of a period do not turn any spend into an
-	 * alert. */
-	if (frac < 1.0 / 30)
-		frac = 1.0 / 30;
-	return spent >= limit * frac * alert_pct / 100 ? 1 : 0;
 }
 
 void steer_round_shares(const double *x, unsigned n, uint32_t *out)
@@ -362,18 +290,19 @@ static void cap_targets(unsigned n, const steer_in_t *in, steer_out_t *out,
 	}
 }
 
-/* The shares that the smoothed scores ask for: the operator's weight
- * times the square of the score (so that a clearly worse node loses
- * clearly more than a slightly worse one), normalised, then every
+/* The shares that the smoothed scores ask for (S3-3): the operator's
+ * weight times the score to the power sharpness, normalised, then every
  * candidate raised to the floor, the others scaled to make room, and
- * held below the capacity ceilings. */
+ * held below the capacity ceilings.  With sharpness 3 a node at half
+ * its peers' score is aimed at an eighth of their weight: 1/9 of a row
+ * of two, where the square left it 1/5 and the plain score 1/3. */
 static void targets(const steer_conf_t *c, unsigned n, const steer_in_t *in,
                     steer_out_t *out, const int *cand, double *T)
 {
 	double t[STEER_MAX_NODES], total = 0;
 	unsigned m = 0;
 	for (unsigned i = 0; i < n; i++) {
-		t[i] = cand[i] ? (double)in[i].base * out[i].ema * out[i].ema : 0;
+		t[i] = cand[i] ? (double)in[i].base * pow(out[i].ema, c->sharpness) : 0;
 		total += t[i];
 		m += cand[i] != 0;
 	}
@@ -467,24 +396,6 @@ static int step_previous(unsigned n, const steer_in_t *in, double base_sum,
 	return operator;
 }
 
-/* S2-7: no fresh input for any node of the row: the row goes back to
- * the operator's weights and the smoothing starts afresh. */
-static void step_revert(unsigned n, const steer_in_t *in, steer_out_t *out,
-                        double base_sum, uint32_t *prev_bp)
-{
-	double B[STEER_MAX_NODES] = { 0 };
-	for (unsigned i = 0; i < n; i++) {
-		B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
-		out[i].limits |= STEER_LIM_UNKNOWN;
-	}
-	steer_round_shares(B, n, prev_bp);
-	for (unsigned i = 0; i < n; i++) {
-		out[i].share = out[i].target = prev_bp[i];
-		out[i].hour_start = in[i].hour_start;
-		out[i].hour_moved = in[i].hour_moved;
-	}
-}
-
 /* Step 3, S3-3: EMA with time constant tau, sampled every interval.  A
  * node without fresh input keeps its smoothed score, or starts at the
  * row's mean (@mean): neither full weight nor removal (S2-7). */
@@ -554,15 +465,74 @@ static int step_candidates(unsigned n, const steer_in_t *in, steer_out_t *out,
 	return forced;
 }
 
+/* Step 5b, S3-3 and S3-9 (hysteresis): a candidate whose target @T is
+ * back against the way its share last moved, by less than twice
+ * min_step, keeps its share @P: a steady trend moves a share one way and
+ * noise does not send it back.  Its part of the move goes to the free
+ * candidates (neither held, floored nor capped) in proportion to their
+ * targets, which may hold another; the move's targets into @M.  When no
+ * free candidate can take it, or it would lift one above its capacity
+ * ceiling, nothing is held. */
+static void step_hold(const steer_conf_t *c, unsigned n, const steer_in_t *in,
+                      steer_out_t *out, const int *cand, const double *P,
+                      const double *T, double *M)
+{
+	double band = 2 * c->min_step / 100;
+	int held[STEER_MAX_NODES] = { 0 }, any = 0;
+	memcpy(M, T, sizeof(double) * n);
+	for (unsigned round = 0; round < n; round++) {
+		/* One node a round, the one furthest back: holding it changes
+		 * the others' part (in a row of two, it holds the other). */
+		unsigned pick = n;
+		for (unsigned i = 0; i < n; i++) {
+			double d = M[i] - P[i];
+			if (cand[i] && !held[i] && in[i].dir && d * in[i].dir < -1e-9 &&
+			    fabs(d) < band - 1e-12 &&
+			    (pick == n || fabs(d) > fabs(M[pick] - P[pick])))
+				pick = i;
+		}
+		if (pick == n)
+			break;
+		held[pick] = any = 1;
+		double fixed = 0, free = 0;
+		for (unsigned i = 0; i < n; i++) {
+			int fr = cand[i] && !held[i] &&
+			         !(out[i].limits & (STEER_LIM_FLOOR | STEER_LIM_CAPACITY));
+			fixed += held[i] ? P[i] : fr ? 0 : T[i];
+			free += fr ? T[i] : 0;
+		}
+		if (free <= 0 || fixed > 1) {
+			memcpy(M, T, sizeof(double) * n);
+			return;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			M[i] = held[i] ? P[i] : cand[i] && !(out[i].limits &
+			       (STEER_LIM_FLOOR | STEER_LIM_CAPACITY)) ? T[i] * (1 - fixed) / free
+			       : T[i];
+			/* S1-6: never above a ceiling for the hold's sake. */
+			if (!held[i] && in[i].has_ceiling &&
+			    M[i] > (double)in[i].ceiling / STEER_TOTAL + 1e-12) {
+				memcpy(M, T, sizeof(double) * n);
+				return;
+			}
+		}
+	}
+	for (unsigned i = 0; i < n && any; i++)
+		if (held[i])
+			out[i].limits |= STEER_LIM_HOLD;
+}
+
 /* Step 6: how much of the move from @P to the targets @T is made (0..1),
  * the limit that decided it in *@why.  S3-8: at most max_step per node
- * per evaluation, and at most max_hour per node per hour; the whole
- * move is scaled, so the shares still add up. */
+ * per evaluation, and at most max_hour per node per change window
+ * (change_window evaluations, so that a drill that shortens interval
+ * shortens it too); the whole move is scaled, so the shares still add
+ * up. */
 static double step_limit(const steer_conf_t *c, uint32_t now, unsigned n,
                          const steer_in_t *in, const double *P, const double *T,
                          unsigned *why)
 {
-	double m = 0, k = 1;
+	double m = 0, k = 1, win = steer_change_window_s(c);
 	for (unsigned i = 0; i < n; i++)
 		if (fabs(T[i] - P[i]) > m)
 			m = fabs(T[i] - P[i]);
@@ -577,7 +547,7 @@ static double step_limit(const steer_conf_t *c, uint32_t now, unsigned n,
 		double d = fabs(T[i] - P[i]);
 		if (d <= 0)
 			continue;
-		uint32_t moved = now - in[i].hour_start >= 3600 ? 0 : in[i].hour_moved;
+		uint32_t moved = now - in[i].hour_start >= win ? 0 : in[i].hour_moved;
 		double allowed = c->max_hour / 100 - (double)moved / STEER_TOTAL;
 		if (allowed < 0)
 			allowed = 0;
@@ -598,10 +568,12 @@ static double step_limit(const steer_conf_t *c, uint32_t now, unsigned n,
 /* Step 7: the new shares, @k of the way from @P to @T (all of it for an
  * SLA failover, @forced), and each node's use of the hour's allowance.
  * Returns whether a share changed. */
-static int step_move(uint32_t now, unsigned n, const steer_in_t *in,
-                     steer_out_t *out, const double *P, const double *T,
-                     const uint32_t *prev_bp, double k, unsigned why, int forced)
+static int step_move(const steer_conf_t *c, uint32_t now, unsigned n,
+                     const steer_in_t *in, steer_out_t *out, const double *P,
+                     const double *T, const uint32_t *prev_bp, double k,
+                     unsigned why, int forced)
 {
+	double win = steer_change_window_s(c);
 	double N[STEER_MAX_NODES];
 	for (unsigned i = 0; i < n; i++) {
 		N[i] = forced ? T[i] : P[i] + k * (T[i] - P[i]);
@@ -618,15 +590,58 @@ static int step_move(uint32_t now, unsigned n, const steer_in_t *in,
 		out[i].share = nbp[i];
 		uint32_t d = nbp[i] > prev_bp[i] ? nbp[i] - prev_bp[i] : prev_bp[i] - nbp[i];
 		changed |= d != 0;
+		/* The way it last moved, for step_hold(); a node taken out or
+		 * brought back for the SLA starts a new trend. */
+		out[i].dir = out[i].sla_out != in[i].sla_out ? 0
+		           : d ? (nbp[i] > prev_bp[i] ? 1 : -1) : in[i].dir;
 		/* An SLA failover is not a rate-limited move: it does not
 		 * use up the hour's allowance. */
 		if (forced)
 			d = 0;
-		int fresh_hour = now - in[i].hour_start >= 3600;
+		int fresh_hour = now - in[i].hour_start >= win;
 		out[i].hour_start = fresh_hour && d ? now : in[i].hour_start;
 		out[i].hour_moved = (fresh_hour ? 0 : in[i].hour_moved) + d;
 	}
 	return changed;
+}
+
+/* S2-7: no fresh input for any node of the row.  It moves back from the
+ * shares in force @P to the operator's weights under the step and
+ * change-window limits (S3-8), so that a feeder's outage does not swing
+ * the row at once, and once the rest of the way is within one step it
+ * is there: the engine lets go of the row (STEER_REVERT).  A row the
+ * operator's weights already answer stays so.  The smoothing starts
+ * afresh. */
+static steer_verdict_t step_return(const steer_conf_t *c, uint32_t now, unsigned n,
+                                   const steer_in_t *in, steer_out_t *out,
+                                   double base_sum, int operator, const double *P,
+                                   uint32_t *prev_bp)
+{
+	double B[STEER_MAX_NODES] = { 0 }, m = 0;
+	uint32_t bbp[STEER_MAX_NODES];
+	for (unsigned i = 0; i < n; i++) {
+		B[i] = base_sum > 0 ? in[i].base / base_sum : 0;
+		out[i].limits |= STEER_LIM_UNKNOWN | (operator ? 0 : STEER_LIM_RETURN);
+		out[i].hour_start = in[i].hour_start;
+		out[i].hour_moved = in[i].hour_moved;
+		if (fabs(B[i] - P[i]) > m)
+			m = fabs(B[i] - P[i]);
+	}
+	steer_round_shares(B, n, bbp);
+	for (unsigned i = 0; i < n; i++)
+		out[i].target = bbp[i];
+	unsigned why = 0;
+	double k = operator || m * 100 <= c->min_step + 1e-9 ? 1
+	           : step_limit(c, now, n, in, P, B, &why);
+	if (k >= 1 - 1e-12) {
+		for (unsigned i = 0; i < n; i++) {
+			out[i].share = bbp[i];
+			out[i].limits &= ~(unsigned)STEER_LIM_RETURN;
+		}
+		return operator ? STEER_KEEP : STEER_REVERT;
+	}
+	return step_move(c, now, n, in, out, P, B, prev_bp, k, why, 0) ? STEER_CHANGE
+	       : STEER_KEEP;
 }
 
 steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
@@ -640,10 +655,8 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	double P[STEER_MAX_NODES], T[STEER_MAX_NODES];
 	uint32_t prev_bp[STEER_MAX_NODES];
 	int operator = step_previous(n, in, base_sum, P, prev_bp);
-	if (!known) {
-		step_revert(n, in, out, base_sum, prev_bp);
-		return operator ? STEER_KEEP : STEER_REVERT;
-	}
+	if (!known)
+		return step_return(c, now, n, in, out, base_sum, operator, P, prev_bp);
 	for (unsigned i = 0; i < n; i++) {
 		step_smooth(c, &in[i], &out[i], sumraw / known);
 		step_sla(c, &in[i], &out[i]);
@@ -656,7 +669,12 @@ steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
 	for (unsigned i = 0; i < n; i++)
 		out[i].target = tbp[i];
 	unsigned why = 0;
-	double k = forced ? 1 : step_limit(c, now, n, in, P, T, &why);
-	return step_move(now, n, in, out, P, T, prev_bp, k, why, forced) ?
+	double M[STEER_MAX_NODES];
+	if (forced)
+		memcpy(M, T, sizeof(double) * n);
+	else
+		step_hold(c, n, in, out, cand, P, T, M);
+	double k = forced ? 1 : step_limit(c, now, n, in, P, M, &why);
+	return step_move(c, now, n, in, out, P, M, prev_bp, k, why, forced) ?
 	       STEER_CHANGE : STEER_KEEP;
 }

@@ -38,8 +38,13 @@ typedef struct steer_conf {
 	                             (2, S3-3) */
 	double max_step;          /* share points per node per evaluation
 	                             (10, S3-8) */
-	double max_hour;          /* share points per node per hour (30,
-	                             S3-8) */
+	double max_hour;          /* share points per node per change
+	                             window (50, S3-8) */
+	double change_window;     /* evaluations: the window of max_hour (60,
+	                             an hour at the default interval; S3-8),
+	                             so that it compresses with interval */
+	double sharpness;         /* the exponent of the smoothed score in a
+	                             target share (3, S3-3) */
 	double floor;             /* share points every candidate keeps (5) */
 	double headroom;          /* % of a node's capacity kept free: the
 	                             ceiling of its share (20, S1-6) */
@@ -88,8 +93,9 @@ typedef struct steer_in {
 	double ema;               /* smoothed score before this step */
 	unsigned sla_low, sla_good; /* consecutive evaluations */
 	int sla_out;              /* out for the SLA (S3-5) */
-	uint32_t hour_start;      /* the per-hour limit's window (S3-8) */
+	uint32_t hour_start;      /* the change window's start (S3-8) */
 	uint32_t hour_moved;      /* share moved in it, basis points */
+	int dir;                  /* the way its share last moved: -1, 0, 1 */
 	int has_ceiling;
 	uint32_t ceiling;         /* the most its capacity allows, bp (S1-6;
 	                             steer_ceilings()) */
@@ -99,13 +105,17 @@ typedef struct steer_in {
 enum {
 	STEER_LIM_FLOOR = 1,      /* raised to the floor */
 	STEER_LIM_STEP = 2,       /* the move was cut to max-step */
-	STEER_LIM_HOUR = 4,       /* the move was cut by max-change-per-hour */
+	STEER_LIM_HOUR = 4,       /* the move was cut by max-change */
 	STEER_LIM_MIN = 8,        /* the move was below min-step: not made */
 	STEER_LIM_SLA = 16,       /* out for the SLA */
 	STEER_LIM_BUDGET = 32,    /* its provider is over the budget alert */
 	STEER_LIM_UNKNOWN = 64,   /* no fresh input: scored conservatively */
 	STEER_LIM_ALLSLA = 128,   /* every node is below the SLA: none out */
 	STEER_LIM_CAPACITY = 256, /* held at its capacity ceiling (S1-6) */
+	STEER_LIM_HOLD = 512,     /* a move back against its last one, smaller
+	                             than twice min-step: not made */
+	STEER_LIM_RETURN = 1024,  /* no fresh input for the row: on its way
+	                             back to the operator's weights (S2-7) */
 };
 
 /** The engine's view of one node after a step. */
@@ -120,15 +130,21 @@ typedef struct steer_out {
 	uint32_t share;           /* the share applied from now, bp */
 	unsigned limits;          /* STEER_LIM_* */
 	uint32_t hour_start, hour_moved;
+	int dir;                  /* the way its share last moved */
 } steer_out_t;
 
 /** What a step decided for the row. */
 typedef enum {
 	STEER_KEEP = 0,           /* shares unchanged */
 	STEER_CHANGE,             /* new shares */
-	STEER_REVERT,             /* no fresh input at all: back to the
-	                             operator's weights (S2-7) */
+	STEER_REVERT,             /* no fresh input at all, and the shares
+	                             are back at the operator's weights
+	                             (S2-7): the engine lets go of the row */
 } steer_verdict_t;
+
+/** The length in seconds of the change window of @c (S3-8):
+ * change_window evaluations of interval seconds. */
+double steer_change_window_s(const steer_conf_t *c);
 
 /** Fills @c with the defaults of gslbd.conf(5). */
 void steer_conf_default(steer_conf_t *c);
@@ -207,9 +223,13 @@ unsigned steer_ceilings(double headroom, unsigned n, const double *cap,
 void steer_round_shares(const double *x, unsigned n, uint32_t *out);
 
 /** One evaluation of a row of @n nodes (@n <= STEER_MAX_NODES) at @now:
- * scores, smooths, applies the SLA, floor, capacity ceilings (the excess
- * goes to the other candidates by score), step and hourly limits and
- * fills @out[0..@n).  Returns what it decided. */
+ * scores, smooths, aims each node at its weight times its smoothed
+ * score to the power sharpness, applies the SLA, floor, capacity
+ * ceilings (the excess goes to the other candidates by score), holds a
+ * small move back against a node's last one, applies the step and
+ * change-window limits and fills @out[0..@n).  A row without any fresh
+ * input moves back to the operator's weights under the same limits and
+ * is let go (STEER_REVERT) once there.  Returns what it decided. */
 steer_verdict_t steer_step(const steer_conf_t *c, const steer_policy_t *p,
                            uint32_t now, unsigned n, const steer_in_t *in,
                            steer_out_t *out);

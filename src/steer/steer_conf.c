@@ -36,7 +36,7 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		return 0;
 	static const char *const keys[] = {
 		"interval", "tau", "windows", "stale", "clock-skew", "min-step", "max-step",
-		"max-change-per-hour", "floor", "headroom", "sla", "sla-after",
+		"max-change-per-hour", "max-change", "change-window", "sharpness", "floor", "headroom", "sla", "sla-after",
 		"restore-after", "success-good", "success-bad", "latency-good",
 		"latency-bad", "budget-boost", "input-keep", "spend-keep", "sources", NULL
 	};
@@ -49,7 +49,12 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		CONF_NUM("clock-skew", 0, 3600, &o->skew),
 		CONF_NUM("min-step", 0, 100, &o->min_step),
 		CONF_NUM("max-step", 0.1, 100, &o->max_step),
+		/* max-change-per-hour: the older name of max-change, from when
+		 * its window was an hour whatever the interval (S3-8). */
 		CONF_NUM("max-change-per-hour", 0.1, 100, &o->max_hour),
+		CONF_NUM("max-change", 0.1, 100, &o->max_hour),
+		CONF_NUM("change-window", 1, 100000, &o->change_window),
+		CONF_NUM("sharpness", 0, 10, &o->sharpness),
 		CONF_NUM("floor", 0, 50, &o->floor),
 		CONF_NUM("headroom", 0, 90, &o->headroom),
 		CONF_NUM("sla", 0, 100, &o->sla),
@@ -73,6 +78,10 @@ int steer_conf_load(const conf_t *c, steer_conf_t *o, char *err, size_t errlen)
 		if (rc < 0)
 			return -1;
 	}
+	if (ynode_get(s, "max-change") && ynode_get(s, "max-change-per-hour"))
+		return conf_sfail(c, s, err, errlen,
+		                  "steer max-change and max-change-per-hour are one setting: "
+		                  "give max-change only");
 	if (o->success_good <= o->success_bad)
 		return conf_sfail(c, s, err, errlen,
 		                  "steer success-good (%g) must be above success-bad (%g)",

@@ -32,8 +32,9 @@ void steer_service_policy(json_t *svc, steer_policy_t *p)
 const char *steer_limits_text(unsigned lim, char *buf, size_t size)
 {
 	static const char *const names[] = { "floor", "max-step",
-		"max-change-per-hour", "below min-step", "SLA", "over budget",
-		"no fresh input", "all below SLA", "capacity" };
+		"max-change", "below min-step", "SLA", "over budget",
+		"no fresh input", "all below SLA", "capacity",
+		"held against its trend", "returning to the operator's weights" };
 	return util_flags_text(names, sizeof(names) / sizeof(names[0]), lim, buf, size);
 }
 

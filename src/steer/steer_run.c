@@ -20,8 +20,10 @@
 
 static json_t *conf_json(const steer_conf_t *c)
 {
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f, s:f}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, "
+	                 "s:f, s:f}",
 		"interval", c->interval, "tau", c->tau, "min_step", c->min_step,
+		"sharpness", c->sharpness, "window", c->change_window,
 		"max_step", c->max_step, "max_hour", c->max_hour, "floor", c->floor,
 		"sla", c->sla, "sla_after", (int)c->sla_after,
 		"restore_after", (int)c->restore_after, "success_good", c->success_good,
@@ -41,6 +43,8 @@ static json_t *in_json(const steer_in_t *in)
 		"lo", (int)in->sla_low, "gd", (int)in->sla_good, "out", in->sla_out,
 		"hs", (json_int_t)in->hour_start, "hm", (json_int_t)in->hour_moved);
 	json_object_update(j, more);
+	if (in->dir)
+		json_object_set_new(j, "dir", json_integer(in->dir));
 	json_decref(more);
 	if (in->has_success) {
 		json_object_set_new(j, "s", json_real(in->success));
@@ -82,6 +86,12 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
 	c->latency_good = dnum(cj, "latency_good");
 	c->latency_bad = dnum(cj, "latency_bad");
 	c->budget_boost = dnum(cj, "budget_boost");
+	/* Decisions recorded before sharpness and the change window were
+	 * settings: the square, and a window of an hour. */
+	c->sharpness = json_is_number(json_object_get(cj, "sharpness")) ?
+	               dnum(cj, "sharpness") : 2;
+	c->change_window = json_is_number(json_object_get(cj, "window")) ?
+	                   dnum(cj, "window") : c->interval > 0 ? 3600 / c->interval : 60;
 	p->success = json_number_value(json_array_get(pj, 0));
 	p->latency = json_number_value(json_array_get(pj, 1));
 	p->cost = json_number_value(json_array_get(pj, 2));
@@ -99,6 +109,7 @@ int steer_decision_read(json_t *d, steer_conf_t *c, steer_policy_t *p,
 		x->sla_out = (int)json_integer_value(json_object_get(e, "out"));
 		x->hour_start = (uint32_t)json_integer_value(json_object_get(e, "hs"));
 		x->hour_moved = (uint32_t)json_integer_value(json_object_get(e, "hm"));
+		x->dir = (int)json_integer_value(json_object_get(e, "dir"));
 		if ((x->has_success = json_is_number(json_object_get(e, "s")))) {
 			x->success = dnum(e, "s");
 			x->success_now = dnum(e, "s1");
@@ -267,6 +278,8 @@ static json_t *state_json(const steer_in_t *in, const steer_out_t *o, unsigned n
 			"target", (json_int_t)o[i].target, "share", (json_int_t)o[i].share,
 			"hs", (json_int_t)o[i].hour_start, "hm", (json_int_t)o[i].hour_moved,
 			"limits", (int)o[i].limits);
+		if (o[i].dir)
+			json_object_set_new(j, "dir", json_integer(o[i].dir));
 		if (!o[i].has_ema)
 			json_object_del(j, "ema");
 		if (in[i].has_success) {
@@ -313,6 +326,7 @@ static unsigned eval_inputs(run_t *r, const steer_walk_t *w, uint32_t applied_at
 		x->sla_out = (int)json_integer_value(json_object_get(sn, "out"));
 		x->hour_start = (uint32_t)json_integer_value(json_object_get(sn, "hs"));
 		x->hour_moved = (uint32_t)json_integer_value(json_object_get(sn, "hm"));
+		x->dir = (int)json_integer_value(json_object_get(sn, "dir"));
 		json_t *node = node_get(r, x->id);
 		json_t *cost = json_object_get(node, "cost_per_gb");
 		if ((x->has_cost = json_is_number(cost)))

@@ -17,7 +17,7 @@ steer_setup() {
   stale: 8
   min-step: 1
   max-step: 20
-  max-change-per-hour: 100
+  max-change: 100
   floor: 5" line
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue

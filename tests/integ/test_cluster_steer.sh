@@ -14,14 +14,15 @@ for i in 1 2 3; do
 	ns_conf "$i"
 	# Time compressed as in test_steer.sh; inputs stay fresh for 20 s, so
 	# that a slow feeder (a sanitizer build on a loaded machine) keeps up.
-	printf 'steer:\n  interval: 1\n  tau: 2\n  windows: [6, 12]\n  stale: 20\n  min-step: 1\n  max-step: 20\n  max-change-per-hour: 100\n  floor: 5\n' \
+	printf 'steer:\n  interval: 1\n  tau: 2\n  windows: [6, 12]\n  stale: 20\n  min-step: 1\n  max-step: 20\n  max-change: 100\n  floor: 5\n' \
 		>> "$T/ns$i/gslbd.conf"
 done
 etcd_cluster_start || exit 1
 # Unequal score weights and baselines, so that the share the engine
 # settles on tells the rule (S3-3) from its neighbours: success and
 # latency swapped, the baselines ignored or swapped, the score taken
-# linearly, not squared, each give b a share 900 bp or more away.
+# linearly or squared, not cubed, each give b a share 900 bp or more
+# away.
 CTLN 1 service add www.gslb.test --ttl 30 --answers 1 --steering dynamic \
 	--weights success=0.3,latency=0.7,cost=0 >/dev/null || fail "service add"
 CTLN 2 node add a --addr 192.0.2.1 >/dev/null
@@ -66,11 +67,11 @@ for _ in $(tseq 50); do L=$(leader_now); [[ "$L" =~ ^[123]$ ]] && break; sleep 0
 [[ "$L" =~ ^[123]$ ]] && ok "ns$L is elected" || fail "no elected instance: '$L'"
 # S3-3: score = 0.3 success + 0.7 latency score, each normalised
 # (success 95..99.9 %, latency 200..20 ms): a 1, b at 110 ms 0.65; the
-# targets are baseline x score^2, brought to shares: b 60 x 0.4225 of
-# 40 + 60 x 0.4225, 3879 bp.  The engine stops within a minimum step
-# (100 bp) of it; 300 bp allowed.
+# targets are baseline x score^3 (steer.sharpness), brought to shares:
+# b 60 x 0.2746 of 40 + 60 x 0.2746, 2918 bp (the square: 3879).  The
+# engine stops within a minimum step (100 bp) of it; 300 bp allowed.
 target_b=$(awk -v lb=110 'BEGIN { nl = (lb - 200) / (20 - 200); s = 0.3 + 0.7 * nl;
-	printf "%d", 60 * s * s / (40 + 60 * s * s) * 10000 + 0.5 }')
+	printf "%d", 60 * s * s * s / (40 + 60 * s * s * s) * 10000 + 0.5 }')
 stable() { # the elected instance's share of b, unchanged over 3 s
 	local a b2
 	a=$(share "$L" b); sleep 1.5; b2=$(share "$L" b); [ -n "$a" ] && [ "$a" = "$b2" ] &&

@@ -4,8 +4,9 @@
 # shares of each row on its own, seen in dig's answers and in explain;
 # every automatic change is audited and replays identically; a provider
 # past its budget loses share; a node below the SLA leaves at once;
-# stale inputs hand the row back to the operator's weights; a static
-# service ignores all of it.
+# stale inputs hand the row back to the operator's weights step by step;
+# a node at half its peer's score keeps a ninth; a static service
+# ignores all of it.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/steer_lib.sh"
@@ -106,13 +107,33 @@ s=$(share bj 192.0.2.2)
 [ "$s" = 0 ] && ok "dig: b no longer answers in cn-bj" || fail "dig: b still answers $s per mille in cn-bj"
 expect_has "$(CTL explain www.gslb.test --client 101.7.1.1)" "^  b .*SLA" "explain: b out for the SLA"
 
-# 6. Stale: the feed stops; the rows go back to the operator's weights.
+# 6. Stale (S2-7): the feed stops.  For a pause shorter than stale (8 s)
+# the shares stay; then each row goes back to the operator's weights by
+# max-step (20 points an evaluation) and the change window's allowance
+# (100 points in 60 evaluations here, partly used by the moves above),
+# not at once: b in cn-bj, out for the SLA, passes through shares
+# between 0 and 50 % on its way back to half.
 stop_feeder
+paused=$SECONDS
+seen=
+while [ $((SECONDS - paused)) -lt 4 ]; do seen+=" $(weight bj b)"; sleep 0.3; done
+[ "$(tr ' ' '\n' <<<"$seen" | sort -u | tr -d '\n')" = 0 ] &&
+	ok "a pause shorter than stale keeps the shares (b in cn-bj:$seen)" ||
+	fail "the shares moved within stale: b in cn-bj:$seen"
 stale() { [ -z "$(weight gz a)" ] && [ -z "$(weight bj b)" ]; }
 end=$((SECONDS + $(tscale 20)))
-while [ $SECONDS -lt $end ] && ! stale; do sleep 0.5; done
+steps=
+while [ $SECONDS -lt $end ] && ! stale; do
+	w=$(weight bj b)
+	[ -n "$w" ] && [ "$w" -gt 0 ] && [ "$w" -lt 5000 ] && steps+=" $w"
+	sleep 0.2
+done
 stale && ok "no fresh input: the operator's weights again" ||
 	fail "still steered without fresh input: $(CTL steer show www.gslb.test)"
+[ -n "$steps" ] && ok "back by steps, not at once (b in cn-bj:$(tr ' ' '\n' <<<"$steps" | uniq | tr '\n' ' '))" ||
+	fail "b in cn-bj went back to the operator's weights at once"
+expect_has "$(CTL log)" "b 0\.00% -> ([1-9]|1[0-9]|20)\.[0-9]+% .*returning to the operator's weights" \
+	"log: the first step back, at most max-step (20 points)"
 s=$(share bj 192.0.2.2)
 within "$s" 440 560 && ok "dig: b back to half in cn-bj ($s per mille)" || fail "dig: b at $s per mille"
 expect_has "$(CTL log)" "no fresh input, back to the operator's weights" "log: the revert"
@@ -161,6 +182,23 @@ expect_has "$out" "^2 measurements from stdin stored" "batch from stdin"
 expect_has "$(CTL budget list)" "^cdn-b +1000\.00 +month +80% +0\.30 within" "batch: both lines counted"
 out=$(CTL metrics push --file "$T/none" 2>&1)
 expect_has "$out" "metrics push --file $T/none: No such file" "batch: missing file named"
+
+# 8b. The score-to-share mapping (S3-3, steer.sharpness 3): in cn-bj b
+# scores half of a (success 0.2, latency 0.8: b at 132.5 ms has latency
+# score 0.375, 0.2 + 0.8 x 0.375 = 0.5); at equal weight its target is
+# 1 / (1 + 2^3) of the row, 1111 bp (the square gave 2000, the plain
+# score 3333), under a sixth; dig follows.
+CTL service set www.gslb.test --weights success=0.2,latency=0.8,cost=0 >/dev/null
+set_m b:bj "success=99.9 latency=132.5"
+set_m b:gz "success=99.9 latency=20"
+start_feeder
+ninth_b() { local w; w=$(weight bj b); [ -n "$w" ] && within "$w" 1011 1211; }
+if wait_until 20 ninth_b; then ok "b at half a's score: $(weight bj b) bp of cn-bj (a ninth)"
+else fail "b at half a's score: $(weight bj b) bp, want 1111: $(CTL steer show www.gslb.test)"; fi
+s=$(share bj 192.0.2.2)
+within "$s" 61 161 && ok "dig: b answers $s per mille in cn-bj, under a sixth" ||
+	fail "dig: b answers $s per mille in cn-bj"
+stop_feeder
 
 # 9. Export and apply round trip: the steering settings of services
 # (policy, weights, SLA, nearest's margin and headroom) and nodes

@@ -465,6 +465,24 @@ START_TEST(steer_section)
 	ck_assert_int_eq(health_load(ZONES "steer:\n  latency-good: 300\n", &hc), -1);
 	ck_assert_int_eq(health_load(ZONES "steer:\n  min-step: 20\n", &hc), -1);
 	ck_assert_int_eq(health_load(ZONES "steer:\n  speed: 1\n", &hc), -1);
+	/* S3-3, S3-8: the sharpness of the score-to-share mapping and the
+	 * change window in evaluations; max-change-per-hour is max-change's
+	 * older name, and the two together are refused. */
+	ck_assert_int_eq(health_load(ZONES, &hc), 0);
+	ck_assert_double_eq(hc.steer.sharpness, 3);
+	ck_assert_double_eq(hc.steer.change_window, 60);
+	ck_assert_double_eq(hc.steer.max_hour, 50);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  sharpness: 4\n  change-window: 30\n"
+	                             "  max-change: 40\n", &hc), 0);
+	ck_assert_double_eq(hc.steer.sharpness, 4);
+	ck_assert_double_eq(hc.steer.change_window, 30);
+	ck_assert_double_eq(hc.steer.max_hour, 40);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  max-change-per-hour: 20\n", &hc), 0);
+	ck_assert_double_eq(hc.steer.max_hour, 20);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  max-change-per-hour: 20\n"
+	                             "  max-change: 40\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  sharpness: 11\n", &hc), -1);
+	ck_assert_int_eq(health_load(ZONES "steer:\n  change-window: 0\n", &hc), -1);
 }
 END_TEST
 

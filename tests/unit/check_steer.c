@@ -53,6 +53,7 @@ static void carry(unsigned n, steer_in_t *in, const steer_out_t *out)
 		in[i].sla_out = out[i].sla_out;
 		in[i].hour_start = out[i].hour_start;
 		in[i].hour_moved = out[i].hour_moved;
+		in[i].dir = out[i].dir;
 	}
 }
 
@@ -239,14 +240,20 @@ START_TEST(step_limits)
 }
 END_TEST
 
-/* S3-8: a node moves at most max_hour per hour; the next hour it moves
- * again. */
+/* S3-8: a node moves at most max-change per change window of 60
+ * evaluations (an hour at the default interval); the next window it
+ * moves again.  The window is counted in evaluations, so a shorter
+ * interval shortens it: at 2 s it is 120 s, not an hour. */
 START_TEST(hour_limit)
 {
 	steer_conf_t c = conf();
+	ck_assert_double_eq(c.max_hour, 50);
+	ck_assert_double_eq(c.change_window, 60);
+	ck_assert_double_eq(steer_change_window_s(&c), 3600);
 	c.tau = 0;
 	c.sla = 0;
 	c.floor = 0;
+	c.max_hour = 30;
 	steer_policy_t p = pol();
 	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 95, 200) };
 	steer_out_t out[2];
@@ -257,8 +264,138 @@ START_TEST(hour_limit)
 	}
 	ck_assert_uint_eq(out[1].share, 2000);   /* 50 - 30 points */
 	ck_assert(out[1].limits & STEER_LIM_HOUR);
+	steer_in_t keep[2] = { in[0], in[1] };
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 3599, 2, in, out), STEER_KEEP);
 	ck_assert_int_eq(steer_step(&c, &p, NOW + 3600, 2, in, out), STEER_CHANGE);
 	ck_assert_uint_eq(out[1].share, 1000);
+	/* Compressed thirty times: the window is 60 evaluations of 2 s. */
+	c.interval = 2;
+	ck_assert_double_eq(steer_change_window_s(&c), 120);
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 119, 2, keep, out), STEER_KEEP);
+	ck_assert(out[1].limits & STEER_LIM_HOUR);
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 120, 2, keep, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[1].share, 1000);
+}
+END_TEST
+
+/* S3-3: the target share is the weight times the smoothed score to the
+ * power sharpness (3): a node at half its peer's score is aimed at 1/9
+ * of a row of two (the square gave 1/5, the plain score 1/3), and the
+ * default limits let it get there in four evaluations. */
+START_TEST(sharpness)
+{
+	steer_conf_t c = conf();
+	ck_assert_double_eq(c.sharpness, 3);
+	c.tau = 0;
+	c.sla = 0;
+	steer_policy_t p = { 0.5, 0.5, 0 };
+	/* a scores 1; b's success and latency both normalise to 0.5. */
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 97.45, 110) };
+	steer_out_t out[2];
+	steer_step(&c, &p, NOW, 2, in, out);
+	ck_assert_double_eq_tol(out[1].raw, 0.5, 1e-9);
+	ck_assert_uint_eq(out[1].target, 1111);
+	unsigned evals = 1;
+	for (uint32_t t = NOW + 60; out[1].share > 1667 && evals < 20; t += 60, evals++) {
+		carry(2, in, out);
+		steer_step(&c, &p, t, 2, in, out);
+	}
+	ck_assert_uint_le(evals, 4);
+	carry(2, in, out);
+	steer_step(&c, &p, NOW + 240, 2, in, out);
+	ck_assert_uint_eq(out[1].share, 1111);
+	/* Other sharpness: the square, the plain score. */
+	steer_in_t q[2] = { node("a", 50, 99.9, 20), node("b", 50, 97.45, 110) };
+	c.sharpness = 2;
+	steer_step(&c, &p, NOW, 2, q, out);
+	ck_assert_uint_eq(out[1].target, 2000);
+	c.sharpness = 1;
+	steer_step(&c, &p, NOW, 2, q, out);
+	ck_assert_uint_eq(out[1].target, 3333);
+}
+END_TEST
+
+/* S3-3, S3-9 (hysteresis): a move that sends a node back against its
+ * last move by less than twice min-step is not made; a larger one is;
+ * in a row of three, the held node's part goes to the free ones. */
+START_TEST(hold_against_trend)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20) };
+	steer_out_t out[2];
+	in[0].prev = 4700;                       /* a last moved down */
+	in[1].prev = 5300;
+	in[0].dir = -1;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_KEEP);
+	ck_assert_uint_eq(out[0].share, 4700);
+	ck_assert(out[0].limits & STEER_LIM_HOLD);
+	ck_assert_int_eq(out[0].dir, -1);
+	/* The same 3 points in the way it last moved are made. */
+	in[0].dir = 1;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 5000);
+	ck_assert_int_eq(out[0].dir, 1);
+	ck_assert_int_eq(out[1].dir, -1);
+	/* 5 points back: beyond twice min-step, made. */
+	in[0].dir = -1;
+	in[0].prev = 4500;
+	in[1].prev = 5500;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 5000);
+	/* Three nodes: a held at 31, b and c share the rest by target. */
+	steer_in_t t3[3] = { node("a", 50, 99.9, 20), node("b", 50, 99.9, 20),
+	                     node("c", 50, 99.9, 20) };
+	steer_out_t o3[3];
+	t3[0].prev = 3100;
+	t3[1].prev = 3700;
+	t3[2].prev = 3200;
+	t3[0].dir = -1;
+	t3[1].dir = -1;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 3, t3, o3), STEER_CHANGE);
+	ck_assert_uint_eq(o3[0].share, 3100);
+	ck_assert_uint_eq(o3[1].share, 3450);
+	ck_assert_uint_eq(o3[2].share, 3450);
+	ck_assert_uint_eq(sum(3, o3), STEER_TOTAL);
+	/* S1-6: the hold would lift c above its ceiling (34 %): no hold. */
+	t3[2].has_ceiling = 1;
+	t3[2].ceiling = 3400;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 3, t3, o3), STEER_CHANGE);
+	ck_assert(!(o3[0].limits & STEER_LIM_HOLD));
+	ck_assert_uint_ge(o3[0].share, 3333);
+	ck_assert_uint_le(o3[2].share, 3400);
+}
+END_TEST
+
+/* S3-3, S3-8: a latency that creeps up steadily, with noise of +-12 ms
+ * and no smoothing (target swings of up to 3.5 points), moves the node's
+ * share down step by step and never back up, to where its score puts
+ * it.  Without the hold it went up and down 40 times, used up the change
+ * window and ended 8 points behind. */
+START_TEST(creep_is_monotone)
+{
+	steer_conf_t c = conf();
+	c.tau = 0;
+	steer_policy_t p = pol();
+	steer_in_t in[2] = { node("a", 50, 99.9, 30), node("b", 50, 99.9, 30) };
+	steer_out_t out[2];
+	uint32_t last = 5000;
+	unsigned moves = 0, up = 0;
+	for (int i = 0; i < 120; i++) {
+		double noise = ((i * 7919) % 31 - 15) * 12.0 / 15;  /* -12..12 ms */
+		in[1].latency = 30 + i + noise;         /* 30 to 149 ms */
+		steer_step(&c, &p, NOW + 60u * (unsigned)i, 2, in, out);
+		carry(2, in, out);
+		moves += out[1].share != last;
+		up += out[1].share > last;
+		last = out[1].share;
+	}
+	ck_assert_uint_eq(up, 0);
+	ck_assert_uint_ge(moves, 5);
+	/* At the end: within twice min-step of what its score asks for. */
+	ck_assert_int_le(abs((int)out[1].share - (int)out[1].target), 400);
+	ck_assert_uint_lt(out[1].share, 3100);
 }
 END_TEST
 
@@ -367,16 +504,97 @@ START_TEST(stale)
 	steer_step(&c, &p, NOW, 2, in, out);
 	ck_assert_double_eq(out[1].ema, 0.4);
 	ck_assert(out[1].limits & STEER_LIM_UNKNOWN);
-	/* Nothing fresh at all: back to the operator's 50/50. */
+	/* Nothing fresh at all: back to the operator's 50/50 by max-step,
+	 * then let go of once there. */
 	in[0].has_success = in[0].has_latency = 0;
-	in[0].prev = 7000;
-	in[1].prev = 3000;
-	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_REVERT);
-	ck_assert_uint_eq(out[0].share, 5000);
+	in[0].prev = 7500;
+	in[1].prev = 2500;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 6500);
+	ck_assert_uint_eq(out[0].target, 5000);
+	ck_assert(out[0].limits & STEER_LIM_RETURN);
 	ck_assert(!out[0].has_ema && !out[1].has_ema);  /* smoothing afresh */
+	in[0].prev = 6500;
+	in[1].prev = 3500;
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 60, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 5500);
+	in[0].prev = 5500;
+	in[1].prev = 4500;
+	ck_assert_int_eq(steer_step(&c, &p, NOW + 120, 2, in, out), STEER_REVERT);
+	ck_assert_uint_eq(out[0].share, 5000);
+	ck_assert(!(out[0].limits & STEER_LIM_RETURN));
+	/* The change window's allowance counts on the way back too. */
+	in[0].prev = 7500;
+	in[1].prev = 2500;
+	in[0].hour_start = in[1].hour_start = NOW - 60;
+	in[0].hour_moved = in[1].hour_moved = 4500;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[0].share, 7000);
+	ck_assert(out[0].limits & STEER_LIM_HOUR);
+	in[0].hour_moved = in[1].hour_moved = 5000;
+	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_KEEP);
+	ck_assert_uint_eq(out[0].share, 7500);
 	/* Never steered and nothing fresh: nothing to do. */
 	in[0].prev = in[1].prev = -1;
 	ck_assert_int_eq(steer_step(&c, &p, NOW, 2, in, out), STEER_KEEP);
+}
+END_TEST
+
+/* Reads the inputs of node @x from its samples @s[0..@n) at @now as
+ * the engine does (S3-9, S2-7). */
+static void read_inputs(const steer_conf_t *c, steer_in_t *x,
+                        const steer_sample_t *s, unsigned n, uint32_t now)
+{
+	x->has_success = steer_aggregate(c, s, n, now, 0, &x->success, &x->success_now);
+	x->has_latency = steer_aggregate(c, s, n, now, 1, &x->latency, NULL);
+}
+
+/* S2-7 with S3-9 and S3-8: samples pushed every minute; a pause of the
+ * feeder shorter than stale keeps the shares; past stale the row goes
+ * back to the operator's weights by max-step, and is let go of once
+ * there. */
+START_TEST(pause_then_return)
+{
+	steer_conf_t c = conf();
+	steer_policy_t p = pol();
+	steer_sample_t sa[STEER_MAX_SAMPLES], sb[STEER_MAX_SAMPLES];
+	steer_in_t in[2] = { node("a", 50, 0, 0), node("b", 50, 0, 0) };
+	steer_out_t out[2];
+	unsigned n = 0;
+	uint32_t t = NOW;
+	for (; n < 40; n++, t += 60) {
+		sa[n] = (steer_sample_t){ t, 99.9, 20 };
+		sb[n] = (steer_sample_t){ t, 99.9, 150 };
+		read_inputs(&c, &in[0], sa, n + 1, t);
+		read_inputs(&c, &in[1], sb, n + 1, t);
+		steer_step(&c, &p, t, 2, in, out);
+		carry(2, in, out);
+	}
+	uint32_t last = t - 60, held = out[1].share;
+	ck_assert_uint_lt(held, 3000);
+	ck_assert_uint_gt(held, 2500);
+	/* Paused: evaluations 1 to 5 minutes after the last push. */
+	for (t = last + 60; t <= last + 300; t += 60) {
+		read_inputs(&c, &in[0], sa, n, t);
+		read_inputs(&c, &in[1], sb, n, t);
+		ck_assert(in[1].has_latency);
+		ck_assert_int_eq(steer_step(&c, &p, t, 2, in, out), STEER_KEEP);
+		ck_assert_uint_eq(out[1].share, held);
+		carry(2, in, out);
+	}
+	/* Past stale: 10 points an evaluation back toward 50/50. */
+	read_inputs(&c, &in[0], sa, n, t);
+	read_inputs(&c, &in[1], sb, n, t);
+	ck_assert(!in[0].has_success && !in[1].has_latency);
+	ck_assert_int_eq(steer_step(&c, &p, t, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[1].share, held + 1000);
+	ck_assert(out[1].limits & STEER_LIM_RETURN);
+	carry(2, in, out);
+	ck_assert_int_eq(steer_step(&c, &p, t + 60, 2, in, out), STEER_CHANGE);
+	ck_assert_uint_eq(out[1].share, held + 2000);
+	carry(2, in, out);
+	ck_assert_int_eq(steer_step(&c, &p, t + 120, 2, in, out), STEER_REVERT);
+	ck_assert_uint_eq(out[1].share, 5000);
 }
 END_TEST
 
@@ -420,6 +638,10 @@ START_TEST(decision_replay)
 	steer_in_t in[STEER_MAX_NODES];
 	steer_out_t out[STEER_MAX_NODES];
 	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	/* Recorded before sharpness and the change window were settings:
+	 * replayed with the square and an hour. */
+	ck_assert_double_eq(c.sharpness, 2);
+	ck_assert_double_eq(steer_change_window_s(&c), 3600);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(now, 1700000000u);
 	ck_assert_int_eq(in[1].prev, -1);
@@ -428,6 +650,13 @@ START_TEST(decision_replay)
 	in[1].latency = 20;                        /* another input */
 	steer_step(&c, &p, now, n, in, out);
 	ck_assert_uint_ne(out[0].share, 6000);
+	/* Recorded with them: read back as they were. */
+	json_t *cj = json_object_get(d, "conf");
+	json_object_set_new(cj, "sharpness", json_real(3));
+	json_object_set_new(cj, "window", json_real(30));
+	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), 0);
+	ck_assert_double_eq(c.sharpness, 3);
+	ck_assert_double_eq(steer_change_window_s(&c), 1800);
 	json_object_del(d, "conf");
 	ck_assert_int_eq(steer_decision_read(d, &c, &p, &now, &n, in), -1);
 	json_decref(d);
@@ -547,6 +776,10 @@ static Suite *suite(void)
 	tcase_add_test(t, smoothing);
 	tcase_add_test(t, step_limits);
 	tcase_add_test(t, hour_limit);
+	tcase_add_test(t, sharpness);
+	tcase_add_test(t, hold_against_trend);
+	tcase_add_test(t, creep_is_monotone);
+	tcase_add_test(t, pause_then_return);
 	tcase_add_test(t, floor_share);
 	tcase_add_test(t, sla);
 	tcase_add_test(t, budget);
