@@ -613,6 +613,7 @@ static void print_service(json_t *out, const gslb_result_t *g)
 	if (g->row != GSLB_ROW_NONE && !g->npicked)
 		printf("no usable node: NODATA (all-down empty)\n");
 	printf("ttl       %u (%s", g->ttl,
+	       g->spilled ? "short: spilled by a row over its capacity" :
 	       g->from_fallback ? "short: answered by a fallback row, a preferred row is empty" :
 	       g->short_ttl ? "short: a node of the row changed state recently" :
 	       "the service's TTL");

@@ -548,12 +548,22 @@ static int any_dynamic(json_t *services)
 	return 0;
 }
 
-/* Whether a node has a capacity: then static rows may be held within
- * it (capacity_run.h). */
+static int row_has_capacity(const char *key, json_t *val, void *arg)
+{
+	if (!json_object_get(val, "capacity"))
+		return 0;
+	*(int *)arg = 1;
+	return 1;
+}
+
+/* Whether a node has a capacity, so that static rows may be held within
+ * it, or a row still has a capacity record to drop (capacity_run.h). */
 static int any_capacity(wdb_txn_t *t)
 {
 	int found = 0;
 	wdb_each(t, WDB_NODE, NULL, node_has_capacity, &found);
+	if (!found)
+		wdb_each(t, WDB_WEIGHT, NULL, row_has_capacity, &found);
 	return found;
 }
 
