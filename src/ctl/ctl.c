@@ -103,6 +103,7 @@ static void usage(FILE *f)
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
+"                       [--score-weights DIM=W,DIM=W,DIM=W,DIM=W|default]\n"
 "                       [--max-failure-rate PCT|default]\n"
 "                       [--steering static|dynamic|shadow|nearest] [--policy live|vod|custom]\n"
 "                       [--weights success=A,latency=B,cost=C] [--sla PCT|default]\n"

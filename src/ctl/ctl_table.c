@@ -43,6 +43,7 @@ static json_t *service_view(json_t *s)
 	json_object_set_new(v, "shadow", json_boolean(json_is_true(json_object_get(s, "shadow"))));
 	const char *pf = json_string_value(json_object_get(s, "profile"));
 	json_object_set_new(v, "profile", json_string(pf ? pf : "default"));
+	json_object_set_new(v, "score_weights", ctl_score_view(s));
 	return v;
 }
 
@@ -147,7 +148,7 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 				json_object_set_new(s, "max_failure_rate", json_real(fr));
 		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
-		else if (!ctl_steer_service_opt(s, sub, o, v))
+		else if (!ctl_steer_service_opt(s, sub, o, v) && !ctl_score_service_opt(s, sub, o, v))
 			ctl_usage_die("service %s: unknown option '%s'", sub, o);
 	}
 }
@@ -223,7 +224,7 @@ static int object_sub(const object_cmd_t *o, wdb_txn_t *t, const char *sub,
 int ctl_cmd_service(int argc, char **argv)
 {
 	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-		"all_down", "sticky", "shadow", "profile", "max_failure_rate", NULL };
+		"all_down", "sticky", "shadow", "profile", "score_weights", "max_failure_rate", NULL };
 	static const object_cmd_t o = { "service", "service name", service_list,
 	                                service_view, keys, service_del };
 	int rc;
