@@ -174,6 +174,7 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 			    json_is_string(pr) ? perr : "not a string");
 	}
 	ctl_steer_apply_node(o, id);
+	ctl_probe_budget_apply(o, "node", id);
 }
 
 /* Checks weight row @o (weights[@idx]) and canonicalises its names. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* A service's own health score weights (S2-2): `service set
- * --score-weights`, their check in `apply`, and their text in `service
- * show`.  The health thread reads them with health__service_weights();
- * the one rule of what a valid set is lives in score_weights_named(). */
+/* The health settings of services and nodes: a service's own score
+ * weights (S2-2, `service set --score-weights`), whose one rule of what a
+ * valid set is lives in score_weights_named() and which the health thread
+ * reads with health__service_weights(); and the probe budget of a node or
+ * service (S1-3, `--probe-budget`).  Their checks in `apply`, their text
+ * in `show`. */
 #include "ctl/ctl.h"
 #include "health/score.h"
 #include "common/num.h"
@@ -41,8 +43,34 @@ static json_t *parse_score_weights(const char *sub, const char *v)
 	return o;
 }
 
+int ctl_probe_budget_opt(json_t *obj, const char *what, const char *o, const char *v)
+{
+	static const num_range_t bps = { 1, 1e12, 0, NULL, NULL };
+	double b;
+	if (strcmp(o, "--probe-budget") != 0)
+		return 0;
+	if (strcmp(v, "default") == 0)
+		json_object_del(obj, "probe_budget");
+	else if (num_parse(v, &bps, &b, NULL))
+		ctl_die("%s: --probe-budget %s: give bytes per second (1 or more), or "
+		        "default", what, v);
+	else
+		json_object_set_new(obj, "probe_budget", json_real(b));
+	return 1;
+}
+
+void ctl_probe_budget_apply(json_t *o, const char *what, const char *key)
+{
+	json_t *b = json_object_get(o, "probe_budget");
+	if (b && (!json_is_number(b) || json_number_value(b) < 1))
+		ctl_die("apply: %s %s: probe_budget must be bytes per second, 1 or more "
+		        "(leave it out for the default)", what, key);
+}
+
 int ctl_score_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
+	if (ctl_probe_budget_opt(s, "service", o, v))
+		return 1;
 	if (strcmp(o, "--score-weights") != 0)
 		return 0;
 	if (strcmp(v, "default") == 0)
@@ -61,6 +89,7 @@ void ctl_score_apply_service(json_t *o, const char *key)
 	score_profile_t pf;
 	const char *k;
 	json_t *v;
+	ctl_probe_budget_apply(o, "service", key);
 	if (!w)
 		return;
 	if (json_is_object(w) && json_object_size(w) == 4)

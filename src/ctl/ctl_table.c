@@ -36,7 +36,7 @@ static json_t *service_view(json_t *s)
 {
 	json_t *v = json_object();
 	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-	                                    "all_down", "max_failure_rate", NULL };
+	                                    "all_down", "max_failure_rate", "probe_budget", NULL };
 	for (const char *const *k = keys; *k; k++)
 		json_object_set_new(v, *k, ctl_field(s, *k));
 	json_object_set_new(v, "sticky", json_boolean(json_is_true(json_object_get(s, "sticky"))));
@@ -224,7 +224,8 @@ static int object_sub(const object_cmd_t *o, wdb_txn_t *t, const char *sub,
 int ctl_cmd_service(int argc, char **argv)
 {
 	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-		"all_down", "sticky", "shadow", "profile", "score_weights", "max_failure_rate", NULL };
+		"all_down", "sticky", "shadow", "profile", "score_weights", "max_failure_rate",
+		"probe_budget", NULL };
 	static const object_cmd_t o = { "service", "service name", service_list,
 	                                service_view, keys, service_del };
 	int rc;
@@ -283,7 +284,7 @@ static json_t *node_view(json_t *n)
 {
 	json_t *v = json_object();
 	static const char *const keys[] = { "id", "cname", "region", "isp",
-	                                    "capacity", "pool", "admin", NULL };
+	                                    "capacity", "pool", "admin", "probe_budget", NULL };
 	for (const char *const *k = keys; *k; k++)
 		json_object_set_new(v, *k, ctl_field(n, *k));
 	json_t *a = json_object_get(n, "addrs"), *p = json_object_get(n, "probes");
@@ -418,7 +419,7 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 		json_object_set_new(n, "admin", json_string(a));
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
-	} else if (!ctl_steer_node_opt(n, id, o, v)) {
+	} else if (!ctl_steer_node_opt(n, id, o, v) && !ctl_probe_budget_opt(n, "node", o, v)) {
 		ctl_usage_die("node %s: unknown option '%s'", sub, o);
 	}
 }
@@ -469,7 +470,7 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 int ctl_cmd_node(int argc, char **argv)
 {
 	static const char *const keys[] = { "id", "addrs", "cname", "region", "isp",
-		"capacity", "pool", "admin", "probes", "short_until", NULL };
+		"capacity", "pool", "admin", "probe_budget", "probes", "short_until", NULL };
 	static const object_cmd_t o = { "node", "node id", node_list, node_view,
 	                                keys, node_del };
 	int rc;

@@ -44,6 +44,9 @@ typedef struct hprobe {
 	probe_result_t last;
 	uint32_t last_time;          /* unix time of the last result, 0 none */
 	uint32_t cert_warned;        /* last certificate-expiry warning */
+	uint32_t last_bytes;         /* S1-3: the wire bytes of the last result */
+	double last_mono;            /* when it came (health__mono()), 0 none */
+	double gap;                  /* s between the last two results */
 } hprobe_t;
 
 /** The health thread's mirror of one node of the store. */
@@ -63,6 +66,13 @@ struct hnode {
 	                                profile and its four weights */
 	struct { score_profile_t profile; double w[4]; } wset[HEALTH_MAX_WSETS];
 	long capacity;
+	double budget_own;           /* S1-3: node set --probe-budget, 0 none */
+	double budget_svc;           /* the lowest of its services', 0 none */
+	double probe_budget;         /* bytes/s its probes may cost: the
+	                                node's, else its services', else
+	                                health.probe-budget */
+	double probe_rate;           /* bytes/s its probes cost now */
+	int probe_over;              /* over the budget (warned once) */
 	hprobe_t probe[HEALTH_MAX_PROBES];
 	unsigned nprobe;
 	score_sample_t win[SCORE_WINDOW];
@@ -200,6 +210,10 @@ void health__region_load(health_t *h);
 void health__node_score(health_t *h, const hnode_t *n,
                         const score_sample_t *s, unsigned k, uint32_t now,
                         score_result_t *out);
+
+/** S1-3: updates @n's probe traffic and whether it is over its budget,
+ * warning when it goes over and saying when it is back under. */
+void health__probe_budget(health_t *h, hnode_t *n);
 
 /** Maps the score profiles and weights of the services in @t onto the
  * nodes of their rows (profiles.c). */

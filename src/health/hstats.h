@@ -75,6 +75,9 @@ typedef struct hstats_node {
 	score_profile_t profile;     /* the profile of dim[] */
 	unsigned weight_pct;         /* effective weight 0..100 */
 	uint8_t promoted;            /* a standby serving for a primary */
+	double probe_rate;           /* S1-3: its probes' bytes/s */
+	double probe_budget;         /* the budget of that, bytes/s */
+	uint8_t probe_over;          /* over the budget */
 } hstats_node_t;
 
 /** One cutover window as published. */

@@ -295,6 +295,7 @@ static int sync_node(const char *id, json_t *node, void *arg)
 		n->changed = 1;
 	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
 	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
+	n->budget_own = json_number_value(json_object_get(node, "probe_budget"));
 	const char *reg = json_string_value(json_object_get(node, "region"));
 	const char *isp = json_string_value(json_object_get(node, "isp"));
 	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
@@ -390,6 +391,28 @@ static void apply_cutovers(health_t *h, json_t *rows)
 		n->cut = e;
 		n->changed = 1;
 	}
+}
+
+void health__probe_budget(health_t *h, hnode_t *n)
+{
+	uint32_t bytes[HEALTH_MAX_PROBES];
+	double gap[HEALTH_MAX_PROBES];
+	for (unsigned k = 0; k < n->nprobe; k++) {
+		bytes[k] = n->probe[k].last_bytes;
+		gap[k] = n->probe[k].last_mono > 0 ? n->probe[k].gap : 0;
+	}
+	n->probe_rate = probe_bytes_rate(n->nprobe, bytes, gap);
+	n->probe_budget = n->budget_own > 0 ? n->budget_own :
+	                  n->budget_svc > 0 ? n->budget_svc : h->c.probe_budget;
+	int over = n->probe_rate > n->probe_budget;
+	/* S1-3: probe traffic stays near 0.5 % of the node's bandwidth. */
+	if (over && !n->probe_over)
+		log_warning("node %s: its probes cost %.0f bytes/s, over their budget of "
+		            "%.0f bytes/s", n->id, n->probe_rate, n->probe_budget);
+	else if (!over && n->probe_over)
+		log_info("node %s: its probes cost %.0f bytes/s, within their budget of "
+		         "%.0f bytes/s again", n->id, n->probe_rate, n->probe_budget);
+	n->probe_over = over;
 }
 
 void health__free_node(hnode_t *n)

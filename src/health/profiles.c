@@ -21,6 +21,7 @@ typedef struct {
 	json_t *svc;                 /* service name -> profile bit */
 	json_t *fr;                  /* service name -> max failure rate */
 	json_t *sw;                  /* service name -> [profile, w0..w3] */
+	json_t *pb;                  /* service name -> probe budget, B/s */
 } profiles_t;
 
 /* S2-2: the weights service @svc names for itself ("score_weights":
@@ -63,6 +64,10 @@ static int collect_profile(const char *key, json_t *svc, void *arg)
 	json_t *fr = json_object_get(svc, "max_failure_rate");
 	if (json_is_number(fr))
 		json_object_set_new(p->fr, key, json_real(json_number_value(fr)));
+	/* S1-3: a service's probe budget (service set --probe-budget). */
+	json_t *pb = json_object_get(svc, "probe_budget");
+	if (json_is_number(pb) && json_number_value(pb) > 0)
+		json_object_set_new(p->pb, key, json_real(json_number_value(pb)));
 	return 0;
 }
 
@@ -97,6 +102,7 @@ static int row_profiles(const char *key, json_t *row, void *arg)
 	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
 	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
 	json_t *frj = json_object_get(p->fr, svc);
+	json_t *pbj = json_object_get(p->pb, svc);
 	const char *id;
 	json_t *v;
 	json_t *sw = json_object_get(p->sw, svc);
@@ -107,6 +113,10 @@ static int row_profiles(const char *key, json_t *row, void *arg)
 		n->profiles |= bit;
 		if (sw)
 			add_wset(n, sw);
+		/* S1-3: the strictest probe budget of its services. */
+		double pb = json_number_value(pbj);
+		if (pbj && (n->budget_svc <= 0 || pb < n->budget_svc))
+			n->budget_svc = pb;
 		/* A node shared by services answers to the strictest. */
 		double fr = json_real_value(frj);
 		if (frj && (n->fr_limit <= 0 || fr < n->fr_limit))
@@ -117,7 +127,7 @@ static int row_profiles(const char *key, json_t *row, void *arg)
 
 void health__sync_profiles(health_t *h, wdb_txn_t *t)
 {
-	profiles_t p = { h, json_object(), json_object(), json_object() };
+	profiles_t p = { h, json_object(), json_object(), json_object(), json_object() };
 	unsigned global = 1u << h->c.score.profile, any_other = 0;
 	wdb_each(t, WDB_SERVICE, NULL, collect_profile, &p);
 	const char *k;
@@ -127,15 +137,18 @@ void health__sync_profiles(health_t *h, wdb_txn_t *t)
 	for (size_t i = 0; i < h->n; i++) {
 		h->node[i]->profiles = 0;
 		h->node[i]->nwsets = 0;
+		h->node[i]->budget_svc = 0;
 		h->node[i]->fr_limit = 0;
 	}
 	/* With every service on the global profile, weights and failure-rate
 	 * limit there is nothing to map, and a large table is not walked. */
-	if (any_other || json_object_size(p.fr) || json_object_size(p.sw))
+	if (any_other || json_object_size(p.fr) || json_object_size(p.sw) ||
+	    json_object_size(p.pb))
 		wdb_each(t, WDB_WEIGHT, NULL, row_profiles, &p);
 	json_decref(p.svc);
 	json_decref(p.fr);
 	json_decref(p.sw);
+	json_decref(p.pb);
 }
 
 /* S2-6 dynamic weights: "during a regional degradation every node's load

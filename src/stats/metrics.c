@@ -234,6 +234,29 @@ static void health_nodes(expo_t *e, const hstats_t *hp)
 				                    "dimension", score_dimension_name(n->profile, d) };
 				expo_sample(e, name, l, 3, n->dim[d]);
 			}
+	/* S1-3: what each node's probes cost, against their budget. */
+	name = "gslbd_health_probe_bytes_per_second";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Bytes per second the node's probes cost on the wire, both "
+	            "ways, estimated from their last results.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample(e, name, l, 1, hp->node[i].probe_rate);
+	}
+	name = "gslbd_health_probe_budget_bytes_per_second";
+	expo_family(e, name, EXPO_GAUGE,
+	            "The probe budget of the node, bytes per second.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample(e, name, l, 1, hp->node[i].probe_budget);
+	}
+	name = "gslbd_health_probe_over_budget";
+	expo_family(e, name, EXPO_GAUGE,
+	            "1 while the node's probes cost more than their budget.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample_u64(e, name, l, 1, hp->node[i].probe_over);
+	}
 	uint64_t promoted = 0;
 	for (size_t i = 0; i < hp->nnode; i++)
 		promoted += hp->node[i].promoted;
