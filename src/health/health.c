@@ -146,6 +146,10 @@ static void on_result(const probe_result_t *r, void *arg)
 	p->gap = p->last_mono > 0 ? mono - p->last_mono : p->spec.interval_s;
 	p->last_mono = mono;
 	p->last_bytes = r->bytes;
+	/* S4-9: the probed latency of the node's area. */
+	if (r->connected && !r->timed_out)
+		hstats_latency(&n->owner->stats, n->region, n->isp, HSTATS_LAT_PROBED,
+		               r->total_ms / 1000.0);
 	count_probe(n->owner, p, r);
 	if (r->cert_days_left >= 0 && r->cert_days_left < CERT_WARN_DAYS &&
 	    p->last_time - p->cert_warned >= 86400) {

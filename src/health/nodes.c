@@ -129,7 +129,12 @@ static void node_metrics(health_t *h, hnode_t *n, json_t *m)
 {
 	uint32_t pushed = newest_metric(&n->metrics);
 	uint32_t fr_was = n->metrics.time[METRIC_FAILURE_RATE];
+	uint32_t rtt_was = n->metrics.time[METRIC_RTT_MS];
 	load_metrics(n, m);
+	/* S4-9: a newly pushed latency of the node, into its area's. */
+	if (n->metrics.time[METRIC_RTT_MS] > rtt_was)
+		hstats_latency(&h->stats, n->region, n->isp, HSTATS_LAT_PUSHED,
+		               n->metrics.value[METRIC_RTT_MS] / 1000.0);
 	track_failure_rate(h, n, fr_was);
 	if (n->unmonitored && newest_metric(&n->metrics)) {
 		n->unmonitored = 0; /* a first push: health has a say again */

@@ -4,7 +4,8 @@
 # default budget; a node budget below that warns in the log, shows in
 # status and /metrics, and so does a service's budget for the nodes of
 # its rows; back at the default it says the node is within again.
-# promtool accepts the exposition.
+# The node's probed and pushed latency land in the histogram of its
+# region and ISP (S4-9), and promtool accepts the exposition.
 . "$(dirname "$0")/lib.sh"
 SPORT=$((PORT + 1))
 HP1=$((PORT + 3000))
@@ -19,7 +20,8 @@ trap 'stop_httpds; cleanup' EXIT
 start_httpd "$HP1"
 
 CTL service add www.gslb.test --ttl 60 --short-ttl 5 >/dev/null
-CTL node add h1 --addr 192.0.2.1 --probe "http://127.0.0.1:$HP1/health" >/dev/null
+CTL node add h1 --addr 192.0.2.1 --region cn-bj --isp ctcc \
+	--probe "http://127.0.0.1:$HP1/health" >/dev/null 2>&1
 CTL weight set www.gslb.test h1=10 >/dev/null
 gslbd_start
 
@@ -71,6 +73,16 @@ else fail "still over with the default"; fi
 expect_has "$(grep "node h1: its probes cost" "$T/gslbd.log")" \
 	"within their budget of 6250 bytes/s again" "log: back within"
 
+# S4-9: latency by area.
+CTL metrics push h1 rtt_ms=30 >/dev/null
+area='source="pushed",region="cn-bj",isp="ctcc"'
+pushed() { metrics | grep -Fxq "gslbd_area_latency_seconds_bucket{$area,le=\"0.05\"} 1"; }
+wait_for pushed && ok "pushed latency of cn-bj/ctcc: 30 ms in the 50 ms bucket" ||
+	fail "pushed latency: $(metrics | grep 'area_latency.*pushed' | head -3)"
+metrics | grep -Fxq "gslbd_area_latency_seconds_bucket{$area,le=\"0.02\"} 0" &&
+	ok "and not in the 20 ms one" || fail "pushed latency below its bucket"
+n=$(metrics | awk '$1 == "gslbd_area_latency_seconds_count{source=\"probed\",region=\"cn-bj\",isp=\"ctcc\"}" { print $2 }')
+[ "${n:-0}" -ge 3 ] && ok "probed latency of cn-bj/ctcc: $n probes" || fail "probed latency count: '$n'"
 out=$(metrics | promtool check metrics 2>&1) && ok "promtool check metrics accepts the exposition" ||
 	fail "promtool check metrics: $out"
 out=$(CTL node set h1 --probe-budget 0 2>&1)
