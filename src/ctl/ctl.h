@@ -280,4 +280,20 @@ void ctl_cluster_done(void);
  * (ctl_stats.c).  Needs neither the store nor ctl_db. */
 int ctl_cmd_stats(int argc, char **argv);
 
+/** S2-2: applies service option @o (value @v) to @s if it is
+ * --score-weights; returns 1 if it was, 0 if not; dies on a bad value
+ * (ctl_score.c). */
+int ctl_score_service_opt(json_t *s, const char *sub, const char *o, const char *v);
+/** Checks the score_weights of service object @o (@key) of an apply
+ * file; dies when they are not valid. */
+void ctl_score_apply_service(json_t *o, const char *key);
+/** S1-3: applies --probe-budget (value @v) to node or service @obj
+ * (@what names it in errors); returns 1 if @o was it, else 0. */
+int ctl_probe_budget_opt(json_t *obj, const char *what, const char *o, const char *v);
+/** Checks the probe_budget of object @o (@what @key) of an apply file. */
+void ctl_probe_budget_apply(json_t *o, const char *what, const char *key);
+/** The service's score weights as `service show` prints them
+ * ("network=40,..." or "default"), a new reference. */
+json_t *ctl_score_view(json_t *s);
+
 #endif

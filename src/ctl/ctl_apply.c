@@ -107,6 +107,7 @@ static void apply_check_service(json_t *o, size_t idx, char *key, size_t keysize
 		    "(leave it out for the default)", key);
 	ctl_release_check(o, key);
 	ctl_steer_apply_service(o, key);
+	ctl_score_apply_service(o, key);
 }
 
 /* apply --allow-special: node addresses no client can use pass (a lab). */
@@ -173,6 +174,7 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 			    json_is_string(pr) ? perr : "not a string");
 	}
 	ctl_steer_apply_node(o, id);
+	ctl_probe_budget_apply(o, "node", id);
 }
 
 /* Checks weight row @o (weights[@idx]) and canonicalises its names. */

@@ -280,6 +280,7 @@ static void plan_status(const plan_node_t *pn, uint16_t qtype, char *buf,
 		{ PLAN_WHY_DERATED, "derated by health" },
 		{ PLAN_WHY_CUTOVER, "cutover derate" },
 		{ PLAN_WHY_PREWARM, "pre-warm share" },
+		{ PLAN_WHY_CAPACITY, "held at its capacity" },
 	};
 	if (d == PLAN_WHY_ADMIN_UP)
 		snprintf(why, sizeof(why), "admin up");
@@ -415,7 +416,8 @@ static json_t *chain_json(const ask_t *a, const gslb_result_t *g,
                           const gslb_trail_t *t)
 {
 	static const char *const what[] = { "not tried", "no row",
-	                                    "no usable node", "answered" };
+	                                    "no usable node", "answered",
+	                                    "over capacity, spilled" };
 	json_t *arr = json_array();
 	for (unsigned i = 0; i < t->nchain; i++) {
 		json_t *e = json_pack("{s:s, s:s}", "level", gslb_row_name(t->chain[i]),
@@ -423,6 +425,10 @@ static json_t *chain_json(const ask_t *a, const gslb_result_t *g,
 		if (t->level[i] == GSLB_LEVEL_NO_USABLE)
 			json_object_set_new(e, "nodes", empty_row_json(a->name, g,
 			                    t->chain[i], a->qtype));
+		/* S1-6: the share of the row's clients its capacity cannot
+		 * carry, answered by the next level. */
+		if (t->spill_bp && i == t->spill_level)
+			json_object_set_new(e, "spill_pct", json_real(t->spill_bp / 100.0));
 		json_array_append_new(arr, e);
 	}
 	return arr;
@@ -462,6 +468,7 @@ static json_t *service_json(const ask_t *a, const run_t *r)
 	json_object_set_new(out, "failed_open", json_boolean(g->failed_open));
 	json_object_set_new(out, "ttl", json_integer(g->ttl));
 	json_object_set_new(out, "ttl_reason", json_string(
+		g->spilled ? "short TTL: spilled by a row over its capacity" :
 		g->from_fallback ? "short TTL: answered by a fallback row, a preferred row is empty" :
 		g->short_ttl ? "short TTL: a node of the row changed state recently" :
 		"the service's TTL"));
@@ -573,6 +580,12 @@ static void print_service(json_t *out, const gslb_result_t *g)
 		any = 1;
 	}
 	printf("%s\n", any ? "" : " no level can match");
+	json_array_foreach(json_object_get(out, "chain"), i, e)
+		if (json_object_get(e, "spill_pct"))
+			printf("capacity  %s: over its nodes' capacity, %g%% of its clients go to "
+			       "the next level (%s)\n", json_string_value(json_object_get(e, "level")),
+			       json_number_value(json_object_get(e, "spill_pct")),
+			       g->spilled ? "this one does" : "not this one");
 	/* S0-11: the preferred rows that were empty, and why. */
 	json_array_foreach(json_object_get(out, "chain"), i, e) {
 		json_t *nodes = json_object_get(e, "nodes");
@@ -600,6 +613,7 @@ static void print_service(json_t *out, const gslb_result_t *g)
 	if (g->row != GSLB_ROW_NONE && !g->npicked)
 		printf("no usable node: NODATA (all-down empty)\n");
 	printf("ttl       %u (%s", g->ttl,
+	       g->spilled ? "short: spilled by a row over its capacity" :
 	       g->from_fallback ? "short: answered by a fallback row, a preferred row is empty" :
 	       g->short_ttl ? "short: a node of the row changed state recently" :
 	       "the service's TTL");

@@ -291,6 +291,13 @@ static void print_status_node(json_t *n)
 	       lp,
 	       h ? json_string_value(json_object_get(h, "reason")) : "",
 	       json_is_true(json_object_get(h, "gray")) ? " [gray switch]" : "");
+	/* S1-3: what its probes cost, against their budget. */
+	double pr_bps = json_number_value(json_object_get(st, "probe_bytes_per_s"));
+	if (pr_bps > 0)
+		printf("%-18s   probes %.0f bytes/s, budget %.0f bytes/s%s\n", "", pr_bps,
+		       json_number_value(json_object_get(st, "probe_budget")),
+		       json_is_true(json_object_get(st, "probe_over_budget")) ?
+		       " [over budget]" : "");
 	const char *ph = json_string_value(json_object_get(h, "cutover_phase"));
 	if (ph)
 		printf("%-18s   cutover %s %s: weight %lld%%, pre-warm %lld%%\n", "",

@@ -36,13 +36,14 @@ static json_t *service_view(json_t *s)
 {
 	json_t *v = json_object();
 	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-	                                    "all_down", "max_failure_rate", NULL };
+	                                    "all_down", "max_failure_rate", "probe_budget", NULL };
 	for (const char *const *k = keys; *k; k++)
 		json_object_set_new(v, *k, ctl_field(s, *k));
 	json_object_set_new(v, "sticky", json_boolean(json_is_true(json_object_get(s, "sticky"))));
 	json_object_set_new(v, "shadow", json_boolean(json_is_true(json_object_get(s, "shadow"))));
 	const char *pf = json_string_value(json_object_get(s, "profile"));
 	json_object_set_new(v, "profile", json_string(pf ? pf : "default"));
+	json_object_set_new(v, "score_weights", ctl_score_view(s));
 	return v;
 }
 
@@ -147,7 +148,7 @@ static void service_opts(json_t *s, const char *sub, int argc, char **argv)
 				json_object_set_new(s, "max_failure_rate", json_real(fr));
 		} else if (strcmp(o, "--all-down") == 0)
 			json_object_set_new(s, "all_down", json_string(ctl_one_of(o, v, ctl_all_down_set)));
-		else if (!ctl_steer_service_opt(s, sub, o, v))
+		else if (!ctl_steer_service_opt(s, sub, o, v) && !ctl_score_service_opt(s, sub, o, v))
 			ctl_usage_die("service %s: unknown option '%s'", sub, o);
 	}
 }
@@ -223,7 +224,8 @@ static int object_sub(const object_cmd_t *o, wdb_txn_t *t, const char *sub,
 int ctl_cmd_service(int argc, char **argv)
 {
 	static const char *const keys[] = { "name", "ttl", "short_ttl", "answers",
-		"all_down", "sticky", "shadow", "profile", "max_failure_rate", NULL };
+		"all_down", "sticky", "shadow", "profile", "score_weights", "max_failure_rate",
+		"probe_budget", NULL };
 	static const object_cmd_t o = { "service", "service name", service_list,
 	                                service_view, keys, service_del };
 	int rc;
@@ -282,7 +284,7 @@ static json_t *node_view(json_t *n)
 {
 	json_t *v = json_object();
 	static const char *const keys[] = { "id", "cname", "region", "isp",
-	                                    "capacity", "pool", "admin", NULL };
+	                                    "capacity", "pool", "admin", "probe_budget", NULL };
 	for (const char *const *k = keys; *k; k++)
 		json_object_set_new(v, *k, ctl_field(n, *k));
 	json_t *a = json_object_get(n, "addrs"), *p = json_object_get(n, "probes");
@@ -417,7 +419,7 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 		json_object_set_new(n, "admin", json_string(a));
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
-	} else if (!ctl_steer_node_opt(n, id, o, v)) {
+	} else if (!ctl_steer_node_opt(n, id, o, v) && !ctl_probe_budget_opt(n, "node", o, v)) {
 		ctl_usage_die("node %s: unknown option '%s'", sub, o);
 	}
 }
@@ -468,7 +470,7 @@ static void node_opts(json_t *n, const char *sub, const char *id, int argc,
 int ctl_cmd_node(int argc, char **argv)
 {
 	static const char *const keys[] = { "id", "addrs", "cname", "region", "isp",
-		"capacity", "pool", "admin", "probes", "short_until", NULL };
+		"capacity", "pool", "admin", "probe_budget", "probes", "short_until", NULL };
 	static const object_cmd_t o = { "node", "node id", node_list, node_view,
 	                                keys, node_del };
 	int rc;

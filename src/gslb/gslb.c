@@ -209,7 +209,7 @@ typedef struct {
 	uint8_t row;                   /* gslb_row_t */
 	uint8_t from_fallback;
 	uint8_t n, release_slot;
-	uint16_t release_bp;
+	uint16_t release_bp, spill_bp;
 	char name[MEMO_NAME];
 	char region[GEO_NAME_MAX];
 	char isp[GEO_NAME_MAX];
@@ -277,6 +277,7 @@ static int memo_get(gslb_memo_t *m, size_t txnid, const char *name,
 	out->plan.n = s->n;
 	out->plan.release_slot = s->release_slot;
 	out->plan.release_bp = s->release_bp;
+	out->plan.spill_bp = s->spill_bp;
 	memcpy(out->plan.node, s->node, s->n * sizeof(s->node[0]));
 	return 1;
 }
@@ -302,6 +303,7 @@ static void memo_put(gslb_memo_t *m, size_t txnid, const char *name,
 	s->n = out->plan.n;
 	s->release_slot = out->plan.release_slot;
 	s->release_bp = out->plan.release_bp;
+	s->spill_bp = out->plan.spill_bp;
 	memcpy(s->node, out->plan.node, out->plan.n * sizeof(s->node[0]));
 }
 
@@ -443,6 +445,55 @@ static void pick_nodes(gslb_result_t *out, const gslb_client_t *c,
 	}
 }
 
+/* S1-6, S4-3: the answering row cannot carry all of its clients within
+ * its nodes' capacities: the share of its plan's spill goes to the next
+ * level of the chain that has a usable node, the rest stays.  Which
+ * clients spill is drawn like the pick: by the sticky key for sticky
+ * services (a client keeps its level while the spill holds), else at
+ * random.  The answer of a spilled client is a stopgap like a fallback
+ * one (short TTL).  The memo keeps the client's own row; this walk runs
+ * only for a spilled client of a row over its capacity, never for the
+ * others. */
+static void spill(wdb_reader_t *r, const char *name, size_t len,
+                  const gslb_client_t *c, uint64_t *rng, gslb_result_t *out,
+                  gslb_trail_t *trail, uint8_t *sbits)
+{
+	const char *reg = out->geo.region, *isp = out->geo.isp;
+	gslb_row_t chain[4];
+	unsigned nchain = gslb_chain(reg, isp, out->svc.flags, chain), i = 0;
+	while (i < nchain && chain[i] != out->row)
+		i++;
+	if (trail) {
+		trail->spill_level = (uint8_t)i;
+		trail->spill_bp = out->plan.spill_bp;
+	}
+	uint32_t draw;
+	if (out->svc.flags & SVC_STICKY)
+		draw = policy_release_bucket(sticky_key(c, sbits), 0x5b111u);
+	else
+		draw = (uint32_t)(policy_random(rng) % PLAN_RELEASE_ALL);
+	if (draw >= out->plan.spill_bp)
+		return;
+	for (unsigned k = i + 1; k < nchain; k++) {
+		int by_reg = chain[k] == GSLB_ROW_REGION_ISP || chain[k] == GSLB_ROW_REGION;
+		int by_isp = chain[k] == GSLB_ROW_REGION_ISP || chain[k] == GSLB_ROW_ISP;
+		const uint8_t *d;
+		size_t dl;
+		if (wdb_plan(r, name, len, by_reg ? reg : "*", by_isp ? isp : "*", &d, &dl) ||
+		    plan_decode(d, dl, &out->spare) || !policy_usable(&out->spare))
+			continue;
+		if (trail) {
+			trail->level[i] = GSLB_LEVEL_SPILLED;
+			trail->level[k] = GSLB_LEVEL_ANSWERED;
+		}
+		out->plan = out->spare;
+		out->row = chain[k];
+		out->spilled = 1;
+		out->from_fallback = 1;
+		return;
+	}
+}
+
 int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
                      const char *name, size_t len, uint16_t qtype,
                      const gslb_client_t *c, uint32_t now, uint64_t *rng,
@@ -466,6 +517,9 @@ int gslb_resolve_svc(wdb_reader_t *r, gslb_memo_t *memo, const geo_t *geo,
 			memo_put(memo, txnid, name, len, out, found);
 	}
 	uint8_t sbits = 0;
+	out->spilled = 0;
+	if (found && out->plan.spill_bp)
+		spill(r, name, len, c, rng, out, trail, &sbits);
 	if (found)
 		pick_nodes(out, c, qtype, rng, &sbits);
 	answer_cache(out, c, now, found, sbits);

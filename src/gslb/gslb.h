@@ -49,7 +49,11 @@ typedef struct gslb_result {
 	uint8_t scope;                 /* ECS scope prefix length */
 	uint8_t short_ttl;             /* the short TTL was chosen */
 	uint8_t from_fallback;         /* all-down fallback: an earlier row
-	                                  of the chain had no usable node */
+	                                  of the chain had no usable node;
+	                                  or the client was spilled */
+	uint8_t spilled;               /* S1-6: the client's row could not
+	                                  carry it (its plan's spill): a
+	                                  later level answered */
 	uint64_t client_key;           /* the sticky key, when the service is
 	                                  sticky or the row has a release */
 } gslb_result_t;
@@ -61,6 +65,9 @@ typedef enum {
 	GSLB_LEVEL_NO_USABLE,          /* all-down fallback: no usable node,
 	                                  so the next level was tried */
 	GSLB_LEVEL_ANSWERED,           /* this row answered */
+	GSLB_LEVEL_SPILLED,            /* this row is over its capacity and
+	                                  spilled the client to the next
+	                                  level with a usable node (S1-6) */
 } gslb_level_t;
 
 /* The decision trail of one resolution, for explain: filled only when
@@ -74,6 +81,8 @@ typedef struct gslb_trail {
 	gslb_row_t chain[4];           /* the levels tried, in order */
 	uint8_t level[4];              /* gslb_level_t of each */
 	uint8_t nchain;
+	uint8_t spill_level;           /* the level whose row spills, when */
+	uint16_t spill_bp;             /* ... its plan has a spill (S1-6) */
 } gslb_trail_t;
 
 /** The row chain for a client located at (@region, @isp), either of them

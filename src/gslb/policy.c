@@ -24,6 +24,11 @@ static uint64_t rng_next(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+uint64_t policy_random(uint64_t *rng)
+{
+	return rng_next(rng);
+}
+
 /* Any fixed odd constant: it only keeps release buckets apart from the
  * sticky pick's hashes of the same key. */
 #define RELEASE_SALT 0x7F4A7C159E3779B9ull

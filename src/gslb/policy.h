@@ -21,6 +21,10 @@ unsigned policy_usable(const plan_t *p);
  * while its bucket is below the plan's release share (S4-10). */
 uint32_t policy_release_bucket(uint64_t key, uint32_t idhash);
 
+/** The next number of the per-thread generator @rng that the weighted
+ * draw uses. */
+uint64_t policy_random(uint64_t *rng);
+
 /** Picks up to @want distinct nodes of @p, by weight, into @idx.
  * @all: consider nodes that are not usable too (fail open).  @sticky:
  * rendezvous hashing on @key (the client network), so that a client keeps

@@ -101,6 +101,10 @@ static void publish_stats(health_t *h)
 		memcpy(o->dim, n->last.dim, sizeof(o->dim));
 		o->profile = (score_profile_t)n->last.profile;
 		o->promoted = (uint8_t)n->promoted;
+		health__probe_budget(h, h->node[i]);
+		o->probe_rate = n->probe_rate;
+		o->probe_budget = n->probe_budget;
+		o->probe_over = (uint8_t)n->probe_over;
 	}
 	for (size_t i = 0; i < nw; i++) {
 		json_t *w = json_array_get(h->windows, i);
@@ -137,6 +141,15 @@ static void on_result(const probe_result_t *r, void *arg)
 	p->run = NULL;
 	p->last = *r;
 	p->last_time = health__wall();
+	/* S1-3: the probe's cost, over the time since its last result. */
+	double mono = health__mono();
+	p->gap = p->last_mono > 0 ? mono - p->last_mono : p->spec.interval_s;
+	p->last_mono = mono;
+	p->last_bytes = r->bytes;
+	/* S4-9: the probed latency of the node's area. */
+	if (r->connected && !r->timed_out)
+		hstats_latency(&n->owner->stats, n->region, n->isp, HSTATS_LAT_PROBED,
+		               r->total_ms / 1000.0);
 	count_probe(n->owner, p, r);
 	if (r->cert_days_left >= 0 && r->cert_days_left < CERT_WARN_DAYS &&
 	    p->last_time - p->cert_warned >= 86400) {

@@ -3,6 +3,7 @@
  * cutover section) into a health_conf_t.  No state: safe on any thread. */
 #include "health/health_conf.h"
 #include "steer/steer_conf.h"
+#include "probe/probe.h"
 
 #include <string.h>
 
@@ -40,6 +41,7 @@ static void set_defaults(health_conf_t *o)
 	o->gray_step = 10;
 	o->hard_confirm = 1;
 	o->standby_headroom = 20;
+	o->probe_budget = PROBE_BUDGET_DEFAULT;
 	o->history_keep = 86400;
 	o->tick = 0.1;
 	o->flap_window = 300;
@@ -100,6 +102,7 @@ static int read_key(const conf_t *c, const char *k, const ynode_t *v,
 		CONF_NUM("latency-ema-alpha", 0.01, 1, &o->score.latency_alpha),
 		CONF_NUM("latency-outlier-factor", 0, 100, &o->score.outlier_factor),
 		CONF_NUM("standby-headroom", 0, 90, &o->standby_headroom),
+		CONF_NUM("probe-budget", 1, 1e12, &o->probe_budget),
 		CONF_NUM("history-keep", 0, 90 * 86400.0, &o->history_keep),
 		CONF_NUM("tick", 0.01, 1, &o->tick),
 		CONF_NUM("flap-window", 0, 86400, &o->flap_window),
@@ -140,7 +143,7 @@ static int read_section(const conf_t *c, const ynode_t *s, health_conf_t *o,
 	static const char *const keys[] = {
 		"interval", "timeout", "fast-interval", "demote-after",
 		"restore-after", "derate-factor", "settle", "gray-share",
-		"gray-watch", "standby-headroom", "history-keep", "tick",
+		"gray-watch", "standby-headroom", "probe-budget", "history-keep", "tick",
 		"shadow", "profile", "shadow-profile", "latency-threshold",
 		"freshness",
 		"flap-window", "failure-rate-window", "weights-probe",

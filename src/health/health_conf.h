@@ -46,6 +46,8 @@ typedef struct health_conf {
 	                             probe or another probe path (on, S4-4
 	                             with S0-8) */
 	double standby_headroom;  /* spare capacity kept (20 %, S1-6) */
+	double probe_budget;      /* bytes/s a node's probes may cost
+	                             (PROBE_BUDGET_DEFAULT, S1-3) */
 	double history_keep;      /* seconds of score history (S2-10) */
 	double tick;              /* scheduler tick, s (0.1) */
 	double failure_rate_window; /* pushed failure_rate above

@@ -28,6 +28,9 @@
  * change or a metrics push reaches the thread within this. */
 #define SYNC_EVERY 0.25
 #define HEALTH_GEO_NAME_MAX 32
+/* S2-2: distinct service weights a node is scored under at most; more
+ * services with weights of their own share the node's scores. */
+#define HEALTH_MAX_WSETS 4
 
 typedef struct hnode hnode_t;
 
@@ -41,6 +44,9 @@ typedef struct hprobe {
 	probe_result_t last;
 	uint32_t last_time;          /* unix time of the last result, 0 none */
 	uint32_t cert_warned;        /* last certificate-expiry warning */
+	uint32_t last_bytes;         /* S1-3: the wire bytes of the last result */
+	double last_mono;            /* when it came (health__mono()), 0 none */
+	double gap;                  /* s between the last two results */
 } hprobe_t;
 
 /** The health thread's mirror of one node of the store. */
@@ -55,7 +61,18 @@ struct hnode {
 	unsigned profiles;           /* score profiles asked for by the
 	                                services using the node: bit
 	                                1 << score_profile_t; 0 = global */
+	unsigned nwsets;             /* S2-2: the weights services using the
+	                                node name for themselves, each a
+	                                profile and its four weights */
+	struct { score_profile_t profile; double w[4]; } wset[HEALTH_MAX_WSETS];
 	long capacity;
+	double budget_own;           /* S1-3: node set --probe-budget, 0 none */
+	double budget_svc;           /* the lowest of its services', 0 none */
+	double probe_budget;         /* bytes/s its probes may cost: the
+	                                node's, else its services', else
+	                                health.probe-budget */
+	double probe_rate;           /* bytes/s its probes cost now */
+	int probe_over;              /* over the budget (warned once) */
 	hprobe_t probe[HEALTH_MAX_PROBES];
 	unsigned nprobe;
 	score_sample_t win[SCORE_WINDOW];
@@ -193,6 +210,24 @@ void health__region_load(health_t *h);
 void health__node_score(health_t *h, const hnode_t *n,
                         const score_sample_t *s, unsigned k, uint32_t now,
                         score_result_t *out);
+
+/** S1-3: updates @n's probe traffic and whether it is over its budget,
+ * warning when it goes over and saying when it is back under. */
+void health__probe_budget(health_t *h, hnode_t *n);
+
+/** Maps the score profiles and weights of the services in @t onto the
+ * nodes of their rows (profiles.c). */
+void health__sync_profiles(health_t *h, wdb_txn_t *t);
+
+/** The score configuration of @n under profile @pf, with weights @w
+ * (NULL: the global ones) and the S2-6 shift in regional load. */
+score_config_t health__profile_config(const health_t *h, const hnode_t *n, int pf,
+                                      const double *w);
+
+/** S2-2: the weights service @svc names for itself ("score_weights")
+ * into @w, with their profile in *@pf.  Returns 0, or -1 when it names
+ * none (or none valid). */
+int health__service_weights(json_t *svc, score_profile_t *pf, double w[4]);
 
 /** The profiles @n is scored under, as text ("probe", "four",
  * "probe+four"; static). */

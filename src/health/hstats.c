@@ -3,6 +3,7 @@
 #include "health/hstats.h"
 #include "common/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,10 @@ static const double probe_le[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
  * 8 s, switch within 30 s) and at the old ones (45 s, 120 s). */
 static const double reaction_le[] = { 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30,
                                       45, 60, 120, 300 };
+/* Latency of an area (S4-9): loopback and a near node in milliseconds,
+ * a far one in hundreds, a path in trouble in seconds. */
+static const double latency_le[] = { 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
+                                     1, 2, 5 };
 #define NLE(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
 
 static void hist_init(hstats_hist_t *h, const double *le, unsigned nle)
@@ -28,6 +33,11 @@ void hstats_init(hstats_counters_t *c)
 	memset(c, 0, sizeof(*c));
 	for (int k = 0; k < HSTATS_KINDS; k++)
 		hist_init(&c->probe_duration[k], probe_le, NLE(probe_le));
+	for (int a = 0; a <= HSTATS_AREAS_MAX; a++)
+		for (int k = 0; k < HSTATS_LAT_SOURCES; k++)
+			hist_init(&c->area[a].latency[k], latency_le, NLE(latency_le));
+	snprintf(c->area[HSTATS_AREAS_MAX].region, HSTATS_AREA_NAME, "other");
+	snprintf(c->area[HSTATS_AREAS_MAX].isp, HSTATS_AREA_NAME, "other");
 	hist_init(&c->detection, reaction_le, NLE(reaction_le));
 	hist_init(&c->switch_time, reaction_le, NLE(reaction_le));
 }
@@ -40,6 +50,24 @@ void hstats_observe(hstats_hist_t *h, double v)
 	h->bucket[i]++;
 	h->count++;
 	h->sum += v;
+}
+
+void hstats_latency(hstats_counters_t *c, const char *region, const char *isp,
+                    int source, double v)
+{
+	unsigned a = 0;
+	while (a < c->narea && (strcmp(c->area[a].region, region) != 0 ||
+	                        strcmp(c->area[a].isp, isp) != 0))
+		a++;
+	if (a == c->narea && c->narea < HSTATS_AREAS_MAX &&
+	    strlen(region) < HSTATS_AREA_NAME && strlen(isp) < HSTATS_AREA_NAME) {
+		snprintf(c->area[a].region, HSTATS_AREA_NAME, "%s", region);
+		snprintf(c->area[a].isp, HSTATS_AREA_NAME, "%s", isp);
+		c->narea++;
+	} else if (a == c->narea) {
+		a = HSTATS_AREAS_MAX;
+	}
+	hstats_observe(&c->area[a].latency[source], v);
 }
 
 static const char *const states[HSTATS_SHOWN_STATES] = {

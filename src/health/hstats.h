@@ -51,8 +51,23 @@ typedef struct hstats_hist {
 	double sum;
 } hstats_hist_t;
 
+/* S4-9: latency by area, from probes and from pushes.  The areas are
+ * the (region, ISP) pairs of the nodes measured, at most
+ * HSTATS_AREAS_MAX; the ones past that are counted as region and ISP
+ * "other", so the series stay bounded whatever the table holds. */
+#define HSTATS_AREAS_MAX 32
+#define HSTATS_AREA_NAME 32
+enum { HSTATS_LAT_PROBED = 0, HSTATS_LAT_PUSHED = 1, HSTATS_LAT_SOURCES = 2 };
+
+typedef struct hstats_area {
+	char region[HSTATS_AREA_NAME], isp[HSTATS_AREA_NAME];
+	hstats_hist_t latency[HSTATS_LAT_SOURCES];
+} hstats_area_t;
+
 /** What the health thread counts as it goes. */
 typedef struct hstats_counters {
+	hstats_area_t area[HSTATS_AREAS_MAX + 1]; /* [narea] is "other" */
+	unsigned narea;
 	hstats_hist_t probe_duration[HSTATS_KINDS];
 	uint64_t probes[HSTATS_KINDS];
 	uint64_t failures[HSTATS_KINDS][HSTATS_FAILS];
@@ -75,6 +90,9 @@ typedef struct hstats_node {
 	score_profile_t profile;     /* the profile of dim[] */
 	unsigned weight_pct;         /* effective weight 0..100 */
 	uint8_t promoted;            /* a standby serving for a primary */
+	double probe_rate;           /* S1-3: its probes' bytes/s */
+	double probe_budget;         /* the budget of that, bytes/s */
+	uint8_t probe_over;          /* over the budget */
 } hstats_node_t;
 
 /** One cutover window as published. */
@@ -101,6 +119,12 @@ void hstats_init(hstats_counters_t *c);
 
 /** Counts @v (seconds) into @h. */
 void hstats_observe(hstats_hist_t *h, double v);
+
+/** S4-9: counts latency @v (seconds) of a node of @region and @isp, from
+ * @source (HSTATS_LAT_*), into its area of @c: a new area while there
+ * are fewer than HSTATS_AREAS_MAX, else "other". */
+void hstats_latency(hstats_counters_t *c, const char *region, const char *isp,
+                    int source, double v);
 
 /** The index of shown state @name ("unknown", "up", "derated",
  * "demoted", "stale", "unmonitored"); 0 for anything else. */

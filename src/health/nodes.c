@@ -129,7 +129,12 @@ static void node_metrics(health_t *h, hnode_t *n, json_t *m)
 {
 	uint32_t pushed = newest_metric(&n->metrics);
 	uint32_t fr_was = n->metrics.time[METRIC_FAILURE_RATE];
+	uint32_t rtt_was = n->metrics.time[METRIC_RTT_MS];
 	load_metrics(n, m);
+	/* S4-9: a newly pushed latency of the node, into its area's. */
+	if (n->metrics.time[METRIC_RTT_MS] > rtt_was)
+		hstats_latency(&h->stats, n->region, n->isp, HSTATS_LAT_PUSHED,
+		               n->metrics.value[METRIC_RTT_MS] / 1000.0);
 	track_failure_rate(h, n, fr_was);
 	if (n->unmonitored && newest_metric(&n->metrics)) {
 		n->unmonitored = 0; /* a first push: health has a say again */
@@ -295,6 +300,7 @@ static int sync_node(const char *id, json_t *node, void *arg)
 		n->changed = 1;
 	snprintf(n->admin, sizeof(n->admin), "%s", admin ? admin : "auto");
 	n->capacity = (long)json_integer_value(json_object_get(node, "capacity"));
+	n->budget_own = json_number_value(json_object_get(node, "probe_budget"));
 	const char *reg = json_string_value(json_object_get(node, "region"));
 	const char *isp = json_string_value(json_object_get(node, "isp"));
 	snprintf(n->region, sizeof(n->region), "%s", reg ? reg : "*");
@@ -392,183 +398,26 @@ static void apply_cutovers(health_t *h, json_t *rows)
 	}
 }
 
-/* Score profiles per service (S2-2: selectable per service).  A node is
- * scored under the profile of every service whose rows name it, and the
- * lowest of those scores decides its state: health is per node, and a
- * node that one service's profile finds degraded is degraded for the
- * service that asked the stricter question.  Nodes in no row, or only in
- * rows of services on the default, use health.profile. */
-typedef struct {
-	health_t *h;
-	json_t *svc;                 /* service name -> profile bit */
-	json_t *fr;                  /* service name -> max failure rate */
-} profiles_t;
-
-static int collect_profile(const char *key, json_t *svc, void *arg)
+void health__probe_budget(health_t *h, hnode_t *n)
 {
-	profiles_t *p = arg;
-	const char *pf = json_string_value(json_object_get(svc, "profile"));
-	unsigned bit = 1u << (pf && strcmp(pf, "four") == 0 ? SCORE_PROFILE_FOUR :
-	                      pf && strcmp(pf, "probe") == 0 ? SCORE_PROFILE_PROBE :
-	                      p->h->c.score.profile);
-	json_object_set_new(p->svc, key, json_integer(bit));
-	/* S3-5: a service's own failure-rate SLA (service set
-	 * --max-failure-rate). */
-	json_t *fr = json_object_get(svc, "max_failure_rate");
-	if (json_is_number(fr))
-		json_object_set_new(p->fr, key, json_real(json_number_value(fr)));
-	return 0;
-}
-
-static int row_profiles(const char *key, json_t *row, void *arg)
-{
-	profiles_t *p = arg;
-	wdb_row_parts_t parts;
-	if (wdb_row_split(key, strlen(key), &parts))
-		return 0;
-	char svc[1100];
-	snprintf(svc, sizeof(svc), "%.*s", (int)parts.svc_len, parts.svc);
-	unsigned bit = (unsigned)json_integer_value(json_object_get(p->svc, svc));
-	json_t *frj = json_object_get(p->fr, svc);
-	const char *id;
-	json_t *v;
-	json_object_foreach(json_object_get(row, "weights"), id, v) {
-		hnode_t *n = health__find_node(p->h, id, NULL);
-		if (!n)
-			continue;
-		n->profiles |= bit;
-		/* A node shared by services answers to the strictest. */
-		double fr = json_real_value(frj);
-		if (frj && (n->fr_limit <= 0 || fr < n->fr_limit))
-			n->fr_limit = fr;
+	uint32_t bytes[HEALTH_MAX_PROBES];
+	double gap[HEALTH_MAX_PROBES];
+	for (unsigned k = 0; k < n->nprobe; k++) {
+		bytes[k] = n->probe[k].last_bytes;
+		gap[k] = n->probe[k].last_mono > 0 ? n->probe[k].gap : 0;
 	}
-	return 0;
-}
-
-static void sync_profiles(health_t *h, wdb_txn_t *t)
-{
-	profiles_t p = { h, json_object(), json_object() };
-	unsigned global = 1u << h->c.score.profile, any_other = 0;
-	wdb_each(t, WDB_SERVICE, NULL, collect_profile, &p);
-	const char *k;
-	json_t *v;
-	json_object_foreach(p.svc, k, v)
-		any_other |= (unsigned)json_integer_value(v) & ~global;
-	for (size_t i = 0; i < h->n; i++) {
-		h->node[i]->profiles = 0;
-		h->node[i]->fr_limit = 0;
-	}
-	/* With every service on the global profile and failure-rate limit
-	 * there is nothing to map, and a large table is not walked. */
-	if (any_other || json_object_size(p.fr))
-		wdb_each(t, WDB_WEIGHT, NULL, row_profiles, &p);
-	json_decref(p.svc);
-	json_decref(p.fr);
-}
-
-/* S2-6 dynamic weights: "during a regional degradation every node's load
- * score drops together and the score stops discriminating: raise the
- * service and stability weights for that region".  A region is in
- * regional load when at least REGION_MIN_NODES of its nodes have fresh
- * load metrics and REGION_LOAD_SHARE of those score below REGION_LOAD_LOW
- * on the load dimension; its nodes are then scored (four profile) with
- * half the load weight, the other half going in equal parts to service
- * and stability. */
-#define REGION_MIN_NODES 3
-#define REGION_LOAD_SHARE 0.75
-#define REGION_LOAD_LOW 0.5
-
-/* The score configuration of node @n under profile @pf: health's own,
- * with the S2-6 weights when the node's region is in regional load. */
-static score_config_t profile_config(const health_t *h, const hnode_t *n, int pf)
-{
-	score_config_t c = h->c.score;
-	c.profile = (score_profile_t)pf;
-	if (pf == SCORE_PROFILE_FOUR && n->region_loaded) {
-		double moved = c.w_four[2] / 2;
-		c.w_four[2] -= moved;
-		c.w_four[1] += moved / 2;
-		c.w_four[3] += moved / 2;
-	}
-	return c;
-}
-
-/* Recomputes which regions are in regional load; once a second. */
-void health__region_load(health_t *h)
-{
-	uint32_t now = (uint32_t)time(NULL);
-	json_t *count = json_object();          /* region -> [known, low] */
-	for (size_t i = 0; i < h->n; i++) {
-		hnode_t *n = h->node[i];
-		const uint32_t *mt = n->metrics.time;
-		if (strcmp(n->region, "*") == 0 ||
-		    !(mt[METRIC_BANDWIDTH] | mt[METRIC_CPU] | mt[METRIC_MEMORY] | mt[METRIC_DISK]))
-			continue;                       /* no region, or no load metric */
-		score_config_t c = profile_config(h, n, SCORE_PROFILE_FOUR);
-		score_result_t r;
-		score_evaluate(&c, NULL, 0, &n->metrics, now, &r);
-		if (r.dim[2] < 0)
-			continue;                       /* no fresh load metric */
-		json_t *e = json_object_get(count, n->region);
-		if (!e) {
-			e = json_pack("[i, i]", 0, 0);
-			json_object_set_new(count, n->region, e);
-		}
-		json_array_set_new(e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + 1));
-		if (r.dim[2] < REGION_LOAD_LOW)
-			json_array_set_new(e, 1, json_integer(json_integer_value(json_array_get(e, 1)) + 1));
-	}
-	json_t *loaded = json_object();
-	const char *reg;
-	json_t *e;
-	/* S2-6: a region under low load weighs service and stability more. */
-	json_object_foreach(count, reg, e) {
-		json_int_t known = json_integer_value(json_array_get(e, 0));
-		json_int_t low = json_integer_value(json_array_get(e, 1));
-		if (known >= REGION_MIN_NODES && low >= REGION_LOAD_SHARE * (double)known) {
-			json_object_set_new(loaded, reg, json_true());
-			if (!json_object_get(h->loaded, reg))
-				log_info("region %s: load low on %lld of %lld nodes: service and "
-				         "stability weigh more in its scores", reg,
-				         (long long)low, (long long)known);
-		}
-	}
-	json_object_foreach(h->loaded, reg, e)
-		if (!json_object_get(loaded, reg))
-			log_info("region %s: regional load is over, normal weights", reg);
-	json_decref(h->loaded);
-	h->loaded = loaded;
-	json_decref(count);
-	for (size_t i = 0; i < h->n; i++)
-		h->node[i]->region_loaded = json_object_get(loaded, h->node[i]->region) != NULL;
-}
-
-/* The node's score under every profile it is asked for; the lowest
- * counts (see sync_profiles).  An unknown result (no fresh input) yields
- * to a known one. */
-void health__node_score(health_t *h, const hnode_t *n, const score_sample_t *s,
-                       unsigned k, uint32_t now, score_result_t *out)
-{
-	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
-	int have = 0;
-	for (int pf = SCORE_PROFILE_PROBE; pf <= SCORE_PROFILE_FOUR; pf++) {
-		if (!(mask & (1u << pf)))
-			continue;
-		score_config_t c = profile_config(h, n, pf);
-		score_result_t r;
-		score_evaluate(&c, s, k, &n->metrics, now, &r);
-		if (!have || (out->unknown && !r.unknown) ||
-		    (!r.unknown && r.score < out->score))
-			*out = r;
-		have = 1;
-	}
-}
-
-const char *health__profile_text(health_t *h, const hnode_t *n)
-{
-	unsigned mask = n->profiles ? n->profiles : 1u << h->c.score.profile;
-	static const char *const names[] = { "", "probe", "four", "probe+four" };
-	return names[mask & 3];
+	n->probe_rate = probe_bytes_rate(n->nprobe, bytes, gap);
+	n->probe_budget = n->budget_own > 0 ? n->budget_own :
+	                  n->budget_svc > 0 ? n->budget_svc : h->c.probe_budget;
+	int over = n->probe_rate > n->probe_budget;
+	/* S1-3: probe traffic stays near 0.5 % of the node's bandwidth. */
+	if (over && !n->probe_over)
+		log_warning("node %s: its probes cost %.0f bytes/s, over their budget of "
+		            "%.0f bytes/s", n->id, n->probe_rate, n->probe_budget);
+	else if (!over && n->probe_over)
+		log_info("node %s: its probes cost %.0f bytes/s, within their budget of "
+		         "%.0f bytes/s again", n->id, n->probe_rate, n->probe_budget);
+	n->probe_over = over;
 }
 
 void health__free_node(hnode_t *n)
@@ -617,7 +466,7 @@ void health__sync_in(health_t *h, wdb_txn_t *t, int cutovers_due)
 		h->node[i]->seen = 0;
 	sync_t s = { h, t, 0 };
 	wdb_each(t, WDB_NODE, NULL, sync_node, &s);
-	sync_profiles(h, t);
+	health__sync_profiles(h, t);
 	json_decref(h->windows);
 	h->windows = json_array();
 	wdb_each(t, WDB_CUTOVER, NULL, collect_window, h->windows);
@@ -651,7 +500,7 @@ void health__shadow_profile(health_t *h, hnode_t *n, uint32_t now)
 {
 	if (h->c.shadow_profile < 0)
 		return;
-	score_config_t c = profile_config(h, n, h->c.shadow_profile);
+	score_config_t c = health__profile_config(h, n, h->c.shadow_profile, NULL);
 	score_result_t r;
 	score_evaluate(&c, n->win, n->nwin, &n->metrics, now, &r);
 	n->shadow_score = r.unknown ? -1 : r.score;

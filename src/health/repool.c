@@ -421,6 +421,10 @@ static void write_status(health_t *h, wdb_txn_t *t, const hnode_t *n, uint32_t n
 		"abnormal", n->last.abnormal, "updated", (json_int_t)now,
 		"degraded_rounds", n->v.degraded, "good_rounds", n->v.good, "probes", probes, "shadow", h->c.shadow);
 	json_object_set_new(st, "profile", json_string(health__profile_text(h, n)));
+	/* S1-3: the probes' traffic and its budget. */
+	json_object_set_new(st, "probe_bytes_per_s", json_real(n->probe_rate));
+	json_object_set_new(st, "probe_budget", json_real(n->probe_budget));
+	json_object_set_new(st, "probe_over_budget", json_boolean(n->probe_over));
 	if (h->c.shadow_profile >= 0)
 		json_object_set_new(st, "shadow_score", json_real(n->shadow_score));
 	wdb_set(t, WDB_STATUS, n->id, st);

@@ -641,3 +641,27 @@ const char *score_dimension_name(score_profile_t p, int i)
 	};
 	return names[p == SCORE_PROFILE_FOUR][i & 3];
 }
+
+int score_weights_named(const char *const *names, const double *vals,
+                        unsigned n, score_profile_t *pf, double w[4])
+{
+	if (n != 4)
+		return -1;
+	for (int p = SCORE_PROFILE_PROBE; p <= SCORE_PROFILE_FOUR; p++) {
+		unsigned seen = 0;
+		double sum = 0;
+		for (unsigned k = 0; k < n; k++)
+			for (int i = 0; i < 4; i++)
+				if (strcmp(names[k], score_dimension_name((score_profile_t)p, i)) == 0 &&
+				    !(seen & (1u << i)) && vals[k] >= 0 && vals[k] <= 100) {
+					seen |= 1u << i;
+					w[i] = vals[k];
+					sum += vals[k];
+				}
+		if (seen == 15 && sum > 0) {
+			*pf = (score_profile_t)p;
+			return 0;
+		}
+	}
+	return -1;
+}

@@ -130,6 +130,14 @@ void score_evaluate(const score_config_t *c, const score_sample_t *s,
  * "stability" (four); static. */
 const char *score_dimension_name(score_profile_t p, int i);
 
+/** S2-2: the weights a service names for itself, in place of the
+ * global ones: @n pairs of dimension names @names (score_dimension_name())
+ * and weights @vals (0 to 100).  All four dimensions of one profile must
+ * be named, once each, and the weights may not add up to 0.  Returns 0
+ * with the profile in *@pf and the weights in its order in @w, or -1. */
+int score_weights_named(const char *const *names, const double *vals,
+                        unsigned n, score_profile_t *pf, double w[4]);
+
 /** Grades of a score (S0-6, S2-5). */
 typedef enum {
 	SCORE_GRADE_UNKNOWN = -1,    /* no fresh input (S2-7) */

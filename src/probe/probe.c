@@ -177,3 +177,21 @@ void probe_engine_free(probe_engine_t *e)
 	if (!e->dispatching)
 		probe__engine_finish_free(e);
 }
+
+uint32_t probe_wire_bytes(int kind, int connected, uint64_t sent, uint64_t received)
+{
+	uint64_t b = sent + received;
+	b += connected ? PROBE_TCP_WIRE_BYTES : 60;  /* a SYN */
+	if (connected && kind == PROBE_HTTPS)
+		b += PROBE_TLS_WIRE_BYTES;
+	return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+}
+
+double probe_bytes_rate(unsigned n, const uint32_t *bytes, const double *gap_s)
+{
+	double rate = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (gap_s[i] > 0)
+			rate += bytes[i] / gap_s[i];
+	return rate;
+}

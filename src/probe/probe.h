@@ -83,7 +83,33 @@ typedef struct probe_result {
 	int32_t cert_days_left;      /* HTTPS: days until expiry, -1 unknown */
 	char error[128];             /* "" on success */
 	uint8_t failure;             /* probe_failure_t; PROBE_OK on success */
+	uint32_t bytes;              /* S1-3: bytes the probe cost on the
+	                                wire, both ways, estimated
+	                                (probe_wire_bytes()) */
 } probe_result_t;
+
+/* S1-3: what a probe costs beyond the bytes curl counts: the TCP
+ * segments of a connection's opening and closing (about seven packets of
+ * 40 to 60 bytes of headers), and a TLS handshake with a certificate
+ * chain (a few kilobytes; curl does not count it). */
+#define PROBE_TCP_WIRE_BYTES 400u
+#define PROBE_TLS_WIRE_BYTES 4000u
+/* S1-3: the probe budget when none is set, bytes per second: 0.5 % of a
+ * 10 Mbit/s node, the smallest bandwidth an edge node has. */
+#define PROBE_BUDGET_DEFAULT 6250.0
+
+/** S1-3: the bytes on the wire of one probe of kind @kind
+ * (probe_kind_t) that connected (@connected) and sent @sent and received
+ * @received bytes of HTTP (0 for TCP probes): those, plus the TCP
+ * segments of the connection (a SYN alone when it did not connect),
+ * plus the TLS handshake of a connected HTTPS probe.  Pure. */
+uint32_t probe_wire_bytes(int kind, int connected, uint64_t sent, uint64_t received);
+
+/** S1-3: the probe traffic of a node, bytes per second: the sum over its
+ * @n probes of the bytes of the last result @bytes[i] over the time
+ * between its last two results @gap_s[i] (the probe's interval while it
+ * has one result, 0: no result yet, not counted).  Pure. */
+double probe_bytes_rate(unsigned n, const uint32_t *bytes, const double *gap_s);
 
 typedef struct probe_engine probe_engine_t;
 typedef struct probe_run probe_run_t;

@@ -166,6 +166,13 @@ static void http_result(probe_run_t *r, CURLcode cc)
 	res->body_ok = r->spec.match[0] ? r->matched : 1;
 	if (r->spec.kind == PROBE_HTTPS)
 		res->cert_days_left = cert_days_left(r->easy);
+	/* S1-3: the request, the answer's headers and the body read. */
+	long req = 0, hdr = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_REQUEST_SIZE, &req);
+	curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &hdr);
+	res->bytes = probe_wire_bytes(r->spec.kind, res->connected,
+	                              req > 0 ? (uint64_t)req : 0,
+	                              (hdr > 0 ? (uint64_t)hdr : 0) + r->body_len);
 	if (cc != CURLE_OK) {
 		res->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
 		snprintf(res->error, sizeof(res->error), "%.*s",

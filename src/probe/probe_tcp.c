@@ -35,6 +35,7 @@ void probe__tcp_finish(probe_run_t *r, int report)
 		uv_cancel((uv_req_t *)&r->gai);
 	if (report) {
 		r->res.total_ms = probe__ms_since(r->t0);
+		r->res.bytes = probe_wire_bytes(PROBE_TCP, r->res.connected, 0, 0);
 		r->cb(&r->res, r->arg);
 	}
 }

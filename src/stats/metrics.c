@@ -146,7 +146,7 @@ static void histogram(expo_t *e, const char *name, const hstats_hist_t *h,
 	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
 	snprintf(sum, sizeof(sum), "%s_sum", name);
 	snprintf(count, sizeof(count), "%s_count", name);
-	const char *bl[6];
+	const char *bl[8];
 	if (nl)
 		memcpy(bl, l, 2 * nl * sizeof(*l));
 	bl[2 * nl] = "le";
@@ -234,11 +234,57 @@ static void health_nodes(expo_t *e, const hstats_t *hp)
 				                    "dimension", score_dimension_name(n->profile, d) };
 				expo_sample(e, name, l, 3, n->dim[d]);
 			}
+	/* S1-3: what each node's probes cost, against their budget. */
+	name = "gslbd_health_probe_bytes_per_second";
+	expo_family(e, name, EXPO_GAUGE,
+	            "Bytes per second the node's probes cost on the wire, both "
+	            "ways, estimated from their last results.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample(e, name, l, 1, hp->node[i].probe_rate);
+	}
+	name = "gslbd_health_probe_budget_bytes_per_second";
+	expo_family(e, name, EXPO_GAUGE,
+	            "The probe budget of the node, bytes per second.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample(e, name, l, 1, hp->node[i].probe_budget);
+	}
+	name = "gslbd_health_probe_over_budget";
+	expo_family(e, name, EXPO_GAUGE,
+	            "1 while the node's probes cost more than their budget.");
+	for (size_t i = 0; i < hp->nnode; i++) {
+		const char *l[] = { "node", hp->node[i].id };
+		expo_sample_u64(e, name, l, 1, hp->node[i].probe_over);
+	}
 	uint64_t promoted = 0;
 	for (size_t i = 0; i < hp->nnode; i++)
 		promoted += hp->node[i].promoted;
 	gauge1(e, "gslbd_health_standbys_promoted",
 	       "Standby nodes serving in place of a primary now.", (double)promoted);
+}
+
+/* S4-9: latency by area (region, ISP) and source: each node's probes
+ * and its pushed rtt_ms, in its area; bounded (hstats.h). */
+static void area_latency(expo_t *e, const hstats_counters_t *c)
+{
+	static const char *const src[HSTATS_LAT_SOURCES] = { "probed", "pushed" };
+	const char *name = "gslbd_area_latency_seconds";
+	expo_family(e, name, EXPO_HISTOGRAM,
+	            "Latency to the nodes of each region and ISP: their probes' "
+	            "answer times (probed) and their pushed rtt_ms (pushed).");
+	for (unsigned a = 0; a <= HSTATS_AREAS_MAX; a++) {
+		if (a >= c->narea && a < HSTATS_AREAS_MAX)
+			continue;
+		const hstats_area_t *ar = &c->area[a];
+		for (int k = 0; k < HSTATS_LAT_SOURCES; k++) {
+			if (a == HSTATS_AREAS_MAX && !ar->latency[k].count)
+				continue;     /* "other" only once it counted */
+			const char *l[] = { "source", src[k], "region", ar->region,
+			                    "isp", ar->isp };
+			histogram(e, name, &ar->latency[k], l, 3);
+		}
+	}
 }
 
 /* Per probe kind: durations, results and failures; the state
@@ -383,6 +429,7 @@ static void health(expo_t *e, const stats_sample_t *s)
 
 	health_nodes(e, hp);
 	health_probes(e, c);
+	area_latency(e, c);
 	health_reactions(e, c);
 	cutover_windows(e, hp);
 	steer_sources(e, hp);

@@ -4,6 +4,7 @@
  * the audited decision in one transaction (S3-3, S3-7). */
 #include "steer/steer_run.h"
 #include "steer/nearest_run.h"
+#include "steer/capacity_run.h"
 #include "steer/decide.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -142,6 +143,7 @@ typedef struct {
 	size_t wl;
 	int changed;
 	int hard_only;        /* nearest rows only, after a hard failure */
+	int puts;             /* records written through put() */
 	int rc;
 	/* Cluster mode: what the run writes, for the elected instance to
 	 * publish, {"weight": {key: row or null}, "steer": {key: state or
@@ -159,6 +161,7 @@ typedef struct {
 static int put(run_t *r, wdb_kind_t kind, const char *key, json_t *val)
 {
 	int rc = wdb_set(r->t, kind, key, val);
+	r->puts += !rc;
 	if (!rc && r->pub) {
 		const char *k = kind == WDB_WEIGHT ? "weight" : "steer";
 		json_t *o = json_object_get(r->pub, k);
@@ -513,6 +516,17 @@ static int row_cb(const char *key, json_t *row, void *arg)
 		r->rc = eval_row(r, key, row, s);
 		return r->rc != 0;
 	}
+	/* S1-6, S4-3: a static row's demand, which holds its nodes within
+	 * their capacities (capacity_run.h). */
+	json_t *crow = s ? capacity_run_row(r->t, r->c, r->now, key, row, s, r->what,
+	                                    sizeof(r->what), &r->wl) : NULL;
+	if (crow) {
+		r->rc = put(r, WDB_WEIGHT, key, crow);
+		json_decref(crow);
+		r->changed++;
+		if (r->rc)
+			return 1;
+	}
 	/* Steering turned off: the engine's shares and state go. */
 	if (json_object_get(row, "steer")) {
 		json_t *nrow = json_deep_copy(row);
@@ -530,6 +544,14 @@ static int row_cb(const char *key, json_t *row, void *arg)
 	return r->rc != 0;
 }
 
+static int node_has_capacity(const char *key, json_t *val, void *arg)
+{
+	if (json_integer_value(json_object_get(val, "capacity")) <= 0)
+		return 0;
+	*(int *)arg = 1;
+	return 1;
+}
+
 static int any_dynamic(json_t *services)
 {
 	const char *k;
@@ -538,6 +560,25 @@ static int any_dynamic(json_t *services)
 		if (steer_service_on(s) || nearest_service_on(s))
 			return 1;
 	return 0;
+}
+
+static int row_has_capacity(const char *key, json_t *val, void *arg)
+{
+	if (!json_object_get(val, "capacity"))
+		return 0;
+	*(int *)arg = 1;
+	return 1;
+}
+
+/* Whether a node has a capacity, so that static rows may be held within
+ * it, or a row still has a capacity record to drop (capacity_run.h). */
+static int any_capacity(wdb_txn_t *t)
+{
+	int found = 0;
+	wdb_each(t, WDB_NODE, NULL, node_has_capacity, &found);
+	if (!found)
+		wdb_each(t, WDB_WEIGHT, NULL, row_has_capacity, &found);
+	return found;
 }
 
 static int has_steer_state(const char *key, json_t *val, void *arg)
@@ -565,7 +606,8 @@ static int run(weightdb_t *db, const steer_conf_t *c, uint32_t now, int hard_onl
 	int state = 0;
 	if (!any_dynamic(r.services) && !hard_only)
 		wdb_each(r.t, WDB_STEER, NULL, has_steer_state, &state);
-	if (!any_dynamic(r.services) && !state) {
+	int dynamic = any_dynamic(r.services);
+	if (!dynamic && !state && (hard_only || !any_capacity(r.t))) {
 		/* Nothing steers and nothing is left to clean: no write. */
 		json_decref(r.services);
 		wdb_abort(r.t);
@@ -586,8 +628,9 @@ static int run(weightdb_t *db, const steer_conf_t *c, uint32_t now, int hard_onl
 		json_decref(r.sla);
 		return r.rc;
 	}
-	if (hard_only && !r.wl) {
-		/* Nothing failed with a share: no write. */
+	if ((hard_only && !r.wl) || (!dynamic && !r.puts && !r.wl)) {
+		/* Nothing failed with a share, or nothing was written (static
+		 * rows whose capacity records hold): no write. */
 		wdb_abort(r.t);
 		json_decref(r.pub);
 		json_decref(r.sla);

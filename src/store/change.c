@@ -19,13 +19,13 @@ const char *const wdb_doc_lists[3] = { "services", "nodes", "weights" };
 static const char *const service_keys[] = {
 	"name", "ttl", "short_ttl", "answers", "all_down", "sticky", "shadow",
 	"profile", "max_failure_rate", "steering", "policy", "steer_weights", "sla",
-	"switch_margin", "headroom",
+	"switch_margin", "headroom", "score_weights", "probe_budget",
 	"release",    /* a gray release (S4-10), checked by gslbctl apply */
 	NULL
 };
 static const char *const node_keys[] = {
 	"id", "addrs", "cname", "region", "isp", "capacity", "pool", "admin",
-	"probes", "short_until", "provider", "cost_per_gb", NULL
+	"probes", "short_until", "provider", "cost_per_gb", "probe_budget", NULL
 };
 static const char *const weight_keys[] = {
 	"service", "region", "isp", "weights", NULL

@@ -7,6 +7,7 @@
 #include "common/util.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ uint32_t plan_id_hash(const char *id, size_t len)
 static int why_valid(uint8_t why, int usable)
 {
 	unsigned d = why & PLAN_WHY_MASK;
-	if (d >= PLAN_WHY_COUNT || (why & 0x80))
+	if (d >= PLAN_WHY_COUNT)
 		return 0;
 	if (d == PLAN_WHY_NONE)
 		return 1;
@@ -29,17 +30,22 @@ static int why_valid(uint8_t why, int usable)
 
 int plan_decode(const uint8_t *d, size_t len, plan_t *p)
 {
-	if (len < 4 || (d[0] != 1 && d[0] != PLAN_VERSION) || d[1] > PLAN_MAX_NODES)
+	if (len < 4 || d[0] < 1 || d[0] > PLAN_VERSION || d[1] > PLAN_MAX_NODES)
 		return -1;
-	/* Version 1 nodes lack the reason byte (see plan.h). */
+	/* Version 1 nodes lack the reason byte, versions 1 and 2 the
+	 * spill (see plan.h). */
 	size_t hdr = d[0] == 1 ? 16 : 17;
+	size_t o = d[0] >= 3 ? 6 : 4;
+	if (len < o)
+		return -1;
 	p->n = d[1];
 	unsigned rel = (unsigned)d[2] << 8 | d[3];
 	p->release_slot = 0;
 	p->release_bp = (uint16_t)(rel & ~PLAN_HAS_RELEASE);
-	if ((!(rel & PLAN_HAS_RELEASE) && rel) || p->release_bp > PLAN_RELEASE_ALL)
+	p->spill_bp = d[0] >= 3 ? (uint16_t)((unsigned)d[4] << 8 | d[5]) : 0;
+	if ((!(rel & PLAN_HAS_RELEASE) && rel) || p->release_bp > PLAN_RELEASE_ALL ||
+	    p->spill_bp > PLAN_RELEASE_ALL)
 		return -1;
-	size_t o = 4;
 	for (unsigned i = 0; i < p->n; i++) {
 		plan_node_t *n = &p->node[i];
 		if (o + hdr > len)
@@ -188,6 +194,124 @@ static uint8_t node_usable(json_t *node, uint32_t *w, int shadow)
 	return *w > 0 ? (uint8_t)(PLAN_WHY_USABLE | mod) : PLAN_WHY_WEIGHT0;
 }
 
+/* S1-6, S4-3: see plan.h.  The same water-filling as the steering
+ * engine's ceilings (steer.c, cap_targets()), by operator weight since a
+ * static row has no scores, and with a spill where the engine runs every
+ * node equally over: a static row has the next level of its chain. */
+uint32_t plan_capacity(unsigned n, uint32_t *w, const uint8_t *usable,
+                       const double *cap, double demand, double headroom,
+                       uint8_t *capped)
+{
+	double T[PLAN_MAX_NODES], total = 0, spill = 0;
+	int held = 0;
+	if (demand <= 0 || n > PLAN_MAX_NODES)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		capped[i] = 0;
+		total += usable[i] ? w[i] : 0;
+	}
+	if (total <= 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		T[i] = usable[i] ? w[i] / total : 0;
+	for (unsigned round = 0; round <= n; round++) {
+		double excess = 0, room = 0;
+		for (unsigned i = 0; i < n; i++) {
+			if (!usable[i] || capped[i] || cap[i] <= 0)
+				continue;
+			double c = cap[i] * (100 - headroom) / 100 / demand;
+			if (T[i] > c + 1e-12) {
+				excess += T[i] - c;
+				T[i] = c;
+				capped[i] = 1;
+				held = 1;
+			}
+		}
+		if (excess <= 0)
+			break;
+		for (unsigned i = 0; i < n; i++)
+			room += usable[i] && !capped[i] ? w[i] : 0;
+		if (room <= 0) {
+			spill = excess;  /* every usable node is at its ceiling */
+			break;
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (usable[i] && !capped[i])
+				T[i] += excess * w[i] / room;
+	}
+	if (!held)
+		return 0;
+	double served = 0;
+	for (unsigned i = 0; i < n; i++)
+		served += T[i];
+	/* Every ceiling 0: all of the row spills, the weights stay. */
+	for (unsigned i = 0; i < n && served > 0; i++)
+		if (usable[i])
+			w[i] = (uint32_t)lround(T[i] / served * PLAN_RELEASE_ALL);
+	long sp = lround(spill * PLAN_RELEASE_ALL);
+	return sp <= 0 ? 0 : sp >= PLAN_RELEASE_ALL ? PLAN_RELEASE_ALL : (uint32_t)sp;
+}
+
+/* plan_encode()'s last step for a static row with a measured demand
+ * (@capj, the row's "capacity"): each usable node's weight in the
+ * encoding @b (its node header at @hdr[i]) held within its capacity,
+ * the held ones marked, and the spill into the plan header. */
+static void encode_capacity(json_t *capj, uint8_t *b, const size_t *hdr,
+                            const uint32_t *w0, const uint8_t *usable,
+                            const double *cap, unsigned n)
+{
+	double demand = json_number_value(json_object_get(capj, "demand"));
+	double headroom = json_number_value(json_object_get(capj, "headroom"));
+	uint32_t w[PLAN_MAX_NODES];
+	uint8_t capped[PLAN_MAX_NODES];
+	memcpy(w, w0, n * sizeof(*w));
+	if (demand <= 0 || headroom < 0 || headroom >= 100)
+		return;
+	uint32_t spill = plan_capacity(n, w, usable, cap, demand, headroom, capped);
+	int held = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!usable[i])
+			continue;
+		held |= capped[i];
+		put32(b + hdr[i], w[i]);
+		if (capped[i])
+			b[hdr[i] + 16] |= PLAN_WHY_CAPACITY;
+	}
+	if (!held)
+		return;
+	b[4] = (uint8_t)(spill >> 8);
+	b[5] = (uint8_t)(spill & 0xff);
+}
+
+/* The IPv4 then the IPv6 addresses of @node (at most PLAN_MAX_ADDRS of
+ * each) into @b at @o; returns the offset after them. */
+static size_t encode_addrs(json_t *node, uint8_t *b, size_t o, uint8_t *n4,
+                           uint8_t *n6)
+{
+	size_t i;
+	json_t *a;
+	*n4 = *n6 = 0;
+	json_array_foreach(json_object_get(node, "addrs"), i, a) {
+		struct in_addr v4;
+		if (inet_pton(AF_INET, json_string_value(a), &v4) == 1 &&
+		    *n4 < PLAN_MAX_ADDRS) {
+			memcpy(b + o, &v4, 4);
+			o += 4;
+			(*n4)++;
+		}
+	}
+	json_array_foreach(json_object_get(node, "addrs"), i, a) {
+		struct in6_addr v6;
+		if (inet_pton(AF_INET6, json_string_value(a), &v6) == 1 &&
+		    *n6 < PLAN_MAX_ADDRS) {
+			memcpy(b + o, &v6, 16);
+			o += 16;
+			(*n6)++;
+		}
+	}
+	return o;
+}
+
 int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
                 void *arg, int shadow, uint8_t **out, size_t *outlen,
                 char *err, size_t errlen)
@@ -199,10 +323,15 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	if (rel_bp < 0 || rel_bp > PLAN_RELEASE_ALL)
 		rel_bp = 0;
 	int has_rel = 0;
-	size_t cap = 4 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
+	size_t cap = 6 + json_object_size(weights) * (17 + 8 * 4 + 8 * 16 + 256 + 256);
 	uint8_t *b = xmalloc(cap);
-	size_t o = 4;
+	size_t o = 6;
 	unsigned n = 0;
+	/* Per node, for the capacity step (encode_capacity()). */
+	size_t hdrs[PLAN_MAX_NODES];
+	uint32_t ws[PLAN_MAX_NODES];
+	uint8_t usables[PLAN_MAX_NODES];
+	double caps[PLAN_MAX_NODES];
 	const char *id;
 	json_t *wv;
 	if (json_object_size(weights) > PLAN_MAX_NODES) {
@@ -222,28 +351,13 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 		int usable = (why & PLAN_WHY_MASK) == PLAN_WHY_USABLE ||
 		             why == PLAN_WHY_ADMIN_UP;
 		uint8_t *hdr = b + o;
+		hdrs[n] = o;
+		ws[n] = w;
+		usables[n] = (uint8_t)usable;
+		caps[n] = (double)json_integer_value(json_object_get(node, "capacity"));
 		o += 17;
-		uint8_t n4 = 0, n6 = 0;
-		size_t i;
-		json_t *a;
-		json_array_foreach(json_object_get(node, "addrs"), i, a) {
-			struct in_addr v4;
-			if (inet_pton(AF_INET, json_string_value(a), &v4) == 1 &&
-			    n4 < PLAN_MAX_ADDRS) {
-				memcpy(b + o, &v4, 4);
-				o += 4;
-				n4++;
-			}
-		}
-		json_array_foreach(json_object_get(node, "addrs"), i, a) {
-			struct in6_addr v6;
-			if (inet_pton(AF_INET6, json_string_value(a), &v6) == 1 &&
-			    n6 < PLAN_MAX_ADDRS) {
-				memcpy(b + o, &v6, 16);
-				o += 16;
-				n6++;
-			}
-		}
+		uint8_t n4, n6;
+		o = encode_addrs(node, b, o, &n4, &n6);
 		uint8_t cl = 0;
 		const char *cname = json_string_value(json_object_get(node, "cname"));
 		if (cname && *cname) {
@@ -287,6 +401,10 @@ int plan_encode(json_t *row, json_t *(*node_of)(const char *id, void *arg),
 	unsigned rel_hdr = has_rel ? PLAN_HAS_RELEASE | (unsigned)rel_bp : 0;
 	b[2] = (uint8_t)(rel_hdr >> 8);
 	b[3] = (uint8_t)(rel_hdr & 0xff);
+	b[4] = b[5] = 0;
+	json_t *capj = json_object_get(row, "capacity");
+	if (capj)
+		encode_capacity(capj, b, hdrs, ws, usables, caps, n);
 	*out = b;
 	*outlen = o;
 	return 0;

@@ -11,13 +11,15 @@
  * plan_decode() and pick with gslb/policy.h.  Decoding allocates nothing.
  *
  * Binary layout (all integers big-endian):
- *   u8 version (2) | u8 node count | u16 release (see below)
+ *   u8 version (3) | u8 node count | u16 release (see below) |
+ *   u16 spill (see below)
  *   per node: u32 weight | u32 id hash | u8 flags | u8 n4 | u8 n6 |
  *             u8 cname length | u32 short-TTL-until (unix time) |
  *             u8 reason (PLAN_WHY_*) |
  *             n4 x 4 bytes | n6 x 16 bytes | cname (wire) |
  *             u8 id length | id
- * Version 1 is the same without the reason byte.  A store written before
+ * Version 2 is the same without the spill; version 1 also lacks the
+ * reason byte.  A store written before
  * reasons existed keeps version 1 plans until a change rebuilds them, so
  * they still decode, with the reason PLAN_WHY_NONE.
  *
@@ -25,7 +27,13 @@
  * PLAN_HAS_RELEASE plus the share of the row's clients it may answer, 0
  * to PLAN_RELEASE_ALL basis points, in the header's u16 (0 in plans
  * without a release, and in version 1 plans, where it was reserved), so
- * that decoding a plan without a release tests one bit. */
+ * that decoding a plan without a release tests one bit.
+ *
+ * The spill (S1-6, S4-3) is the share of the row's clients, 0 to
+ * PLAN_RELEASE_ALL basis points, that the row's nodes cannot carry
+ * within their capacity less the headroom: those clients are answered
+ * from the next level of the row chain (gslb.c).  Only a static row
+ * whose weight row holds a measured demand has one (plan_capacity()). */
 #ifndef GSLB_PLAN_H
 #define GSLB_PLAN_H
 
@@ -33,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PLAN_VERSION 2        /* the version plan_encode() writes */
+#define PLAN_VERSION 3        /* the version plan_encode() writes */
 #define PLAN_MAX_NODES 64     /* nodes per weight row */
 #define PLAN_MAX_ADDRS 8      /* addresses per node and family */
 
@@ -64,6 +72,7 @@ enum {
 	PLAN_WHY_DERATED = 0x10,  /* weight scaled by the health verdict */
 	PLAN_WHY_CUTOVER = 0x20,  /* weight scaled by a cutover (S0-3) */
 	PLAN_WHY_PREWARM = 0x40,  /* a standby's pre-warm share (S0-4) */
+	PLAN_WHY_CAPACITY = 0x80, /* held at its capacity ceiling (S1-6) */
 };
 
 typedef struct plan_node {
@@ -85,6 +94,8 @@ typedef struct plan {
 	uint8_t release_slot;     /* 1 + index of the PLAN_RELEASE node, 0:
 	                             none (so a zeroed plan has none) */
 	uint16_t release_bp;      /* its share of the row's clients, bp */
+	uint16_t spill_bp;        /* the row's clients sent to the next
+	                             level of the chain, bp (S1-6) */
 	plan_node_t node[PLAN_MAX_NODES];
 } plan_t;
 
@@ -94,8 +105,27 @@ typedef struct plan {
  * usable flag. */
 int plan_decode(const uint8_t *data, size_t len, plan_t *p);
 
+/** S1-6, S4-3: a static row's weights held within its nodes'
+ * capacities.  @w[0..@n) are the weights after health and cutover
+ * scaling, @usable which nodes may be handed out, @cap their capacities
+ * (0: none, no ceiling), @demand what the whole row carries in the unit
+ * of the capacities (0: unknown, nothing is held) and @headroom the
+ * percent of a capacity kept free.  Each usable node's share of the
+ * row is its weight over the usable weights; a node above
+ * cap * (100 - headroom) % / demand is held there and the excess goes
+ * to the usable nodes still below their ceiling, by weight; what no
+ * node can take is the spill.  When a node was held, @w is rewritten
+ * in basis points of the part of the row answered, @capped[i] set for
+ * the held nodes, and the spill returned in basis points; otherwise
+ * nothing changes and 0 is returned.  Pure. */
+uint32_t plan_capacity(unsigned n, uint32_t *w, const uint8_t *usable,
+                       const double *cap, double demand, double headroom,
+                       uint8_t *capped);
+
 /** Encodes the plan of weight row @row ({"weights": {id: w}, and
- * "release": {"node": id, "bp": share} for a row under a gray release}) given the
+ * "release": {"node": id, "bp": share} for a row under a gray release,
+ * and "capacity": {"demand": D, "headroom": H} for a static row whose
+ * demand was measured (plan_capacity())}) given the
  * node objects (looked up with @node_of) into a new buffer (*@out, free()
  * it), in the current version, each node with its usability reason.  @shadow: the service runs in shadow mode (S2-9), health and
  * cutover decisions are left out.  Returns 0 or -1 with the reason in

@@ -76,19 +76,21 @@ static int rebuild_row(const char *key, json_t *row, void *arg)
 	/* The steering engine's shares replace the operator's weights
 	 * (plan.c decides when); health scales them like any weight. */
 	json_t *w = plan_row_weights(row, r->dynamic);
-	json_t *use = w == json_object_get(row, "weights") ? json_incref(row) :
-	              json_pack("{s:O}", "weights", w);
+	json_t *use = json_pack("{s:O}", "weights", w);
+	/* S1-6: a static row's measured demand holds its nodes within
+	 * their capacities (plan_capacity()); the engines of steered and
+	 * nearest rows hold theirs in their shares. */
+	json_t *capj = json_object_get(row, "capacity");
+	if (!r->dynamic && json_is_object(capj))
+		json_object_set(use, "capacity", capj);
 	/* S4-10: a gray release of one of the row's nodes goes into the
 	 * plan with the share of clients it answers now. */
 	const char *rel_node;
 	uint32_t rel_bp;
 	if (plan_release_key(r->release, key, json_object_get(row, "weights"),
 	                     &rel_node, &rel_bp)) {
-		json_t *u = json_pack("{s:O, s:{s:s, s:I}}", "weights",
-		                      json_object_get(use, "weights"), "release",
-		                      "node", rel_node, "bp", (json_int_t)rel_bp);
-		json_decref(use);
-		use = u;
+		json_object_set_new(use, "release", json_pack("{s:s, s:I}", "node", rel_node,
+		                                              "bp", (json_int_t)rel_bp));
 	}
 	int erc = plan_encode(use, node_of, r, r->shadow, &plan, &len, msg,
 	                      sizeof(msg));

@@ -126,6 +126,12 @@ awk -v d="$det" 'BEGIN { exit !(d >= 0 && d < 24) }' && ok "detection in $det s 
 sw=$(metric "$m" 'gslbd_health_switch_seconds_sum')
 awk -v d="$sw" 'BEGIN { exit !(d >= 0 && d < 3) }' && ok "switch (verdict to commit) in $sw s (target 1 s)" ||
 	fail "switch time: $sw s"
+# S4-9: the probed latency of h1's area (region r-a, no ISP) and of h2's.
+n=$(metric "$m" 'gslbd_area_latency_seconds_count{source="probed",region="r-a",isp="*"}')
+[ "${n:-0}" -ge 1 ] && ok "probed latency of region r-a counted ($n)" || fail "area latency: '$n'"
+n=$(metric "$m" 'gslbd_area_latency_seconds_count{source="probed",region="*",isp="*"}')
+[ "${n:-0}" -ge 1 ] && ok "probed latency of the nodes without region counted ($n)" ||
+	fail "area latency without region: '$n'"
 r=$(metric "$m" 'gslbd_health_probe_failures_total{kind="http",reason="refused"}')
 [ "${r:-0}" -ge 1 ] && ok "refused probes counted ($r)" || fail "refused probes: '$r'"
 [ "$(metric "$m" 'gslbd_health_standby_promotions_total')" = 1 ] &&

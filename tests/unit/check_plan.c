@@ -99,7 +99,7 @@ START_TEST(strict_decode)
 	plan_t p;
 	size_t len;
 	uint8_t *b = one("{" ADDR "}", 5, 0, &p, &len);
-	const size_t why_at = 4 + 16;      /* the first node's reason byte */
+	const size_t why_at = 6 + 16;      /* the first node's reason byte */
 	ck_assert_uint_eq(b[0], PLAN_VERSION);
 	ck_assert_uint_eq(b[why_at], PLAN_WHY_USABLE);
 	b[why_at] = PLAN_WHY_COUNT;
@@ -113,12 +113,27 @@ START_TEST(strict_decode)
 	longer[len] = 0;
 	ck_assert_int_eq(plan_decode(longer, len + 1, &p), -1);
 	free(longer);
-	/* The same plan in version 1: without the reason byte. */
-	uint8_t *v1 = malloc(len - 1);
-	memcpy(v1, b, why_at);
-	memcpy(v1 + why_at, b + why_at + 1, len - why_at - 1);
+	/* A spill over every client is the most there is. */
+	b[4] = 0x27, b[5] = 0x11;          /* 10001 bp */
+	ck_assert_int_eq(plan_decode(b, len, &p), -1);
+	b[4] = b[5] = 0;
+	/* The same plan in version 2: without the spill. */
+	uint8_t *v2 = malloc(len - 2);
+	memcpy(v2, b, 4);
+	memcpy(v2 + 4, b + 6, len - 6);
+	v2[0] = 2;
+	ck_assert_int_eq(plan_decode(v2, len - 2, &p), 0);
+	ck_assert_uint_eq(p.spill_bp, 0);
+	ck_assert_uint_eq(p.node[0].weight, 5);
+	free(v2);
+	/* The same plan in version 1: without the spill nor the reason
+	 * byte. */
+	uint8_t *v1 = malloc(len - 3);
+	memcpy(v1, b, 4);
+	memcpy(v1 + 4, b + 6, why_at - 6);
+	memcpy(v1 + why_at - 2, b + why_at + 1, len - why_at - 1);
 	v1[0] = 1;
-	ck_assert_int_eq(plan_decode(v1, len - 1, &p), 0);
+	ck_assert_int_eq(plan_decode(v1, len - 3, &p), 0);
 	ck_assert_uint_eq(p.node[0].why, PLAN_WHY_NONE);
 	ck_assert_uint_eq(p.node[0].weight, 5);
 	ck_assert(p.node[0].flags & PLAN_USABLE);
@@ -128,12 +143,91 @@ START_TEST(strict_decode)
 }
 END_TEST
 
+/* S1-6, S4-3: a static row (a 50, b 30, c 20, each of capacity 100, a
+ * demand of 200, headroom 20 %: each may carry 40 % of the row).  With
+ * all three the shares 50/30/20 hold a at 40 %, its excess going to b
+ * and c by weight (30:20); with c gone the 62.5/37.5 split of the
+ * proportional rule would overload a, and both at 40 % leave 20 % that
+ * the row cannot carry: the spill.  The steering engine would instead
+ * run both over by their ceilings (no spill), and a node without a
+ * capacity takes all the excess. */
+START_TEST(s1_6_static_row_capacity)
+{
+	double cap[3] = { 100, 100, 100 };
+	uint8_t capped[3];
+	uint32_t w[3] = { 50, 30, 20 };
+	uint8_t all[3] = { 1, 1, 1 }, no_c[3] = { 1, 1, 0 };
+	ck_assert_uint_eq(plan_capacity(3, w, all, cap, 200, 20, capped), 0);
+	ck_assert_uint_eq(w[0], 4000);
+	ck_assert_uint_eq(w[1], 3600);     /* 30 % + 10 % x 30/50 */
+	ck_assert_uint_eq(w[2], 2400);
+	ck_assert(capped[0] && !capped[1] && !capped[2]);
+	uint32_t w2[3] = { 50, 30, 20 };
+	ck_assert_uint_eq(plan_capacity(3, w2, no_c, cap, 200, 20, capped), 2000);
+	ck_assert_uint_eq(w2[0], 5000);    /* of the 80 % answered */
+	ck_assert_uint_eq(w2[1], 5000);
+	ck_assert_uint_eq(w2[2], 20);      /* not usable: untouched */
+	ck_assert(capped[0] && capped[1]);
+	/* b without a capacity has no ceiling: no spill. */
+	double cap_a[3] = { 100, 0, 100 };
+	uint32_t w3[3] = { 50, 30, 20 };
+	ck_assert_uint_eq(plan_capacity(3, w3, no_c, cap_a, 200, 20, capped), 0);
+	ck_assert_uint_eq(w3[0], 4000);
+	ck_assert_uint_eq(w3[1], 6000);
+	/* Within capacity, or no demand: the weights stay as they are. */
+	uint32_t w4[3] = { 50, 30, 20 };
+	ck_assert_uint_eq(plan_capacity(3, w4, no_c, cap, 100, 20, capped), 0);
+	ck_assert_uint_eq(w4[0], 50);
+	ck_assert_uint_eq(plan_capacity(3, w4, no_c, cap, 0, 20, capped), 0);
+	ck_assert_uint_eq(w4[1], 30);
+}
+END_TEST
+
+/* The encoded plan of that row with c down: the spill in the header and
+ * the held nodes marked. */
+START_TEST(s1_6_static_row_plan)
+{
+	json_error_t je;
+	nodes = json_loads("{\"a\": {\"addrs\": [\"192.0.2.1\"], \"capacity\": 100},"
+	                   " \"b\": {\"addrs\": [\"192.0.2.2\"], \"capacity\": 100},"
+	                   " \"c\": {\"addrs\": [\"192.0.2.3\"], \"capacity\": 100,"
+	                   " \"admin\": \"down\"}}", 0, &je);
+	ck_assert_ptr_nonnull(nodes);
+	json_t *row = json_pack("{s:{s:i, s:i, s:i}, s:{s:f, s:f}}", "weights", "a", 50,
+	                        "b", 30, "c", 20, "capacity", "demand", 200.0,
+	                        "headroom", 20.0);
+	uint8_t *b;
+	size_t len;
+	char err[200];
+	plan_t p;
+	ck_assert_int_eq(plan_encode(row, node_of, NULL, 0, &b, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.spill_bp, 2000);
+	ck_assert_uint_eq(p.node[0].weight, 5000);
+	ck_assert_uint_eq(p.node[0].why, PLAN_WHY_USABLE | PLAN_WHY_CAPACITY);
+	ck_assert_uint_eq(p.node[2].why, PLAN_WHY_ADMIN_DOWN);
+	free(b);
+	/* Without the record: the operator's weights, no spill. */
+	json_object_del(row, "capacity");
+	ck_assert_int_eq(plan_encode(row, node_of, NULL, 0, &b, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_decode(b, len, &p), 0);
+	ck_assert_uint_eq(p.spill_bp, 0);
+	ck_assert_uint_eq(p.node[0].weight, 50);
+	ck_assert_uint_eq(p.node[0].why, PLAN_WHY_USABLE);
+	free(b);
+	json_decref(row);
+	json_decref(nodes);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
 	TCase *t = tcase_create("plan");
 	tcase_add_test(t, reasons);
 	tcase_add_test(t, strict_decode);
+	tcase_add_test(t, s1_6_static_row_capacity);
+	tcase_add_test(t, s1_6_static_row_plan);
 	suite_add_tcase(s, t);
 	return s;
 }

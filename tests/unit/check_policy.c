@@ -423,7 +423,8 @@ START_TEST(release_plan_and_pick)
 	ck_assert_uint_eq(p.node[1].flags & PLAN_RELEASE, PLAN_RELEASE);
 	ck_assert_uint_eq(p.node[0].flags & PLAN_RELEASE, 0);
 	ck_assert_uint_eq(b[2], (PLAN_HAS_RELEASE | 2500) >> 8);
-	/* Where dual's flags are: its addresses follow its 17-byte header. */
+	/* Where dual's flags are: its addresses follow its 17-byte header
+	 * (the first node's starts after the 6-byte plan header). */
 	size_t dual_flags = (size_t)(p.node[1].a4 - b) - 17 + 8;
 	/* A share above every client, or a second release node, is
 	 * malformed. */
@@ -432,10 +433,10 @@ START_TEST(release_plan_and_pick)
 	ck_assert_int_eq(plan_decode(b, len, &p), -1);
 	b[2] = (PLAN_HAS_RELEASE | 2500) >> 8;
 	b[3] = (PLAN_HAS_RELEASE | 2500) & 0xff;
-	b[4 + 8] |= PLAN_RELEASE;
+	b[6 + 8] |= PLAN_RELEASE;
 	ck_assert_int_eq(plan_decode(b, len, &p), -1);
 	/* The header's bit without a release node is malformed too. */
-	b[4 + 8] &= (uint8_t)~PLAN_RELEASE;
+	b[6 + 8] &= (uint8_t)~PLAN_RELEASE;
 	ck_assert_int_eq(plan_decode(b, len, &p), 0);
 	b[dual_flags] &= (uint8_t)~PLAN_RELEASE;
 	ck_assert_int_eq(plan_decode(b, len, &p), -1);

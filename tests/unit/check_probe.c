@@ -754,6 +754,29 @@ START_TEST(https_insecure_and_verifying)
 }
 END_TEST
 
+/* S1-3: the bytes a probe costs and a node's probe traffic.  An HTTP
+ * probe of 80 bytes out and 200 in costs 680 with its connection; the
+ * same over TLS 4680; a TCP probe 400, or a SYN when refused.  Three
+ * probes of 1000, 1500 and 3000 bytes every 10, 15 and 30 s cost 300
+ * bytes/s (each 100); a probe without a result yet counts nothing. */
+START_TEST(s1_3_probe_bytes)
+{
+	ck_assert_uint_eq(probe_wire_bytes(PROBE_HTTP, 1, 80, 200), 680);
+	ck_assert_uint_eq(probe_wire_bytes(PROBE_HTTPS, 1, 80, 200), 4680);
+	ck_assert_uint_eq(probe_wire_bytes(PROBE_TCP, 1, 0, 0), 400);
+	ck_assert_uint_eq(probe_wire_bytes(PROBE_TCP, 0, 0, 0), 60);
+	ck_assert_uint_eq(probe_wire_bytes(PROBE_HTTPS, 0, 0, 0), 60);
+	uint32_t bytes[4] = { 1000, 1500, 3000, 9999 };
+	double gap[4] = { 10, 15, 30, 0 };
+	ck_assert_double_eq_tol(probe_bytes_rate(4, bytes, gap), 300, 1e-9);
+	/* A probe sped up to 2 s for a suspect costs five times more. */
+	gap[0] = 2;
+	ck_assert_double_eq_tol(probe_bytes_rate(4, bytes, gap), 700, 1e-9);
+	/* The default budget: 0.5 % of 10 Mbit/s. */
+	ck_assert_double_eq(PROBE_BUDGET_DEFAULT, 10e6 / 8 * 0.005);
+}
+END_TEST
+
 static Suite *probe_suite(void)
 {
 	Suite *s = suite_create("probe");
@@ -785,6 +808,7 @@ static Suite *probe_suite(void)
 	tcase_add_checked_fixture(t, tls_setup, tls_teardown);
 	tcase_set_timeout(t, 15);
 	tcase_add_test(t, https_insecure_and_verifying);
+	tcase_add_test(t, s1_3_probe_bytes);
 	suite_add_tcase(s, t);
 	return s;
 }

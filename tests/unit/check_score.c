@@ -647,6 +647,54 @@ START_TEST(metric_names_and_ranges)
 }
 END_TEST
 
+/* S2-2: weights per business.  A node whose network scores half (an RTT
+ * of 110 ms, midway between 20 and 200) and whose service, load and
+ * stability are perfect scores 85 under the global weights (30 30 25 15):
+ * good, full weight.  A video service weighing the network 45 scores it
+ * 77.5, derated; dynamic acceleration weighing the service 45 scores it
+ * 90.  The names choose the profile; a set that misses or repeats a
+ * dimension, mixes profiles or adds up to 0 is refused. */
+START_TEST(s2_2_weights_per_service)
+{
+	score_metrics_t m = { 0 };
+	uint32_t now = 1000;
+	push(&m, METRIC_RTT_MS, 110, now);
+	push(&m, METRIC_HTTP_5XX, 0, now);
+	push(&m, METRIC_BANDWIDTH, 50, now);
+	push(&m, METRIC_RESTARTS, 0, now);
+	score_config_t c = cfg(SCORE_PROFILE_FOUR);
+	score_result_t r;
+	score_evaluate(&c, NULL, 0, &m, now, &r);
+	ck_assert_double_eq_tol(r.score, 85, 0.01);
+	const char *names[4] = { "network", "service", "load", "stability" };
+	double video[4] = { 45, 20, 20, 15 }, w[4];
+	score_profile_t pf;
+	ck_assert_int_eq(score_weights_named(names, video, 4, &pf, w), 0);
+	ck_assert_int_eq(pf, SCORE_PROFILE_FOUR);
+	memcpy(c.w_four, w, sizeof(w));
+	score_evaluate(&c, NULL, 0, &m, now, &r);
+	ck_assert_double_eq_tol(r.score, 77.5, 0.01);
+	const char *shuffled[4] = { "stability", "load", "network", "service" };
+	double dyn[4] = { 15, 20, 20, 45 };
+	ck_assert_int_eq(score_weights_named(shuffled, dyn, 4, &pf, w), 0);
+	ck_assert_double_eq(w[1], 45);    /* in the profile's order */
+	memcpy(c.w_four, w, sizeof(w));
+	score_evaluate(&c, NULL, 0, &m, now, &r);
+	ck_assert_double_eq_tol(r.score, 90, 0.01);
+	const char *probe[4] = { "loss", "latency", "connect", "jitter" };
+	ck_assert_int_eq(score_weights_named(probe, video, 4, &pf, w), 0);
+	ck_assert_int_eq(pf, SCORE_PROFILE_PROBE);
+	const char *mixed[4] = { "network", "service", "load", "jitter" };
+	const char *twice[4] = { "network", "network", "load", "stability" };
+	double zero[4] = { 0, 0, 0, 0 }, over[4] = { 101, 20, 20, 15 };
+	ck_assert_int_eq(score_weights_named(mixed, video, 4, &pf, w), -1);
+	ck_assert_int_eq(score_weights_named(twice, video, 4, &pf, w), -1);
+	ck_assert_int_eq(score_weights_named(names, zero, 4, &pf, w), -1);
+	ck_assert_int_eq(score_weights_named(names, over, 4, &pf, w), -1);
+	ck_assert_int_eq(score_weights_named(names, video, 3, &pf, w), -1);
+}
+END_TEST
+
 static Suite *score_suite(void)
 {
 	Suite *s = suite_create("score");
@@ -671,6 +719,7 @@ static Suite *score_suite(void)
 	tcase_add_test(t, four_profile);
 	tcase_add_test(t, grade_boundaries);
 	tcase_add_test(t, metric_names_and_ranges);
+	tcase_add_test(t, s2_2_weights_per_service);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -196,6 +196,58 @@ START_TEST(render_health_and_store)
 END_TEST
 
 /* Cluster mode's families (S4-6), present only with a cluster. */
+/* S4-9: latency by area and source, with bounded areas.  A probed
+ * 30 ms and 150 ms in (cn-bj, ctcc) and a pushed 8 ms there; 40 more
+ * areas fill the 32 kept and the rest count as "other"; the probe
+ * budget figures of S1-3 per node. */
+START_TEST(s4_9_area_latency)
+{
+	hstats_counters_t c;
+	hstats_init(&c);
+	hstats_latency(&c, "cn-bj", "ctcc", HSTATS_LAT_PROBED, 0.03);
+	hstats_latency(&c, "cn-bj", "ctcc", HSTATS_LAT_PROBED, 0.15);
+	hstats_latency(&c, "cn-bj", "ctcc", HSTATS_LAT_PUSHED, 0.008);
+	for (int i = 0; i < 40; i++) {
+		char r[16];
+		snprintf(r, sizeof(r), "r%d", i);
+		hstats_latency(&c, r, "x", HSTATS_LAT_PROBED, 1);
+	}
+	ck_assert_uint_eq(c.narea, HSTATS_AREAS_MAX);
+	ck_assert_uint_eq(c.area[HSTATS_AREAS_MAX].latency[HSTATS_LAT_PROBED].count, 9);
+	hstats_t *h = hstats_new(&c, 1, 0);
+	snprintf(h->node[0].id, sizeof(h->node[0].id), "n1");
+	h->node[0].score = -1;
+	h->node[0].probe_rate = 700;
+	h->node[0].probe_budget = 500;
+	h->node[0].probe_over = 1;
+	stats_sample_t s;
+	memset(&s, 0, sizeof(s));
+	s.version = "9.9";
+	s.health = h;
+	expo_t e;
+	expo_init(&e);
+	stats_render(&s, &e);
+	const char *b = "gslbd_area_latency_seconds_bucket{source=\"probed\",region=\"cn-bj\",isp=\"ctcc\"";
+	char line[256];
+	snprintf(line, sizeof(line), "%s,le=\"0.02\"} 0", b);
+	ck_assert(has_line(e.buf, line));
+	snprintf(line, sizeof(line), "%s,le=\"0.05\"} 1", b);
+	ck_assert(has_line(e.buf, line));
+	snprintf(line, sizeof(line), "%s,le=\"0.2\"} 2", b);
+	ck_assert(has_line(e.buf, line));
+	ck_assert(has_line(e.buf, "gslbd_area_latency_seconds_bucket{source=\"pushed\",region=\"cn-bj\",isp=\"ctcc\",le=\"0.01\"} 1"));
+	ck_assert(has_line(e.buf, "gslbd_area_latency_seconds_count{source=\"probed\",region=\"other\",isp=\"other\"} 9"));
+	/* "other" has no pushed series: it never counted one. */
+	ck_assert(!strstr(e.buf, "source=\"pushed\",region=\"other\""));
+	ck_assert(!strstr(e.buf, "region=\"r39\""));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_bytes_per_second{node=\"n1\"} 700"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_budget_bytes_per_second{node=\"n1\"} 500"));
+	ck_assert(has_line(e.buf, "gslbd_health_probe_over_budget{node=\"n1\"} 1"));
+	expo_free(&e);
+	hstats_put(h);
+}
+END_TEST
+
 START_TEST(render_cluster)
 {
 	stats_sample_t s;
@@ -395,6 +447,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(t, render_cluster);
 	tcase_add_test(t, section_and_allow);
 	tcase_add_test(t, expo_parse_round_trip);
+	tcase_add_test(t, s4_9_area_latency);
 	suite_add_tcase(s, t);
 	return s;
 }
