@@ -59,6 +59,7 @@ typedef struct stats_cluster {
 	int diverged;             /* the table differs from etcd's */
 	uint64_t divergences;     /* checks that found it so */
 	unsigned overrides;       /* declared local overrides */
+	unsigned keys_missing;    /* signing keys whose file is missing */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */
