@@ -266,6 +266,11 @@ void ctl_cluster_sync(const char *actor);
  * over @t (ended), 0 when the caller commits @t locally as usual. */
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor);
 
+/** With @quiet, ctl_cluster_commit() prints nothing (the caller prints
+ * the change, with ctl_cluster_revision(): the revision it wrote). */
+void ctl_cluster_quiet(int quiet);
+int64_t ctl_cluster_revision(void);
+
 /** cluster status: the signing keys (of the store's signed zones) whose
  * file is not in the configuration's keystore, into @out's
  * "dnssec_keys_missing"; and their lines. */

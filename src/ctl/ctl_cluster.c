@@ -29,6 +29,18 @@ static cluster_conf_t ccf;
 static etcd_t *ce;             /* NULL: standalone */
 static int64_t marker_read;    /* revision of the last change read */
 static int synced;
+static int quiet;              /* ctl_cluster_quiet() */
+static int64_t written_rev;    /* ctl_cluster_revision() */
+
+void ctl_cluster_quiet(int q)
+{
+	quiet = q;
+}
+
+int64_t ctl_cluster_revision(void)
+{
+	return written_rev;
+}
 
 int ctl_cluster_on(void)
 {
@@ -248,6 +260,9 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 		        (long long)rev, err);
 	/* Named by the cluster's revision, the same on every instance (the
 	 * local audit id differs from one store to the next). */
+	written_rev = rev;
+	if (quiet)
+		return;
 	if (ctl_json)
 		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)id,
 		       (long long)rev);

@@ -131,7 +131,9 @@ static int64_t commit_keys(wdb_txn_t *t, const char *what, json_t *files)
 	if (ctl_cluster_on()) {
 		g_pending = files;
 		atexit(unlink_pending);
+		ctl_cluster_quiet(1);
 		ctl_commit(t, what);
+		ctl_cluster_quiet(0);
 		g_pending = NULL;
 		return -1;
 	}
@@ -215,11 +217,17 @@ static void print_after(const char *zone, int64_t id, const char *what,
 	if (ctl_json) {
 		json_t *doc = json_pack("{s:I, s:s, s:O, s:O}", "change", (json_int_t)id,
 		                        "zone", zone, "key", key, "ds", ds);
+		if (id < 0)   /* through the cluster: its revision */
+			json_object_set_new(doc, "revision",
+			                    json_integer(ctl_cluster_revision()));
 		ctl_print_json(doc);
 		json_decref(doc);
 	} else {
 		if (id >= 0)
 			printf("change %lld: %s\n", (long long)id, what);
+		else
+			printf("cluster revision %lld: %s\n",
+			       (long long)ctl_cluster_revision(), what);
 		printf("key %lld (%s) made for zone %s\n",
 		       (long long)json_integer_value(json_object_get(key, "tag")),
 		       json_string_value(json_object_get(key, "algorithm_name")), zone);

@@ -16,7 +16,9 @@
 #  5. a key file missing on ns2 (deleted, then a reload): its metric and
 #     `cluster status` say so, DO queries of that zone are SERVFAIL while
 #     the other zone and queries without DO are answered; a restart
-#     brings the file back from etcd and signed answers with it.
+#     brings the file back from etcd and signed answers with it;
+#  6. keygen through ns2 (--json: the cluster revision), retire through
+#     ns1: both instances serve the DNSKEY RRset each change makes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 command -v delv >/dev/null || { echo "SKIP: delv not installed"; exit 77; }
@@ -179,4 +181,22 @@ wait_until 15 miss0 && ok "ns2 restarted: the file is back from etcd, nothing mi
 	fail "after the restart: missing $(missing_of), file $(ls "$pf" 2>&1)"
 expect_has "$(dv 2 "$T/ta-p.conf" p.test www.p.test A)" "^; fully validated" \
 	"ns2 restarted: p.test validates again"
+
+# 6. keygen at ns2, retire at ns1.
+out=$(CTLN 2 --json dnssec keygen p.test 2>&1)
+expect_has "$out" '"revision": [0-9]+' "keygen through ns2 --json: the cluster revision"
+[ "$(grep -c '^{' <<<"$out")" = 1 ] && ok "keygen --json: one document" || fail "keygen --json: $out"
+tag=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["key"]["tag"])' <<<"$out" 2>/dev/null)
+two() { [ "$(dk 1 p.test | grep -c '^257 3 13 ')" = 2 ] && same_keys p.test; }
+wait_until 10 two && ok "key $tag made at ns2: both serve two DNSKEYs" ||
+	fail "after keygen at ns2: ns1 $(dk 1 p.test) / ns2 $(dk 2 p.test)"
+for i in 1 2; do
+	expect_has "$(dv "$i" "$T/ta-p.conf" p.test www.p.test A)" "^; fully validated" \
+		"ns$i: p.test validates, signed by both keys"
+done
+out=$(CTLN 1 dnssec retire p.test "$tag" 2>&1)
+expect_has "$out" "^cluster revision [0-9]+: dnssec retire p.test key $tag" "retire through ns1"
+one() { [ "$(dk 2 p.test | grep -c '^257 3 13 ')" = 1 ] && same_keys p.test; }
+wait_until 10 one && ok "retired: both serve one DNSKEY again" ||
+	fail "after retire: ns1 $(dk 1 p.test) / ns2 $(dk 2 p.test)"
 finish
