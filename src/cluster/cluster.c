@@ -376,8 +376,12 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
-			if ((kf = cluster_keyfile_load(e, c->cc.prefix, err, sizeof(err))) > 0)
+			int kf2 = cluster_keyfile_load(e, c->cc.prefix, err, sizeof(err));
+			/* Files written while the store's records stayed (a
+			 * restart after a file went): the keys are loaded again. */
+			if (kf > 0 || kf2 > 0)
 				cluster_keyfile_reload(c->db, c->actor);
+			kf = kf2;
 			if (kf < 0 || load_views(c, e, rev, err, sizeof(err)) ||
 			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
 				set_connected(c, 0, e, err);
