@@ -5,6 +5,7 @@
 #include "cluster/cluster.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
+#include "cluster/keyfiles.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
 #include "cluster/verify.h"
@@ -215,6 +216,7 @@ typedef struct group {
 	int64_t rev;
 	json_t *changes;          /* [{kind, key, after}] */
 	json_t *feed;             /* pushed metrics: [value] in key order */
+	int keyfiles;             /* signing key files written */
 	char actor[160];
 	char what[400];
 } group_t;
@@ -256,6 +258,11 @@ static int flush_group(cluster_t *c, group_t *g)
 		}
 		json_array_clear(g->feed);
 	}
+	/* A key file whose record did not change with it (written again):
+	 * the keys are loaded again all the same. */
+	if (g->keyfiles && cluster_keyfile_reload(c->db, c->actor))
+		c->need_resync = 1;
+	g->keyfiles = 0;
 	if (rc >= 0)
 		__atomic_store_n(&c->rev, g->rev, __ATOMIC_RELAXED);
 	json_array_clear(g->changes);
@@ -291,6 +298,16 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 		if (json_is_object(v))
 			json_array_append(g->feed, v);
 		json_decref(v);
+	} else if (cluster_keyfile_key(c->cc.prefix, kv.key, &key)) {
+		/* Before the revision's records are applied: the key that
+		 * names the file finds it when the keys are loaded. */
+		char err[512];
+		int w = del || !cluster_keyfile_dir() ? 0 :
+		        cluster_keyfile_write(cluster_keyfile_dir(), key, kv.value,
+		                              kv.value_len, err, sizeof(err));
+		if (w < 0)
+			log_err("cluster: %s", err);
+		g->keyfiles |= w > 0;
 	} else if (strncmp(kv.key + pl, "health/", 7) == 0) {
 		pthread_mutex_lock(&c->vmu);
 		view_event(c, &kv, del);
@@ -324,7 +341,7 @@ static int on_watch(const json_t *res, void *arg)
 		c->need_resync = 1;
 		return 1;
 	}
-	group_t g = { 0, json_array(), json_array(), "", "" };
+	group_t g = { 0, json_array(), json_array(), 0, "", "" };
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(res, "events"), i, ev)
@@ -346,8 +363,12 @@ static void *watch_main(void *arg)
 	while (!cluster__stopping(c)) {
 		if (c->need_resync) {
 			int64_t rev = 0, marker = 0, t0 = util_mono_ms();
-			int rc = cluster_resync(c->db, e, c->cc.prefix, c->actor, &rev, &marker,
-			                        err, sizeof(err));
+			/* The key files first, so that the records the full read
+			 * brings find theirs; then once more for those put
+			 * meanwhile. */
+			int kf = cluster_keyfile_load(e, c->cc.prefix, err, sizeof(err));
+			int rc = kf < 0 ? kf : cluster_resync(c->db, e, c->cc.prefix, c->actor,
+			                                      &rev, &marker, err, sizeof(err));
 			if (rc < 0) {
 				set_connected(c, 0, e, err);
 				if (cluster__nap(c, delay))
@@ -355,7 +376,13 @@ static void *watch_main(void *arg)
 				delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
 				continue;
 			}
-			if (load_views(c, e, rev, err, sizeof(err)) ||
+			int kf2 = cluster_keyfile_load(e, c->cc.prefix, err, sizeof(err));
+			/* Files written while the store's records stayed (a
+			 * restart after a file went): the keys are loaded again. */
+			if (kf > 0 || kf2 > 0)
+				cluster_keyfile_reload(c->db, c->actor);
+			kf = kf2;
+			if (kf < 0 || load_views(c, e, rev, err, sizeof(err)) ||
 			    cluster_feed_load(c->db, e, c->cc.prefix, rev, err, sizeof(err))) {
 				set_connected(c, 0, e, err);
 				if (cluster__nap(c, delay))
@@ -530,6 +557,7 @@ void cluster_stop(cluster_t *c)
 	json_decref(c->mine);
 	json_decref(c->sent);
 	etcd_free(c->he);
+	etcd_free(c->re);
 	cluster_conf_free(&c->cc);
 	free(c);
 }

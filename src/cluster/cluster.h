@@ -73,4 +73,12 @@ void cluster_info(cluster_t *c, cluster_info_t *out);
  * for NULL.  Stop the health thread before cluster_stop(). */
 const health_cluster_t *cluster_health_hooks(cluster_t *c);
 
+/** Whether @c (NULL: no) is the elected instance now. */
+int cluster_elected(cluster_t *c);
+
+/** Makes the rollovers of dnssec/roll.h write their steps to etcd
+ * through @c (NULL: the local store again); the caller runs
+ * roll_tick() only while cluster_elected(). */
+void cluster_dnssec_rollovers(cluster_t *c);
+
 #endif

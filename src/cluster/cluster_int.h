@@ -65,6 +65,7 @@ struct cluster {
 	json_t *sent;             /* lease thread: {node: [view, mono ms]} */
 	int64_t epoch;            /* atomic: our leader key's create revision */
 	etcd_t *he;               /* the health thread's client (publish) */
+	etcd_t *re;               /* the main thread's: key rollovers */
 	health_cluster_t hooks;
 	cluster_verify_t *verify; /* the table checked against etcd's */
 };
@@ -94,5 +95,10 @@ int cluster__verdict_moved(json_t *a, json_t *b);
  * under the leadership epoch, in transactions of at most TXN_OPS. */
 int cluster__publish(void *arg, int64_t epoch, json_t *records,
                      const char *what, char *err, size_t errlen);
+
+/* The elected instance's rollover steps into etcd (keyroll.c): a
+ * roll_commit_fn of dnssec/roll.h. */
+int cluster__dnssec_commit(void *arg, wdb_txn_t *t, const char *what,
+                           char *err, size_t errlen);
 
 #endif

@@ -14,6 +14,10 @@ static const struct { wdb_kind_t kind; const char *name; } shared[] = {
 	{ WDB_SERVICE, "service" }, { WDB_NODE, "node" },
 	{ WDB_WEIGHT, "weight" }, { WDB_CUTOVER, "cutover" },
 	{ WDB_BUDGET, "budget" },
+	/* The signing keys' metadata and the zones' rollovers, so that
+	 * every instance signs with the same keys (their files travel as
+	 * P keystore/FILE, cluster/keyfiles.h). */
+	{ WDB_DNSSEC, "dnssec" },
 	/* The elected instance's decisions (S4-6): last, after the nodes
 	 * they are about; and the steering engine's state of each row, so
 	 * that a new elected instance goes on from its predecessor's. */

@@ -265,6 +265,17 @@ void ctl_cluster_sync(const char *actor);
  * into the local store, and prints the change.  Returns 1 when it took
  * over @t (ended), 0 when the caller commits @t locally as usual. */
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor);
+
+/** With @quiet, ctl_cluster_commit() prints nothing (the caller prints
+ * the change, with ctl_cluster_revision(): the revision it wrote). */
+void ctl_cluster_quiet(int quiet);
+int64_t ctl_cluster_revision(void);
+
+/** cluster status: the signing keys (of the store's signed zones) whose
+ * file is not in the configuration's keystore, into @out's
+ * "dnssec_keys_missing"; and their lines. */
+void ctl_dnssec_missing(json_t *out);
+void ctl_dnssec_missing_print(json_t *out);
 /** In cluster mode, writes the validated pushes @lines ([[word, ...]],
  * borrowed) of time @at, samples kept @keep seconds and dated at most
  * @skew seconds ahead, to etcd, from where

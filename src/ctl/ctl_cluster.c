@@ -15,8 +15,10 @@
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
+#include "cluster/keyfiles.h"
 #include "cluster/sync.h"
 #include "common/util.h"
+#include "dnssec/dnssec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,18 @@ static cluster_conf_t ccf;
 static etcd_t *ce;             /* NULL: standalone */
 static int64_t marker_read;    /* revision of the last change read */
 static int synced;
+static int quiet;              /* ctl_cluster_quiet() */
+static int64_t written_rev;    /* ctl_cluster_revision() */
+
+void ctl_cluster_quiet(int q)
+{
+	quiet = q;
+}
+
+int64_t ctl_cluster_revision(void)
+{
+	return written_rev;
+}
 
 int ctl_cluster_on(void)
 {
@@ -249,6 +263,9 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 	 * local audit id differs from one store to the next), in --json
 	 * too: "change" is the revision, as `log` and `rollback` name it. */
 	(void)id;
+	written_rev = rev;
+	if (quiet)
+		return;
 	if (ctl_json)
 		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)rev,
 		       (long long)rev);
@@ -279,6 +296,31 @@ static int64_t written_by_us(const char *mk, const char *nonce)
 	if (etcd_get(ce, mk, 0, NULL, find_nonce, (void *)arg, err, sizeof(err)))
 		return 0;
 	return at;
+}
+
+/* The puts of the key files the signing key records of @changes name
+ * (cluster/keyfiles.h), from the configuration's keystore, into @ops:
+ * every instance gets a key's file with its record.  Dies when one
+ * cannot be read. */
+static void keyfile_ops(json_t *changes, json_t *ops)
+{
+	char err[1024];
+	dnssec_conf_t dc = { 0 };
+	size_t i, n = 0;
+	json_t *c;
+	json_array_foreach(changes, i, c)
+		n += !strcmp(json_string_value(json_object_get(c, "kind")), "dnssec");
+	if (!n)
+		return;
+	if (ctl_conf && dnssec_conf_load(ctl_conf, &dc, err, sizeof(err)))
+		ctl_die("%s; nothing was written", err);
+	int rc = cluster_keyfile_ops(ccf.prefix, dc.keystore, changes, ops, err,
+	                             sizeof(err));
+	dnssec_conf_clear(&dc);
+	if (rc) {
+		json_decref(changes);
+		ctl_die("dnssec: %s; nothing was written", err);
+	}
 }
 
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
@@ -326,6 +368,7 @@ int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
 	    "key", b64_str(mk, strlen(mk)), "result", "EQUAL", "mod_revision", mr);
 	change_ops(changes, base, cmp, ops);
+	keyfile_ops(changes, ops);
 	/* The nonce tells, after a retry, our own earlier write (whose
 	 * answer was lost) from someone else's. */
 	uint64_t rnd = 0;
@@ -563,6 +606,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 		json_decref(leader);
 	}
 	int diverged = ctl_cluster_check(out, rc == 0);
+	ctl_dnssec_missing(out);
 	if (ctl_json) {
 		ctl_emit(json_incref(out));
 	} else {
@@ -592,6 +636,7 @@ int ctl_cmd_cluster(int argc, char **argv)
 				       json_string_value(json_object_get(m, "isp")) ?: "-");
 		}
 		ctl_cluster_check_print(out);
+		ctl_dnssec_missing_print(out);
 	}
 	json_decref(out);
 	return rc ? 1 : 0;

@@ -109,19 +109,34 @@ static void key_opts(const char *cmd, int argc, char **argv, int from,
 	}
 }
 
-static void refuse_cluster(const char *cmd)
+/* The key files made by a change not committed yet: removed if gslbctl
+ * exits before (a change etcd refused leaves no key file). */
+static json_t *g_pending;
+
+static void unlink_pending(void)
 {
-	if (ctl_cluster_on())
-		ctl_die("dnssec %s: signing keys are kept per instance, and this "
-		        "store is one of a cluster: not supported yet", cmd);
+	size_t i;
+	json_t *f;
+	json_array_foreach(g_pending, i, f)
+		unlink(json_string_value(f));
 }
 
 /* Commits @t (as ctl_commit() does) and removes @files (a JSON array of
  * paths) when the commit fails, so that a refused change leaves no key
- * file.  Returns the change id. */
+ * file.  Returns the change id; -1 in cluster mode, where the change
+ * went through etcd and its revision is printed. */
 static int64_t commit_keys(wdb_txn_t *t, const char *what, json_t *files)
 {
 	char err[512];
+	if (ctl_cluster_on()) {
+		g_pending = files;
+		atexit(unlink_pending);
+		ctl_cluster_quiet(1);
+		ctl_commit(t, what);
+		ctl_cluster_quiet(0);
+		g_pending = NULL;
+		return -1;
+	}
 	int64_t id = wdb_commit(t, what, err, sizeof(err));
 	if (id < 0) {
 		size_t i;
@@ -202,10 +217,17 @@ static void print_after(const char *zone, int64_t id, const char *what,
 	if (ctl_json) {
 		json_t *doc = json_pack("{s:I, s:s, s:O, s:O}", "change", (json_int_t)id,
 		                        "zone", zone, "key", key, "ds", ds);
+		if (id < 0)   /* through the cluster: its revision */
+			json_object_set_new(doc, "revision",
+			                    json_integer(ctl_cluster_revision()));
 		ctl_print_json(doc);
 		json_decref(doc);
 	} else {
-		printf("change %lld: %s\n", (long long)id, what);
+		if (id >= 0)
+			printf("change %lld: %s\n", (long long)id, what);
+		else
+			printf("cluster revision %lld: %s\n",
+			       (long long)ctl_cluster_revision(), what);
 		printf("key %lld (%s) made for zone %s\n",
 		       (long long)json_integer_value(json_object_get(key, "tag")),
 		       json_string_value(json_object_get(key, "algorithm_name")), zone);
@@ -249,7 +271,6 @@ static int cmd_enable(int argc, char **argv, int keygen)
 	zone_arg(cmd, argv[1], zone, sizeof(zone));
 	key_opts_t o;
 	key_opts(cmd, argc, argv, 2, keygen ? "ar" : "as", &o);
-	refuse_cluster(cmd);
 	char *ks = keystore(cmd);
 	wdb_txn_t *t = ctl_begin();
 	json_t *zr = keydb_zone(t, zone);
@@ -299,7 +320,6 @@ static int cmd_import(int argc, char **argv)
 	zone_arg("import", argv[1], zone, sizeof(zone));
 	key_opts_t o;
 	key_opts("import", argc, argv, 3, "rt", &o);
-	refuse_cluster("import");
 	char *ks = keystore("import");
 	wdb_txn_t *t = ctl_begin();
 	json_t *zr = keydb_zone(t, zone);
@@ -356,7 +376,6 @@ static int cmd_retire(int argc, char **argv)
 	unsigned long tag = strtoul(argv[2], &end, 10);
 	if (!argv[2][0] || *end || tag > 65535)
 		ctl_die("dnssec retire: '%s' is not a key tag (0-65535)", argv[2]);
-	refuse_cluster("retire");
 	wdb_txn_t *t = ctl_begin();
 	json_t *zr = keydb_zone(t, zone);
 	json_t *rec = keydb_key(t, zone, (unsigned)tag);
@@ -593,4 +612,61 @@ int ctl_cmd_dnssec(int argc, char **argv)
 		return cmd_retire(argc, argv);
 	ctl_usage_die("dnssec: unknown subcommand '%s' (enable, keygen, import, "
 	              "retire, list, status, ds)", sub);
+}
+
+/* cluster status: the signing keys this instance lacks ------------ */
+
+/* The keys (active or published) of every signed zone of the store
+ * whose file is not in the configuration's keystore, into @out's
+ * "dnssec_keys_missing": [{zone, tag, state, file}].  In a cluster the
+ * files come from etcd; a gslbd that lacks an active one answers the
+ * zone's DO queries SERVFAIL. */
+void ctl_dnssec_missing(json_t *out)
+{
+	char err[512];
+	dnssec_conf_t dc;
+	if (!ctl_conf || dnssec_conf_load(ctl_conf, &dc, err, sizeof(err)))
+		return;
+	json_t *miss = json_array();
+	wdb_txn_t *t = ctl_begin_read();
+	json_t *zones = keydb_zones(t);
+	size_t i, j;
+	json_t *z, *k;
+	json_array_foreach(zones, i, z) {
+		const char *zone = json_string_value(json_object_get(z, "zone"));
+		if (!zone || !json_is_true(json_object_get(z, "enabled")))
+			continue;
+		json_t *keys = keydb_keys(t, zone);
+		json_array_foreach(keys, j, k) {
+			const char *file = json_string_value(json_object_get(k, "file"));
+			if (!keydb_live(k) || !file)
+				continue;
+			char *path = dc.keystore ? keydb_path(dc.keystore, file) : NULL;
+			if (!path || access(path, F_OK))
+				json_array_append_new(miss, json_pack("{s:s, s:O, s:O, s:s}",
+				    "zone", zone, "tag", json_object_get(k, "tag"),
+				    "state", json_object_get(k, "state"), "file", file));
+			free(path);
+		}
+		json_decref(keys);
+	}
+	json_decref(zones);
+	wdb_abort(t);
+	dnssec_conf_clear(&dc);
+	json_object_set_new(out, "dnssec_keys_missing", miss);
+}
+
+void ctl_dnssec_missing_print(json_t *out)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(out, "dnssec_keys_missing"), i, m) {
+		const char *st = json_string_value(json_object_get(m, "state"));
+		printf("dnssec: zone %s: key %lld (%s) is MISSING from the keystore "
+		       "(%s)%s\n", json_string_value(json_object_get(m, "zone")),
+		       json_integer_value(json_object_get(m, "tag")), st,
+		       json_string_value(json_object_get(m, "file")),
+		       st && !strcmp(st, "active") ? ": its queries with DO are "
+		       "answered SERVFAIL" : "");
+	}
 }

@@ -78,10 +78,10 @@ void daemon__on_sync(uv_timer_t *t)
 	trim_store();
 	make_room();
 	/* Key rollovers: a step committed here is loaded just below.  In a
-	 * cluster keys are per instance and not replicated, so none
-	 * rolls there (gslbctl dnssec refuses a clustered store too); a
+	 * cluster only the elected instance rolls, and its steps go to etcd
+	 * (cluster/keyroll.c), reaching this store through the watch; a
 	 * process handing over leaves them to its successor. */
-	if (!g_cluster && !g_draining)
+	if (!g_draining && (!g_cluster || cluster_elected(g_cluster)))
 		roll_tick(g_db, g_conf, (int64_t)time(NULL));
 	if (dnssec_store_changed()) {
 		log_info("dnssec: signing keys changed in the store");

@@ -6,6 +6,7 @@
 #include "common/util.h"
 #include "dns/snapshot.h"
 #include "dns/tally.h"
+#include "dnssec/dnssec.h"
 #include "stats/metrics.h"
 
 #include <stdio.h>
@@ -123,8 +124,9 @@ void daemon__metrics(expo_t *e, void *arg)
 		                        ci.nodes_partial, ci.nodes_down,
 		                        ci.etcd_members, ci.etcd_answering, 0, 0,
 		                        ci.diverged, ci.divergences, ci.overrides,
-		                        ci.checks, ci.full_checks };
+		                        ci.checks, ci.full_checks, 0 };
 		cookie_share_info(g_cookie_share, &sc.cookie_gen, &sc.cookie_kept);
+		sc.keys_missing = dnssec_keys_missing();
 		s.cluster = &sc;
 	}
 	s.now = (int64_t)time(NULL);

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "dns/cookie.h"
 #include "dns/snapshot.h"
+#include "cluster/keyfiles.h"
 #include "dnssec/dnssec.h"
 #include "gslb/geo.h"
 #include "probe/probe.h"
@@ -373,6 +374,19 @@ static void handles_start(uv_loop_t *loop, main_handles_t *m)
 /* Starts the workers, the cluster (cluster mode), the health thread and
  * the statistics endpoint, in that order.  Returns 0, or 1 after
  * logging why and stopping those already started. */
+/* Cluster mode: the signing keys' files that come from etcd go into
+ * the keystore (made, 0700, when absent), and the elected instance's
+ * rollovers write their steps to etcd (restart to change). */
+static void cluster_keys(void)
+{
+	char err[512];
+	dnssec_conf_t dc;
+	if (dnssec_conf_load(g_conf, &dc, err, sizeof(err)))
+		return;      /* said by the snapshot's build already */
+	cluster_keyfile_use(dc.keystore);
+	dnssec_conf_clear(&dc);
+}
+
 /* Cluster mode: the cookie secret is shared through etcd, unless a
  * secret file wins or cookies are off (restart to change).  0, or -1
  * (logged). */
@@ -420,6 +434,7 @@ static int start_threads(uv_loop_t *loop)
 	 * is in cluster mode (S4-6: views, the election and the quorum
 	 * verdicts), or it would decide and steer alone into its store. */
 	cluster_conf_t cc;
+	cluster_keys();
 	if (cluster_conf_load(g_conf, &cc, err, sizeof(err)) ||
 	    (cc.enabled && !(g_cluster = cluster_start(&cc, g_db, err, sizeof(err))))) {
 		log_err("%s", err);
@@ -427,6 +442,7 @@ static int start_threads(uv_loop_t *loop)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
+	cluster_dnssec_rollovers(g_cluster);
 	if (start_cookie_share(&cc)) {
 		cluster_conf_free(&cc);
 		cluster_stop(g_cluster);

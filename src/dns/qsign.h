@@ -19,12 +19,19 @@
 #include "dns/wire.h"
 #include "dnssec/dnssec.h"
 
-/** The signed zone of @z when the answer is to be signed, else NULL. */
-static inline const dnssec_zone_t *qs_zone(const wbuf_t *w, const zone_t *z)
+/** The signed zone of @z when the answer is to be signed, else NULL.
+ * A zone that lacks a signing key's private half (cluster mode) makes
+ * the answer SERVFAIL (wbuf_t.sign_fail): never one that cannot
+ * validate. */
+static inline const dnssec_zone_t *qs_zone(wbuf_t *w, const zone_t *z)
 {
 	if (!w->sign)
 		return NULL;
-	return dnssec_zone_find(w->q->snap->dnssec, z->apex, z->apex_len);
+	const dnssec_zone_t *sz = dnssec_zone_find(w->q->snap->dnssec, z->apex,
+	                                           z->apex_len);
+	if (sz && sz->missing)
+		w->sign_fail = 1;
+	return sz;
 }
 
 /** Sets the class rate limiting counts the answer being written in

@@ -8,10 +8,12 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static weightdb_t *g_db;
 static uint64_t g_gen;        /* "dnssecgen" at the last load tried */
@@ -180,19 +182,19 @@ static void rr_append(uint8_t **set, size_t *size, const uint8_t *rd, size_t l)
 	*size += 2 + l;
 }
 
-/* Appends a DNSKEY record of @k to @z's RRset, and its CDS and CDNSKEY
- * when @cds (RFC 7344 §3: the same rdata as DS and DNSKEY). */
-static int dnskey_add(dnssec_zone_t *z, const dnssec_key_t *k, int cds)
+/* Appends a DNSKEY record (@rd, @l bytes: key @tag of @alg) to @z's
+ * RRset, and its CDS and CDNSKEY when @cds (RFC 7344 §3: the same rdata
+ * as DS and DNSKEY). */
+static int dnskey_add(dnssec_zone_t *z, const uint8_t *rd, size_t l,
+                      unsigned tag, int alg, int cds)
 {
-	size_t l;
-	const uint8_t *rd = dnssec_key_dnskey(k, &l);
 	rr_append(&z->dnskey_rdata, &z->dnskey_size, rd, l);
 	z->dnskey_count++;
 	if (!cds)
 		return 0;
 	uint8_t ds[4 + 32];
-	wr16(ds, dnssec_key_tag(k));
-	ds[2] = (uint8_t)dnssec_key_alg(k);
+	wr16(ds, (uint16_t)tag);
+	ds[2] = (uint8_t)alg;
 	ds[3] = 2;
 	if (dnssec_ds_digest(z->apex, rd, l, ds + 4))
 		return -1;
@@ -202,11 +204,12 @@ static int dnskey_add(dnssec_zone_t *z, const dnssec_key_t *k, int cds)
 	return 0;
 }
 
-/* Whether @z has an active key for each use (DNSSEC_USE_*). */
-static int zone_covered(const dnssec_zone_t *z, const char *name, char *err,
-                        size_t errlen)
+/* Whether @z has an active key for each use (DNSSEC_USE_*); @extra: the
+ * uses of active keys whose private half is missing. */
+static int zone_covered(const dnssec_zone_t *z, unsigned extra,
+                        const char *name, char *err, size_t errlen)
 {
-	unsigned u = 0;
+	unsigned u = extra;
 	for (unsigned k = 0; k < z->nkeys; k++)
 		u |= z->use[k];
 	if (u == (DNSSEC_USE_KEYSET | DNSSEC_USE_ZONE))
@@ -219,90 +222,149 @@ static int zone_covered(const dnssec_zone_t *z, const char *name, char *err,
 	return -1;
 }
 
-/* Loads the keys of zone @name (its record @rec) into @z. */
+/* The checks of key record @r (of @tag) of zone @name before its file
+ * is read: a role, a file, an algorithm served.  0 or -1 with @err. */
+static int key_record_ok(json_t *r, const char *name, unsigned tag, char *err,
+                         size_t errlen)
+{
+	const char *role = json_string_value(json_object_get(r, "role"));
+	int alg = (int)json_integer_value(json_object_get(r, "algorithm"));
+	if (!dnssec_role_use(role)) {
+		snprintf(err, errlen, "zone %s: key %u: role '%s' is none of "
+		         "csk, ksk, zsk", name, tag, role ? role : "");
+		return -1;
+	}
+	if (!json_string_value(json_object_get(r, "file"))) {
+		snprintf(err, errlen, "zone %s: key %u has no file", name, tag);
+		return -1;
+	}
+	if (alg != DNSSEC_ALG_ECDSAP256 && alg != DNSSEC_ALG_ED25519) {
+		snprintf(err, errlen, "zone %s: key %u: algorithm %d is not "
+		         "served (13 ECDSAP256SHA256 or 15 ED25519)", name, tag, alg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The key of record @r (of @tag) of zone @name from the keystore, or
+ * NULL with @err.  With @shared (cluster mode: the files come from
+ * etcd) a file not in the keystore is no error: NULL with *@missing. */
+static dnssec_key_t *key_of(const dnssec_conf_t *dc, json_t *r,
+                            const char *name, unsigned tag, int shared,
+                            int *missing, char *err, size_t errlen)
+{
+	const char *file = json_string_value(json_object_get(r, "file"));
+	int alg = (int)json_integer_value(json_object_get(r, "algorithm"));
+	int flags = (int)json_integer_value(json_object_get(r, "flags"));
+	char *path = keydb_path(dc->keystore, file);
+	*missing = shared && access(path, F_OK) && errno == ENOENT;
+	if (*missing) {
+		snprintf(err, errlen, "zone %s: key %u: key file %s is not in the "
+		         "keystore", name, tag, path);
+		free(path);
+		return NULL;
+	}
+	dnssec_key_t *k = dnssec_key_load(path, alg, (uint16_t)flags, err, errlen);
+	uint8_t want[DNSSEC_DNSKEY_MAX];
+	size_t wl = keydb_dnskey(r, want), hl = 0;
+	const uint8_t *have = k ? dnssec_key_dnskey(k, &hl) : NULL;
+	if (k && (wl != hl || memcmp(want, have, hl) != 0)) {
+		snprintf(err, errlen, "key file %s: holds key tag %u, not the "
+		         "key %u of zone %s in the store (a file of another key?)",
+		         path, dnssec_key_tag(k), tag, name);
+		dnssec_key_free(k);
+		k = NULL;
+	}
+	free(path);
+	return k;
+}
+
+/* One key of zone @name (record @r, in @state) into @z: its DNSKEY (and
+ * CDS), and it signs when active.  A key whose file is missing
+ * (@shared only) is in the DNSKEY RRset from its record, and, active,
+ * counted in @z->missing with its uses in *@muse.  0 or -1 with @err. */
+static int zone_key(const dnssec_conf_t *dc, json_t *r, const char *name,
+                    int active, int shared, dnssec_zone_t *z, unsigned *muse,
+                    char *err, size_t errlen)
+{
+	unsigned tag = (unsigned)json_integer_value(json_object_get(r, "tag"));
+	if (key_record_ok(r, name, tag, err, errlen))
+		return -1;
+	unsigned use = dnssec_role_use(json_string_value(json_object_get(r, "role")));
+	int alg = (int)json_integer_value(json_object_get(r, "algorithm"));
+	int missing;
+	dnssec_key_t *k = key_of(dc, r, name, tag, shared, &missing, err, errlen);
+	if (!k && !missing)
+		return -1;
+	uint8_t buf[DNSSEC_DNSKEY_MAX];
+	size_t l = 0;
+	const uint8_t *rd = k ? dnssec_key_dnskey(k, &l) : buf;
+	if (!k)
+		l = keydb_dnskey(r, buf);
+	if (!l || dnskey_add(z, rd, l, tag, alg, json_is_true(json_object_get(r, "cds")))) {
+		snprintf(err, errlen, "zone %s: key %u: cannot make its DNSKEY or "
+		         "CDS", name, tag);
+		dnssec_key_free(k);
+		return -1;
+	}
+	if (missing) {
+		/* Never an answer that cannot validate: DO queries of the
+		 * zone are SERVFAIL until the file is there. */
+		log_warning("%s%s", err, active ? ": the zone's signed answers are "
+		            "SERVFAIL until it arrives" : " (not signing yet)");
+		err[0] = 0;
+		if (active) {
+			z->missing++;
+			*muse |= use;
+		}
+		return 0;
+	}
+	if (active && z->nkeys < DNSSEC_ZONE_KEYS) {
+		z->use[z->nkeys] = (uint8_t)use;
+		z->keys[z->nkeys++] = k;
+		return 0;
+	}
+	dnssec_key_free(k);  /* published only: its DNSKEY is kept */
+	if (!active)
+		return 0;
+	snprintf(err, errlen, "zone %s: more than %d active keys", name,
+	         DNSSEC_ZONE_KEYS);
+	return -1;
+}
+
+/* Loads the keys of zone @name into @z; @shared: cluster mode. */
 static int zone_keys(wdb_txn_t *t, const dnssec_conf_t *dc, const char *name,
-                     dnssec_zone_t *z, char *err, size_t errlen)
+                     int shared, dnssec_zone_t *z, char *err, size_t errlen)
 {
 	json_t *keys = keydb_keys(t, name);
 	size_t i;
 	json_t *r;
 	int rc = 0;
+	unsigned muse = 0;
 	json_array_foreach(keys, i, r) {
 		const char *state = json_string_value(json_object_get(r, "state"));
-		const char *file = json_string_value(json_object_get(r, "file"));
-		int alg = (int)json_integer_value(json_object_get(r, "algorithm"));
-		int flags = (int)json_integer_value(json_object_get(r, "flags"));
-		unsigned tag = (unsigned)json_integer_value(json_object_get(r, "tag"));
 		int active = state && strcmp(state, "active") == 0;
 		if (!state || (!active && strcmp(state, "published") != 0))
 			continue;        /* retired, or a state of a later gslbd */
-		const char *role = json_string_value(json_object_get(r, "role"));
-		unsigned use = dnssec_role_use(role);
-		if (!use) {
-			snprintf(err, errlen, "zone %s: key %u: role '%s' is none of "
-			         "csk, ksk, zsk", name, tag, role ? role : "");
-			rc = -1;
+		if ((rc = zone_key(dc, r, name, active, shared, z, &muse, err, errlen)))
 			break;
-		}
-		if (!file) {
-			snprintf(err, errlen, "zone %s: key %u has no file", name, tag);
-			rc = -1;
-			break;
-		}
-		if (alg != DNSSEC_ALG_ECDSAP256 && alg != DNSSEC_ALG_ED25519) {
-			snprintf(err, errlen, "zone %s: key %u: algorithm %d is not "
-			         "served (13 ECDSAP256SHA256 or 15 ED25519)", name, tag,
-			         alg);
-			rc = -1;
-			break;
-		}
-		char *path = keydb_path(dc->keystore, file);
-		dnssec_key_t *k = dnssec_key_load(path, alg, (uint16_t)flags, err,
-		                                  errlen);
-		uint8_t want[DNSSEC_DNSKEY_MAX];
-		size_t wl = keydb_dnskey(r, want), hl = 0;
-		const uint8_t *have = k ? dnssec_key_dnskey(k, &hl) : NULL;
-		if (k && (wl != hl || memcmp(want, have, hl) != 0)) {
-			snprintf(err, errlen, "key file %s: holds key tag %u, not the "
-			         "key %u of zone %s in the store (a file of another key?)",
-			         path, dnssec_key_tag(k), tag, name);
-			dnssec_key_free(k);
-			k = NULL;
-		}
-		free(path);
-		if (!k) {
-			rc = -1;
-			break;
-		}
-		if (dnskey_add(z, k, json_is_true(json_object_get(r, "cds")))) {
-			snprintf(err, errlen, "zone %s: key %u: cannot make its CDS",
-			         name, tag);
-			dnssec_key_free(k);
-			rc = -1;
-			break;
-		}
-		if (active && z->nkeys < DNSSEC_ZONE_KEYS) {
-			z->use[z->nkeys] = (uint8_t)use;
-			z->keys[z->nkeys++] = k;
-		} else if (active) {
-			snprintf(err, errlen, "zone %s: more than %d active keys", name,
-			         DNSSEC_ZONE_KEYS);
-			dnssec_key_free(k);
-			rc = -1;
-			break;
-		} else {
-			dnssec_key_free(k);  /* published only: its DNSKEY is kept */
-		}
 	}
 	json_decref(keys);
-	if (!rc && !z->nkeys) {
+	if (!rc && !z->nkeys && !z->missing) {
 		snprintf(err, errlen, "zone %s: signing is enabled but the zone has "
 		         "no active key (gslbctl dnssec keygen %s)", name, name);
 		rc = -1;
 	}
 	if (!rc)
-		rc = zone_covered(z, name, err, errlen);
+		rc = zone_covered(z, muse, name, err, errlen);
 	return rc;
+}
+
+static unsigned g_missing;    /* atomic: dnssec_keys_missing() */
+
+unsigned dnssec_keys_missing(void)
+{
+	return __atomic_load_n(&g_missing, __ATOMIC_RELAXED);
 }
 
 int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
@@ -326,6 +388,11 @@ int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
 	dnssec_set_t *s = xcalloc(1, sizeof(*s));
 	s->zones = xcalloc(c->nzones ? c->nzones : 1, sizeof(*s->zones));
 	int rc = 0;
+	unsigned missing = 0;
+	/* Cluster mode: the key files come from etcd, and a zone whose file
+	 * has not (yet) is loaded all the same, answering DO queries
+	 * SERVFAIL, rather than failing the whole snapshot. */
+	int shared = c->root && ynode_get(c->root, "cluster") != NULL;
 	for (size_t i = 0; i < c->nzones && !rc; i++) {
 		const conf_zone_t *cz = &c->zones[i];
 		json_t *rec = keydb_zone(t, cz->name);
@@ -349,13 +416,17 @@ int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
 		dnssec_zone_t *z = &s->zones[s->nzones++];
 		z->apex_len = dname_copy_lower(z->apex, cz->dname);
 		z->dnskey_ttl = dc.dnskey_ttl;
-		rc = zone_keys(t, &dc, cz->name, z, err, errlen);
+		rc = zone_keys(t, &dc, cz->name, shared, z, err, errlen);
+		missing += z->missing;
 		if (!rc)
-			log_info("zone %s: signed with %u key(s), %u in DNSKEY",
-			         cz->name, z->nkeys, (unsigned)z->dnskey_count);
+			log_info("zone %s: signed with %u key(s), %u in DNSKEY%s",
+			         cz->name, z->nkeys, (unsigned)z->dnskey_count,
+			         z->missing ? ", a signing key missing: SERVFAIL to DO" : "");
 	}
 	wdb_abort(t);
 	dnssec_conf_clear(&dc);
+	if (!rc)
+		__atomic_store_n(&g_missing, missing, __ATOMIC_RELAXED);
 	if (rc || !s->nzones) {
 		dnssec_set_free(s);
 		return rc;

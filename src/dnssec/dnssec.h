@@ -92,6 +92,10 @@ typedef struct dnssec_zone {
 	uint16_t cds_count;
 	uint8_t *cds_rdata, *cdnskey_rdata;
 	size_t cds_size, cdnskey_size;
+	/* Cluster mode: active keys whose private half is not in this
+	 * instance's keystore (yet); while any is, the zone's answers to
+	 * DO queries are SERVFAIL (qs_zone()). */
+	unsigned missing;
 } dnssec_zone_t;
 
 typedef struct dnssec_set {
@@ -108,6 +112,10 @@ typedef struct dnssec_set {
 int dnssec_set_load(const conf_t *c, dnssec_set_t **out, char *err,
                     size_t errlen);
 void dnssec_set_free(dnssec_set_t *s);
+
+/** The active keys of the last set loaded whose key file was missing
+ * (cluster mode; for /metrics).  Any thread. */
+unsigned dnssec_keys_missing(void);
 
 /** The signed zone of apex @apex (lowercase wire), or NULL. */
 static inline const dnssec_zone_t *dnssec_zone_find(const dnssec_set_t *s,

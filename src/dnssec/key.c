@@ -30,8 +30,24 @@ struct dnssec_key {
 	uint8_t dnskey[DNSSEC_DNSKEY_MAX];
 };
 
+/* A thread's signing contexts: one per key it signed with lately, made
+ * at the key's first signature and reused, so that a signature made
+ * does not set a context up again (EVP_DigestSignInit() allocates the
+ * key's EVP_PKEY_CTX and fetches the algorithm each time). */
+#define MD_SLOTS 8
+
+typedef struct md_slot {
+	const dnssec_key_t *k;   /* compared with its id: a key freed and */
+	uint64_t id;             /* another at its address differ by id */
+	EVP_PKEY_CTX *pc;        /* ECDSA: signs a digest (holds the key) */
+	EVP_MD_CTX *tmpl;        /* Ed25519: initialised, copied per use */
+} md_slot_t;
+
 struct dnssec_md {
 	EVP_MD_CTX *ctx;
+	EVP_MD *sha256;          /* fetched once */
+	md_slot_t slot[MD_SLOTS];
+	unsigned next;           /* the slot replaced next */
 };
 
 int dnssec_alg_parse(const char *s)
@@ -316,31 +332,103 @@ dnssec_md_t *dnssec_md_new(void)
 {
 	dnssec_md_t *m = xcalloc(1, sizeof(*m));
 	m->ctx = EVP_MD_CTX_new();
-	if (!m->ctx)
+	m->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	if (!m->ctx || !m->sha256)
 		abort();
 	return m;
+}
+
+static void slot_clear(md_slot_t *s)
+{
+	EVP_PKEY_CTX_free(s->pc);
+	EVP_MD_CTX_free(s->tmpl);
+	memset(s, 0, sizeof(*s));
 }
 
 void dnssec_md_free(dnssec_md_t *m)
 {
 	if (!m)
 		return;
+	for (unsigned i = 0; i < MD_SLOTS; i++)
+		slot_clear(&m->slot[i]);
 	EVP_MD_CTX_free(m->ctx);
+	EVP_MD_free(m->sha256);
 	free(m);
+}
+
+/* The context of @k in @m, made (replacing the oldest) at its first
+ * use.  NULL when the library fails. */
+static md_slot_t *slot_of(dnssec_md_t *m, const dnssec_key_t *k)
+{
+	for (unsigned i = 0; i < MD_SLOTS; i++)
+		if (m->slot[i].k == k && m->slot[i].id == k->id)
+			return &m->slot[i];
+	md_slot_t *s = &m->slot[m->next];
+	m->next = (m->next + 1) % MD_SLOTS;
+	slot_clear(s);
+	int ok;
+	if (k->alg == DNSSEC_ALG_ECDSAP256) {
+		s->pc = EVP_PKEY_CTX_new_from_pkey(NULL, k->pkey, NULL);
+		ok = s->pc && EVP_PKEY_sign_init(s->pc) > 0;
+	} else {
+		s->tmpl = EVP_MD_CTX_new();
+		ok = s->tmpl && EVP_DigestSignInit(s->tmpl, NULL, NULL, NULL, k->pkey);
+	}
+	if (!ok) {
+		slot_clear(s);
+		ERR_clear_error();
+		return NULL;
+	}
+	s->k = k;
+	s->id = k->id;
+	return s;
+}
+
+/* The INTEGER at *@p (DER, below @end) as 32 bytes, left-padded, into
+ * @out; moves *@p past it.  0 or -1. */
+static int der_int32(const uint8_t **p, const uint8_t *end, uint8_t *out)
+{
+	const uint8_t *q = *p;
+	if (end - q < 2 || q[0] != 0x02 || q[1] > end - q - 2 || q[1] == 0)
+		return -1;
+	size_t n = q[1];
+	q += 2;
+	*p = q + n;
+	while (n > 32 && *q == 0) {   /* the sign byte of a high bit */
+		q++;
+		n--;
+	}
+	if (n > 32)
+		return -1;
+	memset(out, 0, 32 - n);
+	memcpy(out + 32 - n, q, n);
+	return 0;
+}
+
+/* ECDSA-Sig-Value (RFC 3279: SEQUENCE of INTEGER r, s; short lengths
+ * for P-256) to r||s, each 32 bytes (RFC 6605 §4).  0 or -1. */
+static int der_to_rs(const uint8_t *der, size_t dl, uint8_t *sig)
+{
+	const uint8_t *p = der + 2, *end = der + dl;
+	if (dl < 8 || der[0] != 0x30 || der[1] != dl - 2)
+		return -1;
+	return der_int32(&p, end, sig) || der_int32(&p, end, sig + 32) || p != end
+	       ? -1 : 0;
 }
 
 size_t dnssec_key_sign(const dnssec_key_t *k, dnssec_md_t *m,
                        const uint8_t *data, size_t len, uint8_t *sig)
 {
-	/* Ed25519 hashes inside (no digest given); ECDSA with SHA-256. */
-	const EVP_MD *md = k->alg == DNSSEC_ALG_ECDSAP256 ? EVP_sha256() : NULL;
-	if (!EVP_DigestSignInit(m->ctx, NULL, md, NULL, k->pkey)) {
-		ERR_clear_error();
+	md_slot_t *s = slot_of(m, k);
+	if (!s)
 		return 0;
-	}
 	if (k->alg == DNSSEC_ALG_ED25519) {
+		/* Ed25519 hashes inside: the initialised context, copied. */
 		size_t sl = DNSSEC_SIG_MAX;
-		int ok = EVP_DigestSign(m->ctx, sig, &sl, data, len);
+		int ok = EVP_MD_CTX_copy_ex(m->ctx, s->tmpl) &&
+		         EVP_DigestSign(m->ctx, sig, &sl, data, len);
+		/* The copy's key context goes (a free), so that the next
+		 * ECDSA digest starts from a plain context. */
 		EVP_MD_CTX_reset(m->ctx);
 		if (!ok || sl != 64) {
 			ERR_clear_error();
@@ -348,28 +436,20 @@ size_t dnssec_key_sign(const dnssec_key_t *k, dnssec_md_t *m,
 		}
 		return sl;
 	}
-	/* ECDSA: OpenSSL gives DER (RFC 3279); RRSIG wants r||s, each
-	 * left-padded to 32 bytes (RFC 6605 §4). */
-	uint8_t der[80];
+	/* ECDSA: SHA-256 of the data, signed by the key's context.
+	 * OpenSSL gives DER (RFC 3279); RRSIG wants r||s. */
+	uint8_t h[32], der[80];
+	unsigned int hl = 0;
 	size_t dl = sizeof(der);
-	int ok = EVP_DigestSign(m->ctx, der, &dl, data, len);
-	EVP_MD_CTX_reset(m->ctx);
-	if (!ok) {
+	int ok = EVP_DigestInit_ex2(m->ctx, m->sha256, NULL) &&
+	         EVP_DigestUpdate(m->ctx, data, len) &&
+	         EVP_DigestFinal_ex(m->ctx, h, &hl) && hl == 32 &&
+	         EVP_PKEY_sign(s->pc, der, &dl, h, sizeof(h)) > 0;
+	if (!ok || der_to_rs(der, dl, sig)) {
 		ERR_clear_error();
 		return 0;
 	}
-	const unsigned char *p = der;
-	ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dl);
-	if (!es) {
-		ERR_clear_error();
-		return 0;
-	}
-	const BIGNUM *r, *s;
-	ECDSA_SIG_get0(es, &r, &s);
-	int good = BN_bn2binpad(r, sig, 32) == 32 &&
-	           BN_bn2binpad(s, sig + 32, 32) == 32;
-	ECDSA_SIG_free(es);
-	return good ? 64 : 0;
+	return 64;
 }
 
 int dnssec_key_verify(const dnssec_key_t *k, const uint8_t *data, size_t len,

@@ -29,7 +29,8 @@ enum {
 #define DNSSEC_DNSKEY_MAX (4 + 64)
 
 typedef struct dnssec_key dnssec_key_t;
-/** A thread's signing context (an EVP_MD_CTX), made once per thread. */
+/** A thread's signing contexts (an EVP_MD_CTX, and one context per key
+ * it signed with lately), made once per thread. */
 typedef struct dnssec_md dnssec_md_t;
 
 /** The algorithm number of name @s ("ecdsap256", "ed25519", or the

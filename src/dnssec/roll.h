@@ -85,6 +85,15 @@ int roll_ds_seen(wdb_txn_t *t, const char *zone, uint32_t ttl, int64_t now,
  * not. */
 void roll_tick(weightdb_t *db, const conf_t *c, int64_t now);
 
+/** Where a step's transaction goes instead of the local commit (cluster
+ * mode: @fn takes @t, validated and not committed, writes its changes
+ * to etcd and aborts it, returning 0 when written; the local store gets
+ * them through the watch).  NULL: committed locally.  Main thread, set
+ * before the first roll_tick(). */
+typedef int (*roll_commit_fn)(void *arg, wdb_txn_t *t, const char *what,
+                              char *err, size_t errlen);
+void roll_set_commit(roll_commit_fn fn, void *arg);
+
 /** Asks the parent of @zone (dnssec.parent-servers, else the resolvers
  * of resolv.conf, with a 1 s timeout) whether it serves the DS (digest
  * type 2) of key record @key.  Returns 1 with the DS RRset's TTL in

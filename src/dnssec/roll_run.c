@@ -157,10 +157,20 @@ int roll_ds_lookup(const dnssec_conf_t *c, const char *zone, json_t *key,
 }
 
 /* Commits @t with @what, or logs why not.  Returns 0 or -1. */
+static roll_commit_fn g_commit;   /* NULL: the local store */
+static void *g_commit_arg;
+
+void roll_set_commit(roll_commit_fn fn, void *arg)
+{
+	g_commit = fn;
+	g_commit_arg = arg;
+}
+
 static int commit(wdb_txn_t *t, const char *zone, const char *what)
 {
 	char err[512];
-	if (wdb_commit(t, what, err, sizeof(err)) < 0) {
+	if (g_commit ? g_commit(g_commit_arg, t, what, err, sizeof(err)) :
+	    wdb_commit(t, what, err, sizeof(err)) < 0) {
 		log_warning("dnssec: zone %s: rollover step not stored: %s", zone, err);
 		return -1;
 	}

@@ -512,6 +512,11 @@ static void cluster(expo_t *e, const stats_sample_t *s)
 	       "1 while etcd cannot be read and this instance keeps the DNS "
 	       "Cookie secret it has (never a new one of its own).",
 	       c->cookie_kept);
+	gauge1(e, "gslbd_cluster_dnssec_keys_missing",
+	       "Active signing keys whose private key is not in this "
+	       "instance's keystore: the zones they sign answer SERVFAIL to "
+	       "queries with DO until their files arrive from etcd.",
+	       c->keys_missing);
 	counter1(e, "gslbd_cluster_resyncs_total",
 	         "Full reads of the table from etcd (the start, a compaction "
 	         "past the store's revision, an apply that failed).", c->resyncs);

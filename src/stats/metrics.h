@@ -60,6 +60,7 @@ typedef struct stats_cluster {
 	uint64_t divergences;     /* checks that found it so */
 	unsigned overrides;       /* declared local overrides */
 	uint64_t checks, full_checks; /* table checks, and the full ones */
+	unsigned keys_missing;    /* signing keys whose file is missing */
 } stats_cluster_t;
 
 /** What one scrape reports, taken by the caller. */

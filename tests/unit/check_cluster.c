@@ -2,10 +2,12 @@
 /* Cluster mode's pure parts: the cluster section (defaults, every value,
  * errors naming file and line, absent = standalone), base64 and the
  * range end of a prefix, the answers' 64-bit fields, the key layout
- * in etcd, and the quorum verdict over the instances' views (S4-6). */
+ * in etcd, the signing key files' layout, puts and writes, and the
+ * quorum verdict over the instances' views (S4-6). */
 #include "cluster/clog.h"
 #include "cluster/cluster_conf.h"
 #include "cluster/etcd.h"
+#include "cluster/keyfiles.h"
 #include "cluster/quorum.h"
 #include "cluster/sync.h"
 #include "health/verdict.h"
@@ -16,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char dir[] = "/tmp/check_cluster-XXXXXX";
 static char path[256];
@@ -212,6 +216,72 @@ START_TEST(key_layout)
 	ck_assert(!cluster_kind_shared(WDB_STEERIN));
 	ck_assert(!cluster_kind_shared(WDB_STATUS));
 	ck_assert(!cluster_kind_shared(WDB_METRICS));
+	/* The signing keys' records are table objects. */
+	ck_assert(cluster_kind_shared(WDB_DNSSEC));
+	ck_assert_int_eq(cluster_parse_key("/g/", "/g/config/dnssec/z.test|123", &kind,
+	                                   &key), 1);
+	ck_assert_int_eq(kind, WDB_DNSSEC);
+	ck_assert_str_eq(key, "z.test|123");
+}
+END_TEST
+
+/* The key files through etcd: their keys, the puts a change makes (the
+ * files its dnssec records name, nothing else), and the writes into a
+ * keystore (0600, the same bytes left alone, bad names refused). */
+START_TEST(key_files)
+{
+	const char *file;
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/g/keystore/Kz.+015+00123.pem", &file), 1);
+	ck_assert_str_eq(file, "Kz.+015+00123.pem");
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/g/keystore/../x", &file), 0);
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/g/keystore/a/b", &file), 0);
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/g/keystore/", &file), 0);
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/h/keystore/k.pem", &file), 0);
+	ck_assert_int_eq(cluster_keyfile_key("/g/", "/g/config/dnssec/z", &file), 0);
+	char ks[300], fp[400], err[512], buf[64];
+	snprintf(ks, sizeof(ks), "%s/keys", dir);
+	ck_assert_int_eq(mkdir(ks, 0700), 0);
+	ck_assert_int_eq(cluster_keyfile_write(ks, "k1.pem", "PEM1", 4, err, sizeof(err)), 1);
+	ck_assert_int_eq(cluster_keyfile_write(ks, "k1.pem", "PEM1", 4, err, sizeof(err)), 0);
+	snprintf(fp, sizeof(fp), "%s/k1.pem", ks);
+	struct stat st;
+	ck_assert_int_eq(stat(fp, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(cluster_keyfile_write(ks, "k1.pem", "PEM2!", 5, err, sizeof(err)), 1);
+	FILE *f = fopen(fp, "r");
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ck_assert_int_eq(n, 5);
+	ck_assert_int_eq(memcmp(buf, "PEM2!", 5), 0);
+	ck_assert_int_eq(cluster_keyfile_write(ks, "../k.pem", "x", 1, err, sizeof(err)), -1);
+	ck_assert_int_eq(cluster_keyfile_write(ks, "k2.pem", "", 0, err, sizeof(err)), -1);
+	/* The puts: the file of the dnssec record, not the zone record's
+	 * (no file) nor another kind's. */
+	json_t *ch = json_pack("[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:b}},"
+	                       " {s:s, s:s, s:{s:s}}]",
+	                       "kind", "dnssec", "key", "z|1", "after", "file", "k1.pem",
+	                       "kind", "dnssec", "key", "z", "after", "enabled", 1,
+	                       "kind", "node", "key", "n", "after", "file", "k1.pem");
+	json_t *ops = json_array();
+	ck_assert_int_eq(cluster_keyfile_ops("/g/", ks, ch, ops, err, sizeof(err)), 0);
+	ck_assert_int_eq(json_array_size(ops), 1);
+	json_t *put = json_object_get(json_array_get(ops, 0), "request_put");
+	size_t kl = 0, vl = 0;
+	char *k = etcd_unb64(json_string_value(json_object_get(put, "key")), &kl);
+	char *v = etcd_unb64(json_string_value(json_object_get(put, "value")), &vl);
+	ck_assert_str_eq(k, "/g/keystore/k1.pem");
+	ck_assert_str_eq(v, "PEM2!");
+	free(k);
+	free(v);
+	/* A record whose file is not in the keystore: refused, naming it. */
+	json_object_set_new(json_object_get(json_array_get(ch, 0), "after"), "file",
+	                    json_string("gone.pem"));
+	ck_assert_int_eq(cluster_keyfile_ops("/g/", ks, ch, ops, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "gone.pem"));
+	json_decref(ch);
+	json_decref(ops);
+	unlink(fp);
+	rmdir(ks);
 }
 END_TEST
 
@@ -399,6 +469,7 @@ static Suite *cluster_suite(void)
 	tcase_add_test(t, base64);
 	tcase_add_test(t, answers);
 	tcase_add_test(t, key_layout);
+	tcase_add_test(t, key_files);
 	tcase_add_test(t, quorum_verdict);
 	tcase_add_test(t, health_text);
 	tcase_add_test(t, log_record);

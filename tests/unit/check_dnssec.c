@@ -249,6 +249,18 @@ static void sign_and_verify(int alg)
 	fprintf(stderr, "check_dnssec: %s: allocations in OpenSSL of a signature "
 	        "made: %lu the first, %lu later; from the cache: 0\n",
 	        dnssec_alg_name(alg), miss_allocs, g_allocs - a0);
+	/* Many signatures through the thread's reused context: each
+	 * verifies (ECDSA: r and s of 31 or 33 bytes in DER among them). */
+	dnssec_md_t *md = dnssec_md_new();
+	for (unsigned i = 0; i < 1000; i++) {
+		uint8_t msg[8], sg[DNSSEC_SIG_MAX];
+		memcpy(msg, &i, sizeof(i));
+		memcpy(msg + 4, &alg, sizeof(i));
+		ck_assert_uint_eq(dnssec_key_sign(k, md, msg, sizeof(msg), sg), 64);
+		ck_assert_msg(dnssec_key_verify(k, msg, sizeof(msg), sg, 64),
+		              "signature %u does not verify", i);
+	}
+	dnssec_md_free(md);
 	/* Ed25519 is deterministic: a second signer makes the same bytes. */
 	if (alg == DNSSEC_ALG_ED25519) {
 		dnssec_thread_t *t2 = dnssec_thread_new(0);
@@ -269,6 +281,40 @@ static void sign_and_verify(int alg)
 	dnssec_thread_free(t);
 	dnssec_key_free(k);
 }
+
+/* One thread's signer with keys of both algorithms in turn, more keys
+ * than it keeps contexts for, and a key freed and another made in its
+ * place: every signature verifies with its own key. */
+START_TEST(sign_mixed_keys)
+{
+	char err[256];
+	dnssec_key_t *k[12];
+	for (int i = 0; i < 12; i++) {
+		k[i] = dnssec_key_generate(i % 2 ? DNSSEC_ALG_ED25519 : DNSSEC_ALG_ECDSAP256,
+		                           DNSSEC_FLAGS_CSK, err, sizeof(err));
+		ck_assert_msg(k[i] != NULL, "%s", err);
+	}
+	dnssec_md_t *md = dnssec_md_new();
+	uint8_t msg[16] = "mixed", sg[DNSSEC_SIG_MAX];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 12; i++) {
+			msg[8] = (uint8_t)i;
+			ck_assert_uint_eq(dnssec_key_sign(k[i], md, msg, sizeof(msg), sg), 64);
+			ck_assert_msg(dnssec_key_verify(k[i], msg, sizeof(msg), sg, 64),
+			              "round %d key %d", round, i);
+		}
+		/* A new key, perhaps at the freed one's address. */
+		dnssec_key_free(k[round]);
+		k[round] = dnssec_key_generate(round % 2 ? DNSSEC_ALG_ED25519 :
+		                               DNSSEC_ALG_ECDSAP256, DNSSEC_FLAGS_CSK, err,
+		                               sizeof(err));
+		ck_assert_ptr_nonnull(k[round]);
+	}
+	dnssec_md_free(md);
+	for (int i = 0; i < 12; i++)
+		dnssec_key_free(k[i]);
+}
+END_TEST
 
 START_TEST(sign_ecdsa) { sign_and_verify(DNSSEC_ALG_ECDSAP256); }
 END_TEST
@@ -301,6 +347,7 @@ static Suite *dnssec_suite(void)
 	TCase *k = tcase_create("sign");
 	tcase_add_test(k, sign_ecdsa);
 	tcase_add_test(k, sign_ed25519);
+	tcase_add_test(k, sign_mixed_keys);
 	tcase_add_test(k, algorithm_names);
 	suite_add_tcase(s, k);
 	return s;

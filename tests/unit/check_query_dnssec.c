@@ -162,6 +162,38 @@ START_TEST(do_answer_signed)
 }
 END_TEST
 
+/* A zone loaded without the private half of a signing key (cluster
+ * mode, the file not there yet): SERVFAIL to DO, nothing signed; the
+ * same answers without DO; DNSKEY still served without DO. */
+START_TEST(missing_key_servfail)
+{
+	dnssec_zone_t *z = &snap->dnssec->zones[0];
+	z->missing = 1;
+	qb_t b;
+	resp_t r;
+	const char *names[] = { "www.example.test", "nope.example.test" };
+	for (size_t i = 0; i < 2; i++) {
+		query(&b, names[i], RR_A, 1232);
+		ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+		ck_assert_int_eq(r.rcode, RCODE_SERVFAIL);
+		ck_assert_uint_eq(r.an, 0);
+		ck_assert_uint_eq(r.ns, 0);
+	}
+	query(&b, "www.example.test", RR_A, 0);
+	ck_assert_uint_gt(process(&udp, &b, 512, &r), 0);
+	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
+	ck_assert_uint_eq(r.an, 2);
+	query(&b, "example.test", RR_DNSKEY, 0);
+	ck_assert_uint_gt(process(&udp, &b, 512, &r), 0);
+	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
+	ck_assert_uint_eq(r.an, 1);
+	z->missing = 0;
+	query(&b, "www.example.test", RR_A, 1232);
+	ck_assert_uint_gt(process(&udp, &b, 1232, &r), 0);
+	ck_assert_int_eq(r.rcode, RCODE_NOERROR);
+}
+END_TEST
+
 /* The NSEC at @x: its next name and bitmap are @next (wire) and @bm. */
 static void assert_nsec(const rr_t *x, const char *owner, const uint8_t *next,
                         size_t nl, const uint8_t *bm, size_t bl)
@@ -429,6 +461,7 @@ static Suite *query_dnssec_suite(void)
 	TCase *t = tcase_create("signed");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, do_answer_signed);
+	tcase_add_test(t, missing_key_servfail);
 	tcase_add_test(t, nxdomain_compact);
 	tcase_add_test(t, nodata_bitmap);
 	tcase_add_test(t, dnskey_at_apex);
