@@ -10,8 +10,8 @@
 #     ECDSA P-256 (randomised by OpenSSL): the same RRSIG fields (key
 #     tag, inception, expiration...) and both signatures validate;
 #  4. a ZSK rollover in compressed time, driven by the elected instance
-#     through etcd (its steps in its log only, the new key's file in the
-#     other's keystore), with both instances' RRSIGs compared and
+#     through etcd (its steps made by it alone and in the cluster's
+#     change log, the new key's file in the other's keystore), with both instances' RRSIGs compared and
 #     validated by delv the whole time;
 #  5. a key file missing on ns2 (deleted, then a reload): its metric and
 #     `cluster status` say so, DO queries of that zone are SERVFAIL while
@@ -149,6 +149,13 @@ expect_has "$(cat "$T/ns$other.log")" "applied revision [0-9]+: dnssec rollover 
 	"ns$other applied the steps from etcd"
 [ "$(ls "$T/ns$other/keys" | grep -c '\.pem$')" = 4 ] && ok "the new ZSK's file reached ns$other" ||
 	fail "ns$other keystore: $(ls "$T/ns$other/keys")"
+# The steps are in the cluster's change log, the same at both, marked
+# as the daemon's own.
+steps() { CTLN "$1" log --auto 2>&1 | awk '$3 == "dnssec" && /dnssec add gslb\.test/'; }
+l1=$(steps 1); l2=$(steps 2)
+[ "$(grep -c . <<<"$l1")" -ge 3 ] && [ "$l1" = "$l2" ] &&
+	ok "the steps in the cluster's log, the same at both ($(grep -c . <<<"$l1") records)" ||
+	fail "the steps in the cluster's log: ns1 [$l1] ns2 [$l2]"
 same_dnskey_sig() { a=$(sigs 1 gslb.test DNSKEY); b=$(sigs 2 gslb.test DNSKEY); [ -n "$a" ] && [ "$a" = "$b" ]; }
 wait_until 5 same_dnskey_sig && ok "after the rollover: identical DNSKEY RRSIGs" ||
 	fail "after the rollover, DNSKEY RRSIG: ns1 [$a] ns2 [$b]"
