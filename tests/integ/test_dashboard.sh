@@ -167,7 +167,7 @@ for g in d["data"]["groups"]:
             print("BAD %s: %s %s" % (r["name"], r.get("health"), r.get("lastError", "")))
 print("RULES %d" % n)
 EOP
-expect_has "$(cat "$T/rules.check")" "^RULES 25$" "Prometheus loaded the 25 rules"
+expect_has "$(cat "$T/rules.check")" "^RULES 26$" "Prometheus loaded the 26 rules"
 expect_not "$(cat "$T/rules.check")" "^BAD" "every rule evaluates without error"
 alerts=$(api "/api/v1/alerts")
 expect_has "$alerts" '"alertname":"GslbdNodeDemoted"[^}]*"node":"h2"' "the node-down alert is on for h2"
