@@ -160,6 +160,7 @@ static int write_window(health_t *h, health_area_t *a, int open, time_t now)
  * node's stable score where its area is quiet. */
 static void count_areas(health_t *h)
 {
+	uint32_t now = health__wall();
 	for (size_t i = 0; i < h->nareas; i++)
 		h->areas[i].known = h->areas[i].falling = h->areas[i].seen = 0;
 	const autocut_conf_t *ac = &h->c.cut.autocut;
@@ -171,7 +172,13 @@ static void count_areas(health_t *h)
 		a->seen = 1;
 		verdict_state_t st = health__decided(h, n);
 		int out = st == VERDICT_DEMOTED || st == VERDICT_DERATED;
-		double score = n->last.unknown || (!n->nwin && !out) ? -1 : n->last.score;
+		/* Scored now, from the probe window and the pushed metrics as
+		 * they stand: a round waits for a probe result (a minute
+		 * apart for a healthy node, S0-7), pushed figures do not, and
+		 * S0-1's first minute shows in them first. */
+		score_result_t r;
+		health__node_score(h, n, n->win, n->nwin, now, &r);
+		double score = r.unknown ? -1 : r.score;
 		if (score < 0 && !out)
 			continue;
 		int f = autocut_node_falling(ac, score, n->auto_stable,
