@@ -64,6 +64,11 @@ expect_has "$(CTL log)" "automatic cutover c1 opened region=r-a isp=isp-x: [34] 
 	"three slow nodes of four: automatic window c1 opened, audited"
 out=$(CTL cutover list)
 expect_has "$out" "c1 +r-a +isp-x .* 30% .*in-window +automatic" "cutover list shows c1 automatic, in-window"
+CTL --json cutover list | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["cutovers"][0]
+sys.exit(not (w["auto"] is True and w["impact"] == "automatic" and w["phase"] == "in-window"))' &&
+	ok "cutover list --json: c1 auto, in-window" || fail "cutover list --json: $(CTL --json cutover list)"
 for _ in $(tseq 50); do CTL status | grep -q "a4 .*cutover\|cutover c1 in-window" && break; sleep 0.1; done
 expect_has "$(CTL status)" "cutover c1 in-window: weight 30%" "the area's nodes are derated by the window"
 sleep 1
