@@ -376,10 +376,11 @@ cutover:
   ramp: %g
   short-ttl-lead: %g
   confirm-rounds: %d
+  auto-derate: %d
 """ % (port, MMDB, c["interval"], c["timeout"], c["fast_interval"],
                 c["demote_after"], c["restore_after"], c["settle"],
                 c["gray_watch"], c["notice"], c["prewarm_lead"], c["ramp"],
-                c["short_ttl_lead"], c["confirm_rounds"]))
+                c["short_ttl_lead"], c["confirm_rounds"], a.derate))
 
         # Nodes: cn-gd primaries (the first AFFECTED on ctcc, the ISP under
         # cutover, the rest on cmcc/cucc), cn-gx primaries (the
@@ -413,7 +414,7 @@ cutover:
         for n in nodes:
             self.ctl(d, "node", "add", n["id"], "--addr", n["addr"],
                      "--region", n["region"], "--isp", n["isp"],
-                     "--pool", n["pool"], "--probe",
+                     "--pool", n["pool"], "--allow-unknown-location", "--probe",
                      "http://127.0.0.1:%d/health expect=200 match=healthy" %
                      ports[n["id"]])
         gd = [n for n in nodes if n["region"] == "cn-gd"]

@@ -41,6 +41,8 @@ json_t *ctl_window_view(json_t *w)
 		"end_text", "derate_pct", "prewarm_pct", "impact", "note", NULL };
 	for (const char *const *k = keys; *k; k++)
 		json_object_set_new(v, *k, ctl_field(w, *k));
+	/* Opened by the health thread for an unannounced cutover. */
+	json_object_set_new(v, "auto", json_boolean(json_is_true(json_object_get(w, "auto"))));
 	json_t *n = json_object_get(w, "nodes");
 	json_object_set_new(v, "nodes", json_is_array(n) ? json_incref(n) : json_array());
 	ctl_set_time(v, "start", json_integer_value(json_object_get(w, "start")));
@@ -90,7 +92,7 @@ static int cutover_show_del(wdb_txn_t *t, const char *sub, int argc, char **argv
 	if (strcmp(sub, "show") == 0) {
 		static const char *const keys[] = { "id", "region", "isp", "nodes",
 			"start", "end", "start_text", "end_text", "derate_pct",
-			"prewarm_pct", "impact", "phase", "note", NULL };
+			"prewarm_pct", "impact", "phase", "note", "auto", NULL };
 		wdb_abort(t);
 		ctl_show("cutover", ctl_window_view(w), keys);
 		json_decref(w);

@@ -23,18 +23,26 @@ int cutover_conf_load(const conf_t *c, cutover_conf_t *o, char *err,
 	 * answer when the window opens. */
 	o->short_ttl_lead = 300;
 	o->confirm_rounds = 2;
+	autocut_conf_default(&o->autocut);
 	const ynode_t *s = ynode_get(c->root, "cutover");
 	if (!s)
 		return 0;
 	static const char *const keys[] = { "notice", "prewarm-lead", "ramp",
 		"impact-low", "impact-medium", "impact-high", "prewarm",
-		"short-ttl-lead", "confirm-rounds", NULL };
+		"short-ttl-lead", "confirm-rounds", "auto", "auto-min-nodes",
+		"auto-share", "auto-drop", "auto-confirm", "auto-recover",
+		"auto-derate", "auto-max", NULL };
 	if (conf_skeys(c, s, "cutover", keys, err, errlen))
 		return -1;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *k = s->keys[i]->value;
 		const ynode_t *v = s->items[i];
 		double d;
+		int ak = autocut_conf_key(c, k, v, &o->autocut, err, errlen);
+		if (ak < 0)
+			return -1;
+		if (ak)
+			continue;
 		if (strncmp(k, "impact-", 7) == 0 || strcmp(k, "prewarm") == 0) {
 			if (conf_snumber(c, v, k, strcmp(k, "prewarm") == 0 ? 0 : 1, 100,
 			                 &d, err, errlen))

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/conf.h"
+#include "health/autocut.h"
 
 typedef struct cutover_conf {
 	double notice;            /* pre-derating starts this long before (86400 s, S0-2) */
@@ -27,6 +28,7 @@ typedef struct cutover_conf {
 	                             this long before the start (300 s, S0-11) */
 	unsigned confirm_rounds;  /* degraded rounds that demote an affected
 	                             node inside its window (2, S0-8 in-window) */
+	autocut_conf_t autocut;   /* unannounced cutovers (cutover.auto-*) */
 } cutover_conf_t;
 
 typedef enum {

@@ -358,6 +358,12 @@ static void on_tick(uv_timer_t *t)
 	}
 	for (size_t i = 0; i < h->n; i++)
 		tick_node(h, h->node[i], now);
+	/* S0-8: an area is judged once per fast interval, so its two
+	 * confirmations are two rounds of its nodes' fast probes. */
+	if (now - h->last_areas >= h->c.fast_interval) {
+		health__areas(h);
+		h->last_areas = now;
+	}
 	int status_due = now - h->last_status >= 1.0;
 	if (status_due) {
 		health__region_load(h);
@@ -446,6 +452,7 @@ static void on_stop(uv_async_t *a)
 	h->windows = NULL;
 	json_decref(h->loaded);
 	h->loaded = NULL;
+	health__areas_free(h);
 	json_decref(h->rows);
 	h->rows = NULL;
 	uv_close((uv_handle_t *)&h->tick, NULL);

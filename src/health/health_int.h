@@ -33,6 +33,7 @@
 #define HEALTH_MAX_WSETS 4
 
 typedef struct hnode hnode_t;
+typedef struct health_area health_area_t;   /* areas.c */
 
 /** One probe of a node and its latest result. */
 typedef struct hprobe {
@@ -101,6 +102,8 @@ struct hnode {
 	int stale_warned;            /* judged on pushes alone under
 	                                health.stale keep: said once (S2-7) */
 	int region_loaded;           /* S2-6: most of its region is loaded */
+	double auto_stable;          /* its stable score, the reference of
+	                                "falling" (autocut.h); -1 none yet */
 	unsigned extra;              /* extra probe rounds run in a cutover
 	                                window since its last good sample
 	                                (cutover_extra_probe()) */
@@ -139,6 +142,9 @@ struct health {
 	json_t *windows;             /* cutover windows, refreshed by sync */
 	json_t *loaded;              /* S2-6: regions in regional load */
 	json_t *rows;                /* weight rows while windows exist */
+	health_area_t *areas;        /* unannounced cutovers (areas.c) */
+	size_t nareas;
+	double last_areas;           /* loop time of the last evaluation */
 	uint64_t table_gen;          /* wdb_table_generation() last read */
 	uint64_t metrics_gen;        /* wdb_metrics_generation() last read */
 	int have_changes;
@@ -236,6 +242,15 @@ const char *health__profile_text(health_t *h, const hnode_t *n);
 /** Scores @n under health.shadow-profile too and logs a change of grade
  * there (S2-9); nothing else depends on it. */
 void health__shadow_profile(health_t *h, hnode_t *n, uint32_t now);
+
+/* areas.c: unannounced cutovers (S0-1, S2-6). */
+
+/** Counts the falling nodes of every area and opens or ends automatic
+ * cutover windows (one audited commit each). */
+void health__areas(health_t *h);
+
+/** Frees the areas' state. */
+void health__areas_free(health_t *h);
 
 /* repool.c: decisions and the store. */
 

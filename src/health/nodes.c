@@ -174,6 +174,7 @@ static hnode_t *add_node(health_t *h, wdb_txn_t *t, const char *id, size_t pos)
 	snprintf(n->id, sizeof(n->id), "%s", id);
 	n->cut.weight_pct = 100; /* no window: full weight */
 	n->shadow_grade = SCORE_GRADE_UNKNOWN;
+	n->auto_stable = -1;
 	if (h->n == h->cap) {
 		h->cap = h->cap ? h->cap * 2 : 64;
 		h->node = xrealloc(h->node, h->cap * sizeof(*h->node));

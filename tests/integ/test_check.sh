@@ -91,6 +91,10 @@ hc cconf 'cutover:
   short-ttl-lead: 60
   confirm-rounds: 0'
 check_bad cconf "cconf\.conf:8: confirm-rounds must be a number from 1 to 100" "cutover: confirm-rounds out of range"
+hc cauto 'cutover:
+  auto: on
+  auto-min-nodes: 1'
+check_bad cauto "cauto\.conf:8: auto-min-nodes must be a number from 2 to 10000" "cutover: auto-min-nodes out of range"
 
 hc tgood 'dnstap:
   socket: /run/gslbd/dnstap.sock

@@ -146,13 +146,14 @@ if d:
        "weight show: the cn-bj row")
 
 WIN = ["id", "region", "isp", "nodes", "start", "start_unix", "end", "end_unix", "start_text",
-       "end_text", "derate_pct", "prewarm_pct", "impact", "note", "phase"]
+       "end_text", "derate_pct", "prewarm_pct", "impact", "note", "phase", "auto"]
 def check_window(w, what):
     ok(has(w, WIN) and w["id"] == "c1" and w["region"] == "cn-bj" and w["isp"] == "*" and
        w["start"] == "2029-12-31T18:00:00Z" and w["start_unix"] == 1893434400 and
        w["end"] == "2029-12-31T21:00:00Z" and w["end_unix"] == 1893445200 and
        w["start_text"] == "2030-01-01T02:00+08:00" and w["impact"] == "high" and
-       w["derate_pct"] == 50 and w["note"] == "maint" and w["phase"] == "announced",
+       w["derate_pct"] == 50 and w["note"] == "maint" and w["phase"] == "announced" and
+       w["auto"] is False,
        "%s: the window in UTC and unix seconds, its phase" % what)
 d = doc("cutover-list")
 if d:
