@@ -408,7 +408,7 @@ conf_t *conf_load(const char *path, char *err, size_t errlen)
 	static const char *const top[] = { "server", "zones", "database", "geoip",
 	                                   "health", "cutover", "log", "stats",
 	                                   "rrl", "dnstap", "cluster", "steer",
-	                                   "dnssec", "cookies", NULL };
+	                                   "dnssec", "cookies", "api", NULL };
 	if (get_map(&x, c->root, "the configuration") ||
 	    check_keys(&x, c->root, "the configuration", top))
 		goto fail;

@@ -198,3 +198,68 @@ const char *net_addr_special(const char *text)
 		return "an IPv4-mapped address (give the IPv4 address itself)";
 	return NULL;
 }
+
+int net_prefix_parse(const char *text, net_prefix_t *p)
+{
+	char host[64];
+	const char *slash = strchr(text, '/');
+	size_t hl = slash ? (size_t)(slash - text) : strlen(text);
+	if (hl == 0 || hl >= sizeof(host))
+		return -1;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	memset(p, 0, sizeof(*p));
+	unsigned max;
+	if (inet_pton(AF_INET, host, p->addr) == 1)
+		p->family = AF_INET, max = 32;
+	else if (inet_pton(AF_INET6, host, p->addr) == 1)
+		p->family = AF_INET6, max = 128;
+	else
+		return -1;
+	p->bits = max;
+	if (slash) {
+		char *end;
+		unsigned long b = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || b > max)
+			return -1;
+		p->bits = (unsigned)b;
+	}
+	/* Host bits must be clear: 10.1.2.3/8 is a typo, not a network. */
+	for (unsigned b = p->bits; b < max; b++)
+		if (p->addr[b / 8] & (0x80u >> (b % 8)))
+			return -1;
+	return 0;
+}
+
+int net_prefix_allowed(const net_prefix_t *pfx, size_t n, const struct sockaddr *addr)
+{
+	if (!n)
+		return 1;
+	const unsigned char *a;
+	int fam = addr->sa_family;
+	unsigned char mapped[4];
+	if (fam == AF_INET) {
+		a = (const unsigned char *)&((const struct sockaddr_in *)addr)->sin_addr;
+	} else if (fam == AF_INET6) {
+		a = (const unsigned char *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
+			memcpy(mapped, a + 12, 4);
+			a = mapped;
+			fam = AF_INET;
+		}
+	} else {
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const net_prefix_t *p = &pfx[i];
+		if (p->family != fam)
+			continue;
+		unsigned full = p->bits / 8, rest = p->bits % 8;
+		if (memcmp(a, p->addr, full) != 0)
+			continue;
+		if (rest && ((a[full] ^ p->addr[full]) & (0xff00u >> rest) & 0xff))
+			continue;
+		return 1;
+	}
+	return 0;
+}

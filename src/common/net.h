@@ -33,4 +33,19 @@ int net_adopt(int *fds, size_t n, const conf_listen_t *l, int type);
  * for an ordinary address or text that is no address. */
 const char *net_addr_special(const char *text);
 
+/** An address network (the stats and api sections' allow lists). */
+typedef struct net_prefix {
+	int family;               /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned bits;
+} net_prefix_t;
+
+/** Parses an address or ADDR/LEN network with its host bits clear
+ * (10.1.2.3/8 is a typo, not a network).  Returns 0 or -1. */
+int net_prefix_parse(const char *text, net_prefix_t *p);
+
+/** Whether @addr (struct sockaddr_in or _in6; an IPv4-mapped IPv6
+ * address counts as IPv4) is in one of @p[0..n); n 0: any is. */
+int net_prefix_allowed(const net_prefix_t *p, size_t n, const struct sockaddr *addr);
+
 #endif

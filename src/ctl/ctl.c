@@ -44,7 +44,6 @@ const char *ctl_db_path;
 
 const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
 const char *const ctl_pool_set[] = { "primary", "standby", NULL };
-const char *const ctl_admin_set[] = { "auto", "up", "down", "drain", NULL };
 
 const char *ctl_die_where;
 
@@ -144,6 +143,8 @@ static void usage(FILE *f)
 "  dnssec enable|keygen ZONE [--algorithm ecdsap256|ed25519]\n"
 "  dnssec list                    dnssec status|ds ZONE\n"
 "  stats                          (the daemon's counters, from stats.listen)\n"
+"  api token add NAME --role read|operate|admin [--expires 90d]\n"
+"  api token list                 api token revoke NAME\n"
 "TIME is RFC 3339 (2026-12-01T02:00:00Z, 2026-12-01T10:00+08:00); --since ID\n"
 "starts at that change.\n", f);
 }
@@ -418,6 +419,8 @@ static int read_only_command(const char *cmd, int argc, char **argv)
 	for (const char *const *r = readers; *r; r++)
 		if (strcmp(cmd, *r) == 0)
 			return 1;
+	if (strcmp(cmd, "api") == 0)
+		return argc > 1 && strcmp(argv[1], "list") == 0;
 	if (strcmp(cmd, "steer") == 0)
 		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
 	if (strcmp(cmd, "dnssec") == 0)
@@ -592,6 +595,7 @@ static const struct {
 	{ "cluster", ctl_cmd_cluster },
 	{ "release", ctl_cmd_release },
 	{ "dnssec", ctl_cmd_dnssec },
+	{ "api", ctl_cmd_api },
 };
 
 /* Runs command group @cmd; returns its exit status (2 when it is not

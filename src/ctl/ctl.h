@@ -15,6 +15,7 @@
 
 #include "common/conf.h"
 #include "health/health.h"
+#include "store/edit.h"
 #include "store/weightdb.h"
 
 /** The configuration read with -c; NULL when the store was named with -d
@@ -32,11 +33,10 @@ extern int ctl_json;
  * levels), or its defaults when there is no configuration. */
 extern health_conf_t ctl_hc;
 
-/** The admin states, pools and all-down modes, each NULL-terminated, for
- * ctl_one_of(). */
+/** The pools and all-down modes, each NULL-terminated, for ctl_one_of()
+ * (the admin states: wdb_admin_set, store/edit.h). */
 extern const char *const ctl_all_down_set[];
 extern const char *const ctl_pool_set[];
-extern const char *const ctl_admin_set[];
 
 /** Where the input that ctl_die() reports on came from ("FILE:LINE"),
  * or NULL: set while a command reads its input from a file, so that
@@ -250,6 +250,8 @@ int ctl_cmd_cutover(int argc, char **argv);
 int ctl_cmd_cluster(int argc, char **argv);
 /** dnssec enable|keygen|list|status|ds (ctl_dnssec.c). */
 int ctl_cmd_dnssec(int argc, char **argv);
+/** gslbctl api token add|list|revoke (ctl_api.c). */
+int ctl_cmd_api(int argc, char **argv);
 
 /* Cluster mode (ctl_cluster.c). */
 /** Reads the cluster section of the configuration; dies on a bad one. */

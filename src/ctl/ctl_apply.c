@@ -153,7 +153,7 @@ static void apply_check_node(json_t *o, size_t idx, char *key, size_t keysize)
 	const char *pool = json_string_value(json_object_get(o, "pool"));
 	ctl_one_of("pool", pool ? pool : "primary", ctl_pool_set);
 	const char *admin = json_string_value(json_object_get(o, "admin"));
-	ctl_one_of("admin", admin ? admin : "auto", ctl_admin_set);
+	ctl_one_of("admin", admin ? admin : "auto", wdb_admin_set);
 	if (!pool)
 		json_object_set_new(o, "pool", json_string("primary"));
 	if (!admin)

@@ -409,14 +409,9 @@ static void node_opt(json_t *n, const char *sub, const char *id, const char *o,
 	} else if (strcmp(o, "--pool") == 0) {
 		json_object_set_new(n, "pool", json_string(ctl_one_of(o, v, ctl_pool_set)));
 	} else if (strcmp(o, "--admin") == 0) {
-		const char *a = ctl_one_of(o, v, ctl_admin_set);
-		const char *was = json_string_value(json_object_get(n, "admin"));
-		if (!was || strcmp(was, a) != 0)
-			/* S0-11, S1-8: answers of its rows carry the short
-			 * TTL while the change settles. */
-			json_object_set_new(n, "short_until",
-			                    json_integer(time(NULL) + (json_int_t)ctl_hc.settle));
-		json_object_set_new(n, "admin", json_string(a));
+		char err[200];
+		if (wdb_node_admin(n, o, v, time(NULL), ctl_hc.settle, err, sizeof(err)))
+			ctl_die("%s", err);
 	} else if (strcmp(o, "--probe") == 0) {
 		node_probe(id, v, probes);
 	} else if (!ctl_steer_node_opt(n, id, o, v) && !ctl_probe_budget_opt(n, "node", o, v)) {

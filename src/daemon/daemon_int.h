@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "api/api.h"
 #include "cluster/cluster.h"
 #include "cluster/cookie_share.h"
 #include "common/conf.h"
@@ -36,6 +37,7 @@ extern health_t *g_health;          /* NULL once handed over */
 extern unsigned g_nworkers;
 extern const daemon_opts_t *g_opts; /* the command line */
 extern stats_t *g_stats;            /* NULL once handed over */
+extern api_t *g_api;                /* NULL once handed over */
 extern cluster_t *g_cluster;        /* NULL: standalone */
 extern cookie_share_t *g_cookie_share; /* NULL: standalone, or a secret
                                           file, or cookies off */

@@ -34,7 +34,7 @@ static const char *const restart_keys[] = {
 	"server.tcp-idle-timeout", "server.tcp-max-clients",
 	"server.tcp-max-per-source", "server.tcp-source-prefix-v4",
 	"server.tcp-source-prefix-v6",
-	"database.path", "database.map-size", "stats", "dnstap", "cluster",
+	"database.path", "database.map-size", "stats", "api", "dnstap", "cluster",
 	"dnssec.signature-cache", NULL
 };
 

@@ -161,6 +161,8 @@ static void hand_over(uv_loop_t *loop)
 	workers_release(g_workers, g_nworkers);
 	stats_stop(g_stats);
 	g_stats = NULL;
+	api_stop(g_api);
+	g_api = NULL;
 	health_stop(g_health);
 	g_health = NULL;
 	daemon__ctl_stop();

@@ -32,6 +32,7 @@ health_t *g_health;
 unsigned g_nworkers;
 const daemon_opts_t *g_opts;
 stats_t *g_stats;
+api_t *g_api;
 cluster_t *g_cluster;               /* NULL: standalone */
 cookie_share_t *g_cookie_share;
 static dnstap_t *g_dnstap;          /* NULL: dnstap off */
@@ -102,6 +103,11 @@ static int do_check(const daemon_opts_t *o)
 	}
 	stats_conf_t sc;
 	if (stats_conf_load(c, &sc, err, sizeof(err))) {
+		fprintf(stderr, "gslbd: %s\n", err);
+		bad = 1;
+	}
+	api_conf_t ac;
+	if (api_conf_load(c, &ac, err, sizeof(err))) {
 		fprintf(stderr, "gslbd: %s\n", err);
 		bad = 1;
 	}
@@ -412,6 +418,27 @@ static int start_cookie_share(const cluster_conf_t *cc)
 	return rc;
 }
 
+/* The HTTP API, last: it writes the store the others serve.  A failure
+ * stops what start_threads() started. */
+static int start_api(uv_loop_t *loop, const health_conf_t *hc)
+{
+	char err[1024];
+	api_conf_t ac;
+	api_env_t env = { g_db, hc->settle, g_cluster != NULL };
+	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
+	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
+		return 0;
+	log_err("%s", err);
+	stats_stop(g_stats);
+	g_stats = NULL;
+	health_stop(g_health);
+	g_health = NULL;
+	cookie_share_stop(g_cookie_share);
+	cluster_stop(g_cluster);
+	workers_stop(g_workers, g_nworkers);
+	return 1;
+}
+
 static int start_threads(uv_loop_t *loop)
 {
 	char err[1024];
@@ -470,7 +497,7 @@ static int start_threads(uv_loop_t *loop)
 		workers_stop(g_workers, g_nworkers);
 		return 1;
 	}
-	return 0;
+	return start_api(loop, &hc);
 }
 
 /* After the main loop: stops the threads in the reverse order and
@@ -478,6 +505,7 @@ static int start_threads(uv_loop_t *loop)
 static void stop_all(uv_loop_t *loop, main_handles_t *m)
 {
 	log_counters();
+	api_stop(g_api);
 	stats_stop(g_stats);
 	health_stop(g_health); /* uses the cluster's hooks */
 	cookie_share_stop(g_cookie_share);

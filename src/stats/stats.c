@@ -2,6 +2,7 @@
 /* The statistics endpoint on the main loop (libmicrohttpd). */
 #include "stats/stats.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "common/util.h"
 
 #include <arpa/inet.h>
@@ -12,38 +13,6 @@
 #include <string.h>
 
 /* Section parsing --------------------------------------------------- */
-
-static int parse_prefix(const char *text, stats_prefix_t *p)
-{
-	char host[64];
-	const char *slash = strchr(text, '/');
-	size_t hl = slash ? (size_t)(slash - text) : strlen(text);
-	if (hl == 0 || hl >= sizeof(host))
-		return -1;
-	memcpy(host, text, hl);
-	host[hl] = 0;
-	memset(p, 0, sizeof(*p));
-	unsigned max;
-	if (inet_pton(AF_INET, host, p->addr) == 1)
-		p->family = AF_INET, max = 32;
-	else if (inet_pton(AF_INET6, host, p->addr) == 1)
-		p->family = AF_INET6, max = 128;
-	else
-		return -1;
-	p->bits = max;
-	if (slash) {
-		char *end;
-		unsigned long b = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || b > max)
-			return -1;
-		p->bits = (unsigned)b;
-	}
-	/* Host bits must be clear: 10.1.2.3/8 is a typo, not a network. */
-	for (unsigned b = p->bits; b < max; b++)
-		if (p->addr[b / 8] & (0x80u >> (b % 8)))
-			return -1;
-	return 0;
-}
 
 /* Calls @fn for each scalar of @v (one scalar or a sequence of them). */
 static int each_item(const conf_t *c, const ynode_t *v, const char *what,
@@ -86,7 +55,7 @@ static int add_listen(const ynode_t *item, size_t i, void *arg)
 static int add_allow(const ynode_t *item, size_t i, void *arg)
 {
 	stats_conf_t *o = arg;
-	if (parse_prefix(item->value, &o->allow[i]))
+	if (net_prefix_parse(item->value, &o->allow[i]))
 		return -1;
 	o->nallow = i + 1;
 	return 0;
@@ -115,35 +84,7 @@ int stats_conf_load(const conf_t *c, stats_conf_t *o, char *err, size_t errlen)
 
 int stats_allowed(const stats_conf_t *c, const struct sockaddr *addr)
 {
-	if (!c->nallow)
-		return 1;
-	const unsigned char *a;
-	int fam = addr->sa_family;
-	unsigned char mapped[4];
-	if (fam == AF_INET) {
-		a = (const unsigned char *)&((const struct sockaddr_in *)addr)->sin_addr;
-	} else if (fam == AF_INET6) {
-		a = (const unsigned char *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
-		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
-			memcpy(mapped, a + 12, 4);
-			a = mapped;
-			fam = AF_INET;
-		}
-	} else {
-		return 0;
-	}
-	for (size_t i = 0; i < c->nallow; i++) {
-		const stats_prefix_t *p = &c->allow[i];
-		if (p->family != fam)
-			continue;
-		unsigned full = p->bits / 8, rest = p->bits % 8;
-		if (memcmp(a, p->addr, full) != 0)
-			continue;
-		if (rest && ((a[full] ^ p->addr[full]) & (0xff00u >> rest) & 0xff))
-			continue;
-		return 1;
-	}
-	return 0;
+	return net_prefix_allowed(c->allow, c->nallow, addr);
 }
 
 /* The server ----------------------------------------------------------- */

@@ -20,16 +20,13 @@
 #include <uv.h>
 
 #include "common/conf.h"
+#include "common/net.h"
 #include "stats/expo.h"
 
 #define STATS_MAX_LISTEN 8
 #define STATS_MAX_ALLOW 32
 
-typedef struct stats_prefix {
-	int family;               /* AF_INET or AF_INET6 */
-	unsigned char addr[16];
-	unsigned bits;
-} stats_prefix_t;
+typedef net_prefix_t stats_prefix_t;
 
 /** The stats section. */
 typedef struct stats_conf {

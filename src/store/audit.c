@@ -27,9 +27,12 @@ json_t *wdb_audit_record(wdb_txn_t *t, const char *what)
 	json_t *rec = json_pack("{s:o, s:s, s:s, s:O}", "time", now_rfc3339(),
 	                        "actor", t->actor, "what", what, "changes", t->changes);
 	/* Who, from where: the writer's notes (user, undoes...) never
-	 * replace the fields above. */
+	 * replace the fields above.  The host is this machine's name unless
+	 * the writer notes the one the change came from (the HTTP API: the
+	 * client's address). */
 	char host[256];
-	if (rec && gethostname(host, sizeof(host)) == 0) {
+	if (rec && !json_object_get(t->notes, "host") &&
+	    gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = 0;
 		json_object_set_new(rec, "host", json_string(host));
 	}

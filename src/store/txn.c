@@ -17,12 +17,13 @@
 
 static const char *const kind_names[] = {
 	"service", "node", "weight", "health", "status", "metrics", "cutover",
-	"budget", "steerin", "steer", "dnssec", "override"
+	"budget", "steerin", "steer", "dnssec", "override", "apitoken"
 };
 static const int kind_dbi[] = { DBI_SERVICES, DBI_NODES, DBI_WEIGHTS,
                                 DBI_HEALTH, DBI_STATUS, DBI_METRICS,
                                 DBI_CUTOVERS, DBI_BUDGETS, DBI_STEERIN,
-                                DBI_STEER, DBI_DNSSEC, DBI_OVERRIDES };
+                                DBI_STEER, DBI_DNSSEC, DBI_OVERRIDES,
+                                DBI_APITOKENS };
 
 /* Data, not decisions: neither audited nor part of any plan. */
 static int is_data(wdb_kind_t kind)
@@ -319,6 +320,7 @@ static int set_one(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val)
 	else if (kind == WDB_STEERIN)
 		t->inputs_changed = 1;
 	else if (kind != WDB_HEALTH && kind != WDB_DNSSEC && kind != WDB_OVERRIDE &&
+	         kind != WDB_APITOKEN &&
 	         !is_data(kind))
 		t->table_changed = 1;
 	if (is_data(kind)) {

@@ -21,7 +21,7 @@
 static const char *const dbi_names[DBI_COUNT] = {
 	"meta", "services", "svcrec", "nodes", "weights", "plans", "audit",
 	"health", "status", "metrics", "history", "cutovers", "histtime",
-	"budgets", "steerin", "steer", "noderows", "dnssec", "overrides"
+	"budgets", "steerin", "steer", "noderows", "dnssec", "overrides", "apitokens"
 };
 
 static int mkdir_p(const char *path)

@@ -48,6 +48,10 @@
  *             applies over the cluster's object, the cluster's object,
  *             who and when; cluster/override.h).  Opened, empty, like
  *             dnssec: the schema stays 2.
+ *   apitokens token name -> JSON HTTP API token: role, the SHA-256 of
+ *             the token (never the token), created, expires, revoked
+ *             (api/token.h).  Audited, in no plan; opened, empty, like
+ *             dnssec: the schema stays 2.
  *
  * Every MDB_* type stays inside src/store/ (weightdb_int.h).  Writers
  * (gslbctl, the health thread) validate, then commit one write
@@ -105,10 +109,11 @@ typedef struct svc_rec {
  * metadata) is the operator's too, audited, and touches no plan.
  * OVERRIDE (cluster mode) holds the declared local overrides of this
  * instance (cluster/override.h): audited, in no plan itself (the object
- * it overrides is). */
+ * it overrides is).  APITOKEN (the HTTP API's tokens) is the operator's,
+ * audited, and touches no plan nor the table's generation. */
 typedef enum { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_HEALTH, WDB_STATUS,
                WDB_METRICS, WDB_CUTOVER, WDB_BUDGET, WDB_STEERIN, WDB_STEER,
-               WDB_DNSSEC, WDB_OVERRIDE, WDB_KIND_COUNT } wdb_kind_t;
+               WDB_DNSSEC, WDB_OVERRIDE, WDB_APITOKEN, WDB_KIND_COUNT } wdb_kind_t;
 
 /* The default map size: the most the store may ever hold.  The map is a
  * sparse file's address space, so a large value costs nothing. */
@@ -318,8 +323,8 @@ json_t *wdb_get(wdb_txn_t *t, wdb_kind_t kind, const char *key);
 int wdb_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
 /** Adds field @field with value @val (which it takes) to the audit
  * record @t's commit writes, beside id, time, actor, what and changes
- * (which it never replaces) and "host" (the machine's name, always
- * written): gslbctl notes its "user", and a rollback the change it
+ * (which it never replaces) and "host" (the machine's name, unless
+ * noted: the HTTP API notes the client's address): gslbctl notes its "user", and a rollback the change it
  * "undoes". */
 void wdb_txn_note(wdb_txn_t *t, const char *field, json_t *val);
 /** The audit record @t's commit as @what would write, without its id:

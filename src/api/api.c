@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP API's server: libmicrohttpd on the main loop, TLS, the
+ * limits of the api section, the token and its rate (api.h). */
+#include "api/api_int.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* A connection idle (or as slow as idle) this long is closed. */
+#define API_IDLE_TIMEOUT 10
+#define API_RATE_SLOTS 64
+
+typedef struct endpoint {
+	struct MHD_Daemon *d;
+	uv_poll_t poll;
+	uv_timer_t timer;
+	struct api *owner;
+} endpoint_t;
+
+typedef struct rate_slot {
+	char name[API_TOKEN_NAME_MAX + 1];
+	int64_t sec;
+	unsigned n;
+} rate_slot_t;
+
+struct api {
+	api_conf_t conf;
+	api_env_t env;
+	char *cert, *key;          /* PEM text, kept while served */
+	endpoint_t ep[API_MAX_LISTEN];
+	size_t nep;
+	unsigned closing;
+	rate_slot_t rate[API_RATE_SLOTS];
+};
+
+/* A request being read. */
+typedef struct conn_req {
+	char *body;
+	size_t len;
+	int too_big;
+} conn_req_t;
+
+void api_error(api_resp_t *r, unsigned status, const char *field,
+               const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_decref(r->body);
+	r->status = status;
+	r->body = json_pack("{s:s, s:o}", "error", msg,
+	                    "field", field ? json_string(field) : json_null());
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *conn, api_resp_t *r)
+{
+	char *text = r->body ? json_dumps(r->body, JSON_INDENT(2) | JSON_SORT_KEYS)
+	                     : xstrdup("{}");
+	json_decref(r->body);
+	size_t len = strlen(text);
+	text = xrealloc(text, len + 2);
+	text[len++] = '\n';
+	text[len] = 0;
+	struct MHD_Response *m =
+		MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!m) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(m, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (r->has_gen) {
+		char etag[32];
+		snprintf(etag, sizeof(etag), "\"%llu\"", (unsigned long long)r->generation);
+		MHD_add_response_header(m, MHD_HTTP_HEADER_ETAG, etag);
+	}
+	enum MHD_Result ret = MHD_queue_response(conn, r->status, m);
+	MHD_destroy_response(m);
+	return ret;
+}
+
+static void client_host(struct MHD_Connection *conn, char *out, size_t size)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	snprintf(out, size, "unknown");
+	if (!ci || !ci->client_addr)
+		return;
+	const struct sockaddr *sa = ci->client_addr;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, size);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, size);
+}
+
+/* Whether token @name may make one more request this second. */
+static int rate_ok(api_t *a, const char *name, int64_t now)
+{
+	rate_slot_t *free_slot = NULL, *oldest = &a->rate[0];
+	for (size_t i = 0; i < API_RATE_SLOTS; i++) {
+		rate_slot_t *s = &a->rate[i];
+		if (strcmp(s->name, name) == 0) {
+			if (s->sec != now)
+				s->sec = now, s->n = 0;
+			return ++s->n <= a->conf.rate;
+		}
+		if (!*s->name && !free_slot)
+			free_slot = s;
+		if (s->sec < oldest->sec)
+			oldest = s;
+	}
+	rate_slot_t *s = free_slot ? free_slot : oldest;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->sec = now;
+	s->n = 1;
+	return 1;
+}
+
+/* The token of the request, checked: its role and name, or an error
+ * in @r. */
+static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
+                            int64_t now, api_resp_t *r)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                            MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL,
+		          "missing token: send Authorization: Bearer TOKEN");
+		return API_ROLE_NONE;
+	}
+	char why[200];
+	wdb_txn_t *t = wdb_begin_read(a->env.db);
+	if (!t) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		return API_ROLE_NONE;
+	}
+	api_role_t role = api_token_find(t, h + 7, now, name, why, sizeof(why));
+	wdb_abort(t);
+	if (role == API_ROLE_NONE) {
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why);
+		return API_ROLE_NONE;
+	}
+	if (!rate_ok(a, name, now)) {
+		api_error(r, MHD_HTTP_TOO_MANY_REQUESTS, NULL,
+		          "token %s: more than %u requests a second", name, a->conf.rate);
+		return API_ROLE_NONE;
+	}
+	return role;
+}
+
+static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
+                              const char *url, const char *method, conn_req_t *cr)
+{
+	api_resp_t r = { 0, NULL, 0, 0 };
+	char name[API_TOKEN_NAME_MAX + 1] = "", host[64];
+	int64_t now = time(NULL);
+	if (cr->too_big) {
+		api_error(&r, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+		          "body over %u bytes (api.max-body)", a->conf.max_body);
+		return send_resp(conn, &r);
+	}
+	api_role_t role = authorize(a, conn, name, now, &r);
+	if (role == API_ROLE_NONE)
+		return send_resp(conn, &r);
+	client_host(conn, host, sizeof(host));
+	api_req_t q = {
+		.method = method, .path = url, .body = cr->body ? cr->body : "",
+		.body_len = cr->len, .role = role, .user = name, .host = host, .now = now,
+		.if_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		                                        MHD_HTTP_HEADER_IF_MATCH),
+	};
+	api_route(&a->env, &q, &r);
+	return send_resp(conn, &r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_len, void **state)
+{
+	api_t *a = cls;
+	conn_req_t *cr = *state;
+	if (!cr) {
+		*state = cr = xcalloc(1, sizeof(*cr));
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		                                             MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > a->conf.max_body)
+			cr->too_big = 1;
+		return MHD_YES;
+	}
+	if (*upload_len) {
+		if (!cr->too_big && cr->len + *upload_len <= a->conf.max_body) {
+			cr->body = xrealloc(cr->body, cr->len + *upload_len + 1);
+			memcpy(cr->body + cr->len, upload, *upload_len);
+			cr->len += *upload_len;
+			cr->body[cr->len] = 0;
+		} else {
+			cr->too_big = 1;   /* the rest is read and dropped */
+		}
+		*upload_len = 0;
+		return MHD_YES;
+	}
+	return handle(a, conn, url, method, cr);
+}
+
+static void on_done(void *cls, struct MHD_Connection *conn, void **state,
+                    enum MHD_RequestTerminationCode toe)
+{
+	conn_req_t *cr = *state;
+	if (cr) {
+		free(cr->body);
+		free(cr);
+		*state = NULL;
+	}
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+                                 socklen_t addrlen)
+{
+	api_t *a = cls;
+	return net_prefix_allowed(a->conf.allow, a->conf.nallow, addr) ? MHD_YES : MHD_NO;
+}
+
+static void arm(endpoint_t *ep);
+
+static void on_timer(uv_timer_t *t)
+{
+	endpoint_t *ep = t->data;
+	MHD_run(ep->d);
+	arm(ep);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+	endpoint_t *ep = p->data;
+	MHD_run(ep->d);
+	arm(ep);
+}
+
+static void arm(endpoint_t *ep)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	if (MHD_get_timeout(ep->d, &ms) == MHD_YES)
+		uv_timer_start(&ep->timer, on_timer, ms, 0);
+	else
+		uv_timer_stop(&ep->timer);
+}
+
+/* The whole of file @path (PEM), or NULL with the reason in @err. */
+static char *read_pem(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "api: cannot read %s", path);
+		return NULL;
+	}
+	char *buf = xmalloc(65537);
+	size_t n = fread(buf, 1, 65536, f);
+	fclose(f);
+	buf[n] = 0;
+	if (n == 0 || n == 65536) {
+		snprintf(err, errlen, "api: %s is empty or too large for a PEM file", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static struct MHD_Daemon *start_one(api_t *a, const conf_listen_t *l)
+{
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	if (l->addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	uint16_t port = ntohs(l->addr.ss_family == AF_INET6 ?
+	                      ((const struct sockaddr_in6 *)&l->addr)->sin6_port :
+	                      ((const struct sockaddr_in *)&l->addr)->sin_port);
+	const struct sockaddr *sa = (const struct sockaddr *)&l->addr;
+	unsigned lim = a->conf.max_conn;
+	if (!a->cert)
+		return MHD_start_daemon(flags, port, on_accept, a, on_request, a,
+		        MHD_OPTION_SOCK_ADDR, sa,
+		        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_IDLE_TIMEOUT,
+		        MHD_OPTION_CONNECTION_LIMIT, lim,
+		        MHD_OPTION_NOTIFY_COMPLETED, on_done, a, MHD_OPTION_END);
+	/* TLS 1.2 and 1.3 only. */
+	return MHD_start_daemon(flags | MHD_USE_TLS, port, on_accept, a, on_request, a,
+	        MHD_OPTION_SOCK_ADDR, sa,
+	        MHD_OPTION_HTTPS_MEM_CERT, a->cert, MHD_OPTION_HTTPS_MEM_KEY, a->key,
+	        MHD_OPTION_HTTPS_PRIORITIES,
+	        "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+	        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_IDLE_TIMEOUT,
+	        MHD_OPTION_CONNECTION_LIMIT, lim,
+	        MHD_OPTION_NOTIFY_COMPLETED, on_done, a, MHD_OPTION_END);
+}
+
+api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
+                 char *err, size_t errlen)
+{
+	api_t *a = xcalloc(1, sizeof(*a));
+	a->conf = *c;
+	a->env = *env;
+	if (!c->enabled)
+		return a;
+	if (*c->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "api: this libmicrohttpd has no TLS");
+		free(a);
+		return NULL;
+	}
+	if (*c->cert && (!(a->cert = read_pem(c->cert, err, errlen)) ||
+	                 !(a->key = read_pem(c->key, err, errlen)))) {
+		api_stop(a);
+		return NULL;
+	}
+	for (size_t i = 0; i < c->nlisten; i++) {
+		endpoint_t *ep = &a->ep[a->nep];
+		const conf_listen_t *l = &a->conf.listen[i];
+		if (!(ep->d = start_one(a, l))) {
+			snprintf(err, errlen, "api: cannot serve on %s (address in use, not "
+			         "local, or a certificate and key that do not load)", l->text);
+			api_stop(a);
+			return NULL;
+		}
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(ep->d, MHD_DAEMON_INFO_EPOLL_FD);
+		ep->owner = a;
+		uv_poll_init(loop, &ep->poll, info->epoll_fd);
+		uv_timer_init(loop, &ep->timer);
+		ep->poll.data = ep->timer.data = ep;
+		uv_poll_start(&ep->poll, UV_READABLE, on_poll);
+		a->nep++;
+		log_info("api: serving %s on %s", a->cert ? "HTTPS" : "HTTP", l->text);
+	}
+	return a;
+}
+
+static void free_api(api_t *a)
+{
+	if (a->key)
+		memset(a->key, 0, strlen(a->key));
+	free(a->key);
+	free(a->cert);
+	free(a);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	endpoint_t *ep = h->data;
+	api_t *a = ep->owner;
+	if (h == (uv_handle_t *)&ep->timer) {
+		MHD_stop_daemon(ep->d);
+		ep->d = NULL;
+	}
+	if (--a->closing == 0)
+		free_api(a);
+}
+
+void api_stop(api_t *a)
+{
+	if (!a)
+		return;
+	if (!a->nep) {
+		free_api(a);
+		return;
+	}
+	a->closing = 2 * (unsigned)a->nep;
+	for (size_t i = 0; i < a->nep; i++) {
+		uv_close((uv_handle_t *)&a->ep[i].poll, on_closed);
+		uv_close((uv_handle_t *)&a->ep[i].timer, on_closed);
+	}
+}

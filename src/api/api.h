@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP API for automation, served by libmicrohttpd (HTTPS with
+ * GnuTLS, TLS 1.2 or later, when the api section names a certificate)
+ * on the main thread's libuv loop, as the statistics endpoint is.
+ *
+ * Every request carries "Authorization: Bearer TOKEN" (api/token.h);
+ * the token's role decides what it may do.  Bodies and answers are
+ * JSON; an error is {"error": TEXT, "field": KEY or null} with a 4xx
+ * status, and nothing is written.  A read answers with the table
+ * generation it reflects (ETag); a write may send If-Match with it
+ * and is refused (412) when the table changed since.  Each change is
+ * one store transaction with its audit record, written as user "the
+ * token's name" from host "the client's address".
+ *
+ * The main thread writes the store for a change: the query path is not
+ * touched (the workers read the plans the commit publishes).
+ * Thread safety: main thread only. */
+#ifndef GSLB_API_H
+#define GSLB_API_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "api/api_conf.h"
+#include "store/weightdb.h"
+
+typedef struct api api_t;
+
+/** What the API takes from the daemon. */
+typedef struct api_env {
+	weightdb_t *db;
+	double settle;             /* health.settle: the short-TTL period */
+	int cluster;               /* cluster mode: writes go through etcd */
+} api_env_t;
+
+/** Starts serving @c on @loop (an empty api_t when @c is not enabled).
+ * Returns NULL with the reason in @err. */
+api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
+                 char *err, size_t errlen);
+
+/** Stops serving and frees @a (NULL allowed); its handles close on the
+ * loop. */
+void api_stop(api_t *a);
+
+#endif

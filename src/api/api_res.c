@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP API's resources (api.h): the table read in the shape of
+ * gslbctl export, a node's admin state written through the function
+ * gslbctl's node set uses (store/edit.h), the audit log. */
+#include "api/api_int.h"
+#include "store/change.h"
+#include "store/edit.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* /v1/LIST, for LIST in wdb_doc_lists (the order of wdb_kind_t). */
+static int list_kind(const char *name)
+{
+	for (int k = 0; k < 3; k++)
+		if (strcmp(name, wdb_doc_lists[k]) == 0)
+			return k;
+	return -1;
+}
+
+typedef struct {
+	int kind;
+	json_t *arr;
+} collect_t;
+
+static int collect(const char *key, json_t *val, void *arg)
+{
+	collect_t *c = arg;
+	json_array_append_new(c->arr, wdb_doc_object(c->kind, val));
+	return 0;
+}
+
+static json_t *read_list(wdb_txn_t *t, int kind)
+{
+	collect_t c = { kind, json_array() };
+	wdb_each(t, (wdb_kind_t)kind, NULL, collect, &c);
+	return c.arr;
+}
+
+/* GET /v1/status: the generation, the newest change, the table's size. */
+static void get_status(const api_env_t *env, wdb_txn_t *t, api_resp_t *r)
+{
+	json_t *o = json_object();
+	for (int k = 0; k < 3; k++) {
+		json_t *l = read_list(t, k);
+		json_object_set_new(o, wdb_doc_lists[k], json_integer((json_int_t)json_array_size(l)));
+		json_decref(l);
+	}
+	json_object_set_new(o, "generation", json_integer((json_int_t)r->generation));
+	json_object_set_new(o, "last_change", json_integer(wdb_audit_last(env->db)));
+	json_object_set_new(o, "cluster", json_boolean(env->cluster));
+	r->body = o;
+}
+
+static int collect_audit(int64_t id, json_t *rec, void *arg)
+{
+	json_array_append(arg, rec);
+	return 0;
+}
+
+/* GET /v1/log: the newest 50 changes, oldest first, as gslbctl log
+ * --json gives them. */
+static void get_log(const api_env_t *env, api_resp_t *r)
+{
+	int64_t last = wdb_audit_last(env->db);
+	json_t *arr = json_array();
+	wdb_audit_each(env->db, last > 50 ? last - 50 : 0, collect_audit, arr);
+	r->body = json_pack("{s:o}", "changes", arr);
+}
+
+static void get(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
+                api_resp_t *r)
+{
+	const char *p = q->path + 4;   /* after "/v1/" */
+	const char *slash = strchr(p, '/');
+	char list[32];
+	size_t ll = slash ? (size_t)(slash - p) : strlen(p);
+	snprintf(list, sizeof(list), "%.*s", (int)(ll < 31 ? ll : 31), p);
+	int kind = list_kind(list);
+	if (strcmp(p, "status") == 0) {
+		get_status(env, t, r);
+	} else if (strcmp(p, "log") == 0) {
+		get_log(env, r);
+	} else if (strcmp(p, "export") == 0) {
+		json_t *doc = json_pack("{s:i}", "version", WDB_FORMAT_VERSION);
+		for (int k = 0; k < 3; k++)
+			json_object_set_new(doc, wdb_doc_lists[k], read_list(t, k));
+		r->body = doc;
+	} else if (kind >= 0 && !slash) {
+		r->body = json_pack("{s:o}", wdb_doc_lists[kind], read_list(t, kind));
+	} else if (kind >= 0 && slash[1] && !strchr(slash + 1, '/')) {
+		json_t *o = wdb_get(t, (wdb_kind_t)kind, slash + 1);
+		if (!o) {
+			api_error(r, MHD_HTTP_NOT_FOUND, "id", "%s %s: not found",
+			          list, slash + 1);
+			return;
+		}
+		r->body = wdb_doc_object(kind, o);
+		json_decref(o);
+	} else {
+		api_error(r, MHD_HTTP_NOT_FOUND, NULL, "%s: no such resource", q->path);
+		return;
+	}
+	r->status = MHD_HTTP_OK;
+}
+
+/* The JSON object of body @q, or NULL with the error in @r. */
+static json_t *body_object(const api_req_t *q, api_resp_t *r)
+{
+	json_error_t je;
+	json_t *b = json_loadb(q->body, q->body_len, JSON_REJECT_DUPLICATES, &je);
+	if (!b) {
+		api_error(r, MHD_HTTP_BAD_REQUEST, NULL,
+		          "malformed JSON at line %d column %d: %s", je.line, je.column,
+		          je.text);
+		return NULL;
+	}
+	if (!json_is_object(b)) {
+		api_error(r, MHD_HTTP_BAD_REQUEST, NULL, "the body must be a JSON object");
+		json_decref(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Whether If-Match (when sent) names generation @gen; else the error
+ * in @r. */
+static int match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
+{
+	if (!q->if_match || strcmp(q->if_match, "*") == 0)
+		return 1;
+	char want[32];
+	snprintf(want, sizeof(want), "\"%llu\"", (unsigned long long)gen);
+	if (strcmp(q->if_match, want) == 0)
+		return 1;
+	api_error(r, MHD_HTTP_PRECONDITION_FAILED, NULL,
+	          "If-Match %s: the table is at generation %s now", q->if_match, want);
+	return 0;
+}
+
+/* Checks PATCH /v1/nodes/ID body @b against node @n and applies it to
+ * @n.  Returns 0, or -1 with the error in @r. */
+static int patch_node(const api_env_t *env, const api_req_t *q, json_t *b,
+                      json_t *n, api_resp_t *r)
+{
+	const char *k;
+	json_t *v;
+	char err[300];
+	json_object_foreach(b, k, v) {
+		if (strcmp(k, "admin") != 0) {
+			api_error(r, MHD_HTTP_BAD_REQUEST, k, "%s: unknown key (a node's "
+			          "admin state is what PATCH changes)", k);
+			return -1;
+		}
+		if (!json_is_string(v)) {
+			api_error(r, MHD_HTTP_BAD_REQUEST, k, "%s: must be a string", k);
+			return -1;
+		}
+		if (wdb_node_admin(n, "admin", json_string_value(v), q->now, env->settle,
+		                   err, sizeof(err))) {
+			api_error(r, MHD_HTTP_BAD_REQUEST, k, "%s", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Begins a write as the request's token, from its client. */
+static wdb_txn_t *begin_write(const api_env_t *env, const api_req_t *q,
+                              api_resp_t *r)
+{
+	char actor[128], err[300];
+	snprintf(actor, sizeof(actor), "api:%s", q->user);
+	wdb_txn_t *t = wdb_begin(env->db, actor, err, sizeof(err));
+	if (!t) {
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s", err);
+		return NULL;
+	}
+	wdb_txn_note(t, "user", json_string(q->user));
+	wdb_txn_note(t, "host", json_string(q->host));
+	return t;
+}
+
+/* PATCH /v1/nodes/ID {"admin": "drain"}: operate. */
+static void write_node(const api_env_t *env, const api_req_t *q, const char *id,
+                       api_resp_t *r)
+{
+	json_t *b = body_object(q, r);
+	if (!b)
+		return;
+	wdb_txn_t *t = begin_write(env, q, r);
+	if (!t) {
+		json_decref(b);
+		return;
+	}
+	json_t *old = wdb_get(t, WDB_NODE, id), *n = NULL;
+	char what[300], err[400];
+	if (!old) {
+		api_error(r, MHD_HTTP_NOT_FOUND, "id", "node %s: not found", id);
+	} else if (match_ok(q, wdb_table_generation(t), r) &&
+	           !patch_node(env, q, b, (n = json_deep_copy(old)), r)) {
+		snprintf(what, sizeof(what), "node set %s", id);
+		wdb_set(t, WDB_NODE, id, n);   /* a failure: the commit refuses */
+		int64_t change = wdb_commit(t, what, err, sizeof(err));
+		t = NULL;          /* committed or, on error, aborted */
+		if (change < 0) {
+			api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
+		} else {
+			r->status = MHD_HTTP_OK;
+			r->body = json_pack("{s:I, s:o}", "change", (json_int_t)change,
+			                    "node", wdb_doc_object(WDB_NODE, n));
+		}
+	}
+	if (t)
+		wdb_abort(t);
+	json_decref(old);
+	json_decref(n);
+	json_decref(b);
+}
+
+void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
+{
+	if (strncmp(q->path, "/v1/", 4) != 0) {
+		api_error(r, MHD_HTTP_NOT_FOUND, NULL, "%s: no such resource (the API "
+		          "is under /v1/)", q->path);
+		return;
+	}
+	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
+	if (read) {
+		wdb_txn_t *t = wdb_begin_read(env->db);
+		if (!t) {
+			api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+			return;
+		}
+		r->generation = wdb_table_generation(t);
+		r->has_gen = 1;
+		get(env, q, t, r);
+		wdb_abort(t);
+		return;
+	}
+	if (strcmp(q->method, "PATCH") != 0 || strncmp(q->path, "/v1/nodes/", 10) != 0 ||
+	    !q->path[10] || strchr(q->path + 10, '/')) {
+		api_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL,
+		          "%s %s: not a change the API makes", q->method, q->path);
+		return;
+	}
+	if (q->role < API_ROLE_OPERATE) {
+		api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: it may only "
+		          "read", q->user, api_role_name(q->role));
+		return;
+	}
+	if (env->cluster) {
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: changes through the "
+		          "API are not made yet; use gslbctl");
+		return;
+	}
+	write_node(env, q, q->path + 10, r);
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (t) {
+		r->generation = wdb_table_generation(t);
+		r->has_gen = 1;
+		wdb_abort(t);
+	}
+}
