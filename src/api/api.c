@@ -2,6 +2,7 @@
 /* The HTTP API's server: libmicrohttpd on the main loop, TLS, the
  * limits of the api section, the token and its rate (api.h). */
 #include "api/api_int.h"
+#include "common/httpd.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -19,26 +20,19 @@
 #define API_IDLE_TIMEOUT 10
 #define API_RATE_SLOTS 64
 
-typedef struct endpoint {
-	struct MHD_Daemon *d;
-	uv_poll_t poll;
-	uv_timer_t timer;
-	struct api *owner;
-} endpoint_t;
-
 typedef struct rate_slot {
 	char name[API_TOKEN_NAME_MAX + 1];
 	int64_t sec;
 	unsigned n;
 } rate_slot_t;
 
+_Static_assert(API_MAX_LISTEN <= HTTPD_MAX_LISTEN, "a daemon for each listen");
+
 struct api {
 	api_conf_t conf;
 	api_env_t env;
 	char *cert, *key;          /* PEM text, kept while served */
-	endpoint_t ep[API_MAX_LISTEN];
-	size_t nep;
-	unsigned closing;
+	httpd_set_t http;
 	rate_slot_t rate[API_RATE_SLOTS];
 };
 
@@ -232,32 +226,6 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 	return net_prefix_allowed(a->conf.allow, a->conf.nallow, addr) ? MHD_YES : MHD_NO;
 }
 
-static void arm(endpoint_t *ep);
-
-static void on_timer(uv_timer_t *t)
-{
-	endpoint_t *ep = t->data;
-	MHD_run(ep->d);
-	arm(ep);
-}
-
-static void on_poll(uv_poll_t *p, int status, int events)
-{
-	endpoint_t *ep = p->data;
-	MHD_run(ep->d);
-	arm(ep);
-}
-
-static void arm(endpoint_t *ep)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-	if (MHD_get_timeout(ep->d, &ms) == MHD_YES)
-		uv_timer_start(&ep->timer, on_timer, ms, 0);
-	else
-		uv_timer_stop(&ep->timer);
-}
-
-/* The whole of file @path (PEM), or NULL with the reason in @err. */
 static char *read_pem(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -279,12 +247,8 @@ static char *read_pem(const char *path, char *err, size_t errlen)
 
 static struct MHD_Daemon *start_one(api_t *a, const conf_listen_t *l)
 {
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-	if (l->addr.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	uint16_t port = ntohs(l->addr.ss_family == AF_INET6 ?
-	                      ((const struct sockaddr_in6 *)&l->addr)->sin6_port :
-	                      ((const struct sockaddr_in *)&l->addr)->sin_port);
+	uint16_t port;
+	unsigned flags = httpd_flags(&l->addr, &port);
 	const struct sockaddr *sa = (const struct sockaddr *)&l->addr;
 	unsigned lim = a->conf.max_conn;
 	if (!a->cert)
@@ -304,12 +268,24 @@ static struct MHD_Daemon *start_one(api_t *a, const conf_listen_t *l)
 	        MHD_OPTION_NOTIFY_COMPLETED, on_done, a, MHD_OPTION_END);
 }
 
+static void free_api(void *arg)
+{
+	api_t *a = arg;
+	if (a->key)
+		memset(a->key, 0, strlen(a->key));
+	free(a->key);
+	free(a->cert);
+	free(a);
+}
+
 api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
                  char *err, size_t errlen)
 {
 	api_t *a = xcalloc(1, sizeof(*a));
 	a->conf = *c;
 	a->env = *env;
+	a->http.owner = a;
+	a->http.on_free = free_api;
 	if (!c->enabled)
 		return a;
 	if (*c->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
@@ -323,59 +299,22 @@ api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
 		return NULL;
 	}
 	for (size_t i = 0; i < c->nlisten; i++) {
-		endpoint_t *ep = &a->ep[a->nep];
 		const conf_listen_t *l = &a->conf.listen[i];
-		if (!(ep->d = start_one(a, l))) {
+		struct MHD_Daemon *d = start_one(a, l);
+		if (!d) {
 			snprintf(err, errlen, "api: cannot serve on %s (address in use, not "
 			         "local, or a certificate and key that do not load)", l->text);
 			api_stop(a);
 			return NULL;
 		}
-		const union MHD_DaemonInfo *info =
-			MHD_get_daemon_info(ep->d, MHD_DAEMON_INFO_EPOLL_FD);
-		ep->owner = a;
-		uv_poll_init(loop, &ep->poll, info->epoll_fd);
-		uv_timer_init(loop, &ep->timer);
-		ep->poll.data = ep->timer.data = ep;
-		uv_poll_start(&ep->poll, UV_READABLE, on_poll);
-		a->nep++;
+		httpd_add(&a->http, loop, d);
 		log_info("api: serving %s on %s", a->cert ? "HTTPS" : "HTTP", l->text);
 	}
 	return a;
 }
 
-static void free_api(api_t *a)
-{
-	if (a->key)
-		memset(a->key, 0, strlen(a->key));
-	free(a->key);
-	free(a->cert);
-	free(a);
-}
-
-static void on_closed(uv_handle_t *h)
-{
-	endpoint_t *ep = h->data;
-	api_t *a = ep->owner;
-	if (h == (uv_handle_t *)&ep->timer) {
-		MHD_stop_daemon(ep->d);
-		ep->d = NULL;
-	}
-	if (--a->closing == 0)
-		free_api(a);
-}
-
 void api_stop(api_t *a)
 {
-	if (!a)
-		return;
-	if (!a->nep) {
-		free_api(a);
-		return;
-	}
-	a->closing = 2 * (unsigned)a->nep;
-	for (size_t i = 0; i < a->nep; i++) {
-		uv_close((uv_handle_t *)&a->ep[i].poll, on_closed);
-		uv_close((uv_handle_t *)&a->ep[i].timer, on_closed);
-	}
+	if (a)
+		httpd_stop(&a->http);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics endpoint on the main loop (libmicrohttpd). */
 #include "stats/stats.h"
+#include "common/httpd.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/util.h"
@@ -89,19 +90,12 @@ int stats_allowed(const stats_conf_t *c, const struct sockaddr *addr)
 
 /* The server ----------------------------------------------------------- */
 
-typedef struct endpoint {
-	struct MHD_Daemon *d;
-	uv_poll_t poll;
-	uv_timer_t timer;
-	struct stats *owner;
-} endpoint_t;
+_Static_assert(STATS_MAX_LISTEN <= HTTPD_MAX_LISTEN, "a daemon for each listen");
 
 struct stats {
 	stats_conf_t conf;
 	stats_provider_t p;
-	endpoint_t ep[STATS_MAX_LISTEN];
-	size_t nep;
-	unsigned closing;           /* handles whose close is still pending */
+	httpd_set_t http;
 	uv_loop_t *loop;
 };
 
@@ -164,32 +158,6 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 	return stats_allowed(&s->conf, addr) ? MHD_YES : MHD_NO;
 }
 
-static void arm(endpoint_t *ep);
-
-static void on_timer(uv_timer_t *t)
-{
-	endpoint_t *ep = t->data;
-	MHD_run(ep->d);
-	arm(ep);
-}
-
-static void on_poll(uv_poll_t *p, int status, int events)
-{
-	endpoint_t *ep = p->data;
-	MHD_run(ep->d);
-	arm(ep);
-}
-
-/* libmicrohttpd's own timeouts (idle connections) run from a timer. */
-static void arm(endpoint_t *ep)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-	if (MHD_get_timeout(ep->d, &ms) == MHD_YES)
-		uv_timer_start(&ep->timer, on_timer, ms, 0);
-	else
-		uv_timer_stop(&ep->timer);
-}
-
 /* A stats connection that is idle this long is closed. */
 #define STATS_IDLE_TIMEOUT 10
 
@@ -200,66 +168,32 @@ stats_t *stats_start(const stats_conf_t *c, uv_loop_t *loop,
 	s->conf = *c;
 	s->p = *p;
 	s->loop = loop;
+	s->http.owner = s;
+	s->http.on_free = free;
 	for (size_t i = 0; i < c->nlisten; i++) {
-		endpoint_t *ep = &s->ep[s->nep];
 		const conf_listen_t *l = &s->conf.listen[i];
-		unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-		if (l->addr.ss_family == AF_INET6)
-			flags |= MHD_USE_IPv6;
-		uint16_t port = ntohs(l->addr.ss_family == AF_INET6 ?
-		                      ((const struct sockaddr_in6 *)&l->addr)->sin6_port :
-		                      ((const struct sockaddr_in *)&l->addr)->sin_port);
-		ep->d = MHD_start_daemon(flags, port, on_accept, s, on_request, s,
-		                         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&l->addr,
-		                         MHD_OPTION_CONNECTION_TIMEOUT,
-		                         (unsigned)STATS_IDLE_TIMEOUT,
-		                         MHD_OPTION_END);
-		if (!ep->d) {
+		uint16_t port;
+		unsigned flags = httpd_flags(&l->addr, &port);
+		struct MHD_Daemon *d =
+			MHD_start_daemon(flags, port, on_accept, s, on_request, s,
+			                 MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&l->addr,
+			                 MHD_OPTION_CONNECTION_TIMEOUT,
+			                 (unsigned)STATS_IDLE_TIMEOUT,
+			                 MHD_OPTION_END);
+		if (!d) {
 			snprintf(err, errlen, "stats: cannot serve on %s (address in use or "
 			         "not local?)", l->text);
 			stats_stop(s);
 			return NULL;
 		}
-		const union MHD_DaemonInfo *info =
-			MHD_get_daemon_info(ep->d, MHD_DAEMON_INFO_EPOLL_FD);
-		ep->owner = s;
-		uv_poll_init(loop, &ep->poll, info->epoll_fd);
-		uv_timer_init(loop, &ep->timer);
-		ep->poll.data = ep->timer.data = ep;
-		uv_poll_start(&ep->poll, UV_READABLE, on_poll);
-		s->nep++;
+		httpd_add(&s->http, loop, d);
 		log_info("stats: serving /metrics and /healthz on %s", l->text);
 	}
 	return s;
 }
 
-static void on_closed(uv_handle_t *h)
-{
-	endpoint_t *ep = h->data;
-	stats_t *s = ep->owner;
-	/* The daemon goes with its endpoint's timer; the whole stats_t only
-	 * with the last handle, whichever it is: libuv does not run close
-	 * callbacks in the order of uv_close(), and every handle lives in
-	 * the stats_t. */
-	if (h == (uv_handle_t *)&ep->timer) {
-		MHD_stop_daemon(ep->d);
-		ep->d = NULL;
-	}
-	if (--s->closing == 0)
-		free(s);
-}
-
 void stats_stop(stats_t *s)
 {
-	if (!s)
-		return;
-	if (!s->nep) {
-		free(s);
-		return;
-	}
-	s->closing = 2 * (unsigned)s->nep;
-	for (size_t i = 0; i < s->nep; i++) {
-		uv_close((uv_handle_t *)&s->ep[i].poll, on_closed);
-		uv_close((uv_handle_t *)&s->ep[i].timer, on_closed);
-	}
+	if (s)
+		httpd_stop(&s->http);
 }
