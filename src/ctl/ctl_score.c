@@ -80,24 +80,31 @@ int ctl_score_service_opt(json_t *s, const char *sub, const char *o, const char 
 	return 1;
 }
 
-void ctl_score_apply_service(json_t *o, const char *key)
+/* A service's stored score_weights @w as its profile *@pf and the four
+ * weights in that profile's order (@out): 0, or -1 when @w is not four
+ * weights of one profile (a value not a number counts as out of range). */
+static int stored_weights(json_t *w, score_profile_t *pf, double out[4])
 {
-	json_t *w = json_object_get(o, "score_weights");
 	const char *names[4];
-	double vals[4], out[4];
+	double vals[4];
 	unsigned n = 0;
-	score_profile_t pf;
 	const char *k;
 	json_t *v;
-	ctl_probe_budget_apply(o, "service", key);
-	if (!w)
-		return;
 	if (json_is_object(w) && json_object_size(w) == 4)
 		json_object_foreach(w, k, v) {
 			names[n] = k;
 			vals[n++] = json_is_number(v) ? json_number_value(v) : -1;
 		}
-	if (n != 4 || score_weights_named(names, vals, n, &pf, out))
+	return n == 4 && !score_weights_named(names, vals, n, pf, out) ? 0 : -1;
+}
+
+void ctl_score_apply_service(json_t *o, const char *key)
+{
+	json_t *w = json_object_get(o, "score_weights");
+	score_profile_t pf;
+	double out[4];
+	ctl_probe_budget_apply(o, "service", key);
+	if (w && stored_weights(w, &pf, out))
 		ctl_die("apply: service %s: score_weights must name the four dimensions of "
 		        "one profile, each with a weight of 0 to 100 (leave it out for the "
 		        "defaults)", key);
@@ -105,19 +112,9 @@ void ctl_score_apply_service(json_t *o, const char *key)
 
 json_t *ctl_score_view(json_t *s)
 {
-	json_t *w = json_object_get(s, "score_weights");
-	const char *names[4];
-	double vals[4], out[4];
-	unsigned n = 0;
 	score_profile_t pf;
-	const char *k;
-	json_t *v;
-	if (json_is_object(w) && json_object_size(w) == 4)
-		json_object_foreach(w, k, v) {
-			names[n] = k;
-			vals[n++] = json_number_value(v);
-		}
-	if (n != 4 || score_weights_named(names, vals, n, &pf, out))
+	double out[4];
+	if (stored_weights(json_object_get(s, "score_weights"), &pf, out))
 		return json_string("default");
 	/* In the profile's order, as health.weights-four lists them. */
 	char buf[256] = "";
