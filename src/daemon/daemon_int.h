@@ -94,6 +94,12 @@ extern int g_lock_fd;               /* DB/gslbd.lock, held; -1: none */
  * or -1 after logging why. */
 int daemon__drop_privileges(const char *user);
 
+/** Raises the soft open-file limit to what @tcp_max_clients connections
+ * and the rest need, as far as the hard limit goes.  Returns how many
+ * TCP connections fit: @tcp_max_clients, or fewer (logged) when the
+ * limit stays under the need. */
+unsigned daemon__raise_nofile(unsigned tcp_max_clients);
+
 /** -d: forks; the parent waits for daemon__daemonize_ready() of the
  * child and exits with its status.  Returns 0 in the child, or -1. */
 int daemon__daemonize_begin(void);

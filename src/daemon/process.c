@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The process: privileges (server.user), detaching (-d), the store lock
- * (one daemon per store) and the pid file. */
+/* The process: its open-file limit, privileges (server.user), detaching
+ * (-d), the store lock (one daemon per store) and the pid file. */
 #include "daemon/daemon_int.h"
 #include "common/log.h"
 
@@ -12,7 +12,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+/* Descriptors beside the TCP connections: listeners (two per address
+ * and worker), the store, GeoIP, logs, probes, the statistics and API
+ * servers, etcd, dnstap. */
+#define NOFILE_BESIDE_TCP 512
+
+unsigned daemon__raise_nofile(unsigned tcp_max_clients)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return tcp_max_clients;
+	rlim_t need = (rlim_t)tcp_max_clients + NOFILE_BESIDE_TCP;
+	if (rl.rlim_cur < need) {
+		rlim_t hard = rl.rlim_max;
+		rl.rlim_cur = hard == RLIM_INFINITY || hard >= need ? need : hard;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= need)
+		return tcp_max_clients;
+	/* What is left beside the others' share, half of the limit at
+	 * least: a table that fits means a crowd meets the eviction of
+	 * hoarders (S1-12), not accept() failing for every newcomer. */
+	rlim_t fit = rl.rlim_cur > 2 * NOFILE_BESIDE_TCP
+	           ? rl.rlim_cur - NOFILE_BESIDE_TCP : rl.rlim_cur / 2;
+	if (fit < 1)
+		fit = 1;
+	log_warning("server.tcp-max-clients lowered from %u to %llu: the "
+	            "open-file limit is %llu and the hard limit does not let it "
+	            "rise to %llu (LimitNOFILE=, ulimit -Hn)", tcp_max_clients,
+	            (unsigned long long)fit, (unsigned long long)rl.rlim_cur,
+	            (unsigned long long)need);
+	return (unsigned)fit;
+}
 
 int daemon__drop_privileges(const char *user)
 {

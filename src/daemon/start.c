@@ -305,7 +305,7 @@ static int start_server(const daemon_opts_t *o)
 		return -1;
 	if (check_listen_free(g_conf, g_adopt, g_nadopt))
 		return -1;
-
+	g_conf->tcp_max_clients = daemon__raise_nofile(g_conf->tcp_max_clients);
 	if (create_workers())
 		return -1;
 	rrl_t *rl;

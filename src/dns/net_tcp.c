@@ -37,9 +37,24 @@
 #define TCP_BUF_INIT 2048
 #define TCP_MSG_MAX (65535 + 2)
 
+/* Connections accepted per readiness of a listener before the loop
+ * turns to everything else: libuv's own listener accepts until the
+ * queue is empty, so a client that reconnects as fast as it is evicted
+ * keeps the queue full and the worker in accept() while every other
+ * client's query waits unread (S1-12). */
+#define TCP_ACCEPT_BATCH 16
+
+/* After accept() fails for want of descriptors or memory, the listener
+ * rests this long: the pending connections wait in the kernel's queue
+ * rather than being accepted and reset, and the loop is not spun. */
+#define TCP_ACCEPT_REST_MS 100
+
 struct net_tcp {
-	uv_tcp_t handle;
+	uv_poll_t poll;          /* readable: connections to accept */
+	uv_timer_t rest;         /* TCP_ACCEPT_REST_MS after EMFILE & co. */
 	int fd;
+	int started;             /* poll and rest initialised */
+	unsigned pending;        /* handles still to close */
 	worker_t *w;
 };
 
@@ -161,9 +176,10 @@ static void conn_close(conn_t *c)
 
 /* Log lines of the guard, at most one a minute per kind, over all
  * workers: a flood of refusals is one line, not one per connection. */
-enum { LOG_SOURCE, LOG_FULL, LOG_PRESSURE, LOG_KINDS };
+enum { LOG_SOURCE, LOG_FULL, LOG_PRESSURE, LOG_ACCEPT, LOG_KINDS };
 #define TCP_LOG_EVERY 60
-static int64_t g_logged[LOG_KINDS] = { INT64_MIN, INT64_MIN, INT64_MIN };
+static int64_t g_logged[LOG_KINDS] = { INT64_MIN, INT64_MIN, INT64_MIN,
+                                        INT64_MIN };
 
 static int log_due(int kind)
 {
@@ -519,12 +535,9 @@ static int admit(conn_t *c)
 	return 0;
 }
 
-static void on_connection(uv_stream_t *server, int status)
+/* Takes the accepted socket @fd from peer @peer into worker @w. */
+static void conn_new(worker_t *w, int fd, const struct sockaddr_storage *peer)
 {
-	net_tcp_t *t = server->data;
-	worker_t *w = t->w;
-	if (status < 0)
-		return;
 	conn_t *c = xcalloc(1, sizeof(*c));
 	c->w = w;
 	uv_tcp_init(&w->loop, &c->h);
@@ -535,16 +548,16 @@ static void on_connection(uv_stream_t *server, int status)
 	if (c->next)
 		c->next->prev = c;
 	w->tcp_conns = c;
-	if (uv_accept(server, (uv_stream_t *)&c->h) != 0) {
+	if (uv_tcp_open(&c->h, fd) != 0) {
+		close(fd);
 		conn_close(c);
 		return;
 	}
-	int len = sizeof(c->peer);
-	uv_tcp_getpeername(&c->h, (struct sockaddr *)&c->peer, &len);
+	c->peer = *peer;
 	if (admit(c) < 0)
 		return;
 	if (w->dnstap) {
-		len = sizeof(c->local);
+		int len = sizeof(c->local);
 		uv_tcp_getsockname(&c->h, (struct sockaddr *)&c->local, &len);
 	}
 	uv_tcp_nodelay(&c->h, 1);
@@ -554,26 +567,80 @@ static void on_connection(uv_stream_t *server, int status)
 	uv_read_start((uv_stream_t *)&c->h, on_alloc, on_read);
 }
 
+static void on_listen(uv_poll_t *p, int status, int events);
+
+static void on_rest(uv_timer_t *tm)
+{
+	net_tcp_t *t = tm->data;
+	uv_poll_start(&t->poll, UV_READABLE, on_listen);
+}
+
+/* The listener is readable: at most TCP_ACCEPT_BATCH connections now,
+ * the rest at the loop's next turn (the poll is level-triggered). */
+static void on_listen(uv_poll_t *p, int status, int events)
+{
+	net_tcp_t *t = p->data;
+	(void)events;
+	if (status < 0)
+		return;
+	for (int i = 0; i < TCP_ACCEPT_BATCH; i++) {
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int fd = accept4(t->fd, (struct sockaddr *)&peer, &len,
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			conn_new(t->w, fd, &peer);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			int e = errno;
+			if (log_due(LOG_ACCEPT))
+				log_warning("tcp: worker %u cannot accept connections: %s "
+				            "(%u of its connections open); new ones wait "
+				            "%d ms in the kernel's queue (logged at most "
+				            "once a minute)", t->w->id, strerror(e),
+				            tcp_guard_open(t->w->tcp_guard),
+				            TCP_ACCEPT_REST_MS);
+			uv_poll_stop(&t->poll);
+			uv_timer_start(&t->rest, on_rest, TCP_ACCEPT_REST_MS, 0);
+			return;
+		}
+		/* ECONNABORTED, EPROTO, EINTR...: that one is gone, go on. */
+	}
+}
+
 int net_tcp_start(net_tcp_t *t)
 {
-	int rc = uv_tcp_init(&t->w->loop, &t->handle);
+	int rc = uv_poll_init_socket(&t->w->loop, &t->poll, t->fd);
 	if (rc)
 		return rc;
-	t->handle.data = t;
-	if ((rc = uv_tcp_open(&t->handle, t->fd)))
+	if ((rc = uv_timer_init(&t->w->loop, &t->rest))) {
+		uv_close((uv_handle_t *)&t->poll, NULL);
 		return rc;
-	return uv_listen((uv_stream_t *)&t->handle, 1024, on_connection);
+	}
+	t->poll.data = t->rest.data = t;
+	t->started = 1;
+	return uv_poll_start(&t->poll, UV_READABLE, on_listen);
 }
 
 static void listener_closed(uv_handle_t *h)
 {
-	free(h->data);
+	net_tcp_t *t = h->data;
+	if (--t->pending)
+		return;
+	close(t->fd);
+	free(t);
 }
 
 void net_tcp_close(net_tcp_t *t)
 {
-	if (t->handle.type == UV_TCP) {
-		uv_close((uv_handle_t *)&t->handle, listener_closed);
+	if (t->started) {
+		t->pending = 2;
+		uv_close((uv_handle_t *)&t->poll, listener_closed);
+		uv_close((uv_handle_t *)&t->rest, listener_closed);
 		return;
 	}
 	close(t->fd);

@@ -217,10 +217,17 @@ def hoard(seconds, nconn, reopen):
                     opened += 1
                 except OSError:
                     break
-    # The hoarder's survivors still answer (per-source: untouched).
+    # The hoarder's survivors still answer (per-source: untouched); at
+    # most 3 s for all (those never accepted would each wait out their
+    # timeout).
     still = 0
+    end = time.time() + 3.0 * FACTOR
     for i, s in enumerate(conns):
+        left = end - time.time()
+        if left <= 0:
+            break
         try:
+            s.settimeout(min(3.0, left))
             s.sendall(dnsraw.frame(dnsraw.query("www.t.test", qid=i)))
             m = dnsraw.tcp_read(s)
             still += m is not None and dnsraw.parse(m)["id"] == i

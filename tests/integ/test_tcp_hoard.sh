@@ -20,7 +20,14 @@
 #     connections that each asked once and went quiet, reopening every
 #     one closed, while others ask every 100 ms over new connections:
 #     every one of their queries is answered, none refused for a full
-#     table (the newcomer evicts a quiet connection of the hoarder).
+#     table (the newcomer evicts a quiet connection of the hoarder);
+#  5. the open-file limit: a soft limit under what tcp-max-clients needs
+#     is raised; a hard limit under it lowers the table to what fits
+#     (logged), so that a hoarder of idle connections over that table
+#     meets the eviction and others are still answered; and a limit
+#     lowered under the running daemon makes accept() fail: logged once,
+#     the listener rests instead of spinning, and it serves again once
+#     the hoarder is gone.
 # Counters of /metrics move with each.
 . "$(dirname "$0")/lib.sh"
 
@@ -159,4 +166,50 @@ for run in "2 1" "4 2"; do
 		"${1}x held: nobody refused for a full table"
 	gslbd_stop || fail "clean exit"
 done
+
+# 5. The open-file limit.  Started under a limit of its own (the
+# subshell's exec keeps the PID).
+start_limited() { # soft hard
+	( ulimit -Sn "$1" && ulimit -Hn "$2" && exec "$GSLBD" -c "$T/gslbd.conf" ) \
+		>>"$T/gslbd.log" 2>&1 &
+	PID=$!
+	wait_until 10 dig @127.0.0.1 -p "$PORT" +time=1 +tries=1 id.server CH TXT ||
+		fail "started under an open-file limit of $1 (hard $2)"
+}
+soft_nofile() { awk '/^Max open files/ { print $4 }' "/proc/$PID/limits"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }
+conf 0
+start_limited 256 4096
+expect_has "$(soft_nofile)" "^562$" "a soft open-file limit of 256 raised to 562 for 50 connections"
+gslbd_stop || fail "clean exit"
+write_conf_zones "  workers: 1
+  tcp-idle-timeout: 10
+  tcp-max-clients: 1000" t.test=t.test.zone
+start_limited 300 300
+expect_has "$(grep -c 'tcp-max-clients lowered from 1000 to 150: the open-file limit is 300' "$T/gslbd.log")" \
+	"^1$" "a hard limit of 300: the table lowered to 150, logged"
+res=$(hoard hoard 4 200 0)
+echo "# lowered table: $res"
+figures "$res"
+all_answered "200 idle connections over the lowered table of 150"
+expect_not "$(cat "$T/gslbd.log")" "cannot accept" "the lowered table fits: accept() never failed"
+# Lowered under the running daemon: accept() fails for want of
+# descriptors while the hoarder holds what it got.
+prlimit --pid "$PID" --nofile=80:80
+t0=$(cpu_ticks)
+res=$(hoard hoard 3 200 0)
+t1=$(cpu_ticks)
+echo "# limit 80 under it: $res (CPU ticks $t0 -> $t1)"
+expect_has "$(grep -c 'worker 0 cannot accept connections: Too many open files' "$T/gslbd.log")" \
+	"^1$" "accept() failing for want of descriptors: logged once"
+if [ $((t1 - t0)) -lt 150 ]; then
+	ok "the listener rests while descriptors are short ($((t1 - t0)) ticks of CPU in 3 s)"
+else
+	fail "the listener rests while descriptors are short: $((t1 - t0)) ticks of CPU in 3 s"
+fi
+wait_until 10 dig @127.0.0.1 -p "$PORT" +tcp +time=1 +tries=1 www.t.test A ||
+	fail "TCP answered again once the hoarder is gone"
+expect_has "$(dig @127.0.0.1 -p "$PORT" +tcp +time=2 +tries=1 +short www.t.test A)" \
+	"^192\.0\.2\.10$" "TCP answered again once the hoarder is gone"
+gslbd_stop || fail "clean exit"
 finish
