@@ -381,6 +381,27 @@ void ctl_print_daemon_state(json_t *d)
 		printf("gslbd is not running: there is no health data\n\n");
 }
 
+static json_t *g_commit_also;
+
+void ctl_commit_also(json_t *also)
+{
+	json_decref(g_commit_also);
+	g_commit_also = also;
+}
+
+void ctl_print_commit(json_t *doc)
+{
+	if (g_commit_also)
+		json_object_update(doc, g_commit_also);
+	ctl_commit_also(NULL);
+	char *s = json_dumps(doc, 0);
+	json_decref(doc);
+	if (!s)
+		ctl_die("cannot encode the output as JSON");
+	puts(s);
+	free(s);
+}
+
 void ctl_commit(wdb_txn_t *t, const char *what)
 {
 	char err[512];
@@ -390,7 +411,7 @@ void ctl_commit(wdb_txn_t *t, const char *what)
 	if (id < 0)
 		ctl_die("%s; nothing was changed", err);
 	if (ctl_json)
-		printf("{\"change\": %lld}\n", (long long)id);
+		ctl_print_commit(json_pack("{s:I}", "change", (json_int_t)id));
 	else
 		printf("change %lld: %s\n", (long long)id, what);
 	ctl_warn_no_daemon();

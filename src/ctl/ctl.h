@@ -164,6 +164,15 @@ void ctl_set(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val);
  * JSON); dies, with nothing changed, if the commit is refused. */
 void ctl_commit(wdb_txn_t *t, const char *what);
 
+/** Adds the members of @also (an object, taken) to the JSON line the
+ * next commit prints (`api token add --json`: the token beside the
+ * change, one document). */
+void ctl_commit_also(json_t *also);
+
+/** Prints the JSON line of a commit: @doc (taken) with what
+ * ctl_commit_also() added, on one line. */
+void ctl_print_commit(json_t *doc);
+
 /** Prints @j indented, keys sorted, and a newline.  Does not take @j. */
 void ctl_print_json(json_t *j);
 

@@ -58,11 +58,12 @@ static int token_add(int argc, char **argv)
 	json_decref(rec);
 	char what[128];
 	snprintf(what, sizeof(what), "api token add %s", name);
-	ctl_commit(t, what);
-	/* The only time the token is shown. */
+	/* The only time the token is shown: with --json in the commit's
+	 * document, one object. */
 	if (ctl_json)
-		printf("{\"name\": \"%s\", \"token\": \"%s\"}\n", name, tok);
-	else
+		ctl_commit_also(json_pack("{s:s, s:s}", "name", name, "token", tok));
+	ctl_commit(t, what);
+	if (!ctl_json)
 		printf("token %s: %s\n(shown only now: the store keeps its hash)\n", name, tok);
 	memset(tok, 0, sizeof(tok));
 	return 0;

@@ -267,8 +267,8 @@ static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
 	if (quiet)
 		return;
 	if (ctl_json)
-		printf("{\"change\": %lld, \"revision\": %lld}\n", (long long)rev,
-		       (long long)rev);
+		ctl_print_commit(json_pack("{s:I, s:I}", "change", (json_int_t)rev,
+		                           "revision", (json_int_t)rev));
 	else
 		printf("cluster revision %lld: %s\n", (long long)rev, what);
 }

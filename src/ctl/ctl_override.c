@@ -147,8 +147,8 @@ int ctl_override_commit(wdb_txn_t *t, const char *what, const char *actor)
 	}
 	json_decref(recs);
 	if (ctl_json)
-		printf("{\"change\": %lld, \"override\": true, \"revision\": %lld}\n",
-		       (long long)id, (long long)rev);
+		ctl_print_commit(json_pack("{s:I, s:b, s:I}", "change", (json_int_t)id,
+		                           "override", 1, "revision", (json_int_t)rev));
 	else
 		printf("local override at cluster revision %lld: %s\n", (long long)rev, what);
 	return 1;
@@ -285,8 +285,9 @@ int ctl_cluster_overrides(int argc, char **argv)
 		 * the override itself was said. */
 		int64_t rev = cluster_local_rev(ctl_db);
 		if (ctl_json)
-			printf("{\"change\": %lld, \"local\": true, \"revision\": %lld}\n",
-			       (long long)id, (long long)rev);
+			ctl_print_commit(json_pack("{s:I, s:b, s:I}", "change",
+			                           (json_int_t)id, "local", 1,
+			                           "revision", (json_int_t)rev));
 		else
 			printf("local change at cluster revision %lld: %s; the cluster's "
 			       "table applies again\n", (long long)rev, what);

@@ -56,6 +56,13 @@ VT=$(tok gone --role read)
 [[ $RT =~ ^gslbd_[0-9a-f]{64}$ ]] && ok "token add prints a token" || fail "token: '$RT'"
 [ "$RT" != "$OT" ] && ok "tokens differ" || fail "same token twice"
 grep -rqa "$RT" "$T/db" && fail "the token itself is in the store" || ok "the store holds no token in clear"
+# --json: one document, the change and the token together.
+out=$(CTL --json api token add piped --role read 2>/dev/null)
+if python3 -c 'import json, sys; d = json.loads(sys.stdin.read()); assert d["name"] == "piped" and d["token"].startswith("gslbd_") and d["change"] > 0' <<<"$out"; then
+	ok "token add --json: one document with the token and the change"
+else
+	fail "token add --json: one document with the token and the change: $out"
+fi
 out=$(CTL api token add reader --role read 2>&1) && fail "a second token of one name" ||
 	expect_has "$out" "exists; revoke it first" "token add: a name in use is refused"
 out=$(CTL api token add x --role root 2>&1) && fail "role root accepted" ||
