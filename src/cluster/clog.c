@@ -77,6 +77,21 @@ static json_t *log_range(const char *prefix, int keys_only, long limit)
 	return req;
 }
 
+/* One record of the log into the array @arg, named by its create
+ * revision. */
+static int log_record(const etcd_kv_t *kv, void *arg)
+{
+	json_t *rec = json_loadb(kv->value, kv->value_len, 0, NULL);
+	if (json_is_object(rec)) {
+		json_object_set_new(rec, "id", json_integer(kv->create_rev));
+		json_object_set_new(rec, "revision", json_integer(kv->create_rev));
+		json_array_append_new(arg, rec);
+	} else {
+		json_decref(rec);
+	}
+	return 0;
+}
+
 int cluster_log_read(etcd_t *e, const char *prefix, json_t **recs, char *err,
                      size_t errlen)
 {
@@ -86,22 +101,7 @@ int cluster_log_read(etcd_t *e, const char *prefix, json_t **recs, char *err,
 	if (rc)
 		return rc;
 	*recs = json_array();
-	size_t i;
-	json_t *kvj;
-	json_array_foreach(json_object_get(ans, "kvs"), i, kvj) {
-		etcd_kv_t kv;
-		if (etcd_kv_parse(kvj, &kv))
-			continue;
-		json_t *rec = json_loadb(kv.value, kv.value_len, 0, NULL);
-		if (json_is_object(rec)) {
-			json_object_set_new(rec, "id", json_integer(kv.create_rev));
-			json_object_set_new(rec, "revision", json_integer(kv.create_rev));
-			json_array_append_new(*recs, rec);
-		} else {
-			json_decref(rec);
-		}
-		etcd_kv_clear(&kv);
-	}
+	etcd_kvs_each(ans, log_record, *recs);
 	json_decref(ans);
 	return 0;
 }

@@ -144,15 +144,7 @@ static int load_views(cluster_t *c, etcd_t *e, int64_t rev, char *err,
 		return rc;
 	pthread_mutex_lock(&c->vmu);
 	json_object_clear(c->views);
-	size_t i;
-	json_t *kvj;
-	json_array_foreach(json_object_get(ans, "kvs"), i, kvj) {
-		etcd_kv_t kv;
-		if (etcd_kv_parse(kvj, &kv))
-			continue;
-		range_view(&kv, c);
-		etcd_kv_clear(&kv);
-	}
+	etcd_kvs_each(ans, range_view, c);
 	__atomic_add_fetch(&c->vgen, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->vmu);
 	json_decref(ans);

@@ -483,6 +483,24 @@ int etcd_range_at(etcd_t *e, const char *prefix, int64_t rev, json_t **out,
 	return rc;
 }
 
+int etcd_kvs_each(const json_t *range, int (*fn)(const etcd_kv_t *kv, void *arg),
+                  void *arg)
+{
+	size_t i;
+	json_t *kvj;
+	int rc = 0;
+	json_array_foreach(json_object_get(range, "kvs"), i, kvj) {
+		etcd_kv_t kv;
+		if (etcd_kv_parse(kvj, &kv))
+			continue;
+		rc = fn(&kv, arg);
+		etcd_kv_clear(&kv);
+		if (rc)
+			break;
+	}
+	return rc;
+}
+
 int etcd_get(etcd_t *e, const char *key, int prefix, int64_t *rev,
              int (*fn)(const etcd_kv_t *kv, void *arg), void *arg,
              char *err, size_t errlen)
@@ -494,17 +512,8 @@ int etcd_get(etcd_t *e, const char *key, int prefix, int64_t *rev,
 		return rc;
 	if (rev)
 		*rev = etcd_int(json_object_get(ans, "header"), "revision");
-	size_t i;
-	json_t *kvj;
-	json_array_foreach(json_object_get(ans, "kvs"), i, kvj) {
-		etcd_kv_t kv;
-		if (etcd_kv_parse(kvj, &kv))
-			continue;
-		rc = fn ? fn(&kv, arg) : 0;
-		etcd_kv_clear(&kv);
-		if (rc)
-			break;
-	}
+	if (fn)
+		rc = etcd_kvs_each(ans, fn, arg);
 	json_decref(ans);
 	return rc;
 }

@@ -115,6 +115,13 @@ json_t *etcd_range_req(const char *key, int prefix);
 int etcd_range_at(etcd_t *e, const char *prefix, int64_t rev, json_t **out,
                   char *err, size_t errlen);
 
+/** Calls @fn for each key of range answer @range (an object with
+ * "kvs"), decoded, in the answer's order, until @fn returns non-zero;
+ * entries that do not decode are passed over.  Returns what @fn
+ * returned last, or 0. */
+int etcd_kvs_each(const json_t *range, int (*fn)(const etcd_kv_t *kv, void *arg),
+                  void *arg);
+
 /** Reads the keys under @prefix (or only @prefix when !@all) and calls
  * @fn for each; the header revision goes into *@rev.  Returns 0 or the
  * error of etcd_post(). */

@@ -276,6 +276,30 @@ static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int force,
 	return id < 0 ? (int)id : n;
 }
 
+typedef struct {
+	const char *prefix;
+	json_t *table;
+} table_arg_t;
+
+/* One object of the cluster's table into the table of @arg (a
+ * table_arg_t), under its kind. */
+static int table_object(const etcd_kv_t *kv, void *arg)
+{
+	table_arg_t *ta = arg;
+	wdb_kind_t kind;
+	const char *key;
+	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
+	if (v && cluster_parse_key(ta->prefix, kv->key, &kind, &key)) {
+		json_object_set_new(json_object_get(ta->table, cluster_kind_name(kind)),
+		                    key, v);
+	} else {
+		log_warning("cluster: etcd key %s: not an object of ours; ignored",
+		            kv->key);
+		json_decref(v);
+	}
+	return 0;
+}
+
 int cluster_read_table(etcd_t *e, const char *prefix, int64_t at,
                        json_t **table, int64_t *rev, int64_t *marker,
                        char *err, size_t errlen)
@@ -306,24 +330,8 @@ int cluster_read_table(etcd_t *e, const char *prefix, int64_t at,
 	for (int k = 0; k < WDB_KIND_COUNT; k++)
 		if (cluster_kind_name((wdb_kind_t)k))
 			json_object_set_new(*table, cluster_kind_name((wdb_kind_t)k), json_object());
-	size_t i;
-	json_t *kvj;
-	json_array_foreach(json_object_get(r1, "kvs"), i, kvj) {
-		etcd_kv_t kv;
-		wdb_kind_t kind;
-		const char *key;
-		if (etcd_kv_parse(kvj, &kv))
-			continue;
-		json_t *v = json_loadb(kv.value, kv.value_len, 0, NULL);
-		if (v && cluster_parse_key(prefix, kv.key, &kind, &key))
-			json_object_set_new(json_object_get(*table, cluster_kind_name(kind)), key, v);
-		else {
-			log_warning("cluster: etcd key %s: not an object of ours; ignored",
-			            kv.key);
-			json_decref(v);
-		}
-		etcd_kv_clear(&kv);
-	}
+	table_arg_t ta = { prefix, *table };
+	etcd_kvs_each(r1, table_object, &ta);
 	json_decref(ans);
 	return 0;
 }
