@@ -210,19 +210,26 @@ else fail "metrics: gslbd_badcookie_responses_total ${v:-none}, client saw $bc";
 # TCP.
 # The flood goes on while dig asks (a burst before it would be paid off
 # by the time dig asks, on a slow machine): 200 a second for 4 s, dig
-# half a second in.
-py <<'EOF' &
-import time
+# half a second in: after the flood's first 100 queries, which it tells
+# by a file (python's start alone can take longer than that on a busy
+# machine).
+rm -f "$T/flooding"
+FLAG=$T/flooding py <<'EOF' &
+import os, time
 from dnsraw import PORT, bound_udp, query
 s = bound_udp("127.0.1.3")
 m = query("www.ck.test", 1)
 end = time.time() + 4
+n = 0
 while time.time() < end:
     s.sendto(m, ("127.0.0.1", PORT))
+    n += 1
+    if n == 100:
+        open(os.environ["FLAG"], "w").close()
     time.sleep(0.005)
 EOF
 fl=$!
-sleep 0.5
+wait_until 10 test -e "$T/flooding" || fail "the flood began"
 out=$(dig @127.0.0.1 -p "$PORT" -b 127.0.1.4 +norec +time=2 +tries=1 +cookie=3333333333333333 +badcookie www.ck.test A 2>&1)
 wait "$fl"
 expect_has "$out" "BADCOOKIE, retrying" "dig under the limit: BADCOOKIE first"
