@@ -39,9 +39,10 @@ int cluster_keyfile_key(const char *prefix, const char *ekey,
 int cluster_keyfile_name_ok(const char *file);
 
 /** The puts (etcd transaction operations) of the key files that the
- * dnssec records of @changes ([{kind, key, after}]) name, read from
- * @keystore, appended to @ops.  Returns 0, or -1 with @err when a file
- * named cannot be read. */
+ * dnssec records of @changes ([{kind, key, before, after}]) name, read
+ * from @keystore, appended to @ops; a file that is not in @keystore is
+ * left out when "before" named it already (it is in etcd since).
+ * Returns 0, or -1 with @err when a file named cannot be read. */
 int cluster_keyfile_ops(const char *prefix, const char *keystore,
                         json_t *changes, json_t *ops, char *err,
                         size_t errlen);

@@ -88,14 +88,19 @@ int cluster__dnssec_commit(void *arg, wdb_txn_t *t, const char *what,
 		wdb_abort(t);
 		return -1;
 	}
-	json_t *changes = json_array();
+	/* @changes without "before", as the elected instance's decisions
+	 * are logged (ctl_log.c: not for a rollback); @files with it, for
+	 * the key files (keyfiles.h). */
+	json_t *changes = json_array(), *files = json_array();
 	size_t i;
 	json_t *ch;
 	json_array_foreach(wdb_changes(t), i, ch)
-		if (!strcmp(json_string_value(json_object_get(ch, "kind")), "dnssec"))
+		if (!strcmp(json_string_value(json_object_get(ch, "kind")), "dnssec")) {
 			json_array_append_new(changes, json_pack("{s:s, s:O, s:O}",
 			    "kind", "dnssec", "key", json_object_get(ch, "key"),
 			    "after", json_object_get(ch, "after")));
+			json_array_append(files, ch);
+		}
 	int64_t base = (int64_t)wdb_meta_u64(t, "clusterrev");
 	wdb_abort(t);
 	char lk[512], ep[32];
@@ -105,8 +110,9 @@ int cluster__dnssec_commit(void *arg, wdb_txn_t *t, const char *what,
 	                        "key", b64_json(lk), "result", "EQUAL",
 	                        "create_revision", ep);
 	json_t *ops = json_array();
-	int rc = cluster_keyfile_ops(c->cc.prefix, cluster_keyfile_dir(), changes,
+	int rc = cluster_keyfile_ops(c->cc.prefix, cluster_keyfile_dir(), files,
 	                             ops, err, errlen);
+	json_decref(files);
 	record_ops(c, changes, base, ops, cmp);
 	json_array_append_new(ops, decided_op(c, what, epoch));
 	/* The step's record in the cluster's change log (clog.h), marked

@@ -123,7 +123,7 @@ void ctl_cluster_sync(const char *actor)
 	synced = 1;
 }
 
-/* The changes of @t that live in etcd, as [{kind, key, after}]. */
+/* The changes of @t that live in etcd, as [{kind, key, before, after}]. */
 static json_t *shared_changes(wdb_txn_t *t)
 {
 	json_t *out = json_array();
@@ -134,8 +134,9 @@ static json_t *shared_changes(wdb_txn_t *t)
 		int shared = cluster_kind_by_name(
 			json_string_value(json_object_get(c, "kind")), &kind);
 		if (shared)
-			json_array_append_new(out, json_pack("{s:O, s:O, s:O}",
+			json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O}",
 			    "kind", json_object_get(c, "kind"), "key", json_object_get(c, "key"),
+			    "before", json_object_get(c, "before"),
 			    "after", json_object_get(c, "after")));
 	}
 	return out;
