@@ -241,7 +241,7 @@ static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
 	if (rc) {
 		wdb_abort(t);
 		api_error(r, rc == WDB_EDIT_ABSENT ? MHD_HTTP_NOT_FOUND
-		          : rc == WDB_EDIT_REFUSED ? MHD_HTTP_UNPROCESSABLE_ENTITY
+		          : rc == WDB_EDIT_REFUSED ? MHD_HTTP_UNPROCESSABLE_CONTENT
 		          : MHD_HTTP_CONFLICT, "id", "%s%s", err,
 		          rc == WDB_EDIT_STORE ? "; nothing was changed" : "");
 		return;
