@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTTP API's resources (api.h): the table read in the shape of
- * gslbctl export, a node's admin state written through the function
- * gslbctl's node set uses (store/edit.h), the audit log. */
+ * gslbctl export, a node's admin state and the deletes written through
+ * the functions gslbctl uses (store/edit.h), the audit log. */
 #include "api/api_int.h"
 #include "store/change.h"
 #include "store/edit.h"
@@ -220,6 +220,60 @@ static void write_node(const api_env_t *env, const api_req_t *q, const char *id,
 	json_decref(b);
 }
 
+/* DELETE /v1/LIST/ID: admin, with gslbctl's guards and texts
+ * (store/edit.h): absent 404, still named by a row 422. */
+static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
+                       const char *id, api_resp_t *r)
+{
+	static int (*const del[3])(wdb_txn_t *, const char *, char *, size_t,
+	                           char *, size_t) = {
+		wdb_service_delete, wdb_node_delete, wdb_weight_delete,
+	};
+	wdb_txn_t *t = begin_write(env, q, r);
+	if (!t)
+		return;
+	char what[1400], err[1400];
+	if (!match_ok(q, wdb_table_generation(t), r)) {
+		wdb_abort(t);
+		return;
+	}
+	int rc = del[kind](t, id, what, sizeof(what), err, sizeof(err));
+	if (rc) {
+		wdb_abort(t);
+		api_error(r, rc == WDB_EDIT_ABSENT ? MHD_HTTP_NOT_FOUND
+		          : rc == WDB_EDIT_REFUSED ? MHD_HTTP_UNPROCESSABLE_CONTENT
+		          : MHD_HTTP_CONFLICT, "id", "%s%s", err,
+		          rc == WDB_EDIT_STORE ? "; nothing was changed" : "");
+		return;
+	}
+	int64_t change = wdb_commit(t, what, err, sizeof(err));
+	if (change < 0) {
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
+		return;
+	}
+	r->status = MHD_HTTP_OK;
+	r->body = json_pack("{s:I, s:s}", "change", (json_int_t)change, "what", what);
+}
+
+/* The write @q asks for: its kind (-1 for PATCH of a node) and the
+ * object's id in *@id, or -2 when it is no change the API makes. */
+static int write_target(const api_req_t *q, const char **id)
+{
+	const char *p = q->path + 4, *slash = strchr(p, '/');
+	if (!slash || !slash[1] || strchr(slash + 1, '/'))
+		return -2;
+	*id = slash + 1;
+	char list[32];
+	size_t ll = (size_t)(slash - p);
+	snprintf(list, sizeof(list), "%.*s", (int)(ll < 31 ? ll : 31), p);
+	int kind = list_kind(list);
+	if (kind >= 0 && strcmp(q->method, "DELETE") == 0)
+		return kind;
+	if (kind == WDB_NODE && strcmp(q->method, "PATCH") == 0)
+		return -1;
+	return -2;
+}
+
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
 	if (strncmp(q->path, "/v1/", 4) != 0) {
@@ -240,15 +294,19 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		wdb_abort(t);
 		return;
 	}
-	if (strcmp(q->method, "PATCH") != 0 || strncmp(q->path, "/v1/nodes/", 10) != 0 ||
-	    !q->path[10] || strchr(q->path + 10, '/')) {
+	const char *id = NULL;
+	int kind = write_target(q, &id);
+	if (kind == -2) {
 		api_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL,
 		          "%s %s: not a change the API makes", q->method, q->path);
 		return;
 	}
-	if (q->role < API_ROLE_OPERATE) {
-		api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: it may only "
-		          "read", q->user, api_role_name(q->role));
+	/* PATCH of a node's admin state needs operate, deletes admin. */
+	api_role_t need = kind == -1 ? API_ROLE_OPERATE : API_ROLE_ADMIN;
+	if (q->role < need) {
+		api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: %s",
+		          q->user, api_role_name(q->role), q->role < API_ROLE_OPERATE
+		          ? "it may only read" : "this change needs role admin");
 		return;
 	}
 	if (env->cluster) {
@@ -256,7 +314,10 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "API are not made yet; use gslbctl");
 		return;
 	}
-	write_node(env, q, q->path + 10, r);
+	if (kind >= 0)
+		delete_one(env, q, kind, id, r);
+	else
+		write_node(env, q, id, r);
 	wdb_txn_t *t = wdb_begin_read(env->db);
 	if (t) {
 		r->generation = wdb_table_generation(t);

@@ -72,27 +72,25 @@ static int service_list(void)
 	return 0;
 }
 
-/* Deletes service @name (@old, which it takes) in @t. */
-static int service_del(wdb_txn_t *t, const char *name, json_t *old)
+/* Commits delete @rc of store/edit.h (its words @what, or its reason
+ * @err): the same guards and texts as the API's DELETE. */
+static int commit_del(wdb_txn_t *t, int rc, const char *what, const char *err)
 {
-	if (!old)
-		ctl_die("service %s does not exist", name);
-	/* Its weight rows go with it, in the same change. */
-	char prefix[1200];
-	wdb_row_prefix(prefix, sizeof(prefix), name);
-	json_t *rows = json_array();
-	wdb_each(t, WDB_WEIGHT, prefix, ctl_collect_key, rows);
-	size_t i;
-	json_t *k;
-	json_array_foreach(rows, i, k)
-		ctl_set(t, WDB_WEIGHT, json_string_value(k), NULL);
-	json_decref(rows);
-	ctl_set(t, WDB_SERVICE, name, NULL);
-	json_decref(old);
-	char what[1200];
-	snprintf(what, sizeof(what), "service del %s", name);
+	if (rc == WDB_EDIT_STORE)
+		ctl_die("%s; nothing was changed", err);
+	if (rc)
+		ctl_die("%s", err);
 	ctl_commit(t, what);
 	return 0;
+}
+
+/* Deletes service @name (@old, which it takes) in @t, its rows with it. */
+static int service_del(wdb_txn_t *t, const char *name, json_t *old)
+{
+	char what[1200], err[1400];
+	json_decref(old);
+	return commit_del(t, wdb_service_delete(t, name, what, sizeof(what), err,
+	                                        sizeof(err)), what, err);
 }
 
 /* Applies the options of `service add|set` (@argc at @argv, after the
@@ -312,34 +310,13 @@ static int node_list(void)
 	return 0;
 }
 
-/* Collects row key @key into the array @arg. */
-static int collect_row(const char *key, void *arg)
-{
-	json_array_append_new(arg, json_string(key));
-	return 0;
-}
-
 /* Deletes node @id (@old, which it takes) in @t, unless a row names it. */
 static int node_del(wdb_txn_t *t, const char *id, json_t *old)
 {
-	if (!old)
-		ctl_die("node %s does not exist", id);
-	json_t *rows = json_array();
-	wdb_node_rows(t, id, collect_row, rows);
-	if (json_array_size(rows)) {
-		char *list = json_dumps(rows, JSON_COMPACT);
-		ctl_die("node %s is used by weight row(s) %s; remove it there first",
-		    id, list ? list : "(cannot list them)");
-	}
-	json_decref(rows);
-	/* Its health, status, metrics and history go with it, in the same
-	 * change: a node added again under this id starts afresh. */
-	ctl_set(t, WDB_NODE, id, NULL);
+	char what[300], err[1400];
 	json_decref(old);
-	char what[300];
-	snprintf(what, sizeof(what), "node del %s", id);
-	ctl_commit(t, what);
-	return 0;
+	return commit_del(t, wdb_node_delete(t, id, what, sizeof(what), err,
+	                                     sizeof(err)), what, err);
 }
 
 /* --allow-special was given: addresses no client can use are kept (a
@@ -632,14 +609,9 @@ int ctl_cmd_weight(int argc, char **argv)
 	char what[1500];
 	if (!set) {
 		ctl_no_more_args("weight del", argc, argv, i);
-		json_t *old = wdb_get(t, WDB_WEIGHT, key);
-		if (!old)
-			ctl_die("weight row %s --region %s --isp %s does not exist", name, region, isp);
-		json_decref(old);
-		ctl_set(t, WDB_WEIGHT, key, NULL);
-		snprintf(what, sizeof(what), "weight del %s region=%s isp=%s", name, region, isp);
-		ctl_commit(t, what);
-		return 0;
+		char err[1400];
+		return commit_del(t, wdb_weight_delete(t, key, what, sizeof(what), err,
+		                                       sizeof(err)), what, err);
 	}
 	if (i >= argc)
 		ctl_die("weight set: give at least one NODE=WEIGHT");

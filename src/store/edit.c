@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Changes shared by gslbctl and the HTTP API (edit.h). */
 #include "store/edit.h"
+#include "store/keys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const wdb_admin_set[] = { "auto", "up", "down", "drain", NULL };
@@ -25,4 +27,104 @@ int wdb_node_admin(json_t *n, const char *opt, const char *admin, int64_t now,
 		json_object_set_new(n, "short_until", json_integer(now + (json_int_t)settle));
 	json_object_set_new(n, "admin", json_string(a));
 	return 0;
+}
+
+/* Deletes @key of @kind in @t; on a failed write, the cause in @err. */
+static int del_key(wdb_txn_t *t, wdb_kind_t kind, const char *key, char *err,
+                   size_t errlen)
+{
+	int rc = wdb_set(t, kind, key, NULL);
+	if (rc) {
+		snprintf(err, errlen, "deleting %s: %s", key, wdb_strerror(rc));
+		return WDB_EDIT_STORE;
+	}
+	return WDB_EDIT_OK;
+}
+
+static int collect_key(const char *key, json_t *val, void *arg)
+{
+	(void)val;
+	json_array_append_new(arg, json_string(key));
+	return 0;
+}
+
+int wdb_service_delete(wdb_txn_t *t, const char *name, char *what, size_t wlen,
+                       char *err, size_t errlen)
+{
+	json_t *old = wdb_get(t, WDB_SERVICE, name);
+	if (!old) {
+		snprintf(err, errlen, "service %s does not exist", name);
+		return WDB_EDIT_ABSENT;
+	}
+	json_decref(old);
+	/* Its weight rows go with it, in the same change. */
+	char prefix[1200];
+	wdb_row_prefix(prefix, sizeof(prefix), name);
+	json_t *rows = json_array();
+	wdb_each(t, WDB_WEIGHT, prefix, collect_key, rows);
+	size_t i;
+	json_t *k;
+	int rc = WDB_EDIT_OK;
+	json_array_foreach(rows, i, k)
+		if (!rc)
+			rc = del_key(t, WDB_WEIGHT, json_string_value(k), err, errlen);
+	json_decref(rows);
+	if (!rc)
+		rc = del_key(t, WDB_SERVICE, name, err, errlen);
+	snprintf(what, wlen, "service del %s", name);
+	return rc;
+}
+
+static int collect_row(const char *key, void *arg)
+{
+	json_array_append_new(arg, json_string(key));
+	return 0;
+}
+
+int wdb_node_delete(wdb_txn_t *t, const char *id, char *what, size_t wlen,
+                    char *err, size_t errlen)
+{
+	json_t *old = wdb_get(t, WDB_NODE, id);
+	if (!old) {
+		snprintf(err, errlen, "node %s does not exist", id);
+		return WDB_EDIT_ABSENT;
+	}
+	json_decref(old);
+	json_t *rows = json_array();
+	wdb_node_rows(t, id, collect_row, rows);
+	if (json_array_size(rows)) {
+		char *list = json_dumps(rows, JSON_COMPACT);
+		snprintf(err, errlen, "node %s is used by weight row(s) %s; remove it "
+		         "there first", id, list ? list : "(cannot list them)");
+		free(list);
+		json_decref(rows);
+		return WDB_EDIT_REFUSED;
+	}
+	json_decref(rows);
+	/* Its health, status, metrics and history go with it, in the same
+	 * change: a node added again under this id starts afresh. */
+	snprintf(what, wlen, "node del %s", id);
+	return del_key(t, WDB_NODE, id, err, errlen);
+}
+
+int wdb_weight_delete(wdb_txn_t *t, const char *key, char *what, size_t wlen,
+                      char *err, size_t errlen)
+{
+	wdb_row_parts_t p;
+	json_t *old = wdb_row_split(key, strlen(key), &p) ? NULL
+	              : wdb_get(t, WDB_WEIGHT, key);
+	if (!old) {
+		if (wdb_row_split(key, strlen(key), &p))
+			snprintf(err, errlen, "weight row %s: not a row's key "
+			         "(SERVICE|REGION|ISP)", key);
+		else
+			snprintf(err, errlen, "weight row %.*s --region %.*s --isp %.*s "
+			         "does not exist", (int)p.svc_len, p.svc, (int)p.region_len,
+			         p.region, (int)p.isp_len, p.isp);
+		return WDB_EDIT_ABSENT;
+	}
+	json_decref(old);
+	snprintf(what, wlen, "weight del %.*s region=%.*s isp=%.*s", (int)p.svc_len,
+	         p.svc, (int)p.region_len, p.region, (int)p.isp_len, p.isp);
+	return del_key(t, WDB_WEIGHT, key, err, errlen);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/weightdb.h"
+
 /** A node's admin states, NULL-terminated: auto, up, down, drain. */
 extern const char *const wdb_admin_set[];
 
@@ -21,5 +23,32 @@ extern const char *const wdb_admin_set[];
  * with "OPT VALUE: not a valid choice" in @err and @n unchanged. */
 int wdb_node_admin(json_t *n, const char *opt, const char *admin, int64_t now,
                    double settle, char *err, size_t errlen);
+
+/** What the deletes below return. */
+enum {
+	WDB_EDIT_OK = 0,
+	WDB_EDIT_ABSENT,     /* nothing of that name */
+	WDB_EDIT_REFUSED,    /* a guard: something still names it */
+	WDB_EDIT_STORE,      /* the write failed */
+};
+
+/** Deletes service @name in @t, and its weight rows with it.  Returns
+ * WDB_EDIT_OK with the audit's words ("service del NAME") in @what, or
+ * another WDB_EDIT_ with the reason in @err ("service NAME does not
+ * exist"); the caller commits or aborts @t. */
+int wdb_service_delete(wdb_txn_t *t, const char *name, char *what, size_t wlen,
+                       char *err, size_t errlen);
+
+/** Deletes node @id in @t, unless a weight row names it
+ * (WDB_EDIT_REFUSED: "node ID is used by weight row(s) [...]; remove it
+ * there first").  As wdb_service_delete() otherwise. */
+int wdb_node_delete(wdb_txn_t *t, const char *id, char *what, size_t wlen,
+                    char *err, size_t errlen);
+
+/** Deletes weight row @key ("SERVICE|REGION|ISP") in @t.  As
+ * wdb_service_delete(); absent: "weight row SERVICE --region REGION
+ * --isp ISP does not exist". */
+int wdb_weight_delete(wdb_txn_t *t, const char *key, char *what, size_t wlen,
+                      char *err, size_t errlen);
 
 #endif

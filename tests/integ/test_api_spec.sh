@@ -15,7 +15,8 @@ sed 's|#/components/schemas/Status|#/components/schemas/Nope|' "$ROOT/docs/api.y
 "$T/npm/node_modules/.bin/redocly" lint "$T/bad.yaml" >/dev/null 2>&1 &&
 	fail "redocly accepts a broken reference" || ok "redocly refuses a broken reference"
 # Each path the server answers is described.
-for p in /v1/status /v1/services /v1/nodes /v1/nodes/{id} /v1/weights /v1/export /v1/log; do
+for p in /v1/status /v1/services /v1/services/{name} /v1/nodes /v1/nodes/{id} /v1/weights \
+	/v1/weights/{key} /v1/export /v1/log; do
 	grep -q "^  $p:" "$ROOT/docs/api.yaml" && ok "described: $p" || fail "not described: $p"
 done
 finish
