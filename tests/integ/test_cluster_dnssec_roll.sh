@@ -25,7 +25,12 @@ command -v ldns-keygen >/dev/null || { echo "SKIP: ldns-keygen not installed"; e
 
 PPORT=$((PORT + 5))
 UPORT[1]=$((PORT + 6)) UPORT[2]=$((PORT + 7))
+# The keys' lifetime: the first rollovers begin when the first keys are
+# this old, and the new keys must not reach it before the checks after
+# the withdrawals are done (a rollover takes some 10 s here), or a
+# second rollover begins under them.
 LIFE=$(tscale 6)
+[ "$LIFE" -ge 18 ] || LIFE=18
 
 # --- the parent: test., signed, a standalone gslbd --------------------------
 mkdir -p "$T/parent/keys"
