@@ -112,42 +112,69 @@ static inline uint64_t load_be(const uint8_t *a, unsigned n)
 	return v;
 }
 
-/* Appends a range starting at @a with result @id to the table (or to its
- * fine part), unless it continues the range before it. */
-static void append(build_t *b, const uint8_t *a, uint32_t id)
+/* Appends a range of the fine part (the group of the cut /64 begun
+ * last) starting at @a with result @id. */
+static void append_fine(build_t *b, const uint8_t *a, uint32_t id)
 {
 	geo_ctable_t *t = b->t;
-	size_t *n = b->fine ? &t->nf : &t->n;
-	uint32_t *last = b->fine ? t->fr : t->r32;
-	if (*n && last[*n - 1] == id)
+	if (t->nf > t->foff[t->ng - 1] && t->fr[t->nf - 1] == id)
 		return;
 	if (*b->total >= b->limit) {
 		b->over = 1;
 		return;
 	}
-	if (b->fine) {
-		if (t->nf == b->fcap) {
-			b->fcap = b->fcap ? b->fcap * 2 : 64;
-			t->fr = xrealloc(t->fr, b->fcap * sizeof(*t->fr));
-			t->f6 = xrealloc(t->f6, b->fcap * sizeof(*t->f6));
-		}
-		t->f6[t->nf] = (geo_key6_t){ load_be(a, 8), load_be(a + 8, 8) };
-		t->fr[t->nf++] = id;
-	} else {
-		if (t->n == b->cap) {
-			b->cap = b->cap ? b->cap * 2 : 256;
-			t->r32 = xrealloc(t->r32, b->cap * sizeof(*t->r32));
-			if (b->bits == 32)
-				t->s4 = xrealloc(t->s4, b->cap * sizeof(*t->s4));
-			else
-				t->s6 = xrealloc(t->s6, b->cap * sizeof(*t->s6));
-		}
-		if (b->bits == 32)
-			t->s4[t->n] = (uint32_t)load_be(a, 4);
-		else
-			t->s6[t->n] = load_be(a, 8);
-		t->r32[t->n++] = id;
+	if (t->nf == b->fcap) {
+		b->fcap = b->fcap ? b->fcap * 2 : 64;
+		t->fr = xrealloc(t->fr, b->fcap * sizeof(*t->fr));
+		t->flo = xrealloc(t->flo, b->fcap * sizeof(*t->flo));
 	}
+	t->flo[t->nf] = load_be(a + 8, 8);
+	t->fr[t->nf++] = id;
+	(*b->total)++;
+}
+
+/* Begins the group of the cut /64 @a in the fine part. */
+static void begin_group(build_t *b, const uint8_t *a)
+{
+	geo_ctable_t *t = b->t;
+	if ((t->ng & (t->ng - 1)) == 0) {   /* 0, 1, 2, 4...: double */
+		size_t cap = t->ng ? t->ng * 2 : 1;
+		t->fhi = xrealloc(t->fhi, cap * sizeof(*t->fhi));
+		t->foff = xrealloc(t->foff, (cap + 1) * sizeof(*t->foff));
+	}
+	t->fhi[t->ng] = load_be(a, 8);
+	t->foff[t->ng++] = (uint32_t)t->nf;
+	t->foff[t->ng] = (uint32_t)t->nf;
+}
+
+/* Appends a range starting at @a with result @id to the table (or to its
+ * fine part), unless it continues the range before it. */
+static void append(build_t *b, const uint8_t *a, uint32_t id)
+{
+	geo_ctable_t *t = b->t;
+	if (b->fine) {
+		append_fine(b, a, id);
+		return;
+	}
+	if (t->n && t->r32[t->n - 1] == id)   /* cut /64s too: by fhi */
+		return;
+	if (*b->total >= b->limit) {
+		b->over = 1;
+		return;
+	}
+	if (t->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 256;
+		t->r32 = xrealloc(t->r32, b->cap * sizeof(*t->r32));
+		if (b->bits == 32)
+			t->s4 = xrealloc(t->s4, b->cap * sizeof(*t->s4));
+		else
+			t->s6 = xrealloc(t->s6, b->cap * sizeof(*t->s6));
+	}
+	if (b->bits == 32)
+		t->s4[t->n] = (uint32_t)load_be(a, 4);
+	else
+		t->s6[t->n] = load_be(a, 8);
+	t->r32[t->n++] = id;
 	(*b->total)++;
 }
 
@@ -206,6 +233,7 @@ static void walk(build_t *b, uint8_t *a, unsigned d, uint32_t mm,
 	int cut = b->bits == 128 && d == 64;
 	if (cut) {
 		append(b, a, GEO_RES_FINE);
+		begin_group(b, a);
 		b->fine = 1;
 	}
 	for (unsigned bit = 0; bit < 2; bit++) {
@@ -215,8 +243,10 @@ static void walk(build_t *b, uint8_t *a, unsigned d, uint32_t mm,
 		if (bit)
 			a[d / 8] &= (uint8_t)~(0x80 >> (d % 8));
 	}
-	if (cut)
+	if (cut) {
 		b->fine = 0;
+		b->t->foff[b->t->ng] = (uint32_t)b->t->nf;
+	}
 }
 
 /* The MMDB node where family @bits starts, or MM_LEAF (no database, no
@@ -245,8 +275,12 @@ static void shrink(geo_ctable_t *t, size_t nres)
 	if (t->s6)
 		t->s6 = xrealloc(t->s6, n * sizeof(*t->s6));
 	if (t->nf) {
-		t->f6 = xrealloc(t->f6, t->nf * sizeof(*t->f6));
+		t->flo = xrealloc(t->flo, t->nf * sizeof(*t->flo));
 		t->fr = xrealloc(t->fr, t->nf * sizeof(*t->fr));
+	}
+	if (t->ng) {
+		t->fhi = xrealloc(t->fhi, t->ng * sizeof(*t->fhi));
+		t->foff = xrealloc(t->foff, (t->ng + 1) * sizeof(*t->foff));
 	}
 	if (nres < UINT16_MAX && t->r32) {
 		t->r16 = xcalloc(n, sizeof(*t->r16));
@@ -299,7 +333,9 @@ void geo__compiled_free(geo_t *g)
 		free(t->s6);
 		free(t->r16);
 		free(t->r32);
-		free(t->f6);
+		free(t->fhi);
+		free(t->foff);
+		free(t->flo);
 		free(t->fr);
 		memset(t, 0, sizeof(*t));
 	}
@@ -319,19 +355,25 @@ static inline uint32_t res_at(const geo_ctable_t *t, size_t i)
 	return t->r32[i];
 }
 
-/* The result index for IPv6 address @a inside a cut /64: the last fine
- * range starting at or before it.  The fine ranges of all cut /64s are
- * in one sorted array, and the first range of each starts at its /64 or
- * continues one with the same result, so a search of the whole array
- * finds it. */
+/* The result index for IPv6 address @a inside a cut /64: its group
+ * (the /64 found among the cut ones), then the last range of the group
+ * starting at or before @a (the first starts at the /64). */
 static uint32_t fine_find(const geo_ctable_t *t, const uint8_t *a)
 {
-	geo_key6_t k = { load_be(a, 8), load_be(a + 8, 8) };
-	size_t lo = 0, n = t->nf;
+	uint64_t hi = load_be(a, 8), k = load_be(a + 8, 8);
+	size_t lo = 0, n = t->ng;
 	while (n > 1) {
 		size_t half = n / 2;
-		const geo_key6_t *m = &t->f6[lo + half];
-		if (m->hi < k.hi || (m->hi == k.hi && m->lo <= k.lo))
+		if (t->fhi[lo + half] <= hi)
+			lo += half;
+		n -= half;
+	}
+	size_t first = t->foff[lo];
+	n = t->foff[lo + 1] - first;
+	lo = first;
+	while (n > 1) {
+		size_t half = n / 2;
+		if (t->flo[lo + half] <= k)
 			lo += half;
 		n -= half;
 	}

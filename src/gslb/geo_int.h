@@ -70,25 +70,30 @@ typedef struct {
 /* One family's ranges, sorted by start; the first starts at 0, each runs
  * to the next one's start.  The key is the whole IPv4 address, or the
  * high 64 bits of the IPv6 address: a /64 inside which the result changes
- * is one range whose index is GEO_RES_FINE, and its ranges are in f6/fr
- * with whole keys.  The index of range i into geo->res is r16[i] when
- * there are fewer than 65,535 distinct results (0xffff then stands for
- * GEO_RES_FINE), else r32[i]. */
+ * is one range whose index is GEO_RES_FINE, and its own ranges are a
+ * group of the fine part: group k is the /64 fhi[k], its ranges
+ * foff[k] to foff[k + 1] - 1 of flo (the low 64 bits of their starts,
+ * the first 0) and fr.  The index of range i into geo->res is r16[i]
+ * when there are fewer than 65,535 distinct results (0xffff then stands
+ * for GEO_RES_FINE), else r32[i]. */
 typedef struct {
 	size_t n;
 	uint32_t *s4;               /* IPv4 starts, host order */
 	uint64_t *s6;               /* IPv6 starts: the high 64 bits */
 	uint16_t *r16;
 	uint32_t *r32;
-	size_t nf;                  /* IPv6 ranges inside cut /64s */
-	geo_key6_t *f6;             /* their starts, sorted */
-	uint32_t *fr;               /* their indexes into geo->res */
+	size_t ng, nf;              /* cut /64s, ranges inside them */
+	uint64_t *fhi;              /* the cut /64s, sorted */
+	uint32_t *foff;             /* ng + 1 offsets into flo and fr */
+	uint64_t *flo;
+	uint32_t *fr;               /* indexes into geo->res */
 } geo_ctable_t;
 
 /* The compiled table holds at most this many ranges (both families, the
  * fine ones included); beyond it, each client is located in the sources
- * themselves.  6 bytes an IPv4 range and 10 an IPv6 one (2 more each past
- * 65,534 distinct results): at most about 190 MiB at the limit. */
+ * themselves.  6 bytes an IPv4 range, 10 an IPv6 one (2 more each past
+ * 65,534 distinct results) and 12 one inside a cut /64: at most about
+ * 190 MiB at the limit. */
 #define GEO_COMPILE_MAX 16000000
 
 struct geo {

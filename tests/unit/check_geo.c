@@ -814,8 +814,13 @@ static void same_everywhere(const geo_t *gc, const geo_t *gs, int nrand,
 		}
 	for (size_t i = 0; i < t6->n; i++)
 		same_around6(gc, gs, t6->s6[i], 0);
-	for (size_t i = 0; i < t6->nf; i++)
-		same_around6(gc, gs, t6->f6[i].hi, t6->f6[i].lo);
+	for (size_t k = 0; k < t6->ng; k++) {
+		ck_assert_uint_lt(t6->foff[k], t6->foff[k + 1]);
+		ck_assert_uint_eq(t6->flo[t6->foff[k]], 0);
+		for (size_t i = t6->foff[k]; i < t6->foff[k + 1]; i++)
+			same_around6(gc, gs, t6->fhi[k], t6->flo[i]);
+	}
+	ck_assert_uint_eq(t6->ng ? t6->foff[t6->ng] : 0, t6->nf);
 	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
 	uint8_t *b = s6.sin6_addr.s6_addr;
 	uint32_t x = 777;
