@@ -18,7 +18,12 @@
  * exactly what the full lookup would give for any address in it.
  * Adjacent blocks with the same result are merged into one range.
  *
- * Thread safety: built inside geo_open(), read-only afterwards. */
+ * The layout (geo_int.h geo_ctable_t): per range a start and a 16- or
+ * 32-bit index into the distinct results, whose names are shared too;
+ * IPv6 keyed by its high 64 bits, a /64 cut finer found in the fine part.
+ *
+ * Thread safety: built inside geo_open(), read-only afterwards; the
+ * lookup allocates nothing and takes no lock. */
 #include "gslb/geo_int.h"
 #include "common/hash.h"
 #include "common/log.h"
