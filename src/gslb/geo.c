@@ -340,8 +340,8 @@ geo_source_t geo_lookup(const geo_t *g, const struct sockaddr *addr,
 	 * (geo_compile.c); explain's network text comes from the sources. */
 	if (g->compiled && !out->want_network) {
 		const geo_res_t *r = geo__compiled_find(g, a, bits);
-		memcpy(out->region, r->region, GEO_NAME_MAX);
-		memcpy(out->isp, r->isp, GEO_NAME_MAX);
+		memcpy(out->region, geo__name(g, r->region), GEO_NAME_MAX);
+		memcpy(out->isp, geo__name(g, r->isp), GEO_NAME_MAX);
 		out->prefix_len = r->prefix_len;
 		out->source = r->source;
 		out->lochash = r->lochash;

@@ -49,11 +49,12 @@ typedef struct {
 	int line;
 } geo_net_t;
 
-/* A result of the compiled table (geo_compile.c). */
+/* A distinct result of the compiled table (geo_compile.c): the names are
+ * indexes into geo->names, so that a result takes 24 bytes, and the many
+ * ranges with the same result share it. */
 typedef struct {
-	char region[GEO_NAME_MAX];
-	char isp[GEO_NAME_MAX];
 	uint64_t lochash;           /* geo_result_t.lochash */
+	uint32_t region, isp;       /* indexes into geo->names */
 	uint8_t prefix_len;
 	uint8_t source;
 } geo_res_t;
@@ -62,19 +63,38 @@ typedef struct {
 	uint64_t hi, lo;            /* an IPv6 address, host order */
 } geo_key6_t;
 
+/* The index of a range whose /64 is cut by longer networks: its result is
+ * found in the fine table (IPv6 only). */
+#define GEO_RES_FINE UINT32_MAX
+
 /* One family's ranges, sorted by start; the first starts at 0, each runs
- * to the next one's start, and res[i] indexes geo->res. */
+ * to the next one's start.  The key is the whole IPv4 address, or the
+ * high 64 bits of the IPv6 address: a /64 inside which the result changes
+ * is one range whose index is GEO_RES_FINE, and its own ranges are a
+ * group of the fine part: group k is the /64 fhi[k], its ranges
+ * foff[k] to foff[k + 1] - 1 of flo (the low 64 bits of their starts,
+ * the first 0) and fr.  The index of range i into geo->res is r16[i]
+ * when there are fewer than 65,535 distinct results (0xffff then stands
+ * for GEO_RES_FINE), else r32[i]. */
 typedef struct {
 	size_t n;
 	uint32_t *s4;               /* IPv4 starts, host order */
-	geo_key6_t *s6;             /* IPv6 starts */
-	uint32_t *res;
+	uint64_t *s6;               /* IPv6 starts: the high 64 bits */
+	uint16_t *r16;
+	uint32_t *r32;
+	size_t ng, nf;              /* cut /64s, ranges inside them */
+	uint64_t *fhi;              /* the cut /64s, sorted */
+	uint32_t *foff;             /* ng + 1 offsets into flo and fr */
+	uint64_t *flo;
+	uint32_t *fr;               /* indexes into geo->res */
 } geo_ctable_t;
 
-/* The compiled table holds at most this many ranges (both families);
- * beyond it, each client is located in the sources themselves.  About
- * 20 bytes a range: 40 MiB at the limit. */
-#define GEO_COMPILE_MAX 2000000
+/* The compiled table holds at most this many ranges (both families, the
+ * fine ones included); beyond it, each client is located in the sources
+ * themselves.  6 bytes an IPv4 range, 10 an IPv6 one (2 more each past
+ * 65,534 distinct results) and 12 one inside a cut /64: at most about
+ * 190 MiB at the limit. */
+#define GEO_COMPILE_MAX 16000000
 
 struct geo {
 	int have_mmdb;
@@ -89,6 +109,8 @@ struct geo {
 	geo_ctable_t ct[2];         /* IPv4, IPv6 */
 	geo_res_t *res;
 	size_t nres;
+	char (*names)[GEO_NAME_MAX];  /* the distinct region and ISP names */
+	size_t nnames;
 };
 
 enum { GEO_F_REGION, GEO_F_ISP };
@@ -160,8 +182,14 @@ void geo__compile(geo_t *g, size_t limit);
 void geo__compiled_free(geo_t *g);
 
 /** The compiled result for address @a of @bits bits (32: IPv4, 128).
- * Allocates nothing. */
+ * Allocates nothing, takes no lock. */
 const geo_res_t *geo__compiled_find(const geo_t *g, const uint8_t *a,
                                     unsigned bits);
+
+/** The name of index @i of the compiled table of @g. */
+static inline const char *geo__name(const geo_t *g, uint32_t i)
+{
+	return g->names[i];
+}
 
 #endif

@@ -46,6 +46,66 @@ static void write_file(const char *name, const char *text)
 	fclose(f);
 }
 
+static char g_gen_txt[PATH_MAX];
+
+/* The next number of a fixed sequence (the generated database). */
+static uint32_t gen_next(uint32_t *x)
+{
+	*x = *x * 1103515245u + 12345u;
+	return *x >> 8;
+}
+
+/* Writes gen.txt (a build-demo.pl source of random networks, nested and
+ * of every length) and gen.nets (random lines over the same space). */
+static void write_generated(void)
+{
+	char p[PATH_MAX];
+	snprintf(g_gen_txt, sizeof(g_gen_txt), "%s/gen.txt", g_dir);
+	snprintf(p, sizeof(p), "%s/gen.nets", g_dir);
+	FILE *f = fopen(g_gen_txt, "w"), *n = fopen(p, "w");
+	ck_assert(f && n);
+	static char seen[600][INET6_ADDRSTRLEN + 8];
+	size_t nseen = 0;
+	uint32_t x = 4242;
+	for (int i = 0; i < 3000; i++) {
+		FILE *o = i % 5 == 4 ? n : f;
+		unsigned r = gen_next(&x) % 40, s = gen_next(&x) % 12;
+		char net[INET6_ADDRSTRLEN + 8];
+		if (i % 2) {
+			unsigned len = 8 + gen_next(&x) % 25;
+			uint32_t a = (gen_next(&x) << 8 ^ gen_next(&x)) % 0xe0000000u;
+			a &= len ? ~0u << (32 - len) : 0;
+			snprintf(net, sizeof(net), "%u.%u.%u.%u/%u", a >> 24, a >> 16 & 255,
+			         a >> 8 & 255, a & 255, len);
+		} else {
+			unsigned len = 16 + gen_next(&x) % 113;
+			uint8_t b[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+			for (int j = 4; j < 16; j++)  /* few bits: networks nest */
+				b[j] = gen_next(&x) % 4 ? 0 : (uint8_t)gen_next(&x);
+			if (len < 32)
+				b[2] = b[3] = 0;
+			for (unsigned k = len; k < 128; k++)
+				b[k / 8] &= (uint8_t)~(0x80 >> (k % 8));
+			char t[INET6_ADDRSTRLEN];
+			inet_ntop(AF_INET6, b, t, sizeof(t));
+			snprintf(net, sizeof(net), "%s/%u", t, len);
+		}
+		int dup = 0;
+		for (size_t j = 0; o == n && j < nseen; j++)
+			dup |= strcmp(seen[j], net) == 0;
+		if (dup)
+			continue;
+		if (o == n && nseen < 600)
+			strcpy(seen[nseen++], net);
+		if (o == n)
+			fprintf(n, "%s region=n%u%s\n", net, r, s < 6 ? " isp=x" : "");
+		else
+			fprintf(f, "%s r%u i%u %u\n", net, r, s, 64500 + s);
+	}
+	fclose(f);
+	fclose(n);
+}
+
 static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -58,6 +118,11 @@ static void setup(void)
 	char cmd[3 * PATH_MAX];
 	snprintf(cmd, sizeof(cmd),
 	         "perl %s/geoip/build-demo.pl %s/test.txt %s/test.mmdb",
+	         src && *src ? src : ".", g_dir, g_dir);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	write_generated();
+	snprintf(cmd, sizeof(cmd),
+	         "perl %s/geoip/build-demo.pl %s/gen.txt %s/gen.mmdb",
 	         src && *src ? src : ".", g_dir, g_dir);
 	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
 }
@@ -704,6 +769,86 @@ static void same_at(const geo_t *gc, const geo_t *gs, const struct sockaddr *ss)
 	}
 }
 
+/* Sets @b (16 bytes) to the IPv6 address @hi:@lo. */
+static void put6(uint8_t *b, uint64_t hi, uint64_t lo)
+{
+	for (int j = 0; j < 8; j++) {
+		b[j] = (uint8_t)(hi >> (56 - 8 * j));
+		b[8 + j] = (uint8_t)(lo >> (56 - 8 * j));
+	}
+}
+
+/* Compares @gc and @gs at both sides of IPv6 start @hi:@lo. */
+static void same_around6(const geo_t *gc, const geo_t *gs, uint64_t hi,
+                         uint64_t lo)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+	for (int d = -1; d <= 1; d++) {
+		uint64_t h = hi, nlo = lo + (uint64_t)(int64_t)d;
+		if (d < 0 && lo == 0)
+			h--;
+		else if (d > 0 && nlo == 0)
+			h++;
+		put6(s6.sin6_addr.s6_addr, h, nlo);
+		same_at(gc, gs, (struct sockaddr *)&s6);
+	}
+}
+
+/* The compiled table @gc gives what the sources @gs give on both sides
+ * of every range start (the fine IPv6 ones too), and at @nrand random
+ * addresses of each family (IPv6 ones sparse, or inside @pfx6, 8 bytes,
+ * one in three). */
+static void same_everywhere(const geo_t *gc, const geo_t *gs, int nrand,
+                            const char *pfx6)
+{
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+	for (uint32_t i = 0; i < (uint32_t)nrand; i++) {
+		s4.sin_addr.s_addr = htonl(i * 2654435761u);
+		same_at(gc, gs, (struct sockaddr *)&s4);
+	}
+	const geo_ctable_t *t4 = &gc->ct[0], *t6 = &gc->ct[1];
+	for (size_t i = 0; i < t4->n; i++)
+		for (int d = -1; d <= 1; d++) {
+			s4.sin_addr.s_addr = htonl(t4->s4[i] + (uint32_t)d);
+			same_at(gc, gs, (struct sockaddr *)&s4);
+		}
+	for (size_t i = 0; i < t6->n; i++)
+		same_around6(gc, gs, t6->s6[i], 0);
+	for (size_t k = 0; k < t6->ng; k++) {
+		ck_assert_uint_lt(t6->foff[k], t6->foff[k + 1]);
+		ck_assert_uint_eq(t6->flo[t6->foff[k]], 0);
+		for (size_t i = t6->foff[k]; i < t6->foff[k + 1]; i++)
+			same_around6(gc, gs, t6->fhi[k], t6->flo[i]);
+	}
+	ck_assert_uint_eq(t6->ng ? t6->foff[t6->ng] : 0, t6->nf);
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+	uint8_t *b = s6.sin6_addr.s6_addr;
+	uint32_t x = 777;
+	for (int i = 0; i < nrand / 2; i++) {
+		for (int j = 0; j < 16; j++) {
+			x = x * 1103515245u + 12345u;
+			b[j] = (x >> 16 & 3) && i % 3 != 1 ? 0 : (uint8_t)(x >> 8);
+		}
+		if (i % 3 == 0)
+			memcpy(b, pfx6, 8);
+		same_at(gc, gs, (struct sockaddr *)&s6);
+	}
+}
+
+/* Opens @conf (a geoip section's keys) compiled into *@gc and not into
+ * *@gs. */
+static void open_pair(const char *conf, geo_t **gc, conf_t **cc, geo_t **gs,
+                      conf_t **cs)
+{
+	char text[1024];
+	snprintf(text, sizeof(text), "geoip:\n%s", conf);
+	*gc = open_geo(text, cc);
+	snprintf(text, sizeof(text), "geoip:\n%s  compile: off\n", conf);
+	*gs = open_geo(text, cs);
+	ck_assert_int_eq((*gc)->compiled, 1);
+	ck_assert_int_eq((*gs)->compiled, 0);
+}
+
 /* The compiled table gives what the sources give, for random addresses
  * and on both sides of every range boundary, over several
  * configurations (database, CIDR file, both, maps). */
@@ -719,54 +864,97 @@ START_TEST(compiled_equals_sources)
 	};
 	write_file("test.nets", g_nets);
 	for (size_t k = 0; k < sizeof(confs) / sizeof(confs[0]); k++) {
-		char text[1024];
 		conf_t *cc, *cs;
-		snprintf(text, sizeof(text), "geoip:\n%s", confs[k]);
-		geo_t *gc = open_geo(text, &cc);
-		snprintf(text, sizeof(text), "geoip:\n%s  compile: off\n", confs[k]);
-		geo_t *gs = open_geo(text, &cs);
-		ck_assert_int_eq(gc->compiled, 1);
-		ck_assert_int_eq(gs->compiled, 0);
+		geo_t *gc, *gs;
+		open_pair(confs[k], &gc, &cc, &gs, &cs);
 		ck_assert_uint_gt(gc->ct[0].n, 1);
-		struct sockaddr_in s4 = { .sin_family = AF_INET };
-		for (uint32_t i = 0; i < 100000; i++) {
-			s4.sin_addr.s_addr = htonl(i * 2654435761u);
-			same_at(gc, gs, (struct sockaddr *)&s4);
-		}
-		for (size_t i = 0; i < gc->ct[0].n; i++)
-			for (int d = -1; d <= 1; d++) {
-				s4.sin_addr.s_addr = htonl(gc->ct[0].s4[i] + (uint32_t)d);
-				same_at(gc, gs, (struct sockaddr *)&s4);
-			}
-		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
-		uint8_t *b = s6.sin6_addr.s6_addr;
-		for (size_t i = 0; i < gc->ct[1].n; i++)
-			for (int d = -1; d <= 1; d++) {
-				uint64_t hi = gc->ct[1].s6[i].hi, lo = gc->ct[1].s6[i].lo;
-				uint64_t nlo = lo + (uint64_t)(int64_t)d;
-				if (d < 0 && lo == 0)
-					hi--;
-				else if (d > 0 && nlo == 0)
-					hi++;
-				for (int j = 0; j < 8; j++) {
-					b[j] = (uint8_t)(hi >> (56 - 8 * j));
-					b[8 + j] = (uint8_t)(nlo >> (56 - 8 * j));
-				}
-				same_at(gc, gs, (struct sockaddr *)&s6);
-			}
-		uint32_t x = 777;
-		for (int i = 0; i < 50000; i++) {
-			for (int j = 0; j < 16; j++) {
-				x = x * 1103515245u + 12345u;
-				b[j] = (x >> 16 & 3) ? 0 : (uint8_t)(x >> 8);
-			}
-			if (i % 3 == 0)
-				memcpy(b, "\x20\x01\x0d\xb8\x01\x00\x00\x05", 8);
-			same_at(gc, gs, (struct sockaddr *)&s6);
-		}
+		same_everywhere(gc, gs, 100000, "\x20\x01\x0d\xb8\x01\x00\x00\x05");
 		close_geo(gc, cc);
 		close_geo(gs, cs);
 	}
+}
+END_TEST
+
+/* The result index of range @i of @t, as the table stores it. */
+static uint32_t res_index(const geo_ctable_t *t, size_t i)
+{
+	return t->r16 ? (t->r16[i] == UINT16_MAX ? GEO_RES_FINE : t->r16[i])
+	              : t->r32[i];
+}
+
+/* The compact layout: ranges share their results, which share their
+ * names; 16-bit indexes; IPv6 keyed by its high 64 bits, a /64 line one
+ * range, ::/64 (IPv4 and IPv4-mapped inside) cut into fine ranges; the
+ * lookups at range edges give what the sources give (LOOK). */
+START_TEST(compiled_layout)
+{
+	write_file("test.nets", g_nets);
+	conf_t *c;
+	geo_t *g = open_geo("geoip:\n  database: test.mmdb\n  nets: test.nets\n", &c);
+	const geo_ctable_t *t4 = &g->ct[0], *t6 = &g->ct[1];
+	ck_assert_ptr_nonnull(t4->r16);
+	ck_assert_ptr_null(t4->r32);
+	ck_assert_ptr_nonnull(t6->r16);
+	ck_assert_uint_eq(t4->s4[0], 0);
+	ck_assert_uint_eq(t6->s6[0], 0);
+	ck_assert_uint_lt(g->nres, t4->n + t6->n + t6->nf);
+	/* Names are distinct, and the results use each of them. */
+	for (size_t i = 0; i < g->nnames; i++)
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(g->names[i], g->names[j]);
+	for (size_t i = 0; i < g->nres; i++) {
+		ck_assert_uint_lt(g->res[i].region, g->nnames);
+		ck_assert_uint_lt(g->res[i].isp, g->nnames);
+		for (size_t j = 0; j < i; j++)
+			ck_assert(memcmp(&g->res[i], &g->res[j], sizeof(g->res[i])));
+	}
+	/* Range edges: the address before 36.110.0.0/16 of the CIDR file,
+	 * its first (cut by the line of 36.110.7.0/24) and its last (cut by
+	 * the database's /17 of cn-tj); a host line and its neighbour; the
+	 * ends of both address spaces; a /64 line. */
+	LOOK(g, "36.109.255.255", "*", "*", 15, GEO_SRC_NONE, "36.108.0.0/15");
+	LOOK(g, "36.110.0.0", "nets-bj", "nets-ct", 22, GEO_SRC_NETS,
+	     "36.110.0.0/22");
+	LOOK(g, "36.110.255.255", "nets-bj", "nets-ct", 17, GEO_SRC_NETS,
+	     "36.110.128.0/17");
+	LOOK(g, "192.0.2.6", "*", "*", 32, GEO_SRC_NONE, "192.0.2.6/32");
+	LOOK(g, "192.0.2.7", "host", "*", 32, GEO_SRC_NETS, "192.0.2.7/32");
+	LOOK(g, "255.255.255.255", "*", "*", 3, GEO_SRC_NONE, "224.0.0.0/3");
+	LOOK(g, "2001:db8:100:4:ffff:ffff:ffff:ffff", "us-west", "other", 64,
+	     GEO_SRC_MMDB, "2001:db8:100:4::/64");
+	LOOK(g, "2001:db8:100:5::", "v6net", "v6isp", 64, GEO_SRC_NETS,
+	     "2001:db8:100:5::/64");
+	LOOK(g, "2001:db8:100:5:ffff:ffff:ffff:ffff", "v6net", "v6isp", 64,
+	     GEO_SRC_NETS, "2001:db8:100:5::/64");
+	LOOK(g, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "*", "*", 1,
+	     GEO_SRC_NONE, "8000::/1");
+	/* ::/64 holds IPv4 (::/96) and IPv4-mapped addresses: cut. */
+	ck_assert_uint_eq(res_index(t6, 0), GEO_RES_FINE);
+	ck_assert_uint_gt(t6->nf, 0);
+	close_geo(g, c);
+}
+END_TEST
+
+/* A generated database of random, nested networks of every length (IPv4
+ * /8 to /32, IPv6 /16 to /128 around 2001:db8::/32) with a CIDR file of
+ * random lines over it: the compiled table against the sources. */
+START_TEST(compiled_equals_sources_generated)
+{
+	FILE *src = fopen(g_gen_txt, "r");
+	ck_assert_ptr_nonnull(src);
+	fclose(src);
+	conf_t *cc, *cs;
+	geo_t *gc, *gs;
+	open_pair("  database: gen.mmdb\n  nets: gen.nets\n", &gc, &cc, &gs, &cs);
+	ck_assert_uint_gt(gc->ct[0].n, 1000);
+	ck_assert_uint_gt(gc->ct[1].nf, 100);
+	same_everywhere(gc, gs, 200000, "\x20\x01\x0d\xb8\x00\x00\x00\x00");
+	close_geo(gc, cc);
+	close_geo(gs, cs);
+	open_pair("  database: gen.mmdb\n", &gc, &cc, &gs, &cs);
+	same_everywhere(gc, gs, 50000, "\x20\x01\x0d\xb8\x00\x00\x00\x00");
+	close_geo(gc, cc);
+	close_geo(gs, cs);
 }
 END_TEST
 
@@ -804,6 +992,8 @@ static Suite *geo_suite(void)
 	tcase_add_test(t, err_nets_file);
 	tcase_add_test(t, many_lookups);
 	tcase_add_test(t, compiled_equals_sources);
+	tcase_add_test(t, compiled_layout);
+	tcase_add_test(t, compiled_equals_sources_generated);
 	tcase_add_test(t, err_compile_value);
 	suite_add_tcase(s, t);
 	return s;
