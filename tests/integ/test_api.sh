@@ -4,11 +4,7 @@
 # and host, and each kind of bad input (4xx with a JSON error naming the
 # field or reason, never 5xx, nothing written), while DNS answers go on.
 . "$(dirname "$0")/lib.sh"
-command -v curl >/dev/null && command -v openssl >/dev/null || { echo "skip: needs curl and openssl"; exit 77; }
-APORT=$((PORT + 1))
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-	-keyout "$T/api.key" -out "$T/api.crt" >/dev/null 2>&1 || { fail "openssl req"; finish; exit; }
+. "$(dirname "$0")/api_lib.sh"
 gslb_zone
 API_YAML="api:
   listen: [ \"127.0.0.1@$APORT\" ]
@@ -79,17 +75,6 @@ expect_not "$out" "hash|gslbd_" "token list shows neither hash nor token"
 
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-U="https://127.0.0.1:$APORT"
-# call TOKEN METHOD PATH [curl args] -> "STATUS\nBODY" (headers in $T/h)
-call() {
-	local t=$1 m=$2 p=$3
-	shift 3
-	curl -sS --cacert "$T/api.crt" -D "$T/h" -o "$T/b" -w '%{http_code}\n' \
-		${t:+-H "Authorization: Bearer $t"} -X "$m" "$@" "$U$p" 2>&1
-	cat "$T/b" 2>/dev/null
-}
-code() { head -1 <<<"$1"; }
-etag() { tr -d '\r' <"$T/h" | awk 'tolower($1) == "etag:" { print $2 }'; }
 
 out=$(call "$RT" GET /v1/status)
 [ "$(code "$out")" = 200 ] && ok "GET /v1/status: 200" || fail "status: $out"

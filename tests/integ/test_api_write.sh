@@ -5,11 +5,7 @@
 # audit's user and host, that a refused delete changes nothing, and that
 # gslbctl sees the API's change and the API gslbctl's.
 . "$(dirname "$0")/lib.sh"
-command -v curl >/dev/null && command -v openssl >/dev/null || { echo "skip: needs curl and openssl"; exit 77; }
-APORT=$((PORT + 1))
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-	-keyout "$T/api.key" -out "$T/api.crt" >/dev/null 2>&1 || { fail "openssl req"; finish; exit; }
+. "$(dirname "$0")/api_lib.sh"
 gslb_zone
 write_conf gslb.test z.zone "api:
   listen: [ \"127.0.0.1@$APORT\" ]
@@ -29,17 +25,6 @@ AT=$(tok boss --role admin)
 
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-U="https://127.0.0.1:$APORT"
-# call TOKEN METHOD PATH [curl args] -> "STATUS\nBODY" (headers in $T/h)
-call() {
-	local t=$1 m=$2 p=$3
-	shift 3
-	curl -sS --cacert "$T/api.crt" -D "$T/h" -o "$T/b" -w '%{http_code}\n' \
-		${t:+-H "Authorization: Bearer $t"} -X "$m" "$@" "$U$p" 2>&1
-	cat "$T/b" 2>/dev/null
-}
-code() { head -1 <<<"$1"; }
-etag() { tr -d '\r' <"$T/h" | awk 'tolower($1) == "etag:" { print $2 }'; }
 errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
 gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
 # same_text API-OUTPUT MESSAGE GSLBCTL-ARGS...: the API's error is

@@ -33,38 +33,7 @@ LIFE=$(tscale 6)
 [ "$LIFE" -ge 18 ] || LIFE=18
 
 # --- the parent: test., signed, a standalone gslbd --------------------------
-mkdir -p "$T/parent/keys"
-chmod 700 "$T/parent/keys"
-PCONF="$T/parent/gslbd.conf"
-cat > "$PCONF" <<EOC
-server:
-  listen: [ "127.0.0.1@$PPORT" ]
-  workers: 1
-  identity: parent.ns
-database:
-  path: db
-zones:
-  - name: test
-    file: test.zone
-dnssec:
-  keystore: keys
-  dnskey-ttl: 2
-EOC
-PCTL() { "$ROOT/$B/gslbctl" -c "$PCONF" "$@"; }
-parent_zone() { # DS lines of the children on stdin
-	{
-		echo '$TTL 2'
-		echo '@ SOA ns1 host 1 3600 600 86400 2'
-		echo '  NS ns1'
-		echo 'ns1 A 127.0.0.1'
-		for c in gslb csk; do echo "$c NS ns1.$c"; echo "ns1.$c A 127.0.0.1"; done
-		cat
-	} > "$T/parent/test.zone.new"
-	mv "$T/parent/test.zone.new" "$T/parent/test.zone"
-}
-parent_zone </dev/null
-PCTL dnssec enable test >/dev/null
-PDS=$(PCTL dnssec ds test)
+. "$(dirname "$0")/dnssec_lib.sh"
 
 # --- the two instances: gslb.test (KSK and ZSK), csk.test (CSK) --------------
 mini_zone "$T/z.zone" 2 80 127.0.0.1

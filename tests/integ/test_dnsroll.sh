@@ -19,41 +19,7 @@ fi
 
 PPORT=$((PORT + 3)) UPORT=$((PORT + 1))
 # --- the parent: test., signed, delegating gslb.test and csk.test --------
-mkdir -p "$T/parent/keys"
-chmod 700 "$T/parent/keys"
-PCONF="$T/parent/gslbd.conf"
-cat > "$PCONF" <<EOC
-server:
-  listen: [ "127.0.0.1@$PPORT" ]
-  workers: 1
-  identity: parent.ns
-database:
-  path: db
-zones:
-  - name: test
-    file: test.zone
-dnssec:
-  keystore: keys
-  dnskey-ttl: 2
-EOC
-PCTL() { "$ROOT/$B/gslbctl" -c "$PCONF" "$@"; }
-parent_zone() { # DS lines of the children
-	{
-		echo '$TTL 2'
-		echo '@ SOA ns1 host 1 3600 600 86400 2'
-		echo '  NS ns1'
-		echo 'ns1 A 127.0.0.1'
-		echo 'gslb NS ns1.gslb'
-		echo 'ns1.gslb A 127.0.0.1'
-		echo 'csk NS ns1.csk'
-		echo 'ns1.csk A 127.0.0.1'
-		cat
-	} > "$T/parent/test.zone.new"
-	mv "$T/parent/test.zone.new" "$T/parent/test.zone"
-}
-parent_zone </dev/null
-PCTL dnssec enable test >/dev/null
-PDS=$(PCTL dnssec ds test)
+. "$(dirname "$0")/dnssec_lib.sh"
 
 # --- the child: gslb.test (split, ZSK rolls), csk.test (CSK rolls) -----
 for z in gslb csk; do mini_zone "$T/$z.zone" 2 80 127.0.0.1; done
@@ -187,7 +153,9 @@ LPID=
 total=$(wc -l < "$T/answers")
 bad=$(awk '$3 != "NOERROR" || $4 != "ad"' "$T/answers" | wc -l)
 servfail=$(awk '$3 == "SERVFAIL"' "$T/answers" | wc -l)
-if [ "$total" -ge 100 ] && [ "$bad" = 0 ]; then
+# At least ten rounds of the loop (each dig a process of its own: on a
+# busy machine a round takes a second or more).
+if [ "$total" -ge 40 ] && [ "$bad" = 0 ]; then
 	ok "the query loop: $total answers, all NOERROR with AD (0 SERVFAIL, 0 bogus)"
 else
 	fail "the query loop: $total answers, $bad without AD or not NOERROR ($servfail SERVFAIL)"
