@@ -519,8 +519,9 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
  * and of the key, whose id the cache compares as well: the algorithm
  * and key tag come from the key, the labels from the owner, the
  * canonical RRset from the owner, type, TTL and records.  So a hit is
- * the signature of the very RRset, whatever changed it (another pick, a
- * drained node, a weight, a TTL, a reload, a key).  Byte 2 is the
+ * the signature of the very RRset, whatever changed it: another row or
+ * pick, a drained node (S0-11), a weight, capacity (S1-6) or release
+ * (S4-10), a TTL, a reload, a key (docs/DESIGN-NOTES.md).  Byte 2 is the
  * algorithm in signed data and never 0 there: the two kinds of entry
  * cannot meet.  Returns its length, or 0 when it does not fit. */
 static size_t pick_key(uint8_t *p, const dnssec_zone_t *z, uint32_t exp,
