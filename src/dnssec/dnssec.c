@@ -514,7 +514,7 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
  * signature cache beside the signed data's own entries:
  *   u16 type | u8 0 | u32 TTL | u32 expiration | u32 inception |
  *   signer (the apex, wire) | owner (lowercase wire) | the records as
- *   written (16-bit length, rdata each), in the order given.
+ *   written (16-bit length, rdata each), addresses in byte order.
  * The signed data (RRSIG head, canonical RRset) is a function of these
  * and of the key, whose id the cache compares as well: the algorithm
  * and key tag come from the key, the labels from the owner, the
@@ -524,6 +524,31 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
  * (S4-10), a TTL, a reload, a key (docs/DESIGN-NOTES.md).  Byte 2 is the
  * algorithm in signed data and never 0 there: the two kinds of entry
  * cannot meet.  Returns its length, or 0 when it does not fit. */
+/* Sorts @rdlen bytes of records in the RRset form in place when they
+ * all have one length of 16 bytes at most (addresses): a GSLB answer's
+ * nodes come in a shuffled order, and one key for all its orders keeps
+ * one entry per set instead of one per order.  Same-length records in
+ * byte order are the canonical order (RFC 4034 §6.3); any order is the
+ * same RRset, so this only decides which entry a set shares. */
+static void sort_records(uint8_t *r, size_t rdlen)
+{
+	size_t l = rdlen >= 2 ? rd16(r) : 0, w = 2 + l;
+	if (!l || l > 16 || rdlen % w)
+		return;
+	size_t n = rdlen / w;
+	for (size_t i = 1; i < n; i++)
+		if (rd16(r + i * w) != l)
+			return;
+	uint8_t tmp[18];
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		memcpy(tmp, r + i * w, w);
+		for (; j > 0 && memcmp(r + (j - 1) * w + 2, tmp + 2, l) > 0; j--)
+			memcpy(r + j * w, r + (j - 1) * w, w);
+		memcpy(r + j * w, tmp, w);
+	}
+}
+
 static size_t pick_key(uint8_t *p, const dnssec_zone_t *z, uint32_t exp,
                        uint32_t inc, const uint8_t *lowner, uint16_t type,
                        uint32_t ttl, const uint8_t *rdata, size_t rdlen)
@@ -540,6 +565,7 @@ static size_t pick_key(uint8_t *p, const dnssec_zone_t *z, uint32_t exp,
 	memcpy(p + 15, z->apex, z->apex_len);
 	memcpy(p + 15 + z->apex_len, lowner, ol);
 	memcpy(p + 15 + z->apex_len + ol, rdata, rdlen);
+	sort_records(p + 15 + z->apex_len + ol, rdlen);
 	return len;
 }
 
