@@ -158,8 +158,8 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
 /** dnssec_rrsig() for an RRset of @rdlen bytes at @rdata whose records
  * were just put together, a GSLB answer's: its cache key is what the
  * signed data is made of (key, window, signer, owner, type, TTL and the
- * records as given), not the canonical form, which is only made on a
- * miss.  Falls back to dnssec_rrsig() when the key does not fit an
+ * records, addresses in byte order), not the canonical form, which is
+ * only made on a miss.  Falls back to dnssec_rrsig() when the key does not fit an
  * entry or there is no cache. */
 size_t dnssec_rrsig_set(dnssec_thread_t *t, const dnssec_zone_t *z,
                         unsigned ki, uint32_t now, const uint8_t *lowner,
