@@ -41,9 +41,12 @@ static int gate(wbuf_t *w)
 	return -1;
 }
 
-int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
-             const uint8_t *lowner, uint16_t type, uint32_t ttl,
-             uint16_t count_, const uint8_t *rdata)
+/* qs_rrsig() and qs_rrsig_set(): @rdlen 0 keys the cache by the
+ * signed data, else by the records as given (dnssec_rrsig_set()). */
+static int rrsigs(wbuf_t *w, int sec, const dnssec_zone_t *sz,
+                  const uint8_t *owner, const uint8_t *lowner, uint16_t type,
+                  uint32_t ttl, uint16_t count_, const uint8_t *rdata,
+                  size_t rdlen)
 {
 	qctx_t *q = w->q;
 	uint8_t rd[DNSSEC_RRSIG_MAX];
@@ -54,7 +57,10 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 		unsigned what;
 		if (!(sz->use[k] & use))
 			continue;        /* a KSK signs the key set, a ZSK the rest */
-		size_t n = dnssec_rrsig(q->dsig, sz, k, q->now, lowner, type, ttl,
+		size_t n = rdlen ?
+		           dnssec_rrsig_set(q->dsig, sz, k, q->now, lowner, type, ttl,
+		                            count_, rdata, rdlen, rd, &what) :
+		           dnssec_rrsig(q->dsig, sz, k, q->now, lowner, type, ttl,
 		                        count_, rdata, rd, &what);
 		if (!n) {
 			w->sign_fail = 1;
@@ -65,6 +71,21 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
 			return -1;
 	}
 	return 0;
+}
+
+int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
+             const uint8_t *lowner, uint16_t type, uint32_t ttl,
+             uint16_t count_, const uint8_t *rdata)
+{
+	return rrsigs(w, sec, sz, owner, lowner, type, ttl, count_, rdata, 0);
+}
+
+int qs_rrsig_set(wbuf_t *w, int sec, const dnssec_zone_t *sz,
+                 const uint8_t *owner, const uint8_t *lowner, uint16_t type,
+                 uint32_t ttl, uint16_t count_, const uint8_t *rdata,
+                 size_t rdlen)
+{
+	return rrsigs(w, sec, sz, owner, lowner, type, ttl, count_, rdata, rdlen);
 }
 
 int qs_dnskey(wbuf_t *w, const dnssec_zone_t *dz, int sign, const zone_t *z,

@@ -57,6 +57,15 @@ int qs_rrsig(wbuf_t *w, int sec, const dnssec_zone_t *sz, const uint8_t *owner,
              const uint8_t *lowner, uint16_t type, uint32_t ttl,
              uint16_t count, const uint8_t *rdata);
 
+/** qs_rrsig() for the @count records (@rdlen bytes at @rdata) of an
+ * answer just put together, a GSLB service's: the signature cache finds
+ * them by those records (addresses in byte order) rather than by their
+ * canonical form (dnssec_rrsig_set()). */
+int qs_rrsig_set(wbuf_t *w, int sec, const dnssec_zone_t *sz,
+                 const uint8_t *owner, const uint8_t *lowner, uint16_t type,
+                 uint32_t ttl, uint16_t count, const uint8_t *rdata,
+                 size_t rdlen);
+
 /** w_rrset() and, with @sz, its RRSIGs.  Inline, so that an answer
  * without DO writes its RRset exactly as it did before signing. */
 static inline int qs_rrset(wbuf_t *w, int sec, const dnssec_zone_t *sz,

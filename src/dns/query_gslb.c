@@ -52,7 +52,8 @@ int qg_answer(wbuf_t *w, const zone_t *z, const dnssec_zone_t *sz,
 			return 0;
 		wr16(set, n->cname_len);
 		memcpy(set + 2, n->cname, n->cname_len);
-		return qs_rrsig(w, SEC_AN, sz, owner, lowner, RR_CNAME, g->ttl, 1, set);
+		return qs_rrsig_set(w, SEC_AN, sz, owner, lowner, RR_CNAME, g->ttl,
+		                    1, set, 2u + n->cname_len);
 	}
 	/* RFC 8482: for ANY, the A RRset (or AAAA if there is none). */
 	int want4 = qtype == RR_A || qtype == RR_ANY;
@@ -107,8 +108,9 @@ int qg_answer(wbuf_t *w, const zone_t *z, const dnssec_zone_t *sz,
 	if (!written)
 		return w_soa_ttl(w, z, neg);
 	if (sz)
-		return qs_rrsig(w, SEC_AN, sz, owner, lowner, want4 ? RR_A : RR_AAAA,
-		                g->ttl, (uint16_t)written, set);
+		return qs_rrsig_set(w, SEC_AN, sz, owner, lowner,
+		                    want4 ? RR_A : RR_AAAA, g->ttl, (uint16_t)written,
+		                    set, setlen);
 	return 0;
 }
 

@@ -447,6 +447,7 @@ struct dnssec_thread {
 	dnssec_md_t *md;
 	uint8_t data[DNSSEC_SIGNED_MAX];
 	uint8_t scratch[DNSSEC_SIGNED_MAX];
+	uint8_t pick[SIGCACHE_DATA_MAX];  /* dnssec_rrsig_set()'s key */
 };
 
 dnssec_thread_t *dnssec_thread_new(unsigned cache_entries)
@@ -507,4 +508,98 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
 	if (t->cache && sigcache_put(t->cache, h, id, t->data, len, out + head, sl))
 		*what |= DNSSEC_EVICTED;
 	return head + sl;
+}
+
+/* The key of an RRset by what the signed data is made of, in the
+ * signature cache beside the signed data's own entries:
+ *   u16 type | u8 0 | u32 TTL | u32 expiration | u32 inception |
+ *   signer (the apex, wire) | owner (lowercase wire) | the records as
+ *   written (16-bit length, rdata each), addresses in byte order.
+ * The signed data (RRSIG head, canonical RRset) is a function of these
+ * and of the key, whose id the cache compares as well: the algorithm
+ * and key tag come from the key, the labels from the owner, the
+ * canonical RRset from the owner, type, TTL and records.  So a hit is
+ * the signature of the very RRset, whatever changed it: another row or
+ * pick, a drained node (S0-11), a weight, capacity (S1-6) or release
+ * (S4-10), a TTL, a reload, a key (docs/DESIGN-NOTES.md).  Byte 2 is the
+ * algorithm in signed data and never 0 there: the two kinds of entry
+ * cannot meet.  Returns its length, or 0 when it does not fit. */
+/* Sorts @rdlen bytes of records in the RRset form in place when they
+ * all have one length of 16 bytes at most (addresses): a GSLB answer's
+ * nodes come in a shuffled order, and one key for all its orders keeps
+ * one entry per set instead of one per order.  Same-length records in
+ * byte order are the canonical order (RFC 4034 §6.3); any order is the
+ * same RRset, so this only decides which entry a set shares. */
+static void sort_records(uint8_t *r, size_t rdlen)
+{
+	size_t l = rdlen >= 2 ? rd16(r) : 0, w = 2 + l;
+	if (!l || l > 16 || rdlen % w)
+		return;
+	size_t n = rdlen / w;
+	for (size_t i = 1; i < n; i++)
+		if (rd16(r + i * w) != l)
+			return;
+	uint8_t tmp[18];
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		memcpy(tmp, r + i * w, w);
+		for (; j > 0 && memcmp(r + (j - 1) * w + 2, tmp + 2, l) > 0; j--)
+			memcpy(r + j * w, r + (j - 1) * w, w);
+		memcpy(r + j * w, tmp, w);
+	}
+}
+
+static size_t pick_key(uint8_t *p, const dnssec_zone_t *z, uint32_t exp,
+                       uint32_t inc, const uint8_t *lowner, uint16_t type,
+                       uint32_t ttl, const uint8_t *rdata, size_t rdlen)
+{
+	size_t ol = dname_len(lowner, 255);
+	size_t len = 15 + z->apex_len + ol + rdlen;
+	if (!ol || len > SIGCACHE_DATA_MAX)
+		return 0;
+	wr16(p, type);
+	p[2] = 0;
+	wr32(p + 3, ttl);
+	wr32(p + 7, exp);
+	wr32(p + 11, inc);
+	memcpy(p + 15, z->apex, z->apex_len);
+	memcpy(p + 15 + z->apex_len, lowner, ol);
+	memcpy(p + 15 + z->apex_len + ol, rdata, rdlen);
+	sort_records(p + 15 + z->apex_len + ol, rdlen);
+	return len;
+}
+
+size_t dnssec_rrsig_set(dnssec_thread_t *t, const dnssec_zone_t *z,
+                        unsigned ki, uint32_t now, const uint8_t *lowner,
+                        uint16_t type, uint32_t ttl, uint16_t count,
+                        const uint8_t *rdata, size_t rdlen, uint8_t *out,
+                        unsigned *what)
+{
+	const dnssec_key_t *k = z->keys[ki];
+	uint32_t start, inc, exp;
+	dnssec_window(now, &start, &inc, &exp);
+	size_t kl = t->cache ? pick_key(t->pick, z, exp, inc, lowner, type, ttl,
+	                                rdata, rdlen) : 0;
+	if (!kl)
+		return dnssec_rrsig(t, z, ki, now, lowner, type, ttl, count, rdata,
+		                    out, what);
+	uint64_t id = dnssec_key_id(k);
+	uint64_t h = sigcache_hash(t->pick, kl, id);
+	size_t head = dnssec_rrsig_head(out, type, (uint8_t)dnssec_key_alg(k),
+	                                (uint8_t)dnssec_labels(lowner), ttl, exp,
+	                                inc, dnssec_key_tag(k), z->apex);
+	size_t sl = sigcache_get(t->cache, h, id, t->pick, kl, out + head);
+	if (sl) {
+		*what = DNSSEC_HIT;
+		return head + sl;
+	}
+	/* The content-keyed path: the same records in another order, or
+	 * reached by another pick, find their signature there; else one is
+	 * made.  It writes the same head. */
+	size_t n = dnssec_rrsig(t, z, ki, now, lowner, type, ttl, count, rdata,
+	                        out, what);
+	if (n > head && sigcache_put(t->cache, h, id, t->pick, kl, out + head,
+	                             n - head))
+		*what |= DNSSEC_EVICTED;
+	return n;
 }

@@ -155,6 +155,18 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
                     uint32_t ttl, uint16_t count, const uint8_t *rdata,
                     uint8_t *out, unsigned *what);
 
+/** dnssec_rrsig() for an RRset of @rdlen bytes at @rdata whose records
+ * were just put together, a GSLB answer's: its cache key is what the
+ * signed data is made of (key, window, signer, owner, type, TTL and the
+ * records, addresses in byte order), not the canonical form, which is
+ * only made on a miss.  Falls back to dnssec_rrsig() when the key does not fit an
+ * entry or there is no cache. */
+size_t dnssec_rrsig_set(dnssec_thread_t *t, const dnssec_zone_t *z,
+                        unsigned ki, uint32_t now, const uint8_t *lowner,
+                        uint16_t type, uint32_t ttl, uint16_t count,
+                        const uint8_t *rdata, size_t rdlen, uint8_t *out,
+                        unsigned *what);
+
 /** The entries @t's cache holds now (for the metrics). */
 unsigned dnssec_thread_cached(const dnssec_thread_t *t);
 

@@ -4,7 +4,9 @@
  * validity window, and the canonical RRset), with the key's id beside
  * them, so that a hit is only ever the signature of those bytes by that
  * key: the entry keeps the bytes and compares them, a hash only finds
- * the set.
+ * the set.  A GSLB answer's records also have an entry under what the
+ * signed data is made of (dnssec_rrsig_set(), dnssec.c): its bytes
+ * cannot be taken for signed data's.
  *
  * Bounded and allocated once: SIGCACHE_WAYS entries per set, the least
  * recently used one of a set replaced, so memory never grows and the

@@ -72,6 +72,9 @@ CTL weight set svc.gslb.test any1=100 >/dev/null
 # Sticky, two nodes an answer: an RRset of two addresses per client.
 CTL service add st.gslb.test --ttl 30 --sticky --answers 2 >/dev/null
 CTL weight set st.gslb.test gz1=1 bj1=1 any1=1 >/dev/null
+# Every usable node an answer: an address set, changed while gslbd runs.
+CTL service add set.gslb.test --ttl 30 --answers 3 >/dev/null
+CTL weight set set.gslb.test gz1=1 bj1=1 any1=1 >/dev/null
 CTL service add cn.gslb.test --ttl 30 >/dev/null
 CTL node add edge --cname edge.gslb.test >/dev/null
 CTL weight set cn.gslb.test edge=100 >/dev/null
@@ -96,6 +99,33 @@ out=$(dv "$T/ta-gslb.conf" gslb.test st.gslb.test A)
 expect_has "$out" "^; fully validated" "delv: a sticky answer of two nodes"
 [ "$(grep -c $'\tA\t' <<<"$out")" = 2 ] && ok "the sticky answer has two addresses" ||
 	fail "sticky answer: $out"
+# An address set, then the same name with a node taken out of it and with
+# another TTL: the signature cache keys a GSLB answer by its records as
+# written, and each of these must get its own set's signature.
+setaddrs() { dig +short @127.0.0.1 -p "$PORT" set.gslb.test A | sort | tr '\n' ' '; }
+setttl() { dig +noall +answer @127.0.0.1 -p "$PORT" set.gslb.test A | awk '$4 == "A" { print $2; exit }'; }
+out=$(dv "$T/ta-gslb.conf" gslb.test set.gslb.test A)
+expect_has "$out" "^; fully validated" "delv: an address set of three nodes"
+[ "$(grep -c $'\tA\t' <<<"$out")" = 3 ] && ok "the address set has three addresses" ||
+	fail "address set: $out"
+before=$(setaddrs)
+CTL weight set set.gslb.test gz1=1 any1=1 >/dev/null
+wait_until 5 eval '[ "$(setaddrs)" != "$before" ]' && ok "a node out of the set: the answer changes" ||
+	fail "the address set did not change: $(setaddrs)"
+out=$(dv "$T/ta-gslb.conf" gslb.test set.gslb.test A)
+expect_has "$out" "^; fully validated" "delv: the set without the node"
+[ "$(grep -c $'\tA\t' <<<"$out")" = 2 ] && ok "the changed set has two addresses" ||
+	fail "changed set: $out"
+CTL service set set.gslb.test --ttl 20 >/dev/null
+wait_until 5 eval '[ "$(setttl)" = 20 ]' && ok "another TTL for the set: the answer has it" ||
+	fail "the set's TTL did not change: $(setttl)"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test set.gslb.test A)" "^; fully validated" \
+	"delv: the set with another TTL"
+CTL weight set set.gslb.test gz1=1 bj1=1 any1=1 >/dev/null
+wait_until 5 eval '[ "$(setaddrs)" = "$before" ]' && ok "the node back in the set" ||
+	fail "the address set did not come back: $(setaddrs)"
+expect_has "$(dv "$T/ta-gslb.conf" gslb.test set.gslb.test A)" "^; fully validated" \
+	"delv: the set as at first, with the TTL changed"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test nx.gslb.test A)" "negative response, fully validated" \
 	"delv: NXDOMAIN (compact)"
 expect_has "$(dv "$T/ta-gslb.conf" gslb.test www.gslb.test AAAA)" "negative response, fully validated" \

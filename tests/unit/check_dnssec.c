@@ -2,7 +2,8 @@
 /* Online signing's pure parts and its signer: canonical RRset order and
  * wire form (RFC 4034 §6), RRSIG fields, NSEC type bitmaps with NXNAME
  * (RFC 9824), the validity windows, the signature cache's LRU eviction,
- * and signatures that verify, from the cache without allocating. */
+ * signatures that verify, from the cache without allocating, and the
+ * cache key of a GSLB answer's records, which hits only the same RRset. */
 #include "common/util.h"
 #include "dnssec/dnssec.h"
 #include "dnssec/key.h"
@@ -316,6 +317,126 @@ START_TEST(sign_mixed_keys)
 }
 END_TEST
 
+/* Whether @rd (@len bytes of RRSIG rdata, signer @apex of @apex_len
+ * bytes) is @k's signature of the RRset @owner/@type/@ttl of @count
+ * records at @set: the signed data made again from the RRSIG's head and
+ * the canonical RRset, as a validator does. */
+static int signs(const dnssec_key_t *k, const uint8_t *rd, size_t len,
+                 size_t apex_len, uint16_t type, uint32_t ttl, uint16_t count,
+                 const uint8_t *set)
+{
+	uint8_t data[512], scratch[256];
+	size_t head = 18 + apex_len;
+	if (len != head + 64 || rd16(rd) != type || rd32(rd + 4) != ttl)
+		return 0;
+	memcpy(data, rd, head);
+	size_t dl = dnssec_canon_rrset(data, sizeof(data), head, owner, type, ttl,
+	                               count, set, scratch, sizeof(scratch));
+	return dl && dnssec_key_verify(k, data, dl, rd + head, 64);
+}
+
+/* Signs @count records (@n bytes at @set) through dnssec_rrsig_set(),
+ * checks that what comes back is @k's signature of exactly them, and
+ * returns what the signer did. */
+static unsigned sign_set(dnssec_thread_t *t, const dnssec_zone_t *z,
+                         const dnssec_key_t *k, uint32_t now, uint32_t ttl,
+                         uint16_t count, const uint8_t *set, size_t n,
+                         uint8_t *rd)
+{
+	unsigned what = 0;
+	size_t len = dnssec_rrsig_set(t, z, 0, now, owner, 1, ttl, count, set, n,
+	                              rd, &what);
+	ck_assert_msg(signs(k, rd, len, z->apex_len, 1, ttl, count, set),
+	              "not the signature of these %u records", (unsigned)count);
+	return what;
+}
+
+/* The key by the records as written (a GSLB answer's address set): the
+ * same set hits; another set (another region's nodes, a node drained),
+ * another TTL, window, signer or key misses, and what it gets is the
+ * signature of its own records; the same records in another order find
+ * the content-keyed entry. */
+START_TEST(pick_key_hits_only_the_same_rrset)
+{
+	char err[256];
+	dnssec_key_t *k = dnssec_key_generate(DNSSEC_ALG_ECDSAP256,
+	                                      DNSSEC_FLAGS_CSK, err, sizeof(err));
+	dnssec_key_t *k2 = dnssec_key_generate(DNSSEC_ALG_ECDSAP256,
+	                                       DNSSEC_FLAGS_CSK, err, sizeof(err));
+	ck_assert_ptr_nonnull(k);
+	ck_assert_ptr_nonnull(k2);
+	dnssec_zone_t z = { .nkeys = 1 };
+	z.apex_len = dname_copy_lower(z.apex, (const uint8_t *)"\x04gslb\x04test");
+	z.keys[0] = k;
+	dnssec_thread_t *t = dnssec_thread_new(64);
+	uint8_t set[64], back[64], two[64], other[64];
+	uint8_t rd[DNSSEC_RRSIG_MAX], rd2[DNSSEC_RRSIG_MAX];
+	size_t n = rr_add(set, 0, "\xc0\x00\x02\x19", 4);
+	n = rr_add(set, n, "\xc0\x00\x02\x1a", 4);
+	n = rr_add(set, n, "\xc0\x00\x02\x1b", 4);
+	size_t nb = rr_add(back, 0, "\xc0\x00\x02\x1b", 4);
+	nb = rr_add(back, nb, "\xc0\x00\x02\x1a", 4);
+	nb = rr_add(back, nb, "\xc0\x00\x02\x19", 4);
+	size_t n2 = rr_add(two, 0, "\xc0\x00\x02\x19", 4);   /* .27 drained */
+	n2 = rr_add(two, n2, "\xc0\x00\x02\x1a", 4);
+	size_t no = rr_add(other, 0, "\xc0\x00\x02\x19", 4); /* another region */
+	no = rr_add(other, no, "\xc0\x00\x02\x1a", 4);
+	no = rr_add(other, no, "\xc0\x00\x02\x1c", 4);
+	uint32_t now = 2000u * DNSSEC_WINDOW + 1234;
+
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, set, n, rd), DNSSEC_MADE);
+	/* The same set, later in the window: the pick's entry, no
+	 * allocation, the same signature. */
+	unsigned what;
+	unsigned long a0 = g_allocs;
+	size_t len = dnssec_rrsig_set(t, &z, 0, now + 600, owner, 1, 30, 3, set, n,
+	                              rd2, &what);
+	ck_assert_uint_eq(g_allocs - a0, 0);
+	ck_assert_uint_eq(what, DNSSEC_HIT);
+	ck_assert_uint_eq(len, 18 + z.apex_len + 64);
+	ck_assert_int_eq(memcmp(rd, rd2, 18 + z.apex_len + 64), 0);
+	/* The records in another order (a shuffled answer): the same RRset,
+	 * the same entry; the set has two, its signed data's and its own. */
+	ck_assert_uint_eq(dnssec_thread_cached(t), 2);
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, back, nb, rd2), DNSSEC_HIT);
+	ck_assert_int_eq(memcmp(rd, rd2, 18 + z.apex_len + 64), 0);
+	ck_assert_uint_eq(dnssec_thread_cached(t), 2);
+	/* A changed set: a node drained, another region's nodes. */
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 2, two, n2, rd2), DNSSEC_MADE);
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, other, no, rd2), DNSSEC_MADE);
+	/* A changed TTL (the short TTL of a failover, a weight row's). */
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 20, 3, set, n, rd2), DNSSEC_MADE);
+	/* The next window. */
+	ck_assert_uint_eq(sign_set(t, &z, k, now + DNSSEC_WINDOW, 30, 3, set, n, rd2),
+	                  DNSSEC_MADE);
+	ck_assert_uint_ne(rd32(rd2 + 8), rd32(rd + 8));
+	/* Another key in the same place (a rollover, a reload). */
+	z.keys[0] = k2;
+	ck_assert_uint_eq(sign_set(t, &z, k2, now, 30, 3, set, n, rd2), DNSSEC_MADE);
+	ck_assert(!signs(k, rd2, 18 + z.apex_len + 64, z.apex_len, 1, 30, 3, set));
+	ck_assert_uint_eq(sign_set(t, &z, k2, now, 30, 3, set, n, rd2), DNSSEC_HIT);
+	/* Another signer with the same key. */
+	z.keys[0] = k;
+	dnssec_zone_t z2 = z;
+	z2.apex_len = dname_copy_lower(z2.apex, (const uint8_t *)"\x04test");
+	ck_assert_uint_eq(sign_set(t, &z2, k, now, 30, 3, set, n, rd2), DNSSEC_MADE);
+	/* And the first set, unchanged through all of it, still hits. */
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, set, n, rd2), DNSSEC_HIT);
+	ck_assert_int_eq(memcmp(rd, rd2, 18 + z.apex_len + 64), 0);
+	/* The content-keyed path still finds what the pick path made. */
+	dnssec_rrsig(t, &z, 0, now, owner, 1, 30, 2, two, rd2, &what);
+	ck_assert_uint_eq(what, DNSSEC_HIT);
+	dnssec_thread_free(t);
+	/* No cache: signed every time, correctly. */
+	t = dnssec_thread_new(0);
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, set, n, rd2), DNSSEC_MADE);
+	ck_assert_uint_eq(sign_set(t, &z, k, now, 30, 3, set, n, rd2), DNSSEC_MADE);
+	dnssec_thread_free(t);
+	dnssec_key_free(k);
+	dnssec_key_free(k2);
+}
+END_TEST
+
 START_TEST(sign_ecdsa) { sign_and_verify(DNSSEC_ALG_ECDSAP256); }
 END_TEST
 START_TEST(sign_ed25519) { sign_and_verify(DNSSEC_ALG_ED25519); }
@@ -352,6 +473,7 @@ static Suite *dnssec_suite(void)
 	tcase_add_test(k, sign_ecdsa);
 	tcase_add_test(k, sign_ed25519);
 	tcase_add_test(k, sign_mixed_keys);
+	tcase_add_test(k, pick_key_hits_only_the_same_rrset);
 	tcase_add_test(k, algorithm_names);
 	suite_add_tcase(s, k);
 	return s;
