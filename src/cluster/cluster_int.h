@@ -63,6 +63,10 @@ struct cluster {
 	char leader[CLUSTER_NAME_MAX];
 	uint64_t vgen;            /* atomic: moves with any view */
 	json_t *sent;             /* lease thread: {node: [view, mono ms]} */
+	int64_t roll_rev;         /* the etcd revision of our last rollover
+	                             step, while elected as roll_epoch
+	                             (health thread) */
+	int64_t roll_epoch;
 	int64_t epoch;            /* atomic: our leader key's create revision */
 	etcd_t *he;               /* the health thread's client (publish) */
 	etcd_t *re;               /* the main thread's: key rollovers */

@@ -82,6 +82,14 @@ int cluster__dnssec_commit(void *arg, wdb_txn_t *t, const char *what,
 {
 	cluster_t *c = arg;
 	int64_t epoch = __atomic_load_n(&c->epoch, __ATOMIC_RELAXED);
+	/* A store behind our own last step would plan that step again and
+	 * have etcd refuse it, which holds the zone's rollover back for a
+	 * minute: wait for the watch instead. */
+	if (epoch && epoch == c->roll_epoch &&
+	    (int64_t)wdb_meta_u64(t, "clusterrev") < c->roll_rev) {
+		wdb_abort(t);
+		return 1;
+	}
 	if (!epoch || wdb_check(t, err, errlen)) {
 		if (!epoch)
 			snprintf(err, errlen, "not the elected instance any more");
@@ -138,6 +146,10 @@ int cluster__dnssec_commit(void *arg, wdb_txn_t *t, const char *what,
 		snprintf(err, errlen, "etcd refused it: no longer the elected "
 		         "instance, or the keys changed meanwhile");
 		rc = -1;
+	}
+	if (!rc) {
+		c->roll_rev = etcd_int(json_object_get(ans, "header"), "revision");
+		c->roll_epoch = epoch;
 	}
 	json_decref(ans);
 	if (!rc)

@@ -87,9 +87,12 @@ void roll_tick(weightdb_t *db, const conf_t *c, int64_t now);
 
 /** Where a step's transaction goes instead of the local commit (cluster
  * mode: @fn takes @t, validated and not committed, writes its changes
- * to etcd and aborts it, returning 0 when written; the local store gets
- * them through the watch).  NULL: committed locally.  Main thread, set
- * before the first roll_tick(). */
+ * to etcd and aborts it, returning 0 when written, 1 when @t does not
+ * hold the last step written yet (planned on a store the watch has not
+ * brought up to date: nothing written, the next tick plans again), -1
+ * with @err when refused; the local store gets them through the
+ * watch).  NULL: committed locally.  Main thread, set before the first
+ * roll_tick(). */
 typedef int (*roll_commit_fn)(void *arg, wdb_txn_t *t, const char *what,
                               char *err, size_t errlen);
 void roll_set_commit(roll_commit_fn fn, void *arg);

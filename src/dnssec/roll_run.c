@@ -166,11 +166,16 @@ void roll_set_commit(roll_commit_fn fn, void *arg)
 	g_commit_arg = arg;
 }
 
+/* Commits step @what of @zone: 0, 1 when the store is behind the last
+ * step written (roll_commit_fn), or -1, logged. */
 static int commit(wdb_txn_t *t, const char *zone, const char *what)
 {
 	char err[512];
-	if (g_commit ? g_commit(g_commit_arg, t, what, err, sizeof(err)) :
-	    wdb_commit(t, what, err, sizeof(err)) < 0) {
+	int rc = g_commit ? g_commit(g_commit_arg, t, what, err, sizeof(err))
+	                  : wdb_commit(t, what, err, sizeof(err)) < 0 ? -1 : 0;
+	if (rc > 0)
+		return 1;
+	if (rc < 0) {
 		log_warning("dnssec: zone %s: rollover step not stored: %s", zone, err);
 		return -1;
 	}
@@ -260,13 +265,16 @@ static void zone_tick(weightdb_t *db, const dnssec_conf_t *dc,
 	char made[PATH_MAX];
 	if (roll_apply(t, dc->keystore, zone, &p, now, what, sizeof(what), made,
 	               sizeof(made), err, sizeof(err)) == 0) {
-		if (commit(t, zone, what) == 0) {
+		int rc = commit(t, zone, what);
+		if (rc == 0) {
 			if (slot)
 				slot->failed = 0;
 			return;
 		}
 		if (made[0])
 			unlink(made);    /* a key the store does not know */
+		if (rc > 0)
+			return;          /* planned again once the store caught up */
 		snprintf(err, sizeof(err), "the commit was refused");
 	} else {
 		wdb_abort(t);
