@@ -32,7 +32,7 @@ static release_t rel(unsigned step, uint32_t ago)
 	return r;
 }
 
-static const release_obs_t good[2] = { { 1, 99.5, 0 }, { 1, 90, 0 } };
+static const release_obs_t good[2] = { { .has = 1, .value = 99.5, .early = 0 }, { .has = 1, .value = 90, .early = 0 } };
 
 START_TEST(widens_after_every_with_guards_held)
 {
@@ -46,7 +46,7 @@ START_TEST(widens_after_every_with_guards_held)
 	r.step = 3;
 	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_COMPLETE);
 	/* A guard exactly at its bound holds. */
-	release_obs_t edge[2] = { { 1, 99, 0 }, { 1, 80, 0 } };
+	release_obs_t edge[2] = { { .has = 1, .value = 99, .early = 0 }, { .has = 1, .value = 80, .early = 0 } };
 	ck_assert_int_eq(release_step(&r, edge, NOW, &broken), RELEASE_COMPLETE);
 }
 END_TEST
@@ -54,7 +54,7 @@ END_TEST
 START_TEST(waits_without_input)
 {
 	release_t r = rel(1, 700);
-	release_obs_t none[2] = { { 1, 99.9, 0 }, { 0, 0, 0 } };
+	release_obs_t none[2] = { { .has = 1, .value = 99.9, .early = 0 }, { .has = 0, .value = 0, .early = 0 } };
 	int broken;
 	ck_assert_int_eq(release_step(&r, none, NOW, &broken), RELEASE_WAIT);
 	/* Before the step is due, missing input is nothing to report. */
@@ -70,7 +70,7 @@ END_TEST
 START_TEST(rolls_back_at_once)
 {
 	release_t r = rel(2, 5);
-	release_obs_t bad[2] = { { 1, 98.9, 0 }, { 1, 90, 0 } };
+	release_obs_t bad[2] = { { .has = 1, .value = 98.9, .early = 0 }, { .has = 1, .value = 90, .early = 0 } };
 	int broken;
 	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
 	ck_assert_int_eq(broken, 0);
@@ -82,7 +82,7 @@ START_TEST(rolls_back_at_once)
 	 * breaks a guard at once after a widening, paused or not, but never
 	 * holds one, and in the first step (it may be from before the
 	 * start) breaks none. */
-	release_obs_t early[2] = { { 0, 97, 1 }, { 1, 90, 0 } };
+	release_obs_t early[2] = { { .has = 0, .value = 97, .early = 1 }, { .has = 1, .value = 90, .early = 0 } };
 	ck_assert_int_eq(release_step(&r, early, NOW, &broken), RELEASE_ROLLBACK);
 	ck_assert_int_eq(broken, 0);
 	r.state = RELEASE_PAUSED;
@@ -98,7 +98,7 @@ START_TEST(rolls_back_at_once)
 	/* A latency guard is kept from above. */
 	char err[200];
 	ck_assert_int_eq(release_parse_guard("latency<=150", &r.guard[0], err, sizeof(err)), 0);
-	release_obs_t lat[2] = { { 1, 151, 0 }, { 1, 90, 0 } };
+	release_obs_t lat[2] = { { .has = 1, .value = 151, .early = 0 }, { .has = 1, .value = 90, .early = 0 } };
 	ck_assert_int_eq(release_step(&r, lat, NOW, &broken), RELEASE_ROLLBACK);
 	lat[0].value = 150;
 	ck_assert_int_eq(release_step(&r, lat, NOW, &broken), RELEASE_KEEP);
@@ -112,7 +112,7 @@ START_TEST(pause_and_ended)
 	int broken;
 	/* Paused: never widens, but a broken guard still rolls back. */
 	ck_assert_int_eq(release_step(&r, good, NOW, &broken), RELEASE_KEEP);
-	release_obs_t bad[2] = { { 1, 50, 0 }, { 1, 90, 0 } };
+	release_obs_t bad[2] = { { .has = 1, .value = 50, .early = 0 }, { .has = 1, .value = 90, .early = 0 } };
 	ck_assert_int_eq(release_step(&r, bad, NOW, &broken), RELEASE_ROLLBACK);
 	/* Ended releases do nothing. */
 	for (int s = RELEASE_ROLLED_BACK; s <= RELEASE_COMPLETED; s++) {

@@ -128,7 +128,9 @@ START_TEST(render_health_and_store)
 	h->node[1].promoted = 1;
 	snprintf(h->window[0].id, sizeof(h->window[0].id), "w1");
 	h->window[0].phase = "in-window";
-	wdb_info_t wi = { 7, 40, 1700000000, 1 << 20, 65536, 0 };
+	wdb_info_t wi = { .table_generation = 7, .last_audit_id = 40,
+	                   .last_commit = 1700000000, .map_size = 1 << 20,
+	                   .used = 65536, .full = 0 };
 	stats_sample_t s;
 	memset(&s, 0, sizeof(s));
 	s.version = "9.9";
@@ -254,7 +256,11 @@ START_TEST(render_cluster)
 	memset(&s, 0, sizeof(s));
 	s.version = "1.0";
 	s.now = 1700000030;
-	stats_cluster_t c = { 0, 4242, 1700000000, 3, 17, 1, 5, 2, 7, 1, 2, 3, 1 };
+	stats_cluster_t c = { .reachable = 0, .revision = 4242,
+	                      .last_apply = 1700000000, .resyncs = 3, .applied = 17,
+	                      .leader = 1, .decisions = 5, .conflicts = 2,
+	                      .nodes_up = 7, .nodes_partial = 1, .nodes_down = 2,
+	                      .etcd_members = 3, .etcd_answering = 1 };
 	s.cluster = &c;
 	expo_t e;
 	expo_init(&e);
