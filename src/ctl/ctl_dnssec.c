@@ -62,7 +62,10 @@ static char *keystore(const char *cmd)
 	if (access(dc.keystore, W_OK | X_OK))
 		ctl_die("dnssec %s: keystore %s: not a directory this user can write",
 		        cmd, dc.keystore);
-	return dc.keystore;
+	char *dir = dc.keystore;
+	dc.keystore = NULL;          /* the caller's; the rest is freed */
+	dnssec_conf_clear(&dc);
+	return dir;
 }
 
 /* The options of enable, keygen and import. */
