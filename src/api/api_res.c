@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* /v1/LIST, for LIST in wdb_doc_lists (the order of wdb_kind_t). */
-static int list_kind(const char *name)
+/* The LIST of path @p (after "/v1/": LIST or LIST/ID), for LIST in
+ * wdb_doc_lists (the order of wdb_kind_t), or -1; the slash after it,
+ * or NULL, in *@slash. */
+static int list_kind(const char *p, const char **slash)
 {
+	*slash = strchr(p, '/');
+	size_t ll = *slash ? (size_t)(*slash - p) : strlen(p);
 	for (int k = 0; k < 3; k++)
-		if (strcmp(name, wdb_doc_lists[k]) == 0)
+		if (strlen(wdb_doc_lists[k]) == ll && strncmp(p, wdb_doc_lists[k], ll) == 0)
 			return k;
 	return -1;
 }
@@ -74,11 +78,8 @@ static void get(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
                 api_resp_t *r)
 {
 	const char *p = q->path + 4;   /* after "/v1/" */
-	const char *slash = strchr(p, '/');
-	char list[32];
-	size_t ll = slash ? (size_t)(slash - p) : strlen(p);
-	snprintf(list, sizeof(list), "%.*s", (int)(ll < 31 ? ll : 31), p);
-	int kind = list_kind(list);
+	const char *slash;
+	int kind = list_kind(p, &slash);
 	if (strcmp(p, "status") == 0) {
 		get_status(env, t, r);
 	} else if (strcmp(p, "log") == 0) {
@@ -94,7 +95,7 @@ static void get(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
 		json_t *o = wdb_get(t, (wdb_kind_t)kind, slash + 1);
 		if (!o) {
 			api_error(r, MHD_HTTP_NOT_FOUND, "id", "%s %s: not found",
-			          list, slash + 1);
+			          wdb_doc_lists[kind], slash + 1);
 			return;
 		}
 		r->body = wdb_doc_object(kind, o);
@@ -259,14 +260,11 @@ static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
  * object's id in *@id, or -2 when it is no change the API makes. */
 static int write_target(const api_req_t *q, const char **id)
 {
-	const char *p = q->path + 4, *slash = strchr(p, '/');
+	const char *slash;
+	int kind = list_kind(q->path + 4, &slash);
 	if (!slash || !slash[1] || strchr(slash + 1, '/'))
 		return -2;
 	*id = slash + 1;
-	char list[32];
-	size_t ll = (size_t)(slash - p);
-	snprintf(list, sizeof(list), "%.*s", (int)(ll < 31 ? ll : 31), p);
-	int kind = list_kind(list);
 	if (kind >= 0 && strcmp(q->method, "DELETE") == 0)
 		return kind;
 	if (kind == WDB_NODE && strcmp(q->method, "PATCH") == 0)

@@ -111,16 +111,16 @@ int wdb_weight_delete(wdb_txn_t *t, const char *key, char *what, size_t wlen,
                       char *err, size_t errlen)
 {
 	wdb_row_parts_t p;
-	json_t *old = wdb_row_split(key, strlen(key), &p) ? NULL
-	              : wdb_get(t, WDB_WEIGHT, key);
+	if (wdb_row_split(key, strlen(key), &p)) {
+		snprintf(err, errlen, "weight row %s: not a row's key "
+		         "(SERVICE|REGION|ISP)", key);
+		return WDB_EDIT_ABSENT;
+	}
+	json_t *old = wdb_get(t, WDB_WEIGHT, key);
 	if (!old) {
-		if (wdb_row_split(key, strlen(key), &p))
-			snprintf(err, errlen, "weight row %s: not a row's key "
-			         "(SERVICE|REGION|ISP)", key);
-		else
-			snprintf(err, errlen, "weight row %.*s --region %.*s --isp %.*s "
-			         "does not exist", (int)p.svc_len, p.svc, (int)p.region_len,
-			         p.region, (int)p.isp_len, p.isp);
+		snprintf(err, errlen, "weight row %.*s --region %.*s --isp %.*s "
+		         "does not exist", (int)p.svc_len, p.svc, (int)p.region_len,
+		         p.region, (int)p.isp_len, p.isp);
 		return WDB_EDIT_ABSENT;
 	}
 	json_decref(old);
