@@ -510,20 +510,6 @@ size_t dnssec_rrsig(dnssec_thread_t *t, const dnssec_zone_t *z, unsigned ki,
 	return head + sl;
 }
 
-/* The key of an RRset by what the signed data is made of, in the
- * signature cache beside the signed data's own entries:
- *   u16 type | u8 0 | u32 TTL | u32 expiration | u32 inception |
- *   signer (the apex, wire) | owner (lowercase wire) | the records as
- *   written (16-bit length, rdata each), addresses in byte order.
- * The signed data (RRSIG head, canonical RRset) is a function of these
- * and of the key, whose id the cache compares as well: the algorithm
- * and key tag come from the key, the labels from the owner, the
- * canonical RRset from the owner, type, TTL and records.  So a hit is
- * the signature of the very RRset, whatever changed it: another row or
- * pick, a drained node (S0-11), a weight, capacity (S1-6) or release
- * (S4-10), a TTL, a reload, a key (docs/DESIGN-NOTES.md).  Byte 2 is the
- * algorithm in signed data and never 0 there: the two kinds of entry
- * cannot meet.  Returns its length, or 0 when it does not fit. */
 /* Sorts @rdlen bytes of records in the RRset form in place when they
  * all have one length of 16 bytes at most (addresses): a GSLB answer's
  * nodes come in a shuffled order, and one key for all its orders keeps
@@ -549,6 +535,20 @@ static void sort_records(uint8_t *r, size_t rdlen)
 	}
 }
 
+/* The key of an RRset by what the signed data is made of, in the
+ * signature cache beside the signed data's own entries:
+ *   u16 type | u8 0 | u32 TTL | u32 expiration | u32 inception |
+ *   signer (the apex, wire) | owner (lowercase wire) | the records as
+ *   written (16-bit length, rdata each), addresses in byte order.
+ * The signed data (RRSIG head, canonical RRset) is a function of these
+ * and of the key, whose id the cache compares as well: the algorithm
+ * and key tag come from the key, the labels from the owner, the
+ * canonical RRset from the owner, type, TTL and records.  So a hit is
+ * the signature of the very RRset, whatever changed it: another row or
+ * pick, a drained node (S0-11), a weight, capacity (S1-6) or release
+ * (S4-10), a TTL, a reload, a key (docs/DESIGN-NOTES.md).  Byte 2 is the
+ * algorithm in signed data and never 0 there: the two kinds of entry
+ * cannot meet.  Returns its length, or 0 when it does not fit. */
 static size_t pick_key(uint8_t *p, const dnssec_zone_t *z, uint32_t exp,
                        uint32_t inc, const uint8_t *lowner, uint16_t type,
                        uint32_t ttl, const uint8_t *rdata, size_t rdlen)
