@@ -217,12 +217,14 @@ rm -f "$T/flooding"
 FLAG=$T/flooding py <<'EOF' &
 import os, time
 from dnsraw import PORT, bound_udp, query
-s = bound_udp("127.0.1.3")
+# From 16 ports: the kernel gives each worker's UDP thread its own share
+# of the sources by address and port, and dig's port may go to either.
+socks = [bound_udp("127.0.1.3") for _ in range(16)]
 m = query("www.ck.test", 1)
 end = time.time() + 4
 n = 0
 while time.time() < end:
-    s.sendto(m, ("127.0.0.1", PORT))
+    socks[n % 16].sendto(m, ("127.0.0.1", PORT))
     n += 1
     if n == 100:
         open(os.environ["FLAG"], "w").close()
