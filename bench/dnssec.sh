@@ -47,7 +47,8 @@
 # Needs: root, cgroup v1 cpuacct, 2 CPUs, dnsperf, dig, python3, perl,
 # gslbd built; for the peers knot (knotd, knotc) with knot-module-geoip,
 # pdns-server and pdns-backend-bind (pdns_server, pdnsutil; sqlite3 for
-# the DNSSEC database).  None of these is needed by the test suite.
+# the DNSSEC database; `contrib/deps.sh --bench` installs them all).
+# None of these is needed by the test suite.
 # Run it under `flock /tmp/gslbd-bench.lock`.
 #
 # Knobs: RUNS (3), DURATION (8), CLIENTS (20), OUTSTANDING (200),

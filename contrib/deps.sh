@@ -31,9 +31,14 @@ mmdb-bin lmdb-utils clang libclang-rt-14-dev dnsperf knot knot-module-geoip nsd 
 python3 python3-yaml iproute2 procps bc openssl systemd prometheus bash-completion
 etcd-server etcd-client unbound stress-ng build-essential debhelper dpkg-dev lintian dnsviz bind9
 zonemaster-cli"
+# Only the signing benchmark (bench/dnssec.sh): PowerDNS with the bind
+# backend and sqlite3 for its DNSSEC database.  `deps.sh --bench` adds
+# them to the test packages; the tests never need them.
+BENCH="pdns-server pdns-backend-bind sqlite3"
 
 case "$1" in
   --build) want="$BUILD" ;;
+  --bench) want="$BUILD $TEST $BENCH" ;;
   *)       want="$BUILD $TEST" ;;
 esac
 
