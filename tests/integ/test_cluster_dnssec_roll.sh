@@ -132,12 +132,17 @@ wait_until 10 one_leader || fail "an elected instance"
 other=$((3 - ${leader:-1}))
 
 # --- the parent's operator: a child's CDS becomes its DS at the parent ---------
+# A child without CDS keeps the DS the parent has (RFC 7344: no CDS, no
+# change), whether the first one or one taken from an earlier CDS: one
+# zone's rollover may end, its CDS withdrawn, while the other's CDS is
+# still served.
+grep . <<<"$DS0" > "$T/ds.cur"
 cds_to_parent() {
 	local g c
 	g=$(cds 1 gslb.test); c=$(cds 1 csk.test)
 	[ -n "$g$c" ] || return 0
-	{ if [ -n "$g" ]; then sed 's/^/gslb DS /' <<<"$g"; else grep '^gslb ' <<<"$DS0"; fi
-	  if [ -n "$c" ]; then sed 's/^/csk DS /' <<<"$c"; else grep '^csk ' <<<"$DS0"; fi
+	{ if [ -n "$g" ]; then sed 's/^/gslb DS /' <<<"$g"; else grep '^gslb ' "$T/ds.cur"; fi
+	  if [ -n "$c" ]; then sed 's/^/csk DS /' <<<"$c"; else grep '^csk ' "$T/ds.cur"; fi
 	} > "$T/ds.new"
 	if ! cmp -s "$T/ds.new" "$T/ds.cur"; then
 		parent_zone < "$T/ds.new"
