@@ -107,8 +107,7 @@ static void get(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
 	r->status = MHD_HTTP_OK;
 }
 
-/* The JSON object of body @q, or NULL with the error in @r. */
-static json_t *body_object(const api_req_t *q, api_resp_t *r)
+json_t *api_body_object(const api_req_t *q, api_resp_t *r)
 {
 	json_error_t je;
 	json_t *b = json_loadb(q->body, q->body_len, JSON_REJECT_DUPLICATES, &je);
@@ -126,9 +125,7 @@ static json_t *body_object(const api_req_t *q, api_resp_t *r)
 	return b;
 }
 
-/* Whether If-Match (when sent) names generation @gen; else the error
- * in @r. */
-static int match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
+int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
 {
 	if (!q->if_match || strcmp(q->if_match, "*") == 0)
 		return 1;
@@ -168,8 +165,7 @@ static int patch_node(const api_env_t *env, const api_req_t *q, json_t *b,
 	return 0;
 }
 
-/* Begins a write as the request's token, from its client. */
-static wdb_txn_t *begin_write(const api_env_t *env, const api_req_t *q,
+wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
                               api_resp_t *r)
 {
 	char actor[128], err[300];
@@ -184,31 +180,46 @@ static wdb_txn_t *begin_write(const api_env_t *env, const api_req_t *q,
 	return t;
 }
 
+int64_t api_commit(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
+                   const char *what, api_resp_t *r)
+{
+	(void)q;
+	if (env->cluster) {
+		wdb_abort(t);
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: changes through the "
+		          "API are not made yet; use gslbctl");
+		return -1;
+	}
+	char err[600];
+	int64_t change = wdb_commit(t, what, err, sizeof(err));
+	if (change < 0)
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
+	return change;
+}
+
 /* PATCH /v1/nodes/ID {"admin": "drain"}: operate. */
 static void write_node(const api_env_t *env, const api_req_t *q, const char *id,
                        api_resp_t *r)
 {
-	json_t *b = body_object(q, r);
+	json_t *b = api_body_object(q, r);
 	if (!b)
 		return;
-	wdb_txn_t *t = begin_write(env, q, r);
+	wdb_txn_t *t = api_begin_write(env, q, r);
 	if (!t) {
 		json_decref(b);
 		return;
 	}
 	json_t *old = wdb_get(t, WDB_NODE, id), *n = NULL;
-	char what[300], err[400];
+	char what[300];
 	if (!old) {
 		api_error(r, MHD_HTTP_NOT_FOUND, "id", "node %s: not found", id);
-	} else if (match_ok(q, wdb_table_generation(t), r) &&
+	} else if (api_match_ok(q, wdb_table_generation(t), r) &&
 	           !patch_node(env, q, b, (n = json_deep_copy(old)), r)) {
 		snprintf(what, sizeof(what), "node set %s", id);
 		wdb_set(t, WDB_NODE, id, n);   /* a failure: the commit refuses */
-		int64_t change = wdb_commit(t, what, err, sizeof(err));
+		int64_t change = api_commit(env, q, t, what, r);
 		t = NULL;          /* committed or, on error, aborted */
-		if (change < 0) {
-			api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
-		} else {
+		if (change >= 0) {
 			r->status = MHD_HTTP_OK;
 			r->body = json_pack("{s:I, s:o}", "change", (json_int_t)change,
 			                    "node", wdb_doc_object(WDB_NODE, n));
@@ -230,11 +241,11 @@ static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
 	                           char *, size_t) = {
 		wdb_service_delete, wdb_node_delete, wdb_weight_delete,
 	};
-	wdb_txn_t *t = begin_write(env, q, r);
+	wdb_txn_t *t = api_begin_write(env, q, r);
 	if (!t)
 		return;
 	char what[1400], err[1400];
-	if (!match_ok(q, wdb_table_generation(t), r)) {
+	if (!api_match_ok(q, wdb_table_generation(t), r)) {
 		wdb_abort(t);
 		return;
 	}
@@ -247,11 +258,9 @@ static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
 		          rc == WDB_EDIT_STORE ? "; nothing was changed" : "");
 		return;
 	}
-	int64_t change = wdb_commit(t, what, err, sizeof(err));
-	if (change < 0) {
-		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
+	int64_t change = api_commit(env, q, t, what, r);
+	if (change < 0)
 		return;
-	}
 	r->status = MHD_HTTP_OK;
 	r->body = json_pack("{s:I, s:s}", "change", (json_int_t)change, "what", what);
 }
@@ -272,6 +281,22 @@ static int write_target(const api_req_t *q, const char **id)
 	return -2;
 }
 
+int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r)
+{
+	if (q->role >= need)
+		return 1;
+	api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: %s",
+	          q->user, api_role_name(q->role), q->role < API_ROLE_OPERATE
+	          ? "it may only read" : need == API_ROLE_ADMIN
+	          ? "this change needs role admin" : "this change needs role operate");
+	return 0;
+}
+
+/* The resources served by the other files (api_int.h), asked in turn. */
+static api_route_fn *const routes[] = {
+	NULL
+};
+
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
 	if (strncmp(q->path, "/v1/", 4) != 0) {
@@ -279,6 +304,9 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "is under /v1/)", q->path);
 		return;
 	}
+	for (size_t i = 0; routes[i]; i++)
+		if (routes[i](env, q, r))
+			return;
 	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
 	if (read) {
 		wdb_txn_t *t = wdb_begin_read(env->db);
@@ -300,18 +328,8 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		return;
 	}
 	/* PATCH of a node's admin state needs operate, deletes admin. */
-	api_role_t need = kind == -1 ? API_ROLE_OPERATE : API_ROLE_ADMIN;
-	if (q->role < need) {
-		api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: %s",
-		          q->user, api_role_name(q->role), q->role < API_ROLE_OPERATE
-		          ? "it may only read" : "this change needs role admin");
+	if (!api_role_ok(q, kind == -1 ? API_ROLE_OPERATE : API_ROLE_ADMIN, r))
 		return;
-	}
-	if (env->cluster) {
-		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: changes through the "
-		          "API are not made yet; use gslbctl");
-		return;
-	}
 	if (kind >= 0)
 		delete_one(env, q, kind, id, r);
 	else
