@@ -47,20 +47,15 @@ int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r);
 wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
                            api_resp_t *r);
 
-/** Commits @t, described by @what, as the change of request @q: the
- * change's id, or -1 with the error in @r (@t aborted).  Every write of
- * the API commits through here. */
-int64_t api_commit(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
-                   const char *what, api_resp_t *r);
+/** Commits @t, described by @what: the change's id, or -1 with the
+ * error in @r (@t aborted).  Every write of the API commits through
+ * here. */
+int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
+                   api_resp_t *r);
 
 /** Whether request @q's token has role @need or higher; else the error
  * (403) in @r. */
 int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r);
-
-/** A resource of its own file: answers request @q into @r and returns
- * 1 when it serves @q's method and path, else returns 0 untouched.  Each
- * is listed in api_res.c's routes[]. */
-typedef int api_route_fn(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);

@@ -166,7 +166,7 @@ static int patch_node(const api_env_t *env, const api_req_t *q, json_t *b,
 }
 
 wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
-                              api_resp_t *r)
+                           api_resp_t *r)
 {
 	char actor[128], err[300];
 	snprintf(actor, sizeof(actor), "api:%s", q->user);
@@ -180,10 +180,9 @@ wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
 	return t;
 }
 
-int64_t api_commit(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
-                   const char *what, api_resp_t *r)
+int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
+                   api_resp_t *r)
 {
-	(void)q;
 	if (env->cluster) {
 		wdb_abort(t);
 		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: changes through the "
@@ -217,7 +216,7 @@ static void write_node(const api_env_t *env, const api_req_t *q, const char *id,
 	           !patch_node(env, q, b, (n = json_deep_copy(old)), r)) {
 		snprintf(what, sizeof(what), "node set %s", id);
 		wdb_set(t, WDB_NODE, id, n);   /* a failure: the commit refuses */
-		int64_t change = api_commit(env, q, t, what, r);
+		int64_t change = api_commit(env, t, what, r);
 		t = NULL;          /* committed or, on error, aborted */
 		if (change >= 0) {
 			r->status = MHD_HTTP_OK;
@@ -258,7 +257,7 @@ static void delete_one(const api_env_t *env, const api_req_t *q, int kind,
 		          rc == WDB_EDIT_STORE ? "; nothing was changed" : "");
 		return;
 	}
-	int64_t change = api_commit(env, q, t, what, r);
+	int64_t change = api_commit(env, t, what, r);
 	if (change < 0)
 		return;
 	r->status = MHD_HTTP_OK;
@@ -287,15 +286,9 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r)
 		return 1;
 	api_error(r, MHD_HTTP_FORBIDDEN, NULL, "token %s has role %s: %s",
 	          q->user, api_role_name(q->role), q->role < API_ROLE_OPERATE
-	          ? "it may only read" : need == API_ROLE_ADMIN
-	          ? "this change needs role admin" : "this change needs role operate");
+	          ? "it may only read" : "this change needs role admin");
 	return 0;
 }
-
-/* The resources served by the other files (api_int.h), asked in turn. */
-static api_route_fn *const routes[] = {
-	NULL
-};
 
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
@@ -304,9 +297,6 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "is under /v1/)", q->path);
 		return;
 	}
-	for (size_t i = 0; routes[i]; i++)
-		if (routes[i](env, q, r))
-			return;
 	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
 	if (read) {
 		wdb_txn_t *t = wdb_begin_read(env->db);
