@@ -37,9 +37,12 @@ wait_until 20 low_b || fail "b did not lose share: $(CTL steer show www.gslb.tes
 demoted() { CTL log --auto | grep -q "health: .*x demoted"; }
 wait_until 20 demoted || fail "x not demoted: $(CTL status)"
 
-# 1. log --auto: only the daemon's own changes, with their inputs.
+# 1. log --auto: only the daemon's own changes, with their inputs.  b's
+# latency is the mean of its windows' medians (S3-9): a change that
+# comes while the longer window still holds mostly 20 ms samples, as on
+# a slow machine, says 110 ms.
 out=$(CTL log --auto)
-expect_has "$out" "gslbd:steer +steer www\.gslb\.test\|cn-gz\|ctcc: .*b .*latency 200 ms" \
+expect_has "$out" "gslbd:steer +steer www\.gslb\.test\|cn-gz\|ctcc: .*b .*latency ([3-9][0-9]|1[0-9][0-9]|200) ms" \
 	"log --auto: the engine's change with its inputs"
 expect_has "$out" " health +health: .*x demoted" "log --auto: the health decision"
 expect_not "$out" "gslbctl:" "log --auto: no operator change"
@@ -52,7 +55,7 @@ assert recs and all(r['actor'] in ('health', 'gslbd:steer') for r in recs), 'act
 assert all('changes' not in r and 'inputs' in r for r in recs), 'inputs, not changes'
 steer = [i for r in recs for i in r['inputs'] if i.get('row') == 'www.gslb.test|cn-gz|ctcc' and 'nodes' in i]
 b = steer[-1]['nodes']['b']
-assert b['l'] == 200 and b['base'] == 40 and b['share'] <= 3000, b
+assert 30 <= b['l'] <= 200 and b['base'] == 40 and b['share'] <= 3000, b
 health = [i for r in recs for i in r['inputs'] if i.get('node') == 'x']
 assert any(h.get('state') == 'down' for h in health), health
 " && ok "log --auto --json: compact inputs of the engine and health" ||
