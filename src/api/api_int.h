@@ -57,6 +57,12 @@ int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
  * (403) in @r. */
 int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r);
 
+/** A resource kept in a file of its own: answers request @q into @r
+ * and returns 1 when @q's path is its own, else 0 (api_route() then
+ * asks the next one).  The read generation is set by api_route(). */
+typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
+                            api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

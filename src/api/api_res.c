@@ -290,6 +290,23 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r)
 	return 0;
 }
 
+/* The generation the answer reflects: the store's after the request. */
+static void set_generation(const api_env_t *env, api_resp_t *r)
+{
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (t) {
+		r->generation = wdb_table_generation(t);
+		r->has_gen = 1;
+		wdb_abort(t);
+	}
+}
+
+/* The resources of their own files, asked in turn before the table's
+ * (one line each). */
+static const api_route_fn routes[] = {
+	NULL
+};
+
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
 	if (strncmp(q->path, "/v1/", 4) != 0) {
@@ -297,6 +314,12 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "is under /v1/)", q->path);
 		return;
 	}
+	for (size_t i = 0; routes[i]; i++)
+		if (routes[i](env, q, r)) {
+			if (!r->has_gen)
+				set_generation(env, r);
+			return;
+		}
 	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
 	if (read) {
 		wdb_txn_t *t = wdb_begin_read(env->db);
@@ -324,10 +347,5 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		delete_one(env, q, kind, id, r);
 	else
 		write_node(env, q, id, r);
-	wdb_txn_t *t = wdb_begin_read(env->db);
-	if (t) {
-		r->generation = wdb_table_generation(t);
-		r->has_gen = 1;
-		wdb_abort(t);
-	}
+	set_generation(env, r);
 }
