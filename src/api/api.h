@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "api/api_conf.h"
+#include "health/cutover.h"
 #include "store/weightdb.h"
 
 typedef struct api api_t;
@@ -31,6 +32,8 @@ typedef struct api_env {
 	weightdb_t *db;
 	double settle;             /* health.settle: the short-TTL period */
 	int cluster;               /* cluster mode: writes go through etcd */
+	cutover_conf_t cut;        /* the cutover section: impact levels and
+	                              the default pre-warm of a new window */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

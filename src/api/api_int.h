@@ -63,6 +63,9 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r);
 typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
                             api_resp_t *r);
 
+/** /v1/cutovers[/ID]: the cutover windows (api_cutover.c). */
+int api_cutover_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

@@ -210,7 +210,7 @@ int cutover_window_add(wdb_txn_t *t, const cutover_conf_t *c,
 	*what = '\0';
 	json_t *nodes = in->nodes ? json_incref(in->nodes) : json_array();
 	unsigned maxid;
-	char same[32];
+	char same[32] = "";
 	int rc = check_inputs(t, in, &s, err, errlen, field);
 	if (!rc)
 		rc = check_window(t, c, in, now, area, &s, err, errlen, field);

@@ -1,0 +1,176 @@
+#!/bin/bash
+# The HTTP API's operations against the real daemon over TLS, with curl:
+# cutover windows (list, show, announce, withdraw) with gslbctl cutover's
+# checks and texts, the roles they need, If-Match, the audit's actor, and
+# that the API's answers are gslbctl's --json documents word for word.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/api_lib.sh"
+gslb_zone
+write_conf gslb.test z.zone "api:
+  listen: [ \"127.0.0.1@$APORT\" ]
+  tls-cert: api.crt
+  tls-key: api.key
+  rate: 1000"
+
+CTL service add www.gslb.test >/dev/null
+CTL node add a1 --addr 192.0.2.1 --region r-a --isp isp-x >/dev/null
+CTL node add a2 --addr 192.0.2.2 --region r-a --isp isp-y >/dev/null
+CTL node add b1 --addr 192.0.2.3 --region r-b --isp isp-x >/dev/null
+CTL weight set www.gslb.test a1=1 a2=1 b1=1 >/dev/null
+tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
+RT=$(tok reader --role read)
+OT=$(tok deployer --role operate)
+AT=$(tok boss --role admin)
+
+gslbd_start
+wait_tcp "$APORT" 2>/dev/null || true
+errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
+field() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["field"])'; }
+gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
+# same_text API-OUTPUT MESSAGE PREFIX GSLBCTL-ARGS...: the API's error,
+# after PREFIX ("cutover add: "), is gslbctl's word for word.
+same_text() {
+	local api=$1 msg=$2 pre=$3
+	shift 3
+	local ctl
+	ctl=$(CTL "$@" 2>&1) && { fail "$msg: gslbctl $* succeeded"; return; }
+	[ "gslbctl: $pre$(errtext "$api")" = "$ctl" ] && ok "$msg" ||
+		fail "$msg: API '$(errtext "$api")', gslbctl '$ctl'"
+}
+# status_is OUT CODE FIELD MESSAGE: the answer's status and, for an
+# error, the field it names ("-": no check).
+status_is() {
+	local out=$1 want=$2 f=$3 msg=$4
+	if [ "$(code "$out")" != "$want" ]; then fail "$msg: $out"; return; fi
+	if [ "$f" != - ] && [ "$(field "$out")" != "$f" ]; then
+		fail "$msg: field $(field "$out"), not $f: $out"; return
+	fi
+	ok "$msg"
+}
+# The newest audit record but for the health thread's own.
+last_rec() {
+	CTL --json log --limit 5 | python3 -c '
+import json, sys
+recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") != "health"]
+print(json.dumps(recs[-1], indent=2) if recs else "")'
+}
+# same_doc API-OUTPUT MESSAGE GSLBCTL-ARGS...: the API's body is
+# gslbctl's --json document but for its "format" and "generated".
+same_doc() {
+	local api=$1 msg=$2
+	shift 2
+	tail -n +2 <<<"$api" > "$T/api.json"
+	CTL --json "$@" > "$T/ctl.json" 2>&1
+	if python3 - "$T/api.json" "$T/ctl.json" <<'EOP'
+import json, sys
+a = json.load(open(sys.argv[1]))
+c = json.load(open(sys.argv[2]))
+for k in ("format", "generated", "generated_unix"):
+    c.pop(k, None)
+sys.exit(0 if a == c and a else 1)
+EOP
+	then ok "$msg"; else fail "$msg: API $(cat "$T/api.json"), gslbctl $(cat "$T/ctl.json")"; fi
+}
+at() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+NOW=$(date +%s)
+S=$(at $((NOW + 86400 * 30)))
+E=$(at $((NOW + 86400 * 30 + 7200)))
+PAST=$(at $((NOW - 3600)))
+
+### Cutover windows.
+before=$(CTL export; CTL cutover list)
+G0=$(gen_now)
+body() { printf '{"region": "r-a", "start": "%s", "end": "%s"%s}' "$S" "$E" "${1:-}"; }
+out=$(call "$RT" POST /v1/cutovers -d "$(body)")
+status_is "$out" 403 - "a read token announcing a window: 403"
+out=$(call "$OT" POST /v1/cutovers -d "$(body)")
+[ "$(code "$out")" = 403 ] && expect_has "$out" "role operate: this change needs role admin" \
+	"an operate token announcing a window: 403" || fail "operate: $out"
+out=$(call "$AT" POST /v1/cutovers -d '{"region": "r-a",')
+status_is "$out" 400 None "malformed JSON: 400"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "colour": "red"')")
+status_is "$out" 400 colour "an unknown key: 400 naming it"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "derate_pct": "55"')")
+status_is "$out" 400 derate_pct "derate_pct as a string: 400 naming it"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "nodes": "a1"')")
+status_is "$out" 400 nodes "nodes not an array: 400 naming it"
+out=$(call "$AT" POST /v1/cutovers -d "{\"start\": \"$S\", \"end\": \"$E\"}")
+status_is "$out" 400 region "no area: 400 naming region"
+expect_has "$out" "region or nodes is required: the area the cutover affects" "no area: the reason"
+out=$(call "$AT" POST /v1/cutovers -d '{"region": "r-a", "start": "tomorrow", "end": "later"}')
+status_is "$out" 400 start "an unreadable start: 400 naming it"
+expect_has "$out" "start tomorrow: use RFC 3339 with an offset" "an unreadable start: gslbctl's words"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "derate_pct": 150')")
+status_is "$out" 400 derate_pct "derate_pct 150: 400 naming it"
+expect_has "$out" "derate_pct 150: must be a whole number from 1 to 100" "derate_pct 150: the range"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "impact": "huge"')")
+status_is "$out" 400 impact "impact huge: 400"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "impact": "low", "derate_pct": 40')")
+status_is "$out" 400 derate_pct "impact and derate_pct together: 400"
+expect_has "$out" "give impact or derate_pct, not both" "impact and derate_pct: the reason"
+out=$(call "$AT" POST /v1/cutovers -d "{\"region\": \"r-a\", \"start\": \"$E\", \"end\": \"$S\"}")
+status_is "$out" 400 end "ends before it starts: 400"
+same_text "$out" "ends before it starts: gslbctl's text" "cutover add: " cutover add --region r-a --start "$E" --end "$S"
+out=$(call "$AT" POST /v1/cutovers -d "{\"region\": \"r-a\", \"start\": \"$(at $((NOW - 7200)))\", \"end\": \"$PAST\"}")
+status_is "$out" 422 end "a window in the past: 422"
+same_text "$out" "a window in the past: gslbctl's text" "cutover add: " cutover add --region r-a --start "$(at $((NOW - 7200)))" --end "$PAST"
+out=$(call "$AT" POST /v1/cutovers -d "{\"region\": \"r-z\", \"start\": \"$S\", \"end\": \"$E\"}")
+status_is "$out" 422 region "a region no node is in: 422"
+expect_has "$out" "region r-z: no node is in that region" "a region no node is in: the reason"
+out=$(call "$AT" POST /v1/cutovers -d "{\"nodes\": [\"a1\", \"ghost\"], \"start\": \"$S\", \"end\": \"$E\"}")
+status_is "$out" 422 nodes "a node that does not exist: 422"
+expect_has "$out" "nodes ghost: no such node" "a node that does not exist: the reason"
+out=$(call "$AT" POST /v1/cutovers -d "$(body)" -H 'If-Match: "1"')
+status_is "$out" 412 - "a stale If-Match: 412"
+out=$(call "$AT" PUT /v1/cutovers/c1 -d "$(body)")
+status_is "$out" 405 - "PUT of a window: 405"
+expect_has "$out" "announce a window with POST /v1/cutovers" "PUT: says how instead"
+out=$(call "$RT" GET /v1/cutovers/c1)
+status_is "$out" 404 id "GET of an absent window: 404"
+same_text "$out" "an absent window: gslbctl's text" "" cutover show c1
+out=$(call "$AT" DELETE /v1/cutovers/c1)
+status_is "$out" 404 id "DELETE of an absent window: 404"
+same_text "$out" "DELETE of an absent window: gslbctl's text" "" cutover del c1
+[ "$(CTL export; CTL cutover list)" = "$before" ] && ok "no refused request changed the table" ||
+	fail "changed: $(CTL cutover list)"
+[ "$(gen_now)" = "$G0" ] && ok "nor the generation" || fail "generation moved: $(gen_now)"
+
+out=$(call "$AT" POST /v1/cutovers -H "If-Match: $G0" \
+	-d "$(body ', "isp": "isp-x", "impact": "high", "note": "fibre work"')")
+status_is "$out" 201 - "an admin announcing a window with If-Match: 201"
+expect_has "$out" "\"what\": \"cutover add c1 region=r-a isp=isp-x $S..$E derate 50%\"" \
+	"the answer has gslbctl's words and the high impact's level"
+expect_has "$out" '"id": "c1"' "the store named it c1"
+rec=$(last_rec)
+expect_has "$rec" '"actor": "api:boss"' "audit: the actor is api:NAME"
+expect_has "$rec" '"host": "127.0.0.1"' "audit: the client's address is the host"
+expect_has "$rec" "\"what\": \"cutover add c1 " "audit: gslbctl's words"
+expect_has "$(CTL cutover list)" "^c1 +r-a +isp-x .* fibre work" "gslbctl lists the API's window"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "isp": "isp-x", "impact": "high", "note": "again"')")
+status_is "$out" 200 - "the very same window again: 200"
+expect_has "$out" '"change": null' "and no change"
+expect_has "$out" "the same window exists already as c1; nothing to change" "gslbctl's words for it"
+out=$(call "$AT" POST /v1/cutovers -d "$(body ', "isp": "isp-x", "derate_pct": 30')")
+status_is "$out" 422 - "an overlapping window with other settings: 422"
+same_text "$out" "the overlap: gslbctl's text" "cutover add: " cutover add --region r-a --isp isp-x \
+	--start "$S" --end "$E" --derate 30
+CTL cutover add --node b1 --start "$S" --end "$E" --derate 40 >/dev/null
+out=$(call "$RT" GET /v1/cutovers)
+status_is "$out" 200 - "a read token lists the windows"
+same_doc "$out" "the list is gslbctl's cutover list --json" cutover list
+out=$(call "$RT" GET /v1/cutovers/c2)
+status_is "$out" 200 - "a read token shows gslbctl's window"
+same_doc "$out" "a window is gslbctl's cutover show --json" cutover show c2
+G1=$(etag)
+out=$(call "$OT" DELETE /v1/cutovers/c2)
+status_is "$out" 403 - "an operate token withdrawing a window: 403"
+out=$(call "$AT" DELETE /v1/cutovers/c2 -H "If-Match: $G1")
+status_is "$out" 200 - "an admin withdrawing it at that generation: 200"
+expect_has "$out" '"what": "cutover del c2"' "the answer has gslbctl's words"
+expect_has "$(last_rec)" '"what": "cutover del c2"' "audit: the withdrawal"
+expect_not "$(CTL cutover list)" "^c2 " "gslbctl no longer lists c2"
+out=$(call "$AT" POST /v1/cutovers -d "{\"nodes\": [\"b1\"], \"start\": \"$S\", \"end\": \"$E\"}")
+expect_has "$out" '"id": "c3"' "a new window never takes a withdrawn one's id"
+
+expect_has "$(q www.gslb.test A +short)" "192.0.2.[123]" "DNS answers www throughout"
+finish
