@@ -9,6 +9,7 @@
 #include "ctl/ctl_override.h"
 #include "health/cutover.h"
 #include "store/change.h"
+#include "store/rollback.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -196,72 +197,14 @@ int ctl_cmd_log(int argc, char **argv)
 	return 0;
 }
 
-/* Whether @changes holds a change of node @id.  Deleting a node (or
- * taking its probes) changes its health record in the same change; the
- * undo restores the node, never the old verdict. */
-static int node_changed(json_t *changes, const char *id)
-{
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c)
-		if (strcmp(json_string_value(json_object_get(c, "kind")) ?: "", "node") == 0 &&
-		    strcmp(json_string_value(json_object_get(c, "key")) ?: "", id) == 0)
-			return 1;
-	return 0;
-}
-
-/* The kind of audit change @c, or -1 for a health record. */
-static int change_kind(json_t *c)
-{
-	static const char *const names[] = { "service", "node", "weight", "cutover" };
-	static const wdb_kind_t kinds[] = { WDB_SERVICE, WDB_NODE, WDB_WEIGHT, WDB_CUTOVER };
-	const char *kn = json_string_value(json_object_get(c, "kind")) ?: "";
-	for (int k = 0; k < 4; k++)
-		if (strcmp(kn, names[k]) == 0)
-			return (int)kinds[k];
-	return -1;
-}
-
-/* The undo of audit record @rec (change @id) as a list of changes
- * {kind, key, before: now, after: restored}, newest first, checked
- * against the store as @t reads it; dies when it cannot be undone. */
+/* The undo of audit record @rec (change @id): dies when it cannot be
+ * undone (store/rollback.h). */
 static json_t *undo_of(wdb_txn_t *t, json_t *rec, int64_t id)
 {
-	json_t *changes = json_object_get(rec, "changes");
-	if (!json_array_size(changes))
-		ctl_die("rollback: %s %lld changed nothing", change_noun(), (long long)id);
-	if (json_is_true(json_object_get(rec, "objects_left_out")))
-		ctl_die("rollback: %s %lld was too large for the cluster's log to keep "
-		    "its objects; restore them with apply from an export", change_noun(),
-		    (long long)id);
-	json_t *undo = json_array();
-	/* Undo in reverse order; a later change to the same object makes the
-	 * undo ambiguous, so it is refused. */
-	for (size_t i = json_array_size(changes); i-- > 0;) {
-		json_t *c = json_array_get(changes, i);
-		const char *kn = json_string_value(json_object_get(c, "kind"));
-		const char *key = json_string_value(json_object_get(c, "key"));
-		int kind = change_kind(c);
-		if (kind < 0 && node_changed(changes, key))
-			continue;   /* went with its node: a restored node starts afresh */
-		if (kind < 0)
-			ctl_die("rollback: %s %lld is a health decision; set the node's "
-			    "admin state instead", change_noun(), (long long)id);
-		json_t *now = wdb_get(t, (wdb_kind_t)kind, key);
-		json_t *after = json_object_get(c, "after");
-		if (!json_object_get(c, "before"))
-			ctl_die("rollback: %s %lld is a decision of the elected instance; "
-			    "pin the row's shares or set the node's admin state instead",
-			    change_noun(), (long long)id);
-		int same = (json_is_null(after) && !now) ||
-		           (now && json_equal(now, after));
-		if (!same)
-			ctl_die("rollback: %s %s changed again after %s %lld; roll back the later change first",
-			    kn, key, change_noun(), (long long)id);
-		json_array_append_new(undo, json_pack("{s:s, s:s, s:o, s:O}", "kind", kn,
-			"key", key, "before", now ? now : json_null(),
-			"after", json_object_get(c, "before")));
-	}
+	json_t *undo;
+	char err[600];
+	if (wdb_rollback_undo(t, rec, id, change_noun(), &undo, err, sizeof(err)))
+		ctl_die("rollback: %s", err);
 	return undo;
 }
 
@@ -330,8 +273,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 		        from_cluster ? " in the cluster's log" : "");
 	/* S3-8: an automatic change of shares is undone by pinning the
 	 * shares before it, or the engine would make it again. */
-	const char *actor = json_string_value(json_object_get(rec, "actor"));
-	if (actor && strcmp(actor, "gslbd:steer") == 0) {
+	if (wdb_rollback_is_steer(rec)) {
 		int rc = ctl_steer_rollback(rec, id, dry);
 		json_decref(rec);
 		return rc;
@@ -357,7 +299,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 		json_t *c;
 		json_array_foreach(undo, i, c) {
 			json_t *v = json_object_get(c, "after");
-			ctl_set(t, (wdb_kind_t)change_kind(c),
+			ctl_set(t, (wdb_kind_t)wdb_rollback_kind(c),
 			        json_string_value(json_object_get(c, "key")),
 			        json_is_null(v) ? NULL : v);
 		}

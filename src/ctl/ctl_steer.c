@@ -5,6 +5,7 @@
  * unpin`, and the steering part of `explain` (S3-1..S3-9); `steer
  * replay` is in ctl_replay.c. */
 #include "ctl/ctl_steer.h"
+#include "store/rollback.h"
 #include "steer/nearest_run.h"
 #include "health/push.h"
 #include "steer/steer_run.h"
@@ -145,33 +146,11 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 int ctl_steer_rollback(json_t *rec, int64_t id, int dry)
 {
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
-	json_t *rows = json_object();
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(rec, "changes"), i, c) {
-		const char *kind = json_string_value(json_object_get(c, "kind"));
-		const char *key = json_string_value(json_object_get(c, "key"));
-		if (!kind || strcmp(kind, "weight") != 0 || !key)
-			continue;
-		json_t *before = json_object_get(c, "before");
-		json_t *now = wdb_get(t, WDB_WEIGHT, key);
-		if (!now || !json_is_object(before) ||
-		    !json_equal(json_object_get(now, "weights"), json_object_get(before, "weights")))
-			ctl_die("rollback: the operator's weights of row %s changed after change "
-			        "%lld: they are in force, there is nothing to pin", key, (long long)id);
-		json_t *pinned = json_deep_copy(now);
-		json_decref(now);
-		json_t *prev = json_object_get(before, "steer");
-		if (prev)
-			json_object_set(pinned, "steer", prev);
-		else
-			json_object_del(pinned, "steer");
-		json_object_set_new(pinned, "pin", json_pack("{s:s, s:I, s:I}", "by", ctl_user,
-			"at", (json_int_t)time(NULL), "change", (json_int_t)id));
-		json_object_set_new(rows, key, pinned);
-	}
-	if (!json_object_size(rows))
-		ctl_die("rollback: change %lld moved no weight row", (long long)id);
+	json_t *rows;
+	char err[600];
+	if (wdb_rollback_pins(t, rec, id, ctl_user, (int64_t)time(NULL), &rows, err,
+	                      sizeof(err)))
+		ctl_die("rollback: %s", err);
 	const char *key;
 	json_t *row;
 	json_object_foreach(rows, key, row) {
