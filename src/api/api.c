@@ -153,6 +153,18 @@ static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
 	return role;
 }
 
+const char *api_query_arg(const api_req_t *q, const char *name)
+{
+	if (!q->conn)
+		return NULL;
+	const char *v = MHD_lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
+	if (v)
+		return v;
+	/* A key without "=value" is there with a NULL value. */
+	return MHD_lookup_connection_value_n(q->conn, MHD_GET_ARGUMENT_KIND, name,
+	                                     strlen(name), NULL, NULL) == MHD_YES ? "" : NULL;
+}
+
 static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
                               const char *url, const char *method, conn_req_t *cr)
 {
@@ -171,6 +183,7 @@ static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
 	api_req_t q = {
 		.method = method, .path = url, .body = cr->body ? cr->body : "",
 		.body_len = cr->len, .role = role, .user = name, .host = host, .now = now,
+		.conn = conn,
 		.if_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 		                                        MHD_HTTP_HEADER_IF_MATCH),
 	};

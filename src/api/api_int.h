@@ -9,6 +9,8 @@
 #include "api/api.h"
 #include "api/token.h"
 
+struct MHD_Connection;
+
 /** One request as the resources see it. */
 typedef struct api_req {
 	const char *method;        /* "GET", "PATCH"... */
@@ -20,7 +22,12 @@ typedef struct api_req {
 	const char *user;          /* the token's name */
 	const char *host;          /* the client's address */
 	int64_t now;
+	struct MHD_Connection *conn; /* its query arguments: api_query_arg() */
 } api_req_t;
+
+/** The value of query argument @name of request @q ("?dry_run=1"): ""
+ * for one given without a value, NULL when it is not given. */
+const char *api_query_arg(const api_req_t *q, const char *name);
 
 /** What a resource answers: the status, the body (a new reference) and
  * the generation the answer reflects (0: none). */
@@ -65,6 +72,9 @@ typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
 
 /** /v1/cutovers[/ID]: the cutover windows (api_cutover.c). */
 int api_cutover_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
+/** /v1/rollback/CHANGE-ID (api_rollback.c). */
+int api_rollback_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);

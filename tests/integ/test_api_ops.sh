@@ -1,8 +1,9 @@
 #!/bin/bash
 # The HTTP API's operations against the real daemon over TLS, with curl:
 # cutover windows (list, show, announce, withdraw) with gslbctl cutover's
-# checks and texts, the roles they need, If-Match, the audit's actor, and
-# that the API's answers are gslbctl's --json documents word for word.
+# checks and texts; rollback of a change, dry or not, with gslbctl
+# rollback's undo and guards; the roles they need, If-Match, the audit's
+# actor, and that the API's answers are gslbctl's word for word.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
 gslb_zone
@@ -171,6 +172,65 @@ expect_has "$(last_rec)" '"what": "cutover del c2"' "audit: the withdrawal"
 expect_not "$(CTL cutover list)" "^c2 " "gslbctl no longer lists c2"
 out=$(call "$AT" POST /v1/cutovers -d "{\"nodes\": [\"b1\"], \"start\": \"$S\", \"end\": \"$E\"}")
 expect_has "$out" '"id": "c3"' "a new window never takes a withdrawn one's id"
+
+### Rollback.
+chg() { python3 -c 'import json, sys; print(json.load(sys.stdin)["change"])'; }
+X=$(CTL --json node set a2 --admin drain | chg)
+before=$(CTL export; CTL cutover list)
+G0=$(gen_now)
+out=$(call "$RT" POST "/v1/rollback/$X")
+status_is "$out" 403 - "a read token rolling back: 403"
+out=$(call "$OT" POST "/v1/rollback/$X?dry_run=1")
+status_is "$out" 403 - "an operate token rolling back, even dry: 403"
+out=$(call "$AT" POST /v1/rollback/abc)
+status_is "$out" 400 id "a change id that is no number: 400 naming id"
+same_text "$out" "a change id that is no number: gslbctl's text" "" rollback abc
+out=$(call "$AT" POST /v1/rollback/99999)
+status_is "$out" 404 id "a change that does not exist: 404"
+same_text "$out" "a change that does not exist: gslbctl's text" "rollback: " rollback 99999
+out=$(call "$AT" POST "/v1/rollback/$X?dry_run=maybe")
+status_is "$out" 400 dry_run "dry_run=maybe: 400 naming it"
+out=$(call "$AT" GET "/v1/rollback/$X")
+status_is "$out" 405 - "GET of a rollback: 405"
+out=$(call "$AT" POST /v1/rollback)
+status_is "$out" 404 - "a rollback naming no change: 404"
+out=$(call "$AT" POST "/v1/rollback/$X" -H 'If-Match: "1"')
+status_is "$out" 412 - "a rollback with a stale If-Match: 412"
+out=$(call "$AT" POST "/v1/rollback/$X?dry_run=1")
+status_is "$out" 200 - "a dry run: 200"
+expect_has "$out" '"dry_run": true' "it says it is one"
+tail -n +2 <<<"$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["summary"])
+for c in d["changes"]: print("  " + c["summary"])' > "$T/api.txt"
+CTL rollback "$X" --dry-run > "$T/ctl.txt"
+[ "$(tail -n +2 "$T/ctl.txt")" = "$(tail -n +2 "$T/api.txt")" ] &&
+	ok "the dry run's changes are gslbctl rollback --dry-run's lines" ||
+	fail "dry run: API $(cat "$T/api.txt"), gslbctl $(cat "$T/ctl.txt")"
+expect_has "$(head -1 "$T/ctl.txt")" ": $(head -1 "$T/api.txt")\); --dry-run" \
+	"and its summary is the one gslbctl names"
+[ "$(CTL export; CTL cutover list)" = "$before" ] && ok "no dry run or refused rollback changed the table" ||
+	fail "changed: $(CTL export)"
+[ "$(gen_now)" = "$G0" ] && ok "nor the generation" || fail "generation moved: $(gen_now)"
+out=$(call "$AT" POST "/v1/rollback/$X" -H "If-Match: $G0")
+status_is "$out" 200 - "a rollback at the generation: 200"
+expect_has "$out" "\"what\": \"rollback $X\"" "gslbctl's words for it"
+rec=$(last_rec)
+expect_has "$rec" '"actor": "api:boss"' "audit: the rollback's actor is api:NAME"
+expect_has "$rec" "\"undoes\": $X" "audit: it undoes change $X"
+expect_has "$(CTL node show a2)" "^admin +auto" "gslbctl sees a2's admin state restored"
+out=$(call "$AT" POST "/v1/rollback/$X")
+status_is "$out" 422 id "the same rollback again: 422, the node changed since"
+same_text "$out" "that guard: gslbctl's text" "rollback: " rollback "$X"
+# The API's own change undone through the API: the window announced is
+# withdrawn.
+C1=$(CTL --json log | python3 -c '
+import json, sys
+print([r["id"] for r in json.load(sys.stdin)["records"] if r["what"].startswith("cutover add c1 ")][0])')
+out=$(call "$AT" POST "/v1/rollback/$C1")
+status_is "$out" 200 - "the API's window announcement rolled back"
+expect_not "$(CTL cutover list)" "^c1 " "and gslbctl no longer lists c1"
 
 expect_has "$(q www.gslb.test A +short)" "192.0.2.[123]" "DNS answers www throughout"
 finish
