@@ -23,6 +23,7 @@
 
 #include "api/api_conf.h"
 #include "health/cutover.h"
+#include "steer/steer.h"
 #include "store/weightdb.h"
 
 typedef struct api api_t;
@@ -34,6 +35,8 @@ typedef struct api_env {
 	int cluster;               /* cluster mode: writes go through etcd */
 	cutover_conf_t cut;        /* the cutover section: impact levels and
 	                              the default pre-warm of a new window */
+	steer_conf_t steer;        /* the steer section: what a release's
+	                              guards read */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -306,6 +306,7 @@ static void set_generation(const api_env_t *env, api_resp_t *r)
 static const api_route_fn routes[] = {
 	api_cutover_route,
 	api_rollback_route,
+	api_release_route,
 	NULL
 };
 

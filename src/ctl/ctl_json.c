@@ -38,16 +38,7 @@ int64_t ctl_parse_utc(const char *s)
 
 void ctl_set_time(json_t *obj, const char *key, int64_t t)
 {
-	char ukey[64], buf[40];
-	snprintf(ukey, sizeof(ukey), "%s_unix", key);
-	if (t <= 0) {
-		json_object_set_new(obj, key, json_null());
-		json_object_set_new(obj, ukey, json_null());
-		return;
-	}
-	ctl_utc(t, buf, sizeof(buf));
-	json_object_set_new(obj, key, json_string(buf));
-	json_object_set_new(obj, ukey, json_integer(t));
+	wdb_json_time(obj, key, t);
 }
 
 json_t *ctl_field(json_t *obj, const char *key)

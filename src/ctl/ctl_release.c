@@ -5,6 +5,7 @@
  * pause, resume and abort it, every change audited. */
 #include "ctl/ctl_release.h"
 #include "steer/release.h"
+#include "steer/release_edit.h"
 #include "steer/release_run.h"
 #include "store/keys.h"
 #include "store/plan.h"
@@ -14,53 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-static json_t *release_view(const char *svc, json_t *rel)
-{
-	static const char *const keys[] = { "node", "state", "percent", "step", "steps",
-		"every", "guards", "reason", NULL };
-	json_t *v = json_pack("{s:s}", "service", svc);
-	for (const char *const *k = keys; *k; k++)
-		json_object_set_new(v, *k, ctl_field(rel, *k));
-	if (!json_is_array(json_object_get(v, "guards")))
-		json_object_set_new(v, "guards", json_array());
-	static const char *const words[] = { "region", "isp" };
-	for (int k = 0; k < 2; k++) {
-		const char *w = json_string_value(json_object_get(rel, words[k]));
-		json_object_set_new(v, words[k], json_string(w ? w : "*"));
-	}
-	ctl_set_time(v, "started", json_integer_value(json_object_get(rel, "started")));
-	ctl_set_time(v, "since", json_integer_value(json_object_get(rel, "since")));
-	/* When the next step is due, for a running release below its last
-	 * step (it widens then if every guard held). */
-	release_t r;
-	char err[300];
-	int64_t next = 0;
-	if (!release_from_json(rel, &r, err, sizeof(err)) && r.state == RELEASE_RUNNING &&
-	    r.step + 1 < r.nsteps)
-		next = (int64_t)r.since + r.every;
-	ctl_set_time(v, "next", next);
-	return v;
-}
-
-typedef struct {
-	json_t *out;
-	const char *only;
-} coll_t;
-
-static int collect(const char *name, json_t *svc, void *arg)
-{
-	coll_t *c = arg;
-	json_t *rel = json_object_get(svc, "release");
-	if (rel && (!c->only || !*c->only || strcmp(c->only, name) == 0))
-		json_array_append_new(c->out, release_view(name, rel));
-	return 0;
-}
-
 json_t *ctl_releases(wdb_txn_t *t, const char *svc)
 {
-	coll_t c = { json_array(), svc };
-	wdb_each(t, WDB_SERVICE, NULL, collect, &c);
-	return c.out;
+	return release_views(t, svc);
 }
 
 void ctl_release_table(json_t *views)
@@ -333,42 +290,10 @@ static int release_change(const char *sub, int argc, char **argv)
 	char name[1100];
 	ctl_service_name(argv[1], name, sizeof(name));
 	wdb_txn_t *t = ctl_begin();
-	json_t *svc = wdb_get(t, WDB_SERVICE, name);
-	if (!svc)
-		ctl_die("%s: service %s does not exist", cmd, name);
-	json_t *rel = json_object_get(svc, "release");
-	if (!rel)
-		ctl_die("%s: service %s has no release", cmd, name);
-	const char *st = json_string_value(json_object_get(rel, "state"));
-	int running = st && strcmp(st, "running") == 0;
-	int paused = st && strcmp(st, "paused") == 0;
-	uint32_t now = (uint32_t)time(NULL);
-	if (strcmp(sub, "pause") == 0) {
-		if (!running)
-			ctl_die("%s: the release of %s is %s, not running", cmd, name, st);
-		json_object_set_new(rel, "state", json_string("paused"));
-		json_object_set_new(rel, "reason", json_string("paused"));
-	} else if (strcmp(sub, "resume") == 0) {
-		if (!paused)
-			ctl_die("%s: the release of %s is %s, not paused%s", cmd, name, st,
-			        running ? "" : " (release start it again)");
-		/* The step is watched for a whole --every again. */
-		json_object_set_new(rel, "state", json_string("running"));
-		json_object_set_new(rel, "since", json_integer(now));
-		json_object_set_new(rel, "reason", json_string("resumed"));
-	} else {
-		if (!running && !paused)
-			ctl_die("%s: the release of %s is %s already", cmd, name, st);
-		json_object_set_new(rel, "state", json_string("aborted"));
-		json_object_set_new(rel, "percent", json_integer(0));
-		json_object_set_new(rel, "since", json_integer(now));
-		json_object_set_new(rel, "reason", json_string("aborted"));
-	}
-	char what[1300];
-	snprintf(what, sizeof(what), "release %s %s node %s", sub, name,
-	         json_string_value(json_object_get(rel, "node")));
-	ctl_set(t, WDB_SERVICE, name, svc);
-	json_decref(svc);
+	char what[1300], err[1300];
+	if (release_set_state(t, sub, name, (uint32_t)time(NULL), what, sizeof(what),
+	                      err, sizeof(err)))
+		ctl_die("%s: %s", cmd, err);
 	ctl_commit(t, what);
 	return 0;
 }
@@ -390,23 +315,7 @@ static int release_show(int argc, char **argv)
 	json_t *v = release_view(name, rel);
 	/* What the guards see now, from the same inputs as the
 	 * controller. */
-	release_t r;
-	char err[300];
-	json_t *seen = json_array();
-	if (!release_from_json(rel, &r, err, sizeof(err))) {
-		release_obs_t obs[RELEASE_MAX_GUARDS];
-		release_observe(t, &ctl_hc.steer, rel, &r, (uint32_t)time(NULL), obs);
-		for (unsigned i = 0; i < r.nguards; i++) {
-			char g[64], why[200];
-			release_guard_text(&r.guard[i], g, sizeof(g));
-			json_array_append_new(seen, obs[i].has ?
-				json_pack("{s:s, s:f, s:b}", "guard", g, "value", obs[i].value,
-				          "holds", release_guard_holds(&r.guard[i], obs[i].value)) :
-				json_pack("{s:s, s:n, s:n, s:s}", "guard", g, "value", "holds",
-				          "missing", release_obs_text(&r.guard[i], &obs[i], why,
-				                                      sizeof(why))));
-		}
-	}
+	json_t *seen = release_observed(t, &ctl_hc.steer, rel, (uint32_t)time(NULL));
 	wdb_abort(t);
 	json_decref(svc);
 	json_object_set_new(v, "observed", seen);

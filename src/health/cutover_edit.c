@@ -267,25 +267,6 @@ int cutover_window_delete(wdb_txn_t *t, const char *id, char *what,
 	return WDB_EDIT_OK;
 }
 
-/* @key of @v as RFC 3339 UTC and @key_unix as the unix time; both null
- * when @tm is 0 or less (never set). */
-static void set_time(json_t *v, const char *key, int64_t tm)
-{
-	char ukey[64], buf[40];
-	snprintf(ukey, sizeof(ukey), "%s_unix", key);
-	time_t tt = (time_t)tm;
-	struct tm g;
-	if (tm <= 0) {
-		json_object_set_new(v, key, json_null());
-		json_object_set_new(v, ukey, json_null());
-		return;
-	}
-	if (!gmtime_r(&tt, &g) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &g))
-		snprintf(buf, sizeof(buf), "%lld", (long long)tm);
-	json_object_set_new(v, key, json_string(buf));
-	json_object_set_new(v, ukey, json_integer(tm));
-}
-
 json_t *cutover_window_view(const cutover_conf_t *c, json_t *w, time_t now)
 {
 	json_t *v = json_object();
@@ -299,8 +280,8 @@ json_t *cutover_window_view(const cutover_conf_t *c, json_t *w, time_t now)
 	json_object_set_new(v, "auto", json_boolean(json_is_true(json_object_get(w, "auto"))));
 	json_t *n = json_object_get(w, "nodes");
 	json_object_set_new(v, "nodes", json_is_array(n) ? json_incref(n) : json_array());
-	set_time(v, "start", json_integer_value(json_object_get(w, "start")));
-	set_time(v, "end", json_integer_value(json_object_get(w, "end")));
+	wdb_json_time(v, "start", json_integer_value(json_object_get(w, "start")));
+	wdb_json_time(v, "end", json_integer_value(json_object_get(w, "end")));
 	json_object_set_new(v, "phase", json_string(cutover_phase_name(
 		cutover_window_phase(c, w, now))));
 	return v;

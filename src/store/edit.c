@@ -6,6 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+void wdb_json_time(json_t *obj, const char *key, int64_t t)
+{
+	char ukey[64], buf[40];
+	snprintf(ukey, sizeof(ukey), "%s_unix", key);
+	if (t <= 0) {
+		json_object_set_new(obj, key, json_null());
+		json_object_set_new(obj, ukey, json_null());
+		return;
+	}
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, sizeof(buf), "%lld", (long long)t);
+	json_object_set_new(obj, key, json_string(buf));
+	json_object_set_new(obj, ukey, json_integer(t));
+}
 
 const char *const wdb_admin_set[] = { "auto", "up", "down", "drain", NULL };
 

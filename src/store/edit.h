@@ -24,6 +24,11 @@ extern const char *const wdb_admin_set[];
 int wdb_node_admin(json_t *n, const char *opt, const char *admin, int64_t now,
                    double settle, char *err, size_t errlen);
 
+/** Sets @key of @obj to the unix time @t as RFC 3339 UTC
+ * ("2026-12-01T02:00:00Z") and @key_unix to @t, both null when @t is 0
+ * or less (never set): how gslbctl's --json and the API show a time. */
+void wdb_json_time(json_t *obj, const char *key, int64_t t);
+
 /** What the changes below (and the others shared with the API) return. */
 enum {
 	WDB_EDIT_OK = 0,
