@@ -2,7 +2,8 @@
 # The HTTP API's operations against the real daemon over TLS, with curl:
 # cutover windows (list, show, announce, withdraw) with gslbctl cutover's
 # checks and texts; rollback of a change, dry or not, with gslbctl
-# rollback's undo and guards; the roles they need, If-Match, the audit's
+# rollback's undo and guards; gray releases shown, paused, resumed and
+# aborted as gslbctl release does; the roles they need, If-Match, the audit's
 # actor, and that the API's answers are gslbctl's word for word.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
@@ -14,6 +15,7 @@ write_conf gslb.test z.zone "api:
   rate: 1000"
 
 CTL service add www.gslb.test >/dev/null
+CTL service add alt.gslb.test >/dev/null
 CTL node add a1 --addr 192.0.2.1 --region r-a --isp isp-x >/dev/null
 CTL node add a2 --addr 192.0.2.2 --region r-a --isp isp-y >/dev/null
 CTL node add b1 --addr 192.0.2.3 --region r-b --isp isp-x >/dev/null
@@ -231,6 +233,55 @@ print([r["id"] for r in json.load(sys.stdin)["records"] if r["what"].startswith(
 out=$(call "$AT" POST "/v1/rollback/$C1")
 status_is "$out" 200 - "the API's window announcement rolled back"
 expect_not "$(CTL cutover list)" "^c1 " "and gslbctl no longer lists c1"
+
+### Gray releases.
+CTL release start www.gslb.test --node a1 --steps 10,100 --every 1h --guard 'success>=99' >/dev/null
+out=$(call "$RT" GET /v1/releases)
+status_is "$out" 200 - "a read token lists the releases"
+same_doc "$out" "the list is gslbctl's release list --json" release list
+out=$(call "$RT" GET /v1/releases/www.gslb.test)
+status_is "$out" 200 - "a read token shows a release"
+same_doc "$out" "a release with what its guards see is gslbctl's release show --json" \
+	release show www.gslb.test
+out=$(call "$RT" GET /v1/releases/nope.gslb.test)
+status_is "$out" 404 service "the release of an unknown service: 404"
+same_text "$out" "an unknown service: gslbctl's text" "release show: " release show nope.gslb.test
+before=$(CTL export; CTL release list)
+G0=$(gen_now)
+out=$(call "$RT" POST /v1/releases/www.gslb.test/pause)
+status_is "$out" 403 - "a read token pausing a release: 403"
+out=$(call "$OT" POST /v1/releases/www.gslb.test/explode)
+status_is "$out" 404 action "an action releases do not have: 404 naming it"
+out=$(call "$OT" GET /v1/releases/www.gslb.test/pause)
+status_is "$out" 405 - "GET of an action: 405"
+out=$(call "$OT" POST /v1/releases/www.gslb.test)
+status_is "$out" 405 - "POST to a release without an action: 405"
+out=$(call "$OT" POST /v1/releases/alt.gslb.test/pause)
+status_is "$out" 404 service "pausing a service without a release: 404"
+same_text "$out" "no release: gslbctl's text" "release pause: " release pause alt.gslb.test
+out=$(call "$OT" POST /v1/releases/www.gslb.test/resume)
+status_is "$out" 422 service "resuming a running release: 422"
+same_text "$out" "that guard: gslbctl's text" "release resume: " release resume www.gslb.test
+out=$(call "$OT" POST /v1/releases/www.gslb.test/pause -H 'If-Match: "1"')
+status_is "$out" 412 - "pausing with a stale If-Match: 412"
+[ "$(CTL export; CTL release list)" = "$before" ] && ok "no refused action changed the table" ||
+	fail "changed: $(CTL release list)"
+[ "$(gen_now)" = "$G0" ] && ok "nor the generation" || fail "generation moved: $(gen_now)"
+out=$(call "$OT" POST /v1/releases/www.gslb.test/pause -H "If-Match: $G0")
+status_is "$out" 200 - "an operate token pauses the release: 200"
+expect_has "$out" '"what": "release pause www.gslb.test node a1"' "gslbctl's words for it"
+rec=$(last_rec)
+expect_has "$rec" '"actor": "api:deployer"' "audit: the actor is api:NAME"
+expect_has "$rec" '"what": "release pause www.gslb.test node a1"' "audit: the pause"
+expect_has "$(CTL release list)" "www.gslb.test +a1 .* paused " "gslbctl lists it paused"
+out=$(call "$OT" POST /v1/releases/www.gslb.test/resume)
+status_is "$out" 200 - "and resumes it"
+expect_has "$(CTL release list)" "www.gslb.test +a1 .* running " "gslbctl lists it running"
+out=$(call "$OT" POST /v1/releases/www.gslb.test/abort)
+status_is "$out" 200 - "and aborts it"
+out=$(call "$OT" POST /v1/releases/www.gslb.test/abort)
+status_is "$out" 422 service "aborting it again: 422"
+same_text "$out" "that guard: gslbctl's text" "release abort: " release abort www.gslb.test
 
 expect_has "$(q www.gslb.test A +short)" "192.0.2.[123]" "DNS answers www throughout"
 finish
