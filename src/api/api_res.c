@@ -307,6 +307,7 @@ static const api_route_fn routes[] = {
 	api_cutover_route,
 	api_rollback_route,
 	api_release_route,
+	api_budget_route,
 	NULL
 };
 

@@ -7,6 +7,7 @@
 #include "ctl/ctl_steer.h"
 #include "store/rollback.h"
 #include "steer/nearest_run.h"
+#include "health/budget_edit.h"
 #include "health/push.h"
 #include "steer/steer_run.h"
 #include "store/plan.h"
@@ -221,28 +222,13 @@ void ctl_steer_apply_node(json_t *o, const char *id)
 
 /* Budgets ---------------------------------------------------------- */
 
-static int collect_obj(const char *key, json_t *val, void *obj)
-{
-	json_object_set(obj, key, val);
-	return 0;
-}
-
 static int budget_list(void)
 {
 	wdb_txn_t *t = ctl_begin_read();
-	json_t *all = json_object();
-	wdb_each(t, WDB_BUDGET, NULL, collect_obj, all);
-	uint32_t now = (uint32_t)time(NULL);
+	json_t *all = budget_list_view(t, (uint32_t)time(NULL));
+	wdb_abort(t);
 	const char *name;
 	json_t *b;
-	json_object_foreach(all, name, b) {
-		double spent;
-		int st = steer_budget_read(t, name, now, &spent, NULL);
-		static const char *const states[] = { "within", "over alert", "exhausted" };
-		json_object_set_new(b, "spent", json_real(spent));
-		json_object_set_new(b, "state", json_string(states[st]));
-	}
-	wdb_abort(t);
 	if (ctl_json) {
 		ctl_print_json(all);
 	} else {
@@ -260,6 +246,8 @@ static int budget_list(void)
 	return 0;
 }
 
+/* budget set and del: checked and written by budget_set() and
+ * budget_delete() (health/budget_edit.h), as the API's are. */
 int ctl_cmd_budget(int argc, char **argv)
 {
 	if (argc < 1)
@@ -268,48 +256,32 @@ int ctl_cmd_budget(int argc, char **argv)
 		return budget_list();
 	if (strcmp(argv[0], "set") != 0 && strcmp(argv[0], "del") != 0)
 		ctl_die("budget: unknown subcommand '%s' (set, del, list)", argv[0]);
-	if (argc < 2 || !ctl_valid_word(argv[1], 0))
+	const char *name = argc < 2 ? NULL : argv[1];
+	char what[300], err[600];
+	const char *field;
+	budget_in_t in = { 0 };
+	int del = strcmp(argv[0], "del") == 0;
+	if (!name || !push_valid_word(name, 0))
 		ctl_die("budget %s: give a provider name like cdn-a", argv[0]);
-	const char *name = argv[1];
-	char what[300];
-	wdb_txn_t *t = ctl_begin();
-	json_t *old = wdb_get(t, WDB_BUDGET, name);
-	if (strcmp(argv[0], "del") == 0) {
-		if (!old)
-			ctl_die("budget del: provider %s has no budget", name);
-		json_decref(old);
-		ctl_set(t, WDB_BUDGET, name, NULL);
-		snprintf(what, sizeof(what), "budget del %s", name);
-		ctl_commit(t, what);
-		return 0;
-	}
-	json_t *b = old ? old : json_pack("{s:s, s:f}", "period", "month", "alert", 80.0);
-	for (int i = 2; i < argc; i++) {
+	for (int i = 2; !del && i < argc; i++) {
 		const char *o = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v)
 			ctl_die("budget set: %s needs a value", o);
 		i++;
 		if (strcmp(o, "--limit") == 0)
-			json_object_set_new(b, "limit", json_real(parse_real("budget set", o, v, 0, 1e15)));
+			in.limit = v;
 		else if (strcmp(o, "--alert") == 0)
-			json_object_set_new(b, "alert", json_real(parse_real("budget set", o, v, 1, 100)));
-		else if (strcmp(o, "--period") == 0) {
-			unsigned days;
-			char text[16];
-			if (steer_period_parse(v, &days))
-				ctl_die("budget set: --period %s: give day, week, month or a number of "
-				        "days from 1 to %d such as 10d", v, STEER_PERIOD_MAX);
-			json_object_set_new(b, "period", json_string(steer_period_text(days, text,
-			                                                               sizeof(text))));
-		} else
+			in.alert = v;
+		else if (strcmp(o, "--period") == 0)
+			in.period = v;
+		else
 			ctl_die("budget set: unknown option '%s'", o);
 	}
-	if (!json_is_number(json_object_get(b, "limit")))
-		ctl_die("budget set: --limit is required");
-	ctl_set(t, WDB_BUDGET, name, b);
-	json_decref(b);
-	snprintf(what, sizeof(what), "budget set %s", name);
+	wdb_txn_t *t = ctl_begin();
+	if (del ? budget_delete(t, name, what, sizeof(what), err, sizeof(err))
+	        : budget_set(t, name, &in, what, sizeof(what), err, sizeof(err), &field))
+		ctl_die("%s", err);
 	ctl_commit(t, what);
 	return 0;
 }

@@ -3,7 +3,8 @@
 # cutover windows (list, show, announce, withdraw) with gslbctl cutover's
 # checks and texts; rollback of a change, dry or not, with gslbctl
 # rollback's undo and guards; gray releases shown, paused, resumed and
-# aborted as gslbctl release does; the roles they need, If-Match, the audit's
+# aborted as gslbctl release does; providers' budgets set and deleted
+# as gslbctl budget does; the roles they need, If-Match, the audit's
 # actor, and that the API's answers are gslbctl's word for word.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
@@ -282,6 +283,53 @@ status_is "$out" 200 - "and aborts it"
 out=$(call "$OT" POST /v1/releases/www.gslb.test/abort)
 status_is "$out" 422 service "aborting it again: 422"
 same_text "$out" "that guard: gslbctl's text" "release abort: " release abort www.gslb.test
+
+### Providers' budgets.
+before=$(CTL export; CTL budget list)
+G0=$(gen_now)
+out=$(call "$RT" PUT /v1/budgets/cdn-a -d '{"limit": 1000}')
+status_is "$out" 403 - "a read token setting a budget: 403"
+out=$(call "$OT" PUT /v1/budgets/cdn-a -d '{"limit": 1000}')
+status_is "$out" 403 - "an operate token setting a budget: 403"
+out=$(call "$AT" PUT /v1/budgets/Bad_Name -d '{"limit": 10}')
+status_is "$out" 400 provider "a provider name that is none: 400 naming it"
+same_text "$out" "that name: gslbctl's text" "" budget set Bad_Name --limit 10
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{}')
+status_is "$out" 400 limit "a new budget without a limit: 400 naming it"
+expect_has "$out" "budget set: limit is required" "no limit: gslbctl's words, by key"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"limit": -5}')
+status_is "$out" 400 limit "a negative limit: 400"
+expect_has "$out" "budget set: limit -5: give a number from 0 to 1e\+15" "a negative limit: the range"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"limit": 5, "period": "fortnight"}')
+status_is "$out" 400 period "a period that is none: 400"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"limit": "5"}')
+status_is "$out" 400 limit "a limit as a string: 400"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"limit": 5, "colour": 1}')
+status_is "$out" 400 colour "an unknown key: 400"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"limit": 5}' -H 'If-Match: "1"')
+status_is "$out" 412 - "a stale If-Match: 412"
+out=$(call "$AT" DELETE /v1/budgets/cdn-b)
+status_is "$out" 404 provider "deleting a budget there is not: 404"
+same_text "$out" "no budget: gslbctl's text" "" budget del cdn-b
+out=$(call "$AT" POST /v1/budgets/cdn-a -d '{"limit": 5}')
+status_is "$out" 405 - "POST of a budget: 405"
+[ "$(CTL export; CTL budget list)" = "$before" ] && ok "no refused request changed the budgets" ||
+	fail "changed: $(CTL budget list)"
+[ "$(gen_now)" = "$G0" ] && ok "nor the generation" || fail "generation moved: $(gen_now)"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -H "If-Match: $G0" -d '{"limit": 1000, "alert": 90, "period": "week"}')
+status_is "$out" 200 - "an admin sets a budget: 200"
+expect_has "$out" '"what": "budget set cdn-a"' "gslbctl's words for it"
+expect_has "$(last_rec)" '"actor": "api:boss"' "audit: the actor is api:NAME"
+expect_has "$(CTL budget list)" "^cdn-a +1000\.00 +week +90% " "gslbctl lists the API's budget"
+out=$(call "$AT" PUT /v1/budgets/cdn-a -d '{"alert": 70}')
+status_is "$out" 200 - "a change of the alert alone keeps the rest"
+expect_has "$(CTL budget list)" "^cdn-a +1000\.00 +week +70% " "gslbctl sees the limit and period kept"
+out=$(call "$RT" GET /v1/budgets)
+status_is "$out" 200 - "a read token lists the budgets"
+same_doc "$out" "the list is gslbctl's budget list --json" budget list
+out=$(call "$AT" DELETE /v1/budgets/cdn-a)
+status_is "$out" 200 - "an admin deletes the budget"
+expect_not "$(CTL budget list)" "^cdn-a " "gslbctl no longer lists it"
 
 expect_has "$(q www.gslb.test A +short)" "192.0.2.[123]" "DNS answers www throughout"
 finish
