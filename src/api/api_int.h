@@ -82,6 +82,9 @@ int api_release_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 /** /v1/budgets[/PROVIDER] (api_budget.c). */
 int api_budget_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
+/** /v1/steer/SERVICE/unpin (api_steer.c). */
+int api_steer_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

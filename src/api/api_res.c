@@ -308,6 +308,7 @@ static const api_route_fn routes[] = {
 	api_rollback_route,
 	api_release_route,
 	api_budget_route,
+	api_steer_route,
 	NULL
 };
 

@@ -9,6 +9,7 @@
 #include "steer/nearest_run.h"
 #include "health/budget_edit.h"
 #include "health/push.h"
+#include "steer/steer_edit.h"
 #include "steer/steer_run.h"
 #include "store/plan.h"
 
@@ -515,48 +516,17 @@ static int steer_unpin(int argc, char **argv)
 			              "unpin SERVICE [--region R] [--isp I])", argv[i - 1], v);
 	}
 	wdb_txn_t *t = ctl_begin();
-	json_t *s = wdb_get(t, WDB_SERVICE, svc);
-	if (!s)
-		ctl_die("steer unpin: service %s does not exist", svc);
-	json_decref(s);
-	json_t *keys = json_array();
-	char key[1300];
-	if (region || isp) {
-		json_array_append_new(keys, json_string(wdb_row_key(key, sizeof(key), svc,
-			region ? region : "*", isp ? isp : "*")));
-	} else {
-		wdb_row_prefix(key, sizeof(key), svc);
-		wdb_each(t, WDB_WEIGHT, key, ctl_collect_key, keys);
-	}
-	char what[1500];
-	size_t wl = (size_t)snprintf(what, sizeof(what), "steer unpin");
-	unsigned n = 0;
+	json_t *keys;
+	char what[1500], err[1500];
+	if (steer_unpin_rows(t, svc, region, isp, &keys, what, sizeof(what), err,
+	                     sizeof(err)))
+		ctl_die("steer unpin: %s", err);
 	size_t i;
 	json_t *k;
-	json_array_foreach(keys, i, k) {
-		json_t *row = wdb_get(t, WDB_WEIGHT, json_string_value(k));
-		if (!json_object_get(row, "pin")) {
-			json_decref(row);
-			continue;
-		}
-		json_object_del(row, "pin");
-		ctl_set(t, WDB_WEIGHT, json_string_value(k), row);
-		json_decref(row);
-		if (wl < sizeof(what))
-			wl += (size_t)snprintf(what + wl, sizeof(what) - wl, "%s %s", n ? "," : "",
-			                       json_string_value(k));
+	json_array_foreach(keys, i, k)
 		if (!ctl_json)
 			printf("row %s unpinned: the engine steers it again\n", json_string_value(k));
-		n++;
-	}
 	json_decref(keys);
-	if (!n) {
-		wdb_abort(t);
-		if (region || isp)
-			ctl_die("steer unpin: row %s --region %s --isp %s is not pinned", svc,
-			        region ? region : "*", isp ? isp : "*");
-		ctl_die("steer unpin: service %s has no pinned row", svc);
-	}
 	ctl_commit(t, what);
 	return 0;
 }
