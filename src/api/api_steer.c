@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTTP API's release of pinned steering shares (S3-8): POST
+/* The HTTP API's steering: GET /v1/steer/SERVICE shows each row as
+ * gslbctl --json steer show does, and the release of pinned shares
+ * (S3-8), POST
  * /v1/steer/SERVICE/unpin, with an optional body {"region": R, "isp":
  * I} naming one row (else every pinned row of the service), hands the
  * rows back to the steering engine as gslbctl steer unpin does
@@ -79,22 +81,51 @@ static void unpin(const api_env_t *env, const api_req_t *q, const char *svc,
 	json_decref(b);
 }
 
+/* GET /v1/steer/SERVICE: as gslbctl --json steer show gives it. */
+static void show(const api_env_t *env, const api_req_t *q, const char *svc,
+                 api_resp_t *r)
+{
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (!t) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		return;
+	}
+	r->generation = wdb_table_generation(t);
+	r->has_gen = 1;
+	json_t *rows;
+	char err[2500];
+	int rc = steer_service_view(t, &env->steer, svc, (uint32_t)q->now, &rows, err,
+	                            sizeof(err));
+	wdb_abort(t);
+	if (rc) {
+		api_error(r, rc == WDB_EDIT_ABSENT ? MHD_HTTP_NOT_FOUND
+		          : MHD_HTTP_UNPROCESSABLE_CONTENT, "service", "%s", err);
+		return;
+	}
+	r->status = MHD_HTTP_OK;
+	r->body = rows;
+}
+
 int api_steer_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
 	const char *p = q->path + 4;   /* after "/v1/" */
 	if (strncmp(p, "steer/", 6) != 0)
 		return 0;
 	const char *s = p + 6, *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
 	char svc[1100];
-	if (!slash || slash == s || (size_t)(slash - s) >= sizeof(svc) ||
-	    strcmp(slash, "/unpin") != 0) {
-		api_error(r, MHD_HTTP_NOT_FOUND, NULL, "%s: no such resource (POST "
-		          "/v1/steer/SERVICE/unpin)", q->path);
+	if (!n || n >= sizeof(svc) || (slash && strcmp(slash, "/unpin") != 0)) {
+		api_error(r, MHD_HTTP_NOT_FOUND, NULL, "%s: no such resource (GET "
+		          "/v1/steer/SERVICE, POST /v1/steer/SERVICE/unpin)", q->path);
 		return 1;
 	}
-	snprintf(svc, sizeof(svc), "%.*s", (int)(slash - s), s);
-	if (strcmp(q->method, "POST") != 0)
-		api_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s %s: an unpin is a POST",
+	snprintf(svc, sizeof(svc), "%.*s", (int)n, s);
+	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
+	if (!slash && read)
+		show(env, q, svc, r);
+	else if (!slash || strcmp(q->method, "POST") != 0)
+		api_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s %s: not a request of "
+		          "steering (GET /v1/steer/SERVICE, POST /v1/steer/SERVICE/unpin)",
 		          q->method, q->path);
 	else if (api_role_ok(q, API_ROLE_OPERATE, r))
 		unpin(env, q, svc, r);

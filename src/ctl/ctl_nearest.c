@@ -6,6 +6,7 @@
 #include "ctl/ctl_steer.h"
 #include "common/num.h"
 #include "steer/nearest_run.h"
+#include "steer/steer_edit.h"
 #include "store/plan.h"
 
 #include <errno.h>
@@ -68,48 +69,7 @@ void ctl_nearest_apply_check(json_t *o, const char *key)
 
 json_t *ctl_nearest_row(wdb_txn_t *t, const char *key, json_t *svc)
 {
-	nearest_conf_t c;
-	nearest_service_conf(svc, &ctl_hc.steer, &c);
-	const char *m = json_string_value(json_object_get(svc, "switch_margin"));
-	json_t *out = json_pack("{s:s, s:s, s:s, s:f}", "row", key, "mode", "nearest",
-		"switch_margin", m ? m : NEAREST_MARGIN_DEFAULT, "headroom", c.headroom);
-	json_t *row = wdb_get(t, WDB_WEIGHT, key);
-	json_t *state = wdb_get(t, WDB_STEER, key);
-	const char *mode = json_string_value(json_object_get(state, "mode"));
-	if (!mode || strcmp(mode, "nearest") != 0) {
-		json_decref(state);
-		state = NULL;
-	}
-	json_t *applied = plan_row_weights(row, 1);
-	int steered = applied != json_object_get(row, "weights");
-	json_object_set_new(out, "steered", json_boolean(steered));
-	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
-		json_object_get(state, "at"))));
-	static const char *const keys[] = { "verdict", "reason", "current", "challenger",
-	                                    "streak", NULL };
-	for (const char *const *k = keys; *k; k++)
-		if (json_object_get(state, *k))
-			json_object_set(out, *k, json_object_get(state, *k));
-	if (!state)
-		json_object_set_new(out, "verdict", json_string("not evaluated yet"));
-	json_t *nodes = json_object();
-	const char *id;
-	json_t *w;
-	json_object_foreach(json_object_get(row, "weights"), id, w) {
-		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
-		json_t *j = n ? json_deep_copy(n) : json_object();
-		json_object_set(j, "base", w);
-		json_object_set_new(j, "weight", json_integer(
-			json_integer_value(json_object_get(applied, id))));
-		char lim[200];
-		json_object_set_new(j, "limits_text", json_string(nearest_limits_text(
-			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
-		json_object_set_new(nodes, id, j);
-	}
-	json_object_set_new(out, "nodes", nodes);
-	json_decref(row);
-	json_decref(state);
-	return out;
+	return nearest_row_view(t, &ctl_hc.steer, key, svc);
 }
 
 void ctl_nearest_print(json_t *st)

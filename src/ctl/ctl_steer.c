@@ -293,100 +293,7 @@ int ctl_cmd_budget(int argc, char **argv)
  * shares in force; NULL when the service does not steer. */
 json_t *ctl_steer_row(wdb_txn_t *t, const char *key)
 {
-	wdb_row_parts_t p;
-	if (wdb_row_split(key, strlen(key), &p))
-		return NULL;
-	char svc[300];
-	snprintf(svc, sizeof(svc), "%.*s", (int)p.svc_len, p.svc);
-	json_t *s = wdb_get(t, WDB_SERVICE, svc);
-	if (nearest_service_on(s)) {
-		json_t *v = ctl_nearest_row(t, key, s);
-		json_decref(s);
-		return v;
-	}
-	if (!steer_service_on(s)) {
-		json_decref(s);
-		return NULL;
-	}
-	int shadow = strcmp(json_string_value(json_object_get(s, "steering")), "shadow") == 0;
-	steer_policy_t pol;
-	steer_service_policy(s, &pol);
-	json_t *out = json_pack("{s:s, s:s, s:{s:f, s:f, s:f}}", "row", key, "policy",
-		json_string_value(json_object_get(s, "policy")) ?
-		json_string_value(json_object_get(s, "policy")) : "custom",
-		"weights", "success", pol.success, "latency", pol.latency, "cost", pol.cost);
-	json_t *sla = json_object_get(s, "sla");
-	json_object_set_new(out, "sla", json_real(json_is_number(sla) ? json_number_value(sla)
-	                                                                : ctl_hc.steer.sla));
-	json_decref(s);
-	json_t *row = wdb_get(t, WDB_WEIGHT, key);
-	json_t *state = wdb_get(t, WDB_STEER, key);
-	json_t *applied = plan_row_weights(row, 1);
-	int steered = applied != json_object_get(row, "weights");
-	json_object_set_new(out, "steered", json_boolean(steered));
-	json_object_set_new(out, "shadow", json_boolean(shadow));
-	json_object_set_new(out, "applied_at", json_integer(steered ?
-		json_integer_value(json_object_get(json_object_get(row, "steer"), "at")) : 0));
-	json_object_set_new(out, "evaluated_at", json_integer(json_integer_value(
-		json_object_get(state, "at"))));
-	json_t *verdict = json_object_get(state, "verdict");
-	json_object_set_new(out, "verdict", verdict ? json_incref(verdict) :
-	                    json_string("not evaluated yet"));
-	json_t *pin = json_object_get(row, "pin");
-	if (pin) {
-		json_t *p2 = json_deep_copy(pin);
-		ctl_set_time(p2, "at", json_integer_value(json_object_get(pin, "at")));
-		json_object_set_new(out, "pinned", p2);
-	}
-	json_t *nodes = json_object();
-	const char *id;
-	json_t *w;
-	json_object_foreach(json_object_get(row, "weights"), id, w) {
-		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
-		json_t *j = n ? json_deep_copy(n) : json_object();
-		json_object_set(j, "base", w);
-		json_object_set_new(j, "weight", json_integer(
-			json_integer_value(json_object_get(applied, id))));
-		/* The limits that applied, and the capacity ceiling (S1-6)
-		 * when it is below the whole row. */
-		char lim[240];
-		unsigned lims = (unsigned)json_integer_value(json_object_get(n, "limits"));
-		json_t *ceil = json_object_get(n, "ceiling");
-		int capped = json_is_integer(ceil) && json_integer_value(ceil) < STEER_TOTAL;
-		steer_limits_text(lims, lim, sizeof(lim) - 40);
-		if (capped)
-			snprintf(lims ? lim + strlen(lim) : lim, 40, "%sceiling %.2f%%",
-			         lims ? ", " : "", json_integer_value(ceil) / 100.0);
-		json_object_set_new(j, "limits_text", json_string(lim));
-		json_t *node = wdb_get(t, WDB_NODE, id);
-		json_t *prov = json_object_get(node, "provider");
-		if (prov) {
-			json_object_set(j, "provider", prov);
-			json_t *b;
-			double spent;
-			int st = steer_budget_read(t, json_string_value(prov), (uint32_t)time(NULL),
-			                           &spent, &b);
-			if (b) {
-				static const char *const states[] = { "within", "over alert", "exhausted" };
-				json_object_set_new(j, "budget", json_pack("{s:f, s:f, s:s, s:s}",
-					"spent", spent, "limit", json_number_value(json_object_get(b, "limit")),
-					"state", states[st], "period",
-					json_string_value(json_object_get(b, "period")) ?: "month"));
-				json_decref(b);
-			}
-		}
-		json_decref(node);
-		char from[80], reg[80], isp[80];
-		snprintf(reg, sizeof(reg), "%.*s", (int)p.region_len, p.region);
-		snprintf(isp, sizeof(isp), "%.*s", (int)p.isp_len, p.isp);
-		if (steer_input_from(t, id, reg, isp, from, sizeof(from)))
-			json_object_set_new(j, "inputs_from", json_string(from));
-		json_object_set_new(nodes, id, j);
-	}
-	json_object_set_new(out, "nodes", nodes);
-	json_decref(row);
-	json_decref(state);
-	return out;
+	return steer_row_view(t, &ctl_hc.steer, key, (uint32_t)time(NULL));
 }
 
 static void opt_num(json_t *n, const char *k, const char *fmt)
@@ -464,32 +371,20 @@ void ctl_steer_print(json_t *st)
 static int steer_show(const char *svc)
 {
 	wdb_txn_t *t = ctl_begin_read();
-	json_t *svcj = wdb_get(t, WDB_SERVICE, svc);
-	if (!svcj)
-		ctl_die("steer show: service %s does not exist", svc);
-	json_decref(svcj);
-	char prefix[1200];
-	wdb_row_prefix(prefix, sizeof(prefix), svc);
-	json_t *keys = json_array(), *out = json_array();
-	wdb_each(t, WDB_WEIGHT, prefix, ctl_collect_key, keys);
+	json_t *out;
+	char err[2500];
+	int rc = steer_service_view(t, &ctl_hc.steer, svc, (uint32_t)time(NULL), &out,
+	                            err, sizeof(err));
+	wdb_abort(t);
+	if (rc)
+		ctl_die("steer show: %s", err);
 	size_t i;
 	json_t *k;
-	json_array_foreach(keys, i, k) {
-		json_t *st = ctl_steer_row(t, json_string_value(k));
-		if (!st) {
-			wdb_abort(t);
-			ctl_die("steer show: service %s does not steer (service set %s --steering dynamic|shadow|nearest)",
-			        svc, svc);
-		}
-		json_array_append_new(out, st);
-	}
-	wdb_abort(t);
 	if (ctl_json)
 		ctl_print_json(out);
 	else
 		json_array_foreach(out, i, k)
 			ctl_steer_print(k);
-	json_decref(keys);
 	json_decref(out);
 	return 0;
 }

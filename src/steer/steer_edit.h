@@ -7,9 +7,34 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "steer/steer.h"
 #include "store/edit.h"
 #include "store/weightdb.h"
+
+/** Weight row @key as `gslbctl --json steer show` shows it: for a
+ * service that steers dynamically (or in shadow), the engine's last
+ * evaluation, each node's inputs, target and share in force, limits and
+ * budget as of @now, and the pin; for one that steers to the nearest
+ * node, nearest_row_view().  NULL when the row's service does not
+ * steer.  @sc is the steer section.  A new reference. */
+json_t *steer_row_view(wdb_txn_t *t, const steer_conf_t *sc, const char *key,
+                       uint32_t now);
+
+/** Weight row @key of service @svc (a nearest-steered one) as `gslbctl
+ * --json steer show` shows it: the nearest engine's verdict and each
+ * node's rank, latency, load and share.  A new reference. */
+json_t *nearest_row_view(wdb_txn_t *t, const steer_conf_t *sc, const char *key,
+                         json_t *svc);
+
+/** Every weight row of service @svc as steer_row_view() shows it, in
+ * the new array *@rows.  Returns WDB_EDIT_OK, WDB_EDIT_ABSENT ("service
+ * SVC does not exist") or WDB_EDIT_REFUSED ("service SVC does not steer
+ * (service set SVC --steering dynamic|shadow|nearest)") with the reason
+ * in @err (without the "steer show: " gslbctl puts before it). */
+int steer_service_view(wdb_txn_t *t, const steer_conf_t *sc, const char *svc,
+                       uint32_t now, json_t **rows, char *err, size_t errlen);
 
 /** Takes the pin off the weight rows of service @svc in @t: row
  * (@region, @isp) when either is given (NULL: "*"), else every row of

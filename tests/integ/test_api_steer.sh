@@ -18,6 +18,7 @@ CTL node add a --addr 192.0.2.1 >/dev/null
 CTL node add b --addr 192.0.2.2 >/dev/null
 CTL weight set www.gslb.test --region cn-gz --isp ctcc a=60 b=40 >/dev/null
 CTL weight set www.gslb.test --region cn-bj --isp cucc a=50 b=50 >/dev/null
+CTL weight set alt.gslb.test a=1 >/dev/null
 CTL service set www.gslb.test --steering dynamic --weights success=0.3,latency=0.7,cost=0 >/dev/null
 tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
@@ -54,6 +55,32 @@ for r in json.load(sys.stdin)['records']:
     if r['actor'] == 'gslbd:steer' and any(i.get('row') == 'www.gslb.test|cn-gz|ctcc' for i in r['inputs']):
         print(r['id']); break")
 [ -n "$first" ] && ok "the engine's first change of the row: $first" || fail "no change of the engine"
+
+# GET /v1/steer/SERVICE is gslbctl steer show --json, but for what the
+# engine changes between the two reads: compared with the feeder
+# stopped and the inputs gone stale the next evaluations change nothing
+# more than "evaluated_at", which is left out.
+stop_feeder
+trap cleanup EXIT
+sleep 1
+out=$(call "$RT" GET /v1/steer/www.gslb.test)
+tail -n +2 <<<"$out" > "$T/api.json"
+CTL --json steer show www.gslb.test > "$T/ctl.json"
+if [ "$(code "$out")" = 200 ] && python3 - "$T/api.json" "$T/ctl.json" <<'EOP'
+import json, sys
+a, c = (json.load(open(f)) for f in sys.argv[1:3])
+strip = lambda rows: [{k: v for k, v in r.items() if k != "evaluated_at"} for r in rows]
+sys.exit(0 if a and strip(a) == strip(c) else 1)
+EOP
+then ok "GET /v1/steer/SERVICE is gslbctl steer show --json"
+else fail "steer show: API $(head -c 1500 "$T/api.json"), gslbctl $(head -c 1500 "$T/ctl.json")"; fi
+out=$(call "$RT" GET /v1/steer/alt.gslb.test)
+[ "$(code "$out")" = 422 ] && ok "steering of a service that does not steer: 422" || fail "alt: $out"
+same_text "$out" "that refusal: gslbctl's text" "steer show: " steer show alt.gslb.test
+out=$(call "$RT" GET /v1/steer/nope.gslb.test)
+[ "$(code "$out")" = 404 ] && ok "steering of an unknown service: 404" || fail "nope: $out"
+start_feeder
+trap 'stop_feeder; cleanup' EXIT
 
 out=$(call "$AT" POST "/v1/rollback/$first?dry_run=1")
 [ "$(code "$out")" = 200 ] && expect_has "$out" '"pins": \{' "a dry rollback of the engine's change: the pins" ||
