@@ -550,6 +550,7 @@ void cluster_stop(cluster_t *c)
 	json_decref(c->sent);
 	etcd_free(c->he);
 	etcd_free(c->re);
+	etcd_free(c->we);
 	cluster_conf_free(&c->cc);
 	free(c);
 }
@@ -599,4 +600,40 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 const health_cluster_t *cluster_health_hooks(cluster_t *c)
 {
 	return c ? &c->hooks : NULL;
+}
+
+cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t, const char *what,
+                                     const char *actor, int64_t *rev, char *err,
+                                     size_t errlen)
+{
+	if (!c->we) {
+		/* A leader election (about a second) is waited out, no more:
+		 * the main loop waits with the writer. */
+		c->we = etcd_new(&c->cc);
+		etcd_set_retry(c->we, (unsigned)(c->cc.timeout * 1000));
+	}
+	/* Test-only (tests/integ/test_cluster_api.sh): a window between
+	 * the store's read and the write, so that two writers race. */
+	const char *delay = getenv("GSLBD_TEST_CLUSTER_WRITE_DELAY_MS");
+	cluster_writer_t w = {
+		.etcd = c->we, .db = c->db, .prefix = c->cc.prefix,
+		.instance = c->cc.name, .keystore = cluster_keyfile_dir(),
+		.marker = CLUSTER_MARKER_STORE,
+		.delay_ms = delay ? (unsigned)atoi(delay) : 0,
+	};
+	cluster_commit_out_t out;
+	cluster_commit_class_t rc = cluster_commit(&w, t, what, actor, &out, err,
+	                                           errlen);
+	if (rc != CLUSTER_COMMIT_OK)
+		return rc;
+	*rev = out.rev;
+	if (out.retries)
+		log_notice("cluster: %s (%s): etcd was electing a leader or lost an "
+		           "answer; the change went through after %u retr%s", what, actor,
+		           out.retries, out.retries == 1 ? "y" : "ies");
+	if (out.local < 0)
+		log_warning("cluster: %s (%s): written at revision %lld, but not to the "
+		            "local store (%s): the watch applies it", what, actor,
+		            (long long)out.rev, out.local_err);
+	return rc;
 }
