@@ -137,13 +137,15 @@ static struct {
 	char actor[128];
 } g_write;
 
-/* The generation of the table as @t reads it: the etcd revision the
- * store reflects in cluster mode (the same number on every instance
- * that is up to date, and what the compare of a write checks), else
- * the store's table generation. */
+/* The generation of the table as @t reads it: in cluster mode the etcd
+ * revision of the last change the store reflects (cluster/sync.h's
+ * "changerev": the same number on every instance that is up to date,
+ * the one gslbctl prints as "cluster revision N" and the API's answer
+ * to a write names as its change), else the store's table generation.
+ * Neither moves with the health thread's decisions. */
 static uint64_t generation(const api_env_t *env, wdb_txn_t *t)
 {
-	return env->cluster ? wdb_meta_u64(t, "clusterrev") : wdb_table_generation(t);
+	return env->cluster ? wdb_meta_u64(t, "changerev") : wdb_table_generation(t);
 }
 
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)

@@ -209,6 +209,7 @@ typedef struct group {
 	json_t *changes;          /* [{kind, key, after}] */
 	json_t *feed;             /* pushed metrics: [value] in key order */
 	int keyfiles;             /* signing key files written */
+	int change;               /* the change marker moved: an operator's */
 	char actor[160];
 	char what[400];
 } group_t;
@@ -220,8 +221,8 @@ static int flush_group(cluster_t *c, group_t *g)
 	char err[512];
 	int rc = 0;
 	if (json_array_size(g->changes)) {
-		rc = cluster_apply(c->db, g->rev, g->changes, g->actor, g->what, NULL,
-		                   err, sizeof(err));
+		rc = (g->change ? cluster_apply_change : cluster_apply)(c->db, g->rev,
+		        g->changes, g->actor, g->what, NULL, err, sizeof(err));
 		if (rc < 0) {
 			log_err("cluster: revision %lld: %s; resyncing in full",
 			        (long long)g->rev, err);
@@ -259,6 +260,7 @@ static int flush_group(cluster_t *c, group_t *g)
 		__atomic_store_n(&c->rev, g->rev, __ATOMIC_RELAXED);
 	json_array_clear(g->changes);
 	g->rev = 0;
+	g->change = 0;
 	return rc < 0;
 }
 
@@ -311,6 +313,7 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 	} else if (!del && (strcmp(kv.key + pl, "change") == 0 ||
 	                    strcmp(kv.key + pl, "decided") == 0)) {
 		json_t *rec = json_loadb(kv.value, kv.value_len, 0, NULL);
+		g->change |= strcmp(kv.key + pl, "change") == 0;
 		const char *a = json_string_value(json_object_get(rec, "actor"));
 		const char *w = json_string_value(json_object_get(rec, "what"));
 		if (a)
@@ -333,7 +336,7 @@ static int on_watch(const json_t *res, void *arg)
 		c->need_resync = 1;
 		return 1;
 	}
-	group_t g = { 0, json_array(), json_array(), 0, "", "" };
+	group_t g = { 0, json_array(), json_array(), 0, 0, "", "" };
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(res, "events"), i, ev)
@@ -618,7 +621,7 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t, const char *wha
 	cluster_writer_t w = {
 		.etcd = c->we, .db = c->db, .prefix = c->cc.prefix,
 		.instance = c->cc.name, .keystore = cluster_keyfile_dir(),
-		.marker = CLUSTER_MARKER_STORE,
+		.marker = CLUSTER_MARKER_STORE, .read_first = 1,
 		.delay_ms = delay ? (unsigned)atoi(delay) : 0,
 	};
 	cluster_commit_out_t out;

@@ -170,8 +170,8 @@ static void apply_local(const cluster_writer_t *w, int64_t rev, json_t *changes,
 		out->local = 0;
 		return;
 	}
-	int rc = cluster_apply(w->db, rev, changes, actor, what, NULL, out->local_err,
-	                       sizeof(out->local_err));
+	int rc = cluster_apply_change(w->db, rev, changes, actor, what, NULL,
+	                              out->local_err, sizeof(out->local_err));
 	out->local = rc < 0 ? -1 : 1;
 }
 
@@ -181,6 +181,7 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
                                       size_t errlen)
 {
 	char msg[1024];
+	int rc;
 	memset(out, 0, sizeof(*out));
 	if (wdb_check(t, msg, sizeof(msg))) {
 		snprintf(err, errlen, "%s; nothing was changed", msg);
@@ -201,6 +202,17 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
 	json_t *rec = wdb_audit_record(t, what);
 	json_object_set_new(rec, "instance", json_string(w->instance));
 	wdb_abort(t);
+	int64_t now, marker;
+	if (w->read_first &&
+	    (rc = cluster_marker(w->etcd, w->prefix, &now, &marker, msg, sizeof(msg)))) {
+		char why[1400];
+		snprintf(err, errlen, "cluster: %s; nothing was written",
+		         cluster_etcd_why(w->etcd, rc, msg, "", why,
+		                          sizeof(why)));
+		json_decref(changes);
+		json_decref(rec);
+		return rc == GSLB_EIO ? CLUSTER_COMMIT_UNAVAILABLE : CLUSTER_COMMIT_REFUSED;
+	}
 	if (w->delay_ms)
 		usleep((useconds_t)w->delay_ms * 1000);
 	char mk[512];
@@ -249,7 +261,7 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
 	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
 	json_t *ans = NULL;
 	unsigned before = etcd_retries(w->etcd);
-	int rc = etcd_post(w->etcd, "/v3/kv/txn", req, &ans, msg, sizeof(msg));
+	rc = etcd_post(w->etcd, "/v3/kv/txn", req, &ans, msg, sizeof(msg));
 	out->retries = etcd_retries(w->etcd) - before;
 	json_decref(req);
 	if (rc) {

@@ -51,6 +51,12 @@ typedef struct cluster_writer {
 	int64_t marker;            /* the change marker's mod revision read
 	                              before the change was validated, or
 	                              CLUSTER_MARKER_STORE */
+	int read_first;            /* read the change marker before the write
+	                              (gslbctl did already): without a quorum
+	                              the read fails and leaves nothing behind,
+	                              where a write that a member took and
+	                              could not commit in time may still be
+	                              committed later */
 	unsigned delay_ms;         /* tests: a sleep between the store's read
 	                              and the write to etcd, to make two
 	                              writers race for certain */
