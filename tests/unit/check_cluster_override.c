@@ -231,6 +231,37 @@ START_TEST(override_kept_over_etcd)
 }
 END_TEST
 
+/* The revision of the last operator's change (sync.h "changerev",
+ * the API's generation in cluster mode) moves with a change that moved
+ * the marker, not with the elected instance's decisions, and never
+ * back. */
+START_TEST(change_revision)
+{
+	char err[512];
+	json_t *a = node_a();
+	json_object_set_new(a, "addrs", J("[\"192.0.2.21\"]"));
+	json_t *changes = json_pack("[{s:s, s:s, s:O}]", "kind", "node", "key", "a",
+	                            "after", a);
+	ck_assert_int_eq(cluster_local_change(db), 0);
+	ck_assert_int_eq(cluster_apply_change(db, 9, changes, "api:boss", "node set a",
+	                                      NULL, err, sizeof(err)), 1);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	ck_assert_int_eq(cluster_local_rev(db), 9);
+	/* A decision at 12: the table's revision moves, the change's not. */
+	json_object_set_new(a, "addrs", J("[\"192.0.2.22\"]"));
+	ck_assert_int_eq(cluster_apply(db, 12, changes, "etcd", "decision", NULL, err,
+	                               sizeof(err)), 1);
+	ck_assert_int_eq(cluster_local_rev(db), 12);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	/* An operator's change the store holds already changes nothing. */
+	ck_assert_int_eq(cluster_apply_change(db, 11, changes, "api:boss", "node set a",
+	                                      NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	json_decref(changes);
+	json_decref(a);
+}
+END_TEST
+
 static Suite *override_suite(void)
 {
 	Suite *s = suite_create("cluster_override");
@@ -240,6 +271,7 @@ static Suite *override_suite(void)
 	tcase_add_test(t, store_equals_etcd_table);
 	tcase_add_test(t, allowed_overrides);
 	tcase_add_test(t, override_kept_over_etcd);
+	tcase_add_test(t, change_revision);
 	suite_add_tcase(s, t);
 	return s;
 }
