@@ -609,6 +609,21 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t, const char *wha
                                      const char *actor, int64_t *rev, char *err,
                                      size_t errlen)
 {
+	/* While the watch or the lease thread knows etcd fails (what
+	 * /healthz and cluster_info() say), a change of the table is
+	 * refused at once rather than after the main loop waited out every
+	 * member's timeout again. */
+	char why[sizeof(c->etcd_why)] = "";
+	if (__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&c->vmu);
+		snprintf(why, sizeof(why), "%s", c->etcd_why);
+		pthread_mutex_unlock(&c->vmu);
+	}
+	if (*why && cluster_commit_shared(t)) {
+		snprintf(err, errlen, "cluster: %s; nothing was written", why);
+		wdb_abort(t);
+		return CLUSTER_COMMIT_UNAVAILABLE;
+	}
 	if (!c->we) {
 		/* A leader election (about a second) is waited out, no more:
 		 * the main loop waits with the writer. */

@@ -86,7 +86,8 @@ void cluster_dnssec_rollovers(cluster_t *c);
  * changed and not committed) by @actor, described by @what, to etcd
  * (cluster/commit.h), through the main thread's own client: each
  * request within cluster.timeout per member, a leader election waited
- * out for one more timeout.  Returns CLUSTER_COMMIT_OK with the change's
+ * out for one more timeout; refused at once while the cluster threads
+ * know etcd fails (cluster_info()'s etcd_why).  Returns CLUSTER_COMMIT_OK with the change's
  * revision in *@rev (the local store has it, or the watch applies it
  * soon); CLUSTER_COMMIT_LOCAL with @t untouched (only local data: the
  * caller commits it); another class with gslbctl's words in @err.

@@ -45,6 +45,17 @@ static json_t *shared_changes(wdb_txn_t *t)
 	return out;
 }
 
+int cluster_commit_shared(wdb_txn_t *t)
+{
+	size_t i;
+	json_t *c;
+	wdb_kind_t kind;
+	json_array_foreach(wdb_changes(t), i, c)
+		if (cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), &kind))
+			return 1;
+	return 0;
+}
+
 static json_t *b64_str(const char *s, size_t n)
 {
 	char *b = etcd_b64(s, n);

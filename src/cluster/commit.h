@@ -86,6 +86,10 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
                                       cluster_commit_out_t *out, char *err,
                                       size_t errlen);
 
+/** Whether @t changes anything of the cluster's table (else it is a
+ * CLUSTER_COMMIT_LOCAL change). */
+int cluster_commit_shared(wdb_txn_t *t);
+
 /** The reason a request of @e failed with @rc (@err its message), for a
  * message: when no member answered it, what the members say ("no
  * quorum: 1 of 3 members answer (e1)"); else @refused and @err.
