@@ -145,7 +145,8 @@ static struct {
  * Neither moves with the health thread's decisions. */
 static uint64_t generation(const api_env_t *env, wdb_txn_t *t)
 {
-	return env->cluster ? wdb_meta_u64(t, "changerev") : wdb_table_generation(t);
+	return env->cluster ? wdb_meta_u64(t, "changerev")
+	                    : wdb_table_generation(t);
 }
 
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
@@ -217,8 +218,9 @@ static int64_t commit_cluster(const api_env_t *env, wdb_txn_t *t,
 {
 	char err[1400];
 	int64_t rev = 0;
-	cluster_commit_class_t rc = cluster_write(env->cl, t, what, g_write.actor,
-	                                          &rev, err, sizeof(err));
+	cluster_commit_class_t rc = cluster_write(env->cl, t, what,
+	                                          g_write.actor, &rev, err,
+	                                          sizeof(err));
 	switch (rc) {
 	case CLUSTER_COMMIT_OK:
 		/* The answer's generation is the change's revision, which the

@@ -221,8 +221,10 @@ static int flush_group(cluster_t *c, group_t *g)
 	char err[512];
 	int rc = 0;
 	if (json_array_size(g->changes)) {
-		rc = (g->change ? cluster_apply_change : cluster_apply)(c->db, g->rev,
-		        g->changes, g->actor, g->what, NULL, err, sizeof(err));
+		/* A revision that moved the change marker is an operator's
+		 * change: the store's "changerev" follows it (sync.h). */
+		rc = (g->change ? cluster_apply_change : cluster_apply)(c->db,
+		        g->rev, g->changes, g->actor, g->what, NULL, err, sizeof(err));
 		if (rc < 0) {
 			log_err("cluster: revision %lld: %s; resyncing in full",
 			        (long long)g->rev, err);
@@ -605,9 +607,9 @@ const health_cluster_t *cluster_health_hooks(cluster_t *c)
 	return c ? &c->hooks : NULL;
 }
 
-cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t, const char *what,
-                                     const char *actor, int64_t *rev, char *err,
-                                     size_t errlen)
+cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
+                                     const char *what, const char *actor,
+                                     int64_t *rev, char *err, size_t errlen)
 {
 	/* While the watch or the lease thread knows etcd fails (what
 	 * /healthz and cluster_info() say), a change of the table is
@@ -646,12 +648,12 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t, const char *wha
 		return rc;
 	*rev = out.rev;
 	if (out.retries)
-		log_notice("cluster: %s (%s): etcd was electing a leader or lost an "
-		           "answer; the change went through after %u retr%s", what, actor,
-		           out.retries, out.retries == 1 ? "y" : "ies");
+		log_notice("cluster: %s (%s): etcd was electing a leader or lost "
+		           "an answer; the change went through after %u retr%s",
+		           what, actor, out.retries, out.retries == 1 ? "y" : "ies");
 	if (out.local < 0)
-		log_warning("cluster: %s (%s): written at revision %lld, but not to the "
-		            "local store (%s): the watch applies it", what, actor,
+		log_warning("cluster: %s (%s): written at revision %lld, but not to "
+		            "the local store (%s): the watch applies it", what, actor,
 		            (long long)out.rev, out.local_err);
 	return rc;
 }
