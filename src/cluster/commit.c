@@ -214,12 +214,11 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
 	json_object_set_new(rec, "instance", json_string(w->instance));
 	wdb_abort(t);
 	int64_t now, marker;
-	if (w->read_first &&
-	    (rc = cluster_marker(w->etcd, w->prefix, &now, &marker, msg, sizeof(msg)))) {
+	if (w->read_first && (rc = cluster_marker(w->etcd, w->prefix, &now, &marker,
+	                                          msg, sizeof(msg)))) {
 		char why[1400];
 		snprintf(err, errlen, "cluster: %s; nothing was written",
-		         cluster_etcd_why(w->etcd, rc, msg, "", why,
-		                          sizeof(why)));
+		         cluster_etcd_why(w->etcd, rc, msg, "", why, sizeof(why)));
 		json_decref(changes);
 		json_decref(rec);
 		return rc == GSLB_EIO ? CLUSTER_COMMIT_UNAVAILABLE : CLUSTER_COMMIT_REFUSED;
