@@ -8,7 +8,8 @@
  * JSON; an error is {"error": TEXT, "field": KEY or null} with a 4xx
  * status (503 when etcd does not answer in cluster mode), and nothing
  * is written.  A read answers with the table generation it reflects
- * (ETag: in cluster mode the etcd revision the local store reflects);
+ * (ETag: in cluster mode the cluster revision of the last change the
+ * local store holds, the same on every instance that is up to date);
  * a write may send If-Match with it and is refused (412) when the table
  * changed since.  Each change is one store transaction with its audit
  * record, written as user "the token's name" from host "the client's

@@ -127,9 +127,9 @@ json_t *api_body_object(const api_req_t *q, api_resp_t *r)
 
 /* The write under way: the main thread serves one request at a time,
  * and api_route() clears this before and after each.  In cluster mode
- * the generation a write's If-Match names is the etcd revision the
- * store reflected when the write began (its transaction's), whatever
- * the resource passes to api_match_ok(). */
+ * the generation a write's If-Match names is the revision of the last
+ * change the store held when the write began (its transaction's),
+ * whatever the resource passes to api_match_ok(). */
 static struct {
 	const api_req_t *q;
 	int cluster;
