@@ -39,7 +39,9 @@ void api_error(api_resp_t *r, unsigned status, const char *field,
 json_t *api_body_object(const api_req_t *q, api_resp_t *r);
 
 /** Whether If-Match (when sent) names generation @gen; else the error
- * (412) in @r. */
+ * (412) in @r.  Call it after api_begin_write(): in cluster mode the
+ * generation compared is then the write transaction's (the revision of
+ * the last change its store holds), whatever @gen says. */
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r);
 
 /** Begins a write as the request's token, from its client (the audit's
@@ -49,7 +51,11 @@ wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
 
 /** Commits @t, described by @what: the change's id, or -1 with the
  * error in @r (@t aborted).  Every write of the API commits through
- * here. */
+ * here.  In cluster mode the change goes to etcd (cluster_write()): the
+ * id is then its cluster revision, also set as the answer's generation;
+ * 503 when etcd does not answer, 409 when someone else changed the
+ * table first, nothing written either way; a change of local data only
+ * (pushed metrics) is committed locally. */
 int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
                    api_resp_t *r);
 
