@@ -31,6 +31,10 @@ typedef struct api_env {
 	weightdb_t *db;
 	double settle;             /* health.settle: the short-TTL period */
 	int cluster;               /* cluster mode: writes go through etcd */
+	double probe_interval;     /* health.interval and health.timeout: */
+	double probe_timeout;      /* the defaults of a node's probes */
+	conf_t *const *conf;       /* the daemon's configuration (its zones),
+	                            * through the pointer a reload replaces */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).
