@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "api/api_conf.h"
+#include "store/apply.h"
 #include "store/weightdb.h"
 
 typedef struct api api_t;
@@ -35,6 +36,9 @@ typedef struct api_env {
 	double probe_timeout;      /* the defaults of a node's probes */
 	conf_t *const *conf;       /* the daemon's configuration (its zones),
 	                            * through the pointer a reload replaces */
+	/* Adds to @k the region and ISP names a client can be located in,
+	 * from the geoip sources the daemon serves (NULL: none known). */
+	void (*area_names)(wdb_area_known_t *k);
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -48,6 +48,15 @@ static void opts_of(const api_env_t *env, wdb_apply_opts_t *op)
 	};
 }
 
+/* The region and ISP names known before the change: the store's (in
+ * @t) and the geoip sources'. */
+static void area_known(const api_env_t *env, wdb_txn_t *t, wdb_area_known_t *k)
+{
+	wdb_area_known_init(t, k);
+	if (env->area_names)
+		env->area_names(k);
+}
+
 /* URL argument @name as a yes or no (absent: no) in *@on; 0, or -1
  * with the error (400) in @r. */
 static int flag_arg(const api_req_t *q, const char *name, int *on, api_resp_t *r)
@@ -208,7 +217,7 @@ static void put_one(const api_env_t *env, const api_req_t *q, int kind,
 	json_decref(ht);
 	json_decref(wt);
 	wdb_area_known_t known;
-	wdb_area_known_init(t, &known);
+	area_known(env, t, &known);
 	int rc = wdb_apply_check_refs(want, DOC_NAME, &e);
 	if (!rc)
 		rc = wdb_apply_check_areas(&op, &known, DOC_NAME, diff, want, warnings, &e);
@@ -309,7 +318,7 @@ static void post_apply(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 	int risky = wdb_diff_needs_force(diff, json_object_size(have[WDB_WEIGHT]),
 	                                 why, sizeof(why));
 	wdb_area_known_t known;
-	wdb_area_known_init(t, &known);
+	area_known(env, t, &known);
 	int rc = wdb_apply_check_areas(&op, &known, DOC_NAME, diff, want, warnings, &e);
 	wdb_area_known_free(&known);
 	if (rc) {

@@ -10,11 +10,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
 gslb_zone
+geo_two_regions
 write_conf gslb.test z.zone "api:
   listen: [ \"127.0.0.1@$APORT\" ]
   tls-cert: api.crt
   tls-key: api.key
-  rate: 1000"
+  rate: 1000
+geoip:
+  database: geo.mmdb"
 
 CTL service add www.gslb.test >/dev/null
 for n in 1 2; do CTL node add n$n --addr 192.0.2.$n >/dev/null; done
@@ -102,6 +105,11 @@ out=$(call "$AT" PUT /v1/nodes/n5 -d '{"id": "n5", "addrs": ["127.0.0.1"]}')
 [ "$(code "$out")" = 400 ] && expect_has "$out" "which no client can use" "a special address: 400" ||
 	fail "special: $out"
 same_apply "$out" "special address: gslbctl apply's text" '{"version": 1, "nodes": [{"id": "n5", "addrs": ["127.0.0.1"]}]}'
+out=$(call "$AT" PUT /v1/nodes/n6 -d '{"id": "n6", "addrs": ["192.0.2.6"], "region": "cn-bjj"}')
+[ "$(code "$out")" = 400 ] && expect_has "$out" '"field": "region"' "a region no client is in: 400 naming region" ||
+	fail "area: $out"
+expect_has "$out" "did you mean cn-bj\\?" "with the GeoIP database's nearest name"
+same_apply "$out" "that region: gslbctl apply's text" '{"version": 1, "nodes": [{"id": "n6", "addrs": ["192.0.2.6"], "region": "cn-bjj"}]}'
 out=$(call "$AT" PUT /v1/services/out.example -d '{"name": "out.example"}')
 [ "$(code "$out")" = 400 ] && expect_has "$out" "is outside our zones" "a service outside the zones: 400" ||
 	fail "zone: $out"
@@ -157,9 +165,11 @@ out=$(call "$AT" PUT /v1/services/NEW.gslb.test. -d '{"name": "new.gslb.test", "
 expect_has "$(CTL --json service show new.gslb.test)" '"ttl": 120' "gslbctl sees the new ttl"
 out=$(call "$AT" PUT /v1/nodes/n3 -d "$N3")
 [ "$(code "$out")" = 201 ] && ok "PUT of a new node: 201" || fail "n3: $out"
-out=$(call "$AT" PUT /v1/nodes/n3 -d '{"addrs": ["192.0.2.33"]}')
+out=$(call "$AT" PUT /v1/nodes/n3 -d '{"addrs": ["192.0.2.33"], "region": "cn-gz", "isp": "ctcc"}')
 [ "$(code "$out")" = 200 ] && [ "$(jget "$out" 'j["node"]["addrs"]')" = '["192.0.2.33"]' ] &&
 	ok "replacing it, the id from the path: 200" || fail "n3 replace: $out"
+[ "$(jget "$out" 'j["warnings"]')" = '[]' ] && ok "a region the GeoIP database gives: no warning" ||
+	fail "warnings: $out"
 got=$(call "$RT" GET /v1/nodes/n3)
 out=$(call "$AT" PUT /v1/nodes/n3 -d "$(body "$got")")
 [ "$(jget "$out" 'j["change"]')" = null ] && ok "the node as GET gives it: no change" || fail "n3 again: $out"
