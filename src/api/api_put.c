@@ -166,6 +166,39 @@ static int body_names(const wdb_apply_opts_t *op, int kind, const char *id,
 	return -1;
 }
 
+/* Checks PUT body @b of @kind at path id @id as apply checks the one
+ * object of a document (its keys, their values and defaults), with the
+ * path's names where it leaves them out; its store key in @key.
+ * Returns 0, or -1 with the error in @r. */
+static int put_body(const wdb_apply_opts_t *op, int kind, const char *id,
+                    json_t *b, char *key, size_t keysize, api_resp_t *r)
+{
+	char err[600];
+	wdb_apply_err_t e;
+	if (body_names(op, kind, id, b, NULL, r))
+		return -1;
+	/* The body as the one object of a document: its keys are the ones
+	 * a document's objects may hold. */
+	json_t *doc = json_pack("{s:i, s:[O]}", "version", WDB_FORMAT_VERSION,
+	                        wdb_doc_lists[kind], b);
+	int bad = wdb_doc_check(doc, err, sizeof(err));
+	json_decref(doc);
+	if (bad) {
+		const char *dot = strchr(err, '.'), *colon = strstr(err, ": ");
+		char field[128] = "";
+		if (dot && colon && dot < colon)
+			snprintf(field, sizeof(field), "%.*s", (int)(colon - dot - 1), dot + 1);
+		api_error(r, MHD_HTTP_BAD_REQUEST, *field ? field : NULL,
+		          "apply: %s: %s; nothing was changed", DOC_NAME, err);
+		return -1;
+	}
+	if (wdb_apply_check(op, (wdb_kind_t)kind, b, 0, key, keysize, &e)) {
+		check_error(&e, r);
+		return -1;
+	}
+	return body_names(op, kind, id, b, key, r);
+}
+
 /* PUT /v1/LIST/ID: admin.  Creates (201) or replaces (200) one object;
  * the same object again changes nothing ("change": null). */
 static void put_one(const api_env_t *env, const api_req_t *q, int kind,
@@ -182,28 +215,9 @@ static void put_one(const api_env_t *env, const api_req_t *q, int kind,
 	opts_of(env, &op);
 	json_t *have[3] = { NULL }, *want[3] = { NULL }, *diff = NULL;
 	json_t *warnings = json_array();
-	char key[1300], err[600];
+	char key[1300];
 	wdb_txn_t *t = NULL;
-	/* The body as the one object of a document: its keys are the ones
-	 * a document's objects may hold. */
-	json_t *doc = json_pack("{s:i, s:[O]}", "version", WDB_FORMAT_VERSION,
-	                        wdb_doc_lists[kind], b);
-	if (body_names(&op, kind, id, b, NULL, r))
-		goto out;
-	if (wdb_doc_check(doc, err, sizeof(err))) {
-		const char *dot = strchr(err, '.'), *colon = strstr(err, ": ");
-		char field[128] = "";
-		if (dot && colon && dot < colon)
-			snprintf(field, sizeof(field), "%.*s", (int)(colon - dot - 1), dot + 1);
-		api_error(r, MHD_HTTP_BAD_REQUEST, *field ? field : NULL,
-		          "apply: %s: %s; nothing was changed", DOC_NAME, err);
-		goto out;
-	}
-	if (wdb_apply_check(&op, (wdb_kind_t)kind, b, 0, key, sizeof(key), &e)) {
-		check_error(&e, r);
-		goto out;
-	}
-	if (body_names(&op, kind, id, b, key, r))
+	if (put_body(&op, kind, id, b, key, sizeof(key), r))
 		goto out;
 	if (!(t = api_begin_write(env, q, r)) ||
 	    !api_match_ok(q, wdb_table_generation(t), r))
@@ -271,7 +285,6 @@ out:
 	}
 	json_decref(diff);
 	json_decref(warnings);
-	json_decref(doc);
 	json_decref(b);
 }
 
