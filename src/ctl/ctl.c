@@ -13,14 +13,9 @@
 #include "ctl/ctl_release.h"
 #include "ctl/ctl_override.h"
 #include "common/log.h"
-#include "common/net.h"
 #include "common/util.h"
 #include "dns/zone.h"
-#include "gslb/geo.h"
-#include "health/push.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* gslbctl export and apply: the whole weight table as one JSON document,
- * and making the store equal to such a document in one audited change. */
+ * and making the store equal to such a document in one audited change
+ * (the checks and the write: store/apply.h, shared with the HTTP API). */
 #include "ctl/ctl.h"
-#include "ctl/ctl_release.h"
-#include "ctl/ctl_steer.h"
-#include "common/util.h"
-#include "gslb/geo.h"
-#include "gslb/policy.h"
-#include "probe/probe.h"
+#include "store/apply.h"
 #include "store/change.h"
+#include "store/keys.h"
 
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
