@@ -153,6 +153,16 @@ static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
 	return role;
 }
 
+static const char *conn_arg(const api_req_t *q, const char *name)
+{
+	struct MHD_Connection *conn = q->conn;
+	const char *v = NULL;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, name,
+	                                  strlen(name), &v, NULL) != MHD_YES)
+		return NULL;
+	return v ? v : "";
+}
+
 static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
                               const char *url, const char *method, conn_req_t *cr)
 {
@@ -173,6 +183,7 @@ static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
 		.body_len = cr->len, .role = role, .user = name, .host = host, .now = now,
 		.if_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 		                                        MHD_HTTP_HEADER_IF_MATCH),
+		.arg = conn_arg, .conn = conn,
 	};
 	api_route(&a->env, &q, &r);
 	return send_resp(conn, &r);

@@ -28,6 +28,7 @@
 
 #include "api/api_conf.h"
 #include "cluster/cluster.h"
+#include "store/apply.h"
 #include "store/weightdb.h"
 
 typedef struct api api_t;
@@ -39,6 +40,13 @@ typedef struct api_env {
 	int cluster;               /* cluster mode: writes go through etcd */
 	cluster_t *cl;             /* cluster mode: the daemon's cluster, whose
 	                              cluster_write() the writes go through */
+	double probe_interval;     /* health.interval and health.timeout: */
+	double probe_timeout;      /* the defaults of a node's probes */
+	conf_t *const *conf;       /* the daemon's configuration (its zones),
+	                            * through the pointer a reload replaces */
+	/* Adds to @k the region and ISP names a client can be located in,
+	 * from the geoip sources the daemon serves (NULL: none known). */
+	void (*area_names)(wdb_area_known_t *k);
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -20,6 +20,10 @@ typedef struct api_req {
 	const char *user;          /* the token's name */
 	const char *host;          /* the client's address */
 	int64_t now;
+	/* The value of URL argument @name ("?dry_run=1": "1"), "" when
+	 * given without one, or NULL when not given. */
+	const char *(*arg)(const struct api_req *q, const char *name);
+	void *conn;                /* what arg() reads */
 } api_req_t;
 
 /** What a resource answers: the status, the body (a new reference) and
@@ -68,6 +72,10 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r);
  * asks the next one).  The read generation is set by api_route(). */
 typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
                             api_resp_t *r);
+
+/** PUT of one service, node or weight row, and POST /v1/apply
+ * (api_put.c). */
+int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);

@@ -24,12 +24,13 @@ extern const char *const wdb_admin_set[];
 int wdb_node_admin(json_t *n, const char *opt, const char *admin, int64_t now,
                    double settle, char *err, size_t errlen);
 
-/** What the deletes below return. */
+/** What the deletes below and the checks of store/apply.h return. */
 enum {
 	WDB_EDIT_OK = 0,
 	WDB_EDIT_ABSENT,     /* nothing of that name */
 	WDB_EDIT_REFUSED,    /* a guard: something still names it */
 	WDB_EDIT_STORE,      /* the write failed */
+	WDB_EDIT_BAD,        /* input wrong in itself (store/apply.h) */
 };
 
 /** Deletes service @name in @t, and its weight rows with it.  Returns
