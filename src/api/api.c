@@ -153,16 +153,14 @@ static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
 	return role;
 }
 
-const char *api_query_arg(const api_req_t *q, const char *name)
+static const char *conn_arg(const api_req_t *q, const char *name)
 {
-	if (!q->conn)
+	struct MHD_Connection *conn = q->conn;
+	const char *v = NULL;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, name,
+	                                  strlen(name), &v, NULL) != MHD_YES)
 		return NULL;
-	const char *v = MHD_lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
-	if (v)
-		return v;
-	/* A key without "=value" is there with a NULL value. */
-	return MHD_lookup_connection_value_n(q->conn, MHD_GET_ARGUMENT_KIND, name,
-	                                     strlen(name), NULL, NULL) == MHD_YES ? "" : NULL;
+	return v ? v : "";
 }
 
 static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
@@ -183,9 +181,9 @@ static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
 	api_req_t q = {
 		.method = method, .path = url, .body = cr->body ? cr->body : "",
 		.body_len = cr->len, .role = role, .user = name, .host = host, .now = now,
-		.conn = conn,
 		.if_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 		                                        MHD_HTTP_HEADER_IF_MATCH),
+		.arg = conn_arg, .conn = conn,
 	};
 	api_route(&a->env, &q, &r);
 	return send_resp(conn, &r);

@@ -6,13 +6,18 @@
  * Every request carries "Authorization: Bearer TOKEN" (api/token.h);
  * the token's role decides what it may do.  Bodies and answers are
  * JSON; an error is {"error": TEXT, "field": KEY or null} with a 4xx
- * status, and nothing is written.  A read answers with the table
- * generation it reflects (ETag); a write may send If-Match with it
- * and is refused (412) when the table changed since.  Each change is
- * one store transaction with its audit record, written as user "the
- * token's name" from host "the client's address".
+ * status (503 when etcd does not answer in cluster mode), and nothing
+ * is written.  A read answers with the table generation it reflects
+ * (ETag: in cluster mode the cluster revision of the last change the
+ * local store holds, the same on every instance that is up to date);
+ * a write may send If-Match with it and is refused (412) when the table
+ * changed since.  Each change is one store transaction with its audit
+ * record, written as user "the token's name" from host "the client's
+ * address"; in cluster mode it is validated on the local store and
+ * written to etcd as gslbctl's changes are (cluster/commit.h).
  *
- * The main thread writes the store for a change: the query path is not
+ * The main thread writes the store for a change, and waits for etcd in
+ * cluster mode (within cluster.timeout a member): the query path is not
  * touched (the workers read the plans the commit publishes).
  * Thread safety: main thread only. */
 #ifndef GSLB_API_H
@@ -22,6 +27,8 @@
 #include <uv.h>
 
 #include "api/api_conf.h"
+#include "cluster/cluster.h"
+#include "store/apply.h"
 #include "health/cutover.h"
 #include "steer/steer.h"
 #include "store/weightdb.h"
@@ -33,6 +40,15 @@ typedef struct api_env {
 	weightdb_t *db;
 	double settle;             /* health.settle: the short-TTL period */
 	int cluster;               /* cluster mode: writes go through etcd */
+	cluster_t *cl;             /* cluster mode: the daemon's cluster, whose
+	                              cluster_write() the writes go through */
+	double probe_interval;     /* health.interval and health.timeout: */
+	double probe_timeout;      /* the defaults of a node's probes */
+	conf_t *const *conf;       /* the daemon's configuration (its zones),
+	                            * through the pointer a reload replaces */
+	/* Adds to @k the region and ISP names a client can be located in,
+	 * from the geoip sources the daemon serves (NULL: none known). */
+	void (*area_names)(wdb_area_known_t *k);
 	cutover_conf_t cut;        /* the cutover section: impact levels and
 	                              the default pre-warm of a new window */
 	steer_conf_t steer;        /* the steer section: what a release's

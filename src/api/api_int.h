@@ -22,12 +22,11 @@ typedef struct api_req {
 	const char *user;          /* the token's name */
 	const char *host;          /* the client's address */
 	int64_t now;
-	struct MHD_Connection *conn; /* its query arguments: api_query_arg() */
+	/* The value of URL argument @name ("?dry_run=1": "1"), "" when
+	 * given without one, or NULL when not given. */
+	const char *(*arg)(const struct api_req *q, const char *name);
+	void *conn;                /* what arg() reads */
 } api_req_t;
-
-/** The value of query argument @name of request @q ("?dry_run=1"): ""
- * for one given without a value, NULL when it is not given. */
-const char *api_query_arg(const api_req_t *q, const char *name);
 
 /** What a resource answers: the status, the body (a new reference) and
  * the generation the answer reflects (0: none). */
@@ -46,7 +45,9 @@ void api_error(api_resp_t *r, unsigned status, const char *field,
 json_t *api_body_object(const api_req_t *q, api_resp_t *r);
 
 /** Whether If-Match (when sent) names generation @gen; else the error
- * (412) in @r. */
+ * (412) in @r.  Call it after api_begin_write(): in cluster mode the
+ * generation compared is then the write transaction's (the revision of
+ * the last change its store holds), whatever @gen says. */
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r);
 
 /** Begins a write as the request's token, from its client (the audit's
@@ -56,7 +57,11 @@ wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
 
 /** Commits @t, described by @what: the change's id, or -1 with the
  * error in @r (@t aborted).  Every write of the API commits through
- * here. */
+ * here.  In cluster mode the change goes to etcd (cluster_write()): the
+ * id is then its cluster revision, also set as the answer's generation;
+ * 503 when etcd does not answer, 409 when someone else changed the
+ * table first, nothing written either way; a change of local data only
+ * (pushed metrics) is committed locally. */
 int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
                    api_resp_t *r);
 
@@ -84,6 +89,10 @@ int api_budget_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
 /** /v1/steer/SERVICE/unpin (api_steer.c). */
 int api_steer_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
+/** PUT of one service, node or weight row, and POST /v1/apply
+ * (api_put.c). */
+int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);

@@ -125,10 +125,36 @@ json_t *api_body_object(const api_req_t *q, api_resp_t *r)
 	return b;
 }
 
+/* The write under way: the main thread serves one request at a time,
+ * and api_route() clears this before and after each.  In cluster mode
+ * the generation a write's If-Match names is the revision of the last
+ * change the store held when the write began (its transaction's),
+ * whatever the resource passes to api_match_ok(). */
+static struct {
+	const api_req_t *q;
+	int cluster;
+	uint64_t rev;
+	char actor[128];
+} g_write;
+
+/* The generation of the table as @t reads it: in cluster mode the etcd
+ * revision of the last change the store reflects (cluster/sync.h's
+ * "changerev": the same number on every instance that is up to date,
+ * the one gslbctl prints as "cluster revision N" and the API's answer
+ * to a write names as its change), else the store's table generation.
+ * Neither moves with the health thread's decisions. */
+static uint64_t generation(const api_env_t *env, wdb_txn_t *t)
+{
+	return env->cluster ? wdb_meta_u64(t, "changerev")
+	                    : wdb_table_generation(t);
+}
+
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
 {
 	if (!q->if_match || strcmp(q->if_match, "*") == 0)
 		return 1;
+	if (g_write.q == q && g_write.cluster)
+		gen = g_write.rev;
 	char want[32];
 	snprintf(want, sizeof(want), "\"%llu\"", (unsigned long long)gen);
 	if (strcmp(q->if_match, want) == 0)
@@ -177,18 +203,51 @@ wdb_txn_t *api_begin_write(const api_env_t *env, const api_req_t *q,
 	}
 	wdb_txn_note(t, "user", json_string(q->user));
 	wdb_txn_note(t, "host", json_string(q->host));
+	g_write.q = q;
+	g_write.cluster = env->cluster;
+	g_write.rev = generation(env, t);
+	snprintf(g_write.actor, sizeof(g_write.actor), "%s", actor);
 	return t;
+}
+
+/* Cluster mode: @t's change to etcd (cluster/commit.h), with gslbctl's
+ * words on error: etcd not answering is 503 (nothing written, try
+ * again), the rest 409.  Only local data is committed locally. */
+static int64_t commit_cluster(const api_env_t *env, wdb_txn_t *t,
+                              const char *what, api_resp_t *r)
+{
+	char err[1400];
+	int64_t rev = 0;
+	cluster_commit_class_t rc = cluster_write(env->cl, t, what,
+	                                          g_write.actor, &rev, err,
+	                                          sizeof(err));
+	switch (rc) {
+	case CLUSTER_COMMIT_OK:
+		/* The answer's generation is the change's revision, which the
+		 * store reflects now (or as soon as the watch applies it). */
+		r->generation = (uint64_t)rev;
+		r->has_gen = 1;
+		return rev;
+	case CLUSTER_COMMIT_LOCAL:
+		break;
+	case CLUSTER_COMMIT_UNAVAILABLE:
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "%s", err);
+		return -1;
+	default:
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s", err);
+		return -1;
+	}
+	int64_t change = wdb_commit(t, what, err, sizeof(err));
+	if (change < 0)
+		api_error(r, MHD_HTTP_CONFLICT, NULL, "%s; nothing was changed", err);
+	return change;
 }
 
 int64_t api_commit(const api_env_t *env, wdb_txn_t *t, const char *what,
                    api_resp_t *r)
 {
-	if (env->cluster) {
-		wdb_abort(t);
-		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: changes through the "
-		          "API are not made yet; use gslbctl");
-		return -1;
-	}
+	if (env->cluster && env->cl)
+		return commit_cluster(env, t, what, r);
 	char err[600];
 	int64_t change = wdb_commit(t, what, err, sizeof(err));
 	if (change < 0)
@@ -290,12 +349,15 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r)
 	return 0;
 }
 
-/* The generation the answer reflects: the store's after the request. */
+/* The generation the answer reflects: the store's after the request
+ * (unless a change written to etcd set its revision). */
 static void set_generation(const api_env_t *env, api_resp_t *r)
 {
+	if (r->has_gen)
+		return;
 	wdb_txn_t *t = wdb_begin_read(env->db);
 	if (t) {
-		r->generation = wdb_table_generation(t);
+		r->generation = generation(env, t);
 		r->has_gen = 1;
 		wdb_abort(t);
 	}
@@ -304,6 +366,7 @@ static void set_generation(const api_env_t *env, api_resp_t *r)
 /* The resources of their own files, asked in turn before the table's
  * (one line each). */
 static const api_route_fn routes[] = {
+	api_put_route,
 	api_cutover_route,
 	api_rollback_route,
 	api_release_route,
@@ -319,10 +382,11 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "is under /v1/)", q->path);
 		return;
 	}
+	memset(&g_write, 0, sizeof(g_write));
 	for (size_t i = 0; routes[i]; i++)
 		if (routes[i](env, q, r)) {
-			if (!r->has_gen)
-				set_generation(env, r);
+			set_generation(env, r);
+			memset(&g_write, 0, sizeof(g_write));
 			return;
 		}
 	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
@@ -332,7 +396,7 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 			api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
 			return;
 		}
-		r->generation = wdb_table_generation(t);
+		r->generation = generation(env, t);
 		r->has_gen = 1;
 		get(env, q, t, r);
 		wdb_abort(t);
@@ -353,4 +417,5 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 	else
 		write_node(env, q, id, r);
 	set_generation(env, r);
+	memset(&g_write, 0, sizeof(g_write));
 }

@@ -96,9 +96,9 @@ static void rollback(const api_env_t *env, const api_req_t *q, const char *ids,
                      api_resp_t *r)
 {
 	int dry;
-	if (dry_arg(api_query_arg(q, "dry_run"), &dry)) {
+	if (dry_arg(q->arg ? q->arg(q, "dry_run") : NULL, &dry)) {
 		api_error(r, MHD_HTTP_BAD_REQUEST, "dry_run", "dry_run %s: give 1 or 0",
-		          api_query_arg(q, "dry_run"));
+		          q->arg ? q->arg(q, "dry_run") : NULL);
 		return;
 	}
 	char *end;

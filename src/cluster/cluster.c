@@ -209,6 +209,7 @@ typedef struct group {
 	json_t *changes;          /* [{kind, key, after}] */
 	json_t *feed;             /* pushed metrics: [value] in key order */
 	int keyfiles;             /* signing key files written */
+	int change;               /* the change marker moved: an operator's */
 	char actor[160];
 	char what[400];
 } group_t;
@@ -220,8 +221,10 @@ static int flush_group(cluster_t *c, group_t *g)
 	char err[512];
 	int rc = 0;
 	if (json_array_size(g->changes)) {
-		rc = cluster_apply(c->db, g->rev, g->changes, g->actor, g->what, NULL,
-		                   err, sizeof(err));
+		/* A revision that moved the change marker is an operator's
+		 * change: the store's "changerev" follows it (sync.h). */
+		rc = (g->change ? cluster_apply_change : cluster_apply)(c->db,
+		        g->rev, g->changes, g->actor, g->what, NULL, err, sizeof(err));
 		if (rc < 0) {
 			log_err("cluster: revision %lld: %s; resyncing in full",
 			        (long long)g->rev, err);
@@ -259,6 +262,7 @@ static int flush_group(cluster_t *c, group_t *g)
 		__atomic_store_n(&c->rev, g->rev, __ATOMIC_RELAXED);
 	json_array_clear(g->changes);
 	g->rev = 0;
+	g->change = 0;
 	return rc < 0;
 }
 
@@ -311,6 +315,7 @@ static void group_event(cluster_t *c, group_t *g, const json_t *ev)
 	} else if (!del && (strcmp(kv.key + pl, "change") == 0 ||
 	                    strcmp(kv.key + pl, "decided") == 0)) {
 		json_t *rec = json_loadb(kv.value, kv.value_len, 0, NULL);
+		g->change |= strcmp(kv.key + pl, "change") == 0;
 		const char *a = json_string_value(json_object_get(rec, "actor"));
 		const char *w = json_string_value(json_object_get(rec, "what"));
 		if (a)
@@ -333,7 +338,7 @@ static int on_watch(const json_t *res, void *arg)
 		c->need_resync = 1;
 		return 1;
 	}
-	group_t g = { 0, json_array(), json_array(), 0, "", "" };
+	group_t g = { 0, json_array(), json_array(), 0, 0, "", "" };
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(res, "events"), i, ev)
@@ -550,6 +555,7 @@ void cluster_stop(cluster_t *c)
 	json_decref(c->sent);
 	etcd_free(c->he);
 	etcd_free(c->re);
+	etcd_free(c->we);
 	cluster_conf_free(&c->cc);
 	free(c);
 }
@@ -599,4 +605,55 @@ void cluster_info(cluster_t *c, cluster_info_t *out)
 const health_cluster_t *cluster_health_hooks(cluster_t *c)
 {
 	return c ? &c->hooks : NULL;
+}
+
+cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
+                                     const char *what, const char *actor,
+                                     int64_t *rev, char *err, size_t errlen)
+{
+	/* While the watch or the lease thread knows etcd fails (what
+	 * /healthz and cluster_info() say), a change of the table is
+	 * refused at once rather than after the main loop waited out every
+	 * member's timeout again. */
+	char why[sizeof(c->etcd_why)] = "";
+	if (__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&c->vmu);
+		snprintf(why, sizeof(why), "%s", c->etcd_why);
+		pthread_mutex_unlock(&c->vmu);
+	}
+	if (*why && cluster_commit_shared(t)) {
+		snprintf(err, errlen, "cluster: %s; nothing was written", why);
+		wdb_abort(t);
+		return CLUSTER_COMMIT_UNAVAILABLE;
+	}
+	if (!c->we) {
+		/* A leader election (about a second) is waited out, no more:
+		 * the main loop waits with the writer. */
+		c->we = etcd_new(&c->cc);
+		etcd_set_retry(c->we, (unsigned)(c->cc.timeout * 1000));
+	}
+	/* Test-only (tests/integ/test_cluster_api.sh): a window between
+	 * the store's read and the write, so that two writers race. */
+	const char *delay = getenv("GSLBD_TEST_CLUSTER_WRITE_DELAY_MS");
+	cluster_writer_t w = {
+		.etcd = c->we, .db = c->db, .prefix = c->cc.prefix,
+		.instance = c->cc.name, .keystore = cluster_keyfile_dir(),
+		.marker = CLUSTER_MARKER_STORE, .read_first = 1,
+		.delay_ms = delay ? (unsigned)atoi(delay) : 0,
+	};
+	cluster_commit_out_t out;
+	cluster_commit_class_t rc = cluster_commit(&w, t, what, actor, &out, err,
+	                                           errlen);
+	if (rc != CLUSTER_COMMIT_OK)
+		return rc;
+	*rev = out.rev;
+	if (out.retries)
+		log_notice("cluster: %s (%s): etcd was electing a leader or lost "
+		           "an answer; the change went through after %u retr%s",
+		           what, actor, out.retries, out.retries == 1 ? "y" : "ies");
+	if (out.local < 0)
+		log_warning("cluster: %s (%s): written at revision %lld, but not to "
+		            "the local store (%s): the watch applies it", what, actor,
+		            (long long)out.rev, out.local_err);
+	return rc;
 }

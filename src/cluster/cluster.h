@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "cluster/cluster_conf.h"
+#include "cluster/commit.h"
 #include "health/health.h"
 #include "store/weightdb.h"
 
@@ -80,5 +81,20 @@ int cluster_elected(cluster_t *c);
  * through @c (NULL: the local store again); the caller runs
  * roll_tick() only while cluster_elected(). */
 void cluster_dnssec_rollovers(cluster_t *c);
+
+/** Writes the change of @t (a write transaction of the store @c
+ * mirrors, changed and not committed) by @actor, described by @what, to
+ * etcd (cluster/commit.h), through the main thread's own client: each
+ * request within cluster.timeout per member, a leader election waited
+ * out for one more timeout; refused at once while the cluster threads
+ * know etcd fails (cluster_info()'s etcd_why).  Returns
+ * CLUSTER_COMMIT_OK with the change's revision in *@rev (the local
+ * store has it, or the watch applies it soon); CLUSTER_COMMIT_LOCAL
+ * with @t untouched (only local data: the caller commits it); another
+ * class with gslbctl's words in @err, @t ended.  Main thread only; it
+ * waits for etcd. */
+cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
+                                     const char *what, const char *actor,
+                                     int64_t *rev, char *err, size_t errlen);
 
 #endif

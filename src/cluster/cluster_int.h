@@ -70,6 +70,8 @@ struct cluster {
 	int64_t epoch;            /* atomic: our leader key's create revision */
 	etcd_t *he;               /* the health thread's client (publish) */
 	etcd_t *re;               /* the main thread's: key rollovers */
+	etcd_t *we;               /* the main thread's: the API's writes
+	                             (cluster_write()) */
 	health_cluster_t hooks;
 	cluster_verify_t *verify; /* the table checked against etcd's */
 };

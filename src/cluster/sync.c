@@ -91,9 +91,11 @@ int cluster_begin_rev(weightdb_t *db, const char *actor, const char *counter,
 	return 1;
 }
 
-int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
-                  const char *actor, const char *what, int64_t *id,
-                  char *err, size_t errlen)
+/* cluster_apply(); with @change, @rev moved the change marker (an
+ * operator's change): the store's "changerev" follows. */
+static int apply_rev(weightdb_t *db, int64_t rev, json_t *changes,
+                     const char *actor, const char *what, int change,
+                     int64_t *id, char *err, size_t errlen)
 {
 	wdb_txn_t *t;
 	int open = cluster_begin_rev(db, actor, "clusterrev", rev, &t, err, errlen);
@@ -128,7 +130,8 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
 	}
 	/* The local record names the change as every instance does. */
 	wdb_txn_note(t, "revision", json_integer(rev));
-	if ((rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev))) {
+	if ((rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev)) ||
+	    (change && (rc = wdb_set_meta_u64(t, "changerev", (uint64_t)rev)))) {
 		wdb_abort(t);
 		snprintf(err, errlen, "%s", wdb_strerror(rc));
 		return rc;
@@ -139,6 +142,30 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
 	if (id)
 		*id = aid;
 	return 1;
+}
+
+int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
+                  const char *actor, const char *what, int64_t *id,
+                  char *err, size_t errlen)
+{
+	return apply_rev(db, rev, changes, actor, what, 0, id, err, errlen);
+}
+
+int cluster_apply_change(weightdb_t *db, int64_t rev, json_t *changes,
+                         const char *actor, const char *what, int64_t *id,
+                         char *err, size_t errlen)
+{
+	return apply_rev(db, rev, changes, actor, what, 1, id, err, errlen);
+}
+
+int64_t cluster_local_change(weightdb_t *db)
+{
+	wdb_txn_t *t = wdb_begin_read(db);
+	if (!t)
+		return 0;
+	int64_t r = (int64_t)wdb_meta_u64(t, "changerev");
+	wdb_abort(t);
+	return r;
 }
 
 int64_t cluster_local_rev(weightdb_t *db)
@@ -222,8 +249,8 @@ static int keep_overrides(wdb_txn_t *t, table_t *tb)
 
 /* Makes @db's table equal to @tb of etcd revision @rev, unless the store
  * reflects a later revision (or, without @force, @rev itself). */
-static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int force,
-                       const char *actor, char *err, size_t errlen)
+static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int64_t marker,
+                       int force, const char *actor, char *err, size_t errlen)
 {
 	wdb_txn_t *t;
 	int open = cluster_begin_rev(db, actor, "clusterrev", rev + (force ? 1 : 0), &t,
@@ -261,6 +288,8 @@ static int apply_table(weightdb_t *db, table_t *tb, int64_t rev, int force,
 	}
 	if (!rc)
 		rc = wdb_set_meta_u64(t, "clusterrev", (uint64_t)rev);
+	if (!rc)
+		rc = wdb_set_meta_u64(t, "changerev", (uint64_t)marker);
 	/* etcd's table: what the incremental check counts as the cluster's
 	 * (cluster/verify.c). */
 	wdb_txn_note(t, "revision", json_integer(rev));
@@ -353,6 +382,25 @@ static void mark_member(weightdb_t *db, const char *prefix, const char *actor)
 		log_warning("cluster: cannot record the cluster in the store: %s", err);
 }
 
+/* A store that was up to date at a full read, from before it recorded
+ * the last change's revision ("changerev"): recorded now, once. */
+static void note_change(weightdb_t *db, int64_t marker, const char *actor)
+{
+	char err[512] = "the store refused it";
+	wdb_txn_t *t = wdb_begin_read(db);
+	if (!t)
+		return;
+	int64_t have = (int64_t)wdb_meta_u64(t, "changerev");
+	int64_t at = (int64_t)wdb_meta_u64(t, "clusterrev");
+	wdb_abort(t);
+	if (have >= marker || at < marker || !(t = wdb_begin(db, actor, err, sizeof(err))))
+		return;
+	if (wdb_set_meta_u64(t, "changerev", (uint64_t)marker) ||
+	    wdb_commit(t, "the revision of the cluster's last change recorded", err,
+	               sizeof(err)) < 0)
+		log_warning("cluster: cannot record the last change's revision: %s", err);
+}
+
 static int resync(weightdb_t *db, etcd_t *e, const char *prefix, int force,
                   const char *actor, int64_t *rev, int64_t *marker, char *err,
                   size_t errlen)
@@ -367,9 +415,11 @@ static int resync(weightdb_t *db, etcd_t *e, const char *prefix, int force,
 		tb.by_kind[k] = kn ? json_incref(json_object_get(table, kn)) : json_object();
 	}
 	json_decref(table);
-	rc = apply_table(db, &tb, *rev, force, actor, err, errlen);
-	if (rc >= 0)
+	rc = apply_table(db, &tb, *rev, *marker, force, actor, err, errlen);
+	if (rc >= 0) {
 		mark_member(db, prefix, actor);
+		note_change(db, *marker, actor);
+	}
 	for (int k = 0; k < WDB_KIND_COUNT; k++)
 		json_decref(tb.by_kind[k]);
 	return rc;

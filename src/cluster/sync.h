@@ -27,7 +27,8 @@
  *                      its lease; created only when absent)
  *
  * The store's meta "clusterrev" is the etcd revision the local table
- * reflects; a change of revision R is applied only when clusterrev < R,
+ * reflects, "changerev" the revision of the last operator's change in
+ * it (P change's); a change of revision R is applied only when clusterrev < R,
  * inside the same LMDB transaction, so gslbd's watch and gslbctl may
  * both apply without going back in time.  Thread-safe as the store is:
  * one transaction per thread. */
@@ -79,6 +80,13 @@ int cluster_apply(weightdb_t *db, int64_t rev, json_t *changes,
                   const char *actor, const char *what, int64_t *id,
                   char *err, size_t errlen);
 
+/** As cluster_apply(), for a revision that moved the change marker (an
+ * operator's change: P change was written with it): the store records
+ * @rev as the revision of its last change too (meta "changerev"). */
+int cluster_apply_change(weightdb_t *db, int64_t rev, json_t *changes,
+                         const char *actor, const char *what, int64_t *id,
+                         char *err, size_t errlen);
+
 /** Reads the whole table and the last change's revision from etcd in one
  * transaction and makes the local store equal to it, unless it already
  * reflects a later revision.  *@rev: the revision read; *@marker: the
@@ -113,5 +121,12 @@ int cluster_marker(etcd_t *e, const char *prefix, int64_t *rev,
 
 /** The etcd revision @db reflects (meta "clusterrev"). */
 int64_t cluster_local_rev(weightdb_t *db);
+
+/** The revision of the last operator's change @db reflects (meta
+ * "changerev": the change marker's, as the full read found it or as a
+ * change applied moved it): the same on every instance that is up to
+ * date, while "clusterrev" also counts revisions of other keys that a
+ * full read happened to see. */
+int64_t cluster_local_change(weightdb_t *db);
 
 #endif

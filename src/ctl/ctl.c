@@ -13,14 +13,9 @@
 #include "ctl/ctl_release.h"
 #include "ctl/ctl_override.h"
 #include "common/log.h"
-#include "common/net.h"
 #include "common/util.h"
 #include "dns/zone.h"
-#include "gslb/geo.h"
-#include "health/push.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -41,9 +36,6 @@ health_conf_t ctl_hc;
 static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
 const char *ctl_user;
 const char *ctl_db_path;
-
-const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
-const char *const ctl_pool_set[] = { "primary", "standby", NULL };
 
 const char *ctl_die_where;
 
@@ -151,54 +143,21 @@ static void usage(FILE *f)
 
 /* Validation ------------------------------------------------------ */
 
-/* Region and ISP names: short lowercase words ("*" is the wildcard of
- * weight rows, never a node's own). */
 int ctl_valid_word(const char *s, int star_ok)
 {
-	/* The names a push may give are the names clients are located in. */
-	_Static_assert(PUSH_WORD_MAX == GEO_NAME_MAX, "push names are GeoIP names");
-	return push_valid_word(s, star_ok);
+	return wdb_area_word_ok(s, star_ok);
 }
 
 int ctl_valid_node_id(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 63)
-		return 0;
-	for (const char *p = s; *p; p++)
-		if (!(isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.'))
-			return 0;
-	return 1;
+	return wdb_node_id_ok(s);
 }
 
-/* A service name: a valid DNS name inside one of our zones (when the
- * configuration is known), not a zone apex.  Returns the canonical form
- * (lowercase, no final dot) in @out. */
 void ctl_service_name(const char *name, char *out, size_t size)
 {
-	uint8_t wire[256], low[256];
-	char buf[1100];
-	if (!dname_from_str(name, wire) || wire[0] == 0)
-		ctl_die("service name '%s' is not a valid domain name", name);
-	dname_copy_lower(low, wire);
-	dname_to_str(low, buf, sizeof(buf));
-	size_t l = strlen(buf);
-	if (l > 1)
-		buf[l - 1] = 0;
-	if (strchr(buf, WDB_KEY_SEP) || strchr(buf, '\\'))
-		ctl_die("service name '%s' has characters that are not allowed", name);
-	snprintf(out, size, "%s", buf);
-	if (!ctl_conf)
-		return;
-	for (size_t i = 0; i < ctl_conf->nzones; i++) {
-		if (dname_equal(low, ctl_conf->zones[i].dname))
-			ctl_die("service name '%s' is the apex of zone %s: use a name below it",
-			    name, ctl_conf->zones[i].name);
-		if (dname_is_sub(low, ctl_conf->zones[i].dname))
-			return;
-	}
-	ctl_die("service name '%s' is outside our zones (%s)", name,
-	    ctl_conf->nzones ? ctl_conf->zones[0].name : "none configured");
+	wdb_apply_err_t e;
+	if (wdb_service_name(ctl_conf, name, out, size, &e))
+		ctl_die("%s", e.msg);
 }
 
 void ctl_check_unclaimed(const char *cmd, const char *name)
@@ -229,23 +188,9 @@ void ctl_check_unclaimed(const char *cmd, const char *name)
 
 void ctl_check_addr(const char *id, const char *addr, json_t *addrs, int allow)
 {
-	const char *special = net_addr_special(addr);
-	if (special && !allow)
-		ctl_die("node %s: address %s is %s, which no client can use "
-		    "(give --allow-special for a lab)", id, addr, special);
-	/* The same address twice would be a duplicate record in answers. */
-	struct in6_addr a, b;
-	int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
-	inet_pton(fam, addr, &a);
-	size_t i;
-	json_t *e;
-	json_array_foreach(addrs, i, e) {
-		const char *o = json_string_value(e);
-		if (o && (strchr(o, ':') ? AF_INET6 : AF_INET) == fam &&
-		    inet_pton(fam, o, &b) == 1 &&
-		    memcmp(&a, &b, fam == AF_INET ? 4 : 16) == 0)
-			ctl_die("node %s: address %s is given twice", id, addr);
-	}
+	wdb_apply_err_t e;
+	if (wdb_node_addr_check(id, addr, addrs, allow, &e))
+		ctl_die("%s", e.msg);
 }
 
 long ctl_parse_num(const char *opt, const char *v, long min, long max)

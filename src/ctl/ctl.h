@@ -15,6 +15,7 @@
 
 #include "common/conf.h"
 #include "health/health.h"
+#include "store/apply.h"
 #include "store/edit.h"
 #include "store/weightdb.h"
 
@@ -33,10 +34,10 @@ extern int ctl_json;
  * levels), or its defaults when there is no configuration. */
 extern health_conf_t ctl_hc;
 
-/** The pools and all-down modes, each NULL-terminated, for ctl_one_of()
- * (the admin states: wdb_admin_set, store/edit.h). */
-extern const char *const ctl_all_down_set[];
-extern const char *const ctl_pool_set[];
+/* The pools and all-down modes, each NULL-terminated, for ctl_one_of()
+ * (store/apply.h; the admin states: wdb_admin_set, store/edit.h). */
+#define ctl_all_down_set wdb_all_down_set
+#define ctl_pool_set wdb_pool_set
 
 /** Where the input that ctl_die() reports on came from ("FILE:LINE"),
  * or NULL: set while a command reads its input from a file, so that
@@ -126,6 +127,18 @@ void ctl_check_area(wdb_txn_t *t, const char *cmd, int isp, const char *v);
  * node's names are the only ones there are (and rows are checked
  * against those). */
 int ctl_area_geo(wdb_txn_t *t, const char *cmd);
+
+/** The names ctl_check_area() checks against, built at the first call
+ * (ctl_area.c owns them). */
+const wdb_area_known_t *ctl_area_known(wdb_txn_t *t, const char *cmd);
+
+/** The options of store/apply.h's checks as gslbctl's command line and
+ * configuration give them, with @allow_special (--allow-special). */
+void ctl_apply_opts(wdb_apply_opts_t *op, int allow_special);
+
+/** Prints each text of @warnings (a JSON list) as "gslbctl: warning:
+ * TEXT" on standard error. */
+void ctl_warnings(json_t *warnings);
 
 /** Dies when address @addr of node @id is one no client can use (unless
  * @allow: --allow-special) or is in @addrs (the node's addresses so far,
@@ -306,14 +319,9 @@ int ctl_cmd_stats(int argc, char **argv);
  * --score-weights; returns 1 if it was, 0 if not; dies on a bad value
  * (ctl_score.c). */
 int ctl_score_service_opt(json_t *s, const char *sub, const char *o, const char *v);
-/** Checks the score_weights of service object @o (@key) of an apply
- * file; dies when they are not valid. */
-void ctl_score_apply_service(json_t *o, const char *key);
 /** S1-3: applies --probe-budget (value @v) to node or service @obj
  * (@what names it in errors); returns 1 if @o was it, else 0. */
 int ctl_probe_budget_opt(json_t *obj, const char *what, const char *o, const char *v);
-/** Checks the probe_budget of object @o (@what @key) of an apply file. */
-void ctl_probe_budget_apply(json_t *o, const char *what, const char *key);
 /** The service's score weights as `service show` prints them
  * ("network=40,..." or "default"), a new reference. */
 json_t *ctl_score_view(json_t *s);

@@ -11,8 +11,8 @@
 #include "config.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_override.h"
-#include "cluster/clog.h"
 #include "cluster/cluster_conf.h"
+#include "cluster/commit.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
 #include "cluster/keyfiles.h"
@@ -85,20 +85,12 @@ void ctl_cluster_done(void)
 	cluster_conf_free(&ccf);
 }
 
-/* The reason a request to etcd failed with @rc, for a message: when no
- * member answered it, what the members say ("no quorum: 1 of 3 members
- * answer (e1)"); else @refused and etcd's own message. */
+/* The reason a request to etcd failed with @rc, for a message
+ * (cluster/commit.h). */
 static const char *etcd_why(int rc, const char *err, const char *refused,
                             char *out, size_t n)
 {
-	if (rc != GSLB_EIO) {
-		snprintf(out, n, "%s%s", refused, err);
-		return out;
-	}
-	etcd_health_t h;
-	etcd_health(ce, &h);
-	etcd_health_text(&h, err, out, n);
-	return out;
+	return cluster_etcd_why(ce, rc, err, refused, out, n);
 }
 
 /* Brings the local store up to the last change in etcd, so that the
@@ -123,292 +115,82 @@ void ctl_cluster_sync(const char *actor)
 	synced = 1;
 }
 
-/* The changes of @t that live in etcd, as [{kind, key, before, after}]. */
-static json_t *shared_changes(wdb_txn_t *t)
-{
-	json_t *out = json_array();
-	size_t i;
-	json_t *c;
-	json_array_foreach(wdb_changes(t), i, c) {
-		wdb_kind_t kind;
-		int shared = cluster_kind_by_name(
-			json_string_value(json_object_get(c, "kind")), &kind);
-		if (shared)
-			json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O}",
-			    "kind", json_object_get(c, "kind"), "key", json_object_get(c, "key"),
-			    "before", json_object_get(c, "before"),
-			    "after", json_object_get(c, "after")));
-	}
-	return out;
-}
-
-static json_t *b64_str(const char *s, size_t n)
-{
-	char *b = etcd_b64(s, n);
-	json_t *j = json_string(b);
-	free(b);
-	return j;
-}
-
 /* Whether a table key changed in etcd from revision @from to @to, as
- * etcd holds it at revision @at.  Any doubt (etcd did not answer)
- * counts as a change. */
-static int changed_in(int64_t from, int64_t to, int64_t at);
-
-/* Whether a table key changed in etcd after revision @local (what the
- * store holds) and before @rev (this command's change): the elected
- * instance's decisions do not move the change marker, so the store may
- * lack some while being at the last change.  Applying @rev here would
- * then mark the store as past them, and gslbd's watch would skip them.
- * Read at @rev, so that a key changed again since still counts.  Keys
- * deleted in between are not seen (only the elected instance deletes
- * without the marker, rarely: a health record or a steering state of
- * something gone).  Any doubt (etcd did not answer) counts as a change. */
+ * etcd holds it at revision @at (cluster/commit.h). */
 static int changed_in(int64_t from, int64_t to, int64_t at)
 {
-	if (to < from)
-		return 0;
-	char ck[512], err[1024];
-	snprintf(ck, sizeof(ck), "%sconfig/", ccf.prefix);
-	json_t *req = etcd_range_req(ck, 1), *ans = NULL;
-	json_object_set_new(req, "count_only", json_true());
-	json_object_set_new(req, "revision", json_integer(at));
-	json_object_set_new(req, "min_mod_revision", json_integer(from));
-	json_object_set_new(req, "max_mod_revision", json_integer(to));
-	int rc = etcd_post(ce, "/v3/kv/range", req, &ans, err, sizeof(err));
-	json_decref(req);
-	int64_t n = rc ? 1 : etcd_int(ans, "count");
-	json_decref(ans);
-	return n > 0;
+	return cluster_changed_in(ce, ccf.prefix, from, to, at);
 }
 
-static int changed_between(int64_t local, int64_t rev)
-{
-	return changed_in(local + 1, rev - 1, rev);
-}
-
-/* The writes of @changes into @ops; with @base, the compares that each
- * key is unchanged since into @cmp. */
-static void change_ops(json_t *changes, int64_t base, json_t *cmp, json_t *ops)
-{
-	char br[32];
-	snprintf(br, sizeof(br), "%lld", (long long)base + 1);
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		wdb_kind_t kind = WDB_SERVICE;
-		char ek[1024];
-		if (!cluster_kind_by_name(json_string_value(json_object_get(c, "kind")), &kind))
-			continue;
-		cluster_key(ek, sizeof(ek), ccf.prefix, kind,
-		            json_string_value(json_object_get(c, "key")));
-		if (base > 0)
-			json_array_append_new(cmp, json_pack("{s:s, s:o, s:s, s:s}",
-			    "target", "MOD", "key", b64_str(ek, strlen(ek)),
-			    "result", "LESS", "mod_revision", br));
-		json_t *after = json_object_get(c, "after");
-		if (json_is_null(after)) {
-			json_array_append_new(ops, json_pack("{s:{s:o}}", "request_delete_range",
-			    "key", b64_str(ek, strlen(ek))));
-		} else {
-			char *v = json_dumps(after, JSON_COMPACT | JSON_SORT_KEYS);
-			json_array_append_new(ops, json_pack("{s:{s:o, s:o}}", "request_put",
-			    "key", b64_str(ek, strlen(ek)), "value", b64_str(v, strlen(v))));
-			free(v);
-		}
-	}
-}
-
-/* The change marker's put under key @mk: who changed @what, when, and
- * how many records. */
-static json_t *marker_op(const char *mk, const char *actor, const char *what,
-                         size_t count, const char *nonce)
-{
-	char now[40];
-	time_t tt = time(NULL);
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "actor", actor,
-	                        "what", what, "time", now, "instance", ccf.name,
-	                        "count", (json_int_t)count, "nonce", nonce);
-	char *rv = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(rec);
-	json_t *op = json_pack("{s:{s:o, s:o}}", "request_put",
-	    "key", b64_str(mk, strlen(mk)), "value", b64_str(rv, strlen(rv)));
-	free(rv);
-	return op;
-}
-
-/* A change written to etcd at @rev: into the local store too, when that
- * skips nothing, and the change printed.  Takes @changes. */
-static void apply_and_report(int64_t rev, json_t *changes, const char *actor,
-                             const char *what)
-{
-	char err[1024];
-	int rc;
-	int64_t id = 0;
-	/* The local store gets the change at once, unless it would skip
-	 * decisions it does not hold yet: gslbd's watch then applies them
-	 * and the change in order (or the next full read does). */
-	if (changed_between(cluster_local_rev(ctl_db), rev))
-		rc = 0;
-	else
-		rc = cluster_apply(ctl_db, rev, changes, actor, what, &id, err, sizeof(err));
-	json_decref(changes);
-	if (rc < 0)
-		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
-		        "not to the local store (%s): gslbd applies it from etcd\n",
-		        (long long)rev, err);
-	/* Named by the cluster's revision, the same on every instance (the
-	 * local audit id differs from one store to the next), in --json
-	 * too: "change" is the revision, as `log` and `rollback` name it. */
-	(void)id;
-	written_rev = rev;
-	if (quiet)
-		return;
-	if (ctl_json)
-		ctl_print_commit(json_pack("{s:I, s:I}", "change", (json_int_t)rev,
-		                           "revision", (json_int_t)rev));
-	else
-		printf("cluster revision %lld: %s\n", (long long)rev, what);
-}
-
-static int find_nonce(const etcd_kv_t *kv, void *arg)
-{
-	json_t *v = json_loadb(kv->value, kv->value_len, 0, NULL);
-	const char **want = arg;
-	const char *got = json_string_value(json_object_get(v, "nonce"));
-	if (got && strcmp(got, want[0]) == 0)
-		*(int64_t *)want[1] = kv->mod_rev;
-	json_decref(v);
-	return 0;
-}
-
-/* After a retried write etcd refused as changed since it was read: the
- * revision at which the change marker carries @nonce, that is, at which
- * an earlier try whose answer was lost did write this change; 0 when
- * another change came first. */
-static int64_t written_by_us(const char *mk, const char *nonce)
-{
-	char err[1024];
-	int64_t at = 0;
-	const char *arg[2] = { nonce, (const char *)&at };
-	if (etcd_get(ce, mk, 0, NULL, find_nonce, (void *)arg, err, sizeof(err)))
-		return 0;
-	return at;
-}
-
-/* The puts of the key files the signing key records of @changes name
- * (cluster/keyfiles.h), from the configuration's keystore, into @ops:
- * every instance gets a key's file with its record.  Dies when one
- * cannot be read. */
-static void keyfile_ops(json_t *changes, json_t *ops)
+/* The keystore the signing key records of @t name their files in (a
+ * new string), NULL when @t changes no such record.  Dies when the
+ * configuration's dnssec section does not load. */
+static char *keystore_for(wdb_txn_t *t)
 {
 	char err[1024];
 	dnssec_conf_t dc = { 0 };
 	size_t i, n = 0;
 	json_t *c;
-	json_array_foreach(changes, i, c)
+	json_array_foreach(wdb_changes(t), i, c)
 		n += !strcmp(json_string_value(json_object_get(c, "kind")), "dnssec");
 	if (!n)
-		return;
-	if (ctl_conf && dnssec_conf_load(ctl_conf, &dc, err, sizeof(err)))
+		return NULL;
+	if (ctl_conf && dnssec_conf_load(ctl_conf, &dc, err, sizeof(err))) {
+		wdb_abort(t);
 		ctl_die("%s; nothing was written", err);
-	int rc = cluster_keyfile_ops(ccf.prefix, dc.keystore, changes, ops, err,
-	                             sizeof(err));
-	dnssec_conf_clear(&dc);
-	if (rc) {
-		json_decref(changes);
-		ctl_die("dnssec: %s; nothing was written", err);
 	}
+	char *ks = dc.keystore ? xstrdup(dc.keystore) : NULL;
+	dnssec_conf_clear(&dc);
+	return ks;
 }
 
 int ctl_cluster_commit(wdb_txn_t *t, const char *what, const char *actor)
 {
-	char err[1024];
+	char err[1400];
 	if (ctl_override_commit(t, what, actor))
 		return 1;
 	if (!ce) {
 		ctl_override_guard(t);
 		return 0;
 	}
-	if (wdb_check(t, err, sizeof(err)))
-		ctl_die("%s; nothing was changed", err);
-	json_t *changes = shared_changes(t);
-	if (json_array_size(changes) == 0) {
-		/* Only local data (pushed metrics): the local store, as in
-		 * standalone mode. */
-		json_decref(changes);
-		return 0;
-	}
-	/* The etcd revision the store reflected when the change was
-	 * validated. */
-	int64_t base = (int64_t)wdb_meta_u64(t, "clusterrev");
-	/* The change's audit record goes with it: the cluster's log, the
-	 * same on every instance (clog.h). */
-	json_t *rec = wdb_audit_record(t, what);
-	json_object_set_new(rec, "instance", json_string(ccf.name));
-	wdb_abort(t);
 	/* The tests widen the window between reading and writing to make
 	 * two writers race for certain. */
 	const char *delay = getenv("GSLBCTL_TEST_CLUSTER_DELAY_MS");
-	if (delay)
-		usleep((useconds_t)atoi(delay) * 1000);
-	char mk[512];
-	snprintf(mk, sizeof(mk), "%schange", ccf.prefix);
-	json_t *ops = json_array();
-	/* The change marker moves with every operator's change; the
-	 * elected instance's decisions (health, steering, a release's
-	 * steps) write their objects without it.  So each object written
-	 * must also be unchanged since the revision the store reflected:
-	 * a release pause read before a step the elected instance then
-	 * took must not write the older step back (S4-10: no step twice). */
-	char mr[32];
-	snprintf(mr, sizeof(mr), "%lld", (long long)marker_read);
-	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
-	    "key", b64_str(mk, strlen(mk)), "result", "EQUAL", "mod_revision", mr);
-	change_ops(changes, base, cmp, ops);
-	keyfile_ops(changes, ops);
-	/* The nonce tells, after a retry, our own earlier write (whose
-	 * answer was lost) from someone else's. */
-	uint64_t rnd = 0;
-	if (getentropy(&rnd, sizeof(rnd)))
-		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
-	char nonce[40];
-	snprintf(nonce, sizeof(nonce), "%016llx", (unsigned long long)rnd);
-	json_array_append_new(ops, marker_op(mk, actor, what, json_array_size(changes),
-	                                     nonce));
-	json_array_append_new(ops, cluster_log_op(ccf.prefix, rec));
-	json_t *req = json_pack("{s:o, s:o}", "compare", cmp, "success", ops);
-	json_t *ans = NULL;
-	unsigned before = etcd_retries(ce);
-	int rc = etcd_post(ce, "/v3/kv/txn", req, &ans, err, sizeof(err));
-	unsigned retries = etcd_retries(ce) - before;
-	json_decref(req);
-	if (rc) {
-		char why[1400];
-		json_decref(changes);
-		ctl_die("cluster: %s; nothing was written%s",
-		        etcd_why(rc, err, "etcd refused the change: ", why, sizeof(why)),
-		        retries ? " (tried again for a while)" : "");
-	}
-	int ok = json_is_true(json_object_get(ans, "succeeded"));
-	int64_t rev = etcd_int(json_object_get(ans, "header"), "revision");
-	json_decref(ans);
-	if (!ok && retries && (rev = written_by_us(mk, nonce)) > 0)
-		ok = 1;
-	if (!ok) {
-		json_decref(changes);
-		ctl_die("cluster: the table was changed by someone else since it was "
-		        "read; nothing was written; retry");
-	}
-	if ((retries = etcd_retries(ce)))
+	char *keystore = keystore_for(t);
+	cluster_writer_t w = {
+		.etcd = ce, .db = ctl_db, .prefix = ccf.prefix, .instance = ccf.name,
+		.keystore = keystore, .marker = marker_read,
+		.delay_ms = delay ? (unsigned)atoi(delay) : 0,
+	};
+	cluster_commit_out_t out;
+	cluster_commit_class_t rc = cluster_commit(&w, t, what, actor, &out, err,
+	                                           sizeof(err));
+	free(keystore);
+	if (rc == CLUSTER_COMMIT_LOCAL)
+		return 0;
+	if (rc != CLUSTER_COMMIT_OK)
+		ctl_die("%s", err);
+	unsigned retries = etcd_retries(ce);
+	if (retries)
 		fprintf(stderr, "gslbctl: cluster: etcd was electing a leader or lost "
 		        "an answer; the change went through after %u retr%s\n", retries,
 		        retries == 1 ? "y" : "ies");
-	marker_read = rev;
-	apply_and_report(rev, changes, actor, what);
+	marker_read = out.rev;
+	if (out.local < 0)
+		fprintf(stderr, "gslbctl: written to the cluster at revision %lld, but "
+		        "not to the local store (%s): gslbd applies it from etcd\n",
+		        (long long)out.rev, out.local_err);
+	/* Named by the cluster's revision, the same on every instance (the
+	 * local audit id differs from one store to the next), in --json
+	 * too: "change" is the revision, as `log` and `rollback` name it. */
+	written_rev = out.rev;
+	if (quiet)
+		return 1;
+	if (ctl_json)
+		ctl_print_commit(json_pack("{s:I, s:I}", "change", (json_int_t)out.rev,
+		                           "revision", (json_int_t)out.rev));
+	else
+		printf("cluster revision %lld: %s\n", (long long)out.rev, what);
 	return 1;
 }
 

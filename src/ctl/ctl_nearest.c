@@ -53,20 +53,6 @@ void ctl_nearest_check(json_t *s, const char *what)
 		        "(--steering nearest)", what, name ? name : "?");
 }
 
-void ctl_nearest_apply_check(json_t *o, const char *key)
-{
-	json_t *m = json_object_get(o, "switch_margin"), *h = json_object_get(o, "headroom");
-	double d;
-	int ms;
-	if (m && (!json_is_string(m) || nearest_margin_parse(json_string_value(m), &d, &ms)))
-		ctl_die("apply: service %s: switch_margin must be a string like \"15%%\" or "
-		        "\"10ms\"", key);
-	if (h && (!json_is_number(h) || !(json_number_value(h) >= 0 &&
-	                                  json_number_value(h) <= 90)))
-		ctl_die("apply: service %s: headroom must be a number from 0 to 90", key);
-	ctl_nearest_check(o, "apply");
-}
-
 json_t *ctl_nearest_row(wdb_txn_t *t, const char *key, json_t *svc)
 {
 	return nearest_row_view(t, &ctl_hc.steer, key, svc);

@@ -41,15 +41,6 @@ void ctl_release_table(json_t *views)
 	}
 }
 
-void ctl_release_check(json_t *svc, const char *name)
-{
-	json_t *rel = json_object_get(svc, "release");
-	release_t r;
-	char err[300];
-	if (rel && release_from_json(rel, &r, err, sizeof(err)))
-		ctl_die("apply: service %s: %s", name, err);
-}
-
 /* The weight rows of a service that release @rel concerns (its region
  * and ISP, absent: any), whether they hold its node or not: key -> row. */
 typedef struct {

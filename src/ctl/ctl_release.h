@@ -16,8 +16,4 @@ json_t *ctl_releases(wdb_txn_t *t, const char *svc);
 /** Prints views of ctl_releases() as the `release list` table. */
 void ctl_release_table(json_t *views);
 
-/** Dies naming what is wrong when the "release" of service object @svc
- * (if any) is not a valid record (apply). */
-void ctl_release_check(json_t *svc, const char *name);
-
 #endif

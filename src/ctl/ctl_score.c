@@ -59,14 +59,6 @@ int ctl_probe_budget_opt(json_t *obj, const char *what, const char *o, const cha
 	return 1;
 }
 
-void ctl_probe_budget_apply(json_t *o, const char *what, const char *key)
-{
-	json_t *b = json_object_get(o, "probe_budget");
-	if (b && (!json_is_number(b) || json_number_value(b) < 1))
-		ctl_die("apply: %s %s: probe_budget must be bytes per second, 1 or more "
-		        "(leave it out for the default)", what, key);
-}
-
 int ctl_score_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
 	if (ctl_probe_budget_opt(s, "service", o, v))
@@ -96,18 +88,6 @@ static int stored_weights(json_t *w, score_profile_t *pf, double out[4])
 			vals[n++] = json_is_number(v) ? json_number_value(v) : -1;
 		}
 	return n == 4 && !score_weights_named(names, vals, n, pf, out) ? 0 : -1;
-}
-
-void ctl_score_apply_service(json_t *o, const char *key)
-{
-	json_t *w = json_object_get(o, "score_weights");
-	score_profile_t pf;
-	double out[4];
-	ctl_probe_budget_apply(o, "service", key);
-	if (w && stored_weights(w, &pf, out))
-		ctl_die("apply: service %s: score_weights must name the four dimensions of "
-		        "one profile, each with a weight of 0 to 100 (leave it out for the "
-		        "defaults)", key);
 }
 
 json_t *ctl_score_view(json_t *s)

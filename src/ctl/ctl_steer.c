@@ -11,6 +11,7 @@
 #include "health/push.h"
 #include "steer/steer_edit.h"
 #include "steer/steer_run.h"
+#include "store/apply.h"
 #include "store/plan.h"
 
 #include <math.h>
@@ -32,9 +33,6 @@ static double parse_real(const char *cmd, const char *what, const char *v,
 
 /* Node and service options ----------------------------------------- */
 
-/* The highest price per GB a node may have. */
-#define COST_PER_GB_MAX 1e6
-
 int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v)
 {
 	if (strcmp(o, "--provider") == 0) {
@@ -52,45 +50,10 @@ int ctl_steer_node_opt(json_t *n, const char *id, const char *o, const char *v)
 			json_object_del(n, "cost_per_gb");
 		else
 			json_object_set_new(n, "cost_per_gb", json_real(parse_real("node",
-			                    "--cost-per-gb", v, 0, COST_PER_GB_MAX)));
+			                    "--cost-per-gb", v, 0, WDB_COST_PER_GB_MAX)));
 		return 1;
 	}
 	return 0;
-}
-
-/* The steering choices of a service, as `service set` and apply take them. */
-static const char *const steering_set[] = { "static", "dynamic", "shadow", "nearest", NULL };
-static const char *const policy_set[] = { "live", "vod", "custom", NULL };
-
-/* Whether @v is one of @set. */
-static int in_set(const char *v, const char *const *set)
-{
-	for (; *set; set++)
-		if (strcmp(v, *set) == 0)
-			return 1;
-	return 0;
-}
-
-/* The terms of a policy's weights and the most one may weigh. */
-static const char *const weight_terms[] = { "success", "latency", "cost", NULL };
-#define WEIGHT_TERM_MAX 100.0
-
-/* Whether policy weights @w ({"success": A, "latency": B, "cost": C})
- * are whole: every term a number from 0 to WEIGHT_TERM_MAX, nothing
- * else, and a sum above 0. */
-static int weights_ok(json_t *w)
-{
-	if (!json_is_object(w) || json_object_size(w) != 3)
-		return 0;
-	double sum = 0;
-	for (const char *const *k = weight_terms; *k; k++) {
-		json_t *v = json_object_get(w, *k);
-		if (!json_is_number(v) || !(json_number_value(v) >= 0 &&
-		                            json_number_value(v) <= WEIGHT_TERM_MAX))
-			return 0;
-		sum += json_number_value(v);
-	}
-	return sum > 0;
 }
 
 /* --weights success=A,latency=B,cost=C (missing terms weigh 0). */
@@ -107,9 +70,9 @@ static json_t *parse_weights(const char *sub, const char *v)
 		if (!eq || !json_object_get(w, p))
 			ctl_die("service %s: --weights %s: give success=A,latency=B,cost=C", sub, v);
 		json_object_set_new(w, p, json_real(parse_real("service", "--weights", eq + 1, 0,
-		                                               WEIGHT_TERM_MAX)));
+		                                               WDB_WEIGHT_TERM_MAX)));
 	}
-	if (!weights_ok(w))
+	if (!wdb_steer_weights_ok(w))
 		ctl_die("service %s: --weights %s: the weights add up to 0", sub, v);
 	return w;
 }
@@ -117,7 +80,7 @@ static json_t *parse_weights(const char *sub, const char *v)
 int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char *v)
 {
 	if (strcmp(o, "--steering") == 0) {
-		if (strcmp(ctl_one_of(o, v, steering_set), "static") == 0)
+		if (strcmp(ctl_one_of(o, v, wdb_steering_set), "static") == 0)
 			json_object_del(s, "steering");
 		else
 			json_object_set_new(s, "steering", json_string(v));
@@ -126,7 +89,7 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
 			json_object_del(s, "headroom");
 		}
 	} else if (strcmp(o, "--policy") == 0) {
-		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, policy_set)));
+		json_object_set_new(s, "policy", json_string(ctl_one_of(o, v, wdb_policy_set)));
 		if (strcmp(v, "custom") != 0)
 			json_object_del(s, "steer_weights");
 	} else if (strcmp(o, "--weights") == 0) {
@@ -186,39 +149,6 @@ int ctl_steer_rollback(json_t *rec, int64_t id, int dry)
 	snprintf(what, sizeof(what), "rollback %lld: steering pinned", (long long)id);
 	ctl_commit(t, what);
 	return 0;
-}
-
-void ctl_steer_apply_service(json_t *o, const char *key)
-{
-	json_t *st = json_object_get(o, "steering"), *p = json_object_get(o, "policy");
-	json_t *w = json_object_get(o, "steer_weights"), *sla = json_object_get(o, "sla");
-	if (st && (!json_is_string(st) || strcmp(json_string_value(st), "static") == 0 ||
-	           !in_set(json_string_value(st), steering_set)))
-		ctl_die("apply: service %s: steering must be \"dynamic\", \"shadow\" or "
-		        "\"nearest\" (leave it out for static)", key);
-	if (p && (!json_is_string(p) || !in_set(json_string_value(p), policy_set)))
-		ctl_die("apply: service %s: policy must be \"live\", \"vod\" or \"custom\"", key);
-	if (w && !weights_ok(w))
-		ctl_die("apply: service %s: steer_weights must be {\"success\": A, \"latency\": B, "
-		        "\"cost\": C}, each from 0 to %g, adding up to more than 0", key,
-		        WEIGHT_TERM_MAX);
-	if (w && (!p || strcmp(json_string_value(p), "custom") != 0))
-		ctl_die("apply: service %s: steer_weights go with \"policy\": \"custom\"", key);
-	if (sla && (!json_is_number(sla) || !(json_number_value(sla) >= 0 &&
-	                                      json_number_value(sla) <= 100)))
-		ctl_die("apply: service %s: sla must be a number from 0 to 100", key);
-	ctl_nearest_apply_check(o, key);
-}
-
-void ctl_steer_apply_node(json_t *o, const char *id)
-{
-	json_t *p = json_object_get(o, "provider"), *c = json_object_get(o, "cost_per_gb");
-	if (p && (!json_is_string(p) || !ctl_valid_word(json_string_value(p), 0)))
-		ctl_die("apply: node %s: provider must be a short lowercase name like \"cdn-a\"", id);
-	if (c && (!json_is_number(c) || !(json_number_value(c) >= 0 &&
-	                                  json_number_value(c) <= COST_PER_GB_MAX)))
-		ctl_die("apply: node %s: cost_per_gb must be a number from 0 to %g", id,
-		        COST_PER_GB_MAX);
 }
 
 /* Budgets ---------------------------------------------------------- */

@@ -25,16 +25,6 @@ int ctl_steer_service_opt(json_t *s, const char *sub, const char *o, const char 
  * Returns the exit status. */
 int ctl_steer_rollback(json_t *rec, int64_t id, int dry);
 
-/** Checks the steering settings of service object @o (key @key) of an
- * apply file as `service set` does (steering, policy, steer_weights,
- * sla and the nearest settings); dies naming the bad one. */
-void ctl_steer_apply_service(json_t *o, const char *key);
-
-/** Checks the steering settings of node object @o (@id) of an apply
- * file as `node set` does (provider, cost_per_gb); dies naming the bad
- * one. */
-void ctl_steer_apply_node(json_t *o, const char *id);
-
 /** budget set|del|list. */
 int ctl_cmd_budget(int argc, char **argv);
 
@@ -64,9 +54,6 @@ int ctl_nearest_service_opt(json_t *s, const char *sub, const char *o, const cha
  * does not steer to the nearest node. */
 void ctl_nearest_check(json_t *s, const char *what);
 
-/** Checks the nearest settings of service object @o (key @key) of an
- * apply file; dies naming the bad one. */
-void ctl_nearest_apply_check(json_t *o, const char *key);
 
 /** The nearest view of weight row @key of nearest service @svc in @t:
  * the last evaluation's choice, reason and per-node figures, and the

@@ -418,14 +418,55 @@ static int start_cookie_share(const cluster_conf_t *cc)
 	return rc;
 }
 
+/* The names of the current snapshot's geoip sources (geo_names()), for
+ * the API's check of a region or ISP a change names: walked once per
+ * snapshot, at the first change that needs them, since the walk of a
+ * large database costs the main loop a moment. */
+static struct {
+	json_t *names[2];
+	unsigned n;
+	uint64_t generation;
+} g_api_geo;
+
+static void api_geo_add(const char *name, void *arg)
+{
+	json_object_set_new(arg, name, json_true());
+	g_api_geo.n++;
+}
+
+static void api_area_names(wdb_area_known_t *k)
+{
+	/* The main thread publishes snapshots, so it reads the current one
+	 * without RCU: nobody else frees it. */
+	const snapshot_t *snap = snapshot_get();
+	if (!snap)
+		return;
+	if (!g_api_geo.names[0] || g_api_geo.generation != snap->generation) {
+		for (int f = 0; f < 2; f++) {
+			json_decref(g_api_geo.names[f]);
+			g_api_geo.names[f] = json_object();
+		}
+		g_api_geo.n = 0;
+		g_api_geo.generation = snap->generation;
+		for (int f = 0; f < 2; f++)
+			if (geo_names(snap->geo, f, api_geo_add, g_api_geo.names[f]))
+				log_warning("api: the GeoIP database cannot be read whole; its "
+				            "%s names may be missing", f ? "ISP" : "region");
+	}
+	for (int f = 0; f < 2; f++)
+		json_object_update(k->names[f], g_api_geo.names[f]);
+	k->ngeo += g_api_geo.n;
+}
+
 /* The HTTP API, last: it writes the store the others serve.  A failure
  * stops what start_threads() started. */
 static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 {
 	char err[1024];
 	api_conf_t ac;
-	api_env_t env = { g_db, hc->settle, g_cluster != NULL, .cut = hc->cut,
-	                   .steer = hc->steer };
+	api_env_t env = { g_db, hc->settle, g_cluster != NULL, g_cluster,
+	                  hc->interval, hc->timeout, &g_conf, api_area_names,
+	                  .cut = hc->cut, .steer = hc->steer };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;
@@ -507,6 +548,10 @@ static void stop_all(uv_loop_t *loop, main_handles_t *m)
 {
 	log_counters();
 	api_stop(g_api);
+	for (int f = 0; f < 2; f++) {
+		json_decref(g_api_geo.names[f]);
+		g_api_geo.names[f] = NULL;
+	}
 	stats_stop(g_stats);
 	health_stop(g_health); /* uses the cluster's hooks */
 	cookie_share_stop(g_cookie_share);

@@ -29,13 +29,14 @@ int wdb_node_admin(json_t *n, const char *opt, const char *admin, int64_t now,
  * or less (never set): how gslbctl's --json and the API show a time. */
 void wdb_json_time(json_t *obj, const char *key, int64_t t);
 
-/** What the changes below (and the others shared with the API) return. */
+/** What the deletes below, the checks of store/apply.h and the other
+ * changes shared with the API return. */
 enum {
 	WDB_EDIT_OK = 0,
 	WDB_EDIT_ABSENT,     /* nothing of that name */
 	WDB_EDIT_REFUSED,    /* a guard: something still names it */
 	WDB_EDIT_STORE,      /* the write failed */
-	WDB_EDIT_BAD,        /* an input is malformed or missing */
+	WDB_EDIT_BAD,        /* input wrong in itself, malformed or missing */
 };
 
 /** Deletes service @name in @t, and its weight rows with it.  Returns

@@ -366,8 +366,9 @@ int wdb_check(wdb_txn_t *t, char *err, size_t errlen);
 json_t *wdb_changes(wdb_txn_t *t);
 /** An unsigned counter @name of the store's meta table (0 if unset),
  * read in @t; and its update, inside @t (0 or an error).  Names in use:
- * "tablegen", "metricsgen", "inputsgen", "clusterrev", "feedrev",
- * "dnssecgen" (bumped by every commit that changes the dnssec table). */
+ * "tablegen", "metricsgen", "inputsgen", "clusterrev", "changerev"
+ * (cluster/sync.h), "feedrev", "dnssecgen" (bumped by every commit that
+ * changes the dnssec table). */
 uint64_t wdb_meta_u64(wdb_txn_t *t, const char *name);
 int wdb_set_meta_u64(wdb_txn_t *t, const char *name, uint64_t v);
 /** A string @name of the store's meta table into @out (of @size; ""

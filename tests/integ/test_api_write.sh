@@ -78,8 +78,8 @@ out=$(call "$AT" DELETE /v1/status)
 [ "$(code "$out")" = 405 ] && ok "DELETE of something else: 405" || fail "status: $out"
 out=$(call "$AT" DELETE /v1/nodes/n1/x)
 [ "$(code "$out")" = 405 ] && ok "DELETE below an object: 405" || fail "n1/x: $out"
-out=$(call "$AT" PUT /v1/nodes/n1 -d '{}')
-[ "$(code "$out")" = 405 ] && ok "PUT: 405 (not made yet)" || fail "PUT: $out"
+out=$(call "$AT" POST /v1/nodes/n1 -d "{}")
+[ "$(code "$out")" = 405 ] && ok "POST to a node: 405" || fail "POST: $out"
 [ "$(CTL export)" = "$before" ] && ok "no refused delete changed the table" ||
 	fail "changed: $(diff <(echo "$before") <(CTL export))"
 [ "$(gen_now)" = "$G0" ] && ok "nor the generation" || fail "generation moved: $(gen_now)"

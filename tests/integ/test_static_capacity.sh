@@ -50,15 +50,16 @@ s=$(share gz 192.0.2.11)
 within "$s" 360 470 && ok "dig: a still at its capacity ($s per mille)" ||
 	fail "dig: a answers $s per mille with c down, its ceiling is 417"
 # explain draws like a query: which of the row's clients spill is
-# random, so ask until one stays in the row.
-for _ in $(seq 30); do
+# random (1 in 6 here), so ask until one stays in the row, then until
+# one spills: 100 draws all miss with odds of 1 in 10^8, 30 with 1 in 240.
+for _ in $(seq 100); do
 	out=$(CTL explain www.gslb.test --client 101.6.1.1)
 	grep -q "(not this one)" <<<"$out" && break
 done
 expect_has "$out" "^capacity  region,isp: over its nodes' capacity, 16\.6[0-9]?% of its clients go to the next level" \
 	"explain: the spill of the row"
 expect_has "$out" "^  b .*held at its capacity" "explain: b held at its capacity"
-for _ in $(seq 30); do
+for _ in $(seq 100); do
 	out=$(CTL explain www.gslb.test --client 101.6.1.1)
 	grep -q "(this one does)" <<<"$out" && break
 done

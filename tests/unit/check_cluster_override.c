@@ -5,7 +5,10 @@
  * store's digest equals that of the same table read as etcd gives it,
  * with an override counted as the cluster's object; which changes may be
  * overrides; an override stays over what etcd later writes to its
- * object (the watch's path, cluster_apply()). */
+ * object (the watch's path, cluster_apply()); the revision of the last
+ * operator's change the store records (cluster_apply_change()); a
+ * change of local data only that cluster_commit() leaves local. */
+#include "cluster/commit.h"
 #include "cluster/digest.h"
 #include "cluster/override.h"
 #include "cluster/sync.h"
@@ -231,6 +234,66 @@ START_TEST(override_kept_over_etcd)
 }
 END_TEST
 
+/* The revision of the last operator's change (sync.h "changerev",
+ * the API's generation in cluster mode) moves with a change that moved
+ * the marker, not with the elected instance's decisions, and never
+ * back. */
+START_TEST(change_revision)
+{
+	char err[512];
+	json_t *a = node_a();
+	json_object_set_new(a, "addrs", J("[\"192.0.2.21\"]"));
+	json_t *changes = json_pack("[{s:s, s:s, s:O}]", "kind", "node", "key", "a",
+	                            "after", a);
+	ck_assert_int_eq(cluster_local_change(db), 0);
+	ck_assert_int_eq(cluster_apply_change(db, 9, changes, "api:boss", "node set a",
+	                                      NULL, err, sizeof(err)), 1);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	ck_assert_int_eq(cluster_local_rev(db), 9);
+	/* A decision at 12: the table's revision moves, the change's not. */
+	json_object_set_new(a, "addrs", J("[\"192.0.2.22\"]"));
+	ck_assert_int_eq(cluster_apply(db, 12, changes, "etcd", "decision", NULL, err,
+	                               sizeof(err)), 1);
+	ck_assert_int_eq(cluster_local_rev(db), 12);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	/* An operator's change the store holds already changes nothing. */
+	ck_assert_int_eq(cluster_apply_change(db, 11, changes, "api:boss", "node set a",
+	                                      NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cluster_local_change(db), 9);
+	json_decref(changes);
+	json_decref(a);
+}
+END_TEST
+
+/* A change of local data only (an API token, pushed metrics) is the
+ * caller's to commit locally: cluster_commit() leaves the transaction
+ * open and never asks etcd (the writer has no client here). */
+START_TEST(local_data_stays_local)
+{
+	char err[512];
+	wdb_txn_t *t = wdb_begin(db, "test", err, sizeof(err));
+	json_t *tok = J("{\"role\": \"read\", \"sha256\": \"00\", \"created\": 1}");
+	ck_assert_int_eq(wdb_set(t, WDB_APITOKEN, "ci", tok), 0);
+	ck_assert_int_eq(cluster_commit_shared(t), 0);
+	cluster_writer_t w = { .etcd = NULL, .db = db, .prefix = "/gslbd/",
+	                       .instance = "ns1", .marker = CLUSTER_MARKER_STORE,
+	                       .read_first = 1 };
+	cluster_commit_out_t out;
+	ck_assert_int_eq(cluster_commit(&w, t, "api token add ci", "test", &out, err,
+	                                sizeof(err)), CLUSTER_COMMIT_LOCAL);
+	ck_assert_int_gt(wdb_commit(t, "api token add ci", err, sizeof(err)), 0);
+	/* A node is the cluster's. */
+	t = wdb_begin(db, "test", err, sizeof(err));
+	json_t *a = node_a();
+	json_object_set_new(a, "addrs", J("[\"192.0.2.31\"]"));
+	ck_assert_int_eq(wdb_set(t, WDB_NODE, "a", a), 0);
+	ck_assert_int_eq(cluster_commit_shared(t), 1);
+	wdb_abort(t);
+	json_decref(a);
+	json_decref(tok);
+}
+END_TEST
+
 static Suite *override_suite(void)
 {
 	Suite *s = suite_create("cluster_override");
@@ -240,6 +303,8 @@ static Suite *override_suite(void)
 	tcase_add_test(t, store_equals_etcd_table);
 	tcase_add_test(t, allowed_overrides);
 	tcase_add_test(t, override_kept_over_etcd);
+	tcase_add_test(t, change_revision);
+	tcase_add_test(t, local_data_stays_local);
 	suite_add_tcase(s, t);
 	return s;
 }
