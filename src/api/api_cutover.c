@@ -4,6 +4,7 @@
  * the checks and texts of gslbctl cutover (health/cutover_edit.h). */
 #include "api/api_int.h"
 #include "health/cutover_edit.h"
+#include "store/apply.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -119,6 +120,32 @@ static int read_body(json_t *b, cutover_add_t *in, char num[2][32],
 	return 0;
 }
 
+/* cutover_window_add()'s area check: the ISP name against the names
+ * of the store's nodes and rows and of the geoip sources the daemon
+ * serves, as PUT checks a row's (store/apply.h), without the "cutover
+ * add: " the other texts leave out too. */
+static int check_area(void *arg, wdb_txn_t *t, const char *cmd, int isp,
+                      const char *v, char *err, size_t errlen)
+{
+	const api_env_t *env = arg;
+	wdb_apply_opts_t op = { .conf = env->conf ? *env->conf : NULL };
+	wdb_area_known_t k;
+	wdb_apply_err_t e;
+	json_t *warnings = json_array();
+	wdb_area_known_init(t, &k);
+	if (env->area_names)
+		env->area_names(&k);
+	int rc = wdb_area_check(&op, &k, cmd, isp, v, warnings, &e);
+	wdb_area_known_free(&k);
+	json_decref(warnings);
+	if (!rc)
+		return 0;
+	size_t pl = strlen(cmd);
+	snprintf(err, errlen, "%s", strncmp(e.msg, cmd, pl) == 0 && e.msg[pl] == ':'
+	         ? e.msg + pl + 2 : e.msg);
+	return -1;
+}
+
 /* The status of a class of store/edit.h. */
 static unsigned status_of(int rc)
 {
@@ -146,8 +173,8 @@ static void add(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 	int rc;
 	if (!api_match_ok(q, wdb_table_generation(t), r)) {
 		wdb_abort(t);
-	} else if ((rc = cutover_window_add(t, &env->cut, &in, (time_t)q->now, NULL,
-	                                    id, sizeof(id), what, sizeof(what), err,
+	} else if ((rc = cutover_window_add(t, &env->cut, &in, (time_t)q->now, check_area,
+	                                    (void *)env, id, sizeof(id), what, sizeof(what), err,
 	                                    sizeof(err), &field))) {
 		wdb_abort(t);
 		api_error(r, status_of(rc), field, "%s", err);

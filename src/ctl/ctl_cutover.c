@@ -100,14 +100,24 @@ static void cutover_add_opts(int argc, char **argv, cutover_add_t *c)
 	}
 }
 
+/* cutover_window_add()'s area check: gslbctl's, which dies on a name no
+ * client is located in. */
+static int check_area(void *arg, wdb_txn_t *t, const char *cmd, int isp,
+                      const char *v, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	ctl_check_area(t, cmd, isp, v);
+	return 0;
+}
+
 static int cutover_add(wdb_txn_t *t, int argc, char **argv)
 {
 	cutover_add_t c = { .nodes = json_array() };
 	cutover_add_opts(argc, argv, &c);
 	char id[32], what[300], err[600];
 	const char *field;
-	int rc = cutover_window_add(t, &ctl_hc.cut, &c, time(NULL), ctl_check_area,
-	                            id, sizeof(id), what, sizeof(what), err,
+	int rc = cutover_window_add(t, &ctl_hc.cut, &c, time(NULL), check_area,
+	                            NULL, id, sizeof(id), what, sizeof(what), err,
 	                            sizeof(err), &field);
 	json_decref(c.nodes);
 	if (rc)

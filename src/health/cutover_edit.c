@@ -118,7 +118,7 @@ static int check_inputs(wdb_txn_t *t, const cutover_add_t *in, settled_t *s,
  * derating level. */
 static int check_window(wdb_txn_t *t, const cutover_conf_t *c,
                         const cutover_add_t *in, time_t now, cutover_area_fn area,
-                        settled_t *s, char *err, size_t errlen, const char **field)
+                        void *area_arg, settled_t *s, char *err, size_t errlen, const char **field)
 {
 	size_t nn = json_array_size(in->nodes);
 	/* S0-2: a cutover is announced with its affected area. */
@@ -152,8 +152,10 @@ static int check_window(wdb_txn_t *t, const cutover_conf_t *c,
 	if (!nn && !wdb_each(t, WDB_NODE, NULL, has_region, (void *)s->region))
 		return FAIL(WDB_EDIT_REFUSED, IN_REGION, "%s %s: no node is in that "
 		            "region", name_of(in, IN_REGION), s->region);
-	if (area && in->isp)
-		area(t, "cutover add", 1, in->isp);
+	if (area && in->isp && area(area_arg, t, "cutover add", 1, in->isp, err, errlen)) {
+		*field = doc_names[IN_ISP];
+		return WDB_EDIT_BAD;
+	}
 	return WDB_EDIT_OK;
 }
 
@@ -201,7 +203,7 @@ static int check_overlaps(wdb_txn_t *t, const settled_t *s, json_t *nodes,
 
 int cutover_window_add(wdb_txn_t *t, const cutover_conf_t *c,
                        const cutover_add_t *in, time_t now, cutover_area_fn area,
-                       char *id, size_t idlen, char *what, size_t wlen,
+                       void *area_arg, char *id, size_t idlen, char *what, size_t wlen,
                        char *err, size_t errlen, const char **field)
 {
 	settled_t s = { .isp = in->isp ? in->isp : "*", .derate = -1,
@@ -213,7 +215,7 @@ int cutover_window_add(wdb_txn_t *t, const cutover_conf_t *c,
 	char same[32] = "";
 	int rc = check_inputs(t, in, &s, err, errlen, field);
 	if (!rc)
-		rc = check_window(t, c, in, now, area, &s, err, errlen, field);
+		rc = check_window(t, c, in, now, area, area_arg, &s, err, errlen, field);
 	if (!rc)
 		rc = check_overlaps(t, &s, nodes, same, sizeof(same), &maxid, err,
 		                    errlen, field);

@@ -29,16 +29,19 @@ typedef struct cutover_add {
 	                             ("--derate") */
 } cutover_add_t;
 
-/** Checks the region (@isp 0) or ISP (@isp 1) name @v against the
- * locations clients can be in; may end the process (gslbctl's check).
- * @cmd names the command. */
-typedef void (*cutover_area_fn)(wdb_txn_t *t, const char *cmd, int isp,
-                                const char *v);
+/** Checks the region (@isp 0) or ISP (@isp 1) name @v that command
+ * @cmd gives against the locations clients can be in (@arg is the
+ * caller's).  Returns 0, or -1 with the reason in @err (gslbctl's
+ * check ends the process instead). */
+typedef int (*cutover_area_fn)(void *arg, wdb_txn_t *t, const char *cmd,
+                               int isp, const char *v, char *err,
+                               size_t errlen);
 
 /** Checks new window @in against @c (the impact levels, the default
  * pre-warm share), the time @now and the store as @t reads it, and
  * writes it in @t under a fresh id (never one deleted or rolled back
- * since).  @area, when not NULL, checks the ISP name as well.
+ * since).  @area, when not NULL, checks the ISP name as well (called
+ * with @area_arg; a refusal is WDB_EDIT_BAD with its reason).
  *
  * Returns WDB_EDIT_OK with the id in @id and the audit's words ("cutover
  * add c3 region=...") in @what; when the very same window exists, OK
@@ -52,7 +55,7 @@ typedef void (*cutover_area_fn)(wdb_txn_t *t, const char *cmd, int isp,
  * aborts @t. */
 int cutover_window_add(wdb_txn_t *t, const cutover_conf_t *c,
                        const cutover_add_t *in, time_t now, cutover_area_fn area,
-                       char *id, size_t idlen, char *what, size_t wlen,
+                       void *area_arg, char *id, size_t idlen, char *what, size_t wlen,
                        char *err, size_t errlen, const char **field);
 
 /** Deletes window @id in @t.  Returns WDB_EDIT_OK with "cutover del ID"

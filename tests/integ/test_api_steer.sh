@@ -3,7 +3,8 @@
 # TLS with curl: a change of the engine's shares rolled back through the
 # API pins the row at the shares before it (dry run first), as gslbctl
 # rollback does, and POST /v1/steer/SERVICE/unpin hands the row back to
-# the engine as gslbctl steer unpin does, with its guards and texts.
+# the engine as gslbctl steer unpin does, with its guards and texts; and
+# a cutover window's ISP checked against the GeoIP database.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
 . "$(dirname "$0")/steer_lib.sh"
@@ -133,4 +134,15 @@ wait_until 20 low_b && ok "the engine moves b down again" ||
 	fail "unpinned row not steered: $(CTL steer show www.gslb.test)"
 stop_feeder
 trap cleanup EXIT
+
+# A cutover window's ISP is checked against the GeoIP database the
+# daemon serves, as gslbctl -c checks it.
+at() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+S=$(at $(( $(date +%s) + 86400 * 30 ))) E=$(at $(( $(date +%s) + 86400 * 30 + 3600 )))
+out=$(call "$AT" POST /v1/cutovers -d "{\"nodes\": [\"a\"], \"isp\": \"ctcx\", \"start\": \"$S\", \"end\": \"$E\"}")
+[ "$(code "$out")" = 400 ] && expect_has "$out" '"field": "isp"' "a window's ISP no client is in: 400 naming it" ||
+	fail "ctcx: $out"
+same_text "$out" "that ISP: gslbctl's text" "cutover add: " cutover add --node a --isp ctcx --start "$S" --end "$E"
+out=$(call "$AT" POST /v1/cutovers -d "{\"nodes\": [\"a\"], \"isp\": \"ctcc\", \"start\": \"$S\", \"end\": \"$E\"}")
+[ "$(code "$out")" = 201 ] && ok "a window of an ISP the database knows: 201" || fail "ctcc: $out"
 finish
