@@ -53,6 +53,9 @@ typedef struct api_env {
 	                              the default pre-warm of a new window */
 	steer_conf_t steer;        /* the steer section: what a release's
 	                              guards read */
+	/* The snapshot the workers answer from now (main thread: no RCU
+	 * read side needed), for /v1/explain; NULL when there is none. */
+	const struct snapshot *(*snapshot)(void);
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -94,6 +94,9 @@ int api_steer_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
  * (api_put.c). */
 int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
+/** GET /v1/explain?service=NAME&client=IP[/LEN][&type=T] (api_explain.c). */
+int api_explain_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

@@ -372,6 +372,7 @@ static const api_route_fn routes[] = {
 	api_release_route,
 	api_budget_route,
 	api_steer_route,
+	api_explain_route,
 	NULL
 };
 

@@ -466,7 +466,8 @@ static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 	api_conf_t ac;
 	api_env_t env = { g_db, hc->settle, g_cluster != NULL, g_cluster,
 	                  hc->interval, hc->timeout, &g_conf, api_area_names,
-	                  .cut = hc->cut, .steer = hc->steer };
+	                  .cut = hc->cut, .steer = hc->steer,
+	                  .snapshot = snapshot_get };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;

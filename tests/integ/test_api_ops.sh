@@ -4,7 +4,7 @@
 # checks and texts; rollback of a change, dry or not, with gslbctl
 # rollback's undo and guards; gray releases shown, paused, resumed and
 # aborted as gslbctl release does; providers' budgets set and deleted
-# as gslbctl budget does; the roles they need, If-Match, the audit's
+# as gslbctl budget does; explain as gslbctl explain; the roles they need, If-Match, the audit's
 # actor, and that the API's answers are gslbctl's word for word.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
@@ -21,6 +21,7 @@ CTL node add a1 --addr 192.0.2.1 --region r-a --isp isp-x >/dev/null
 CTL node add a2 --addr 192.0.2.2 --region r-a --isp isp-y >/dev/null
 CTL node add b1 --addr 192.0.2.3 --region r-b --isp isp-x >/dev/null
 CTL weight set www.gslb.test a1=1 a2=1 b1=1 >/dev/null
+CTL weight set alt.gslb.test b1=1 >/dev/null
 tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
@@ -330,6 +331,30 @@ same_doc "$out" "the list is gslbctl's budget list --json" budget list
 out=$(call "$AT" DELETE /v1/budgets/cdn-a)
 status_is "$out" 200 - "an admin deletes the budget"
 expect_not "$(CTL budget list)" "^cdn-a " "gslbctl no longer lists it"
+
+### Explain.
+out=$(call "$RT" GET '/v1/explain?service=alt.gslb.test&client=192.0.2.77/24')
+status_is "$out" 200 - "a read token explains an answer"
+same_doc "$out" "the explanation is gslbctl's explain --json" explain alt.gslb.test --client 192.0.2.77/24
+expect_has "$out" '"from": "ECS option"' "IP/LEN is sent as a Client Subnet option"
+out=$(call "$RT" GET '/v1/explain?service=z.gslb.test&client=192.0.2.77&type=AAAA')
+status_is "$out" 200 - "a name without a service: the zone's answer"
+same_doc "$out" "and it is gslbctl's" explain z.gslb.test --client 192.0.2.77 --type AAAA
+out=$(call "$RT" GET '/v1/explain?service=alt.gslb.test')
+status_is "$out" 400 client "no client: 400 naming it"
+out=$(call "$RT" GET '/v1/explain?client=192.0.2.77')
+status_is "$out" 400 service "no name: 400 naming it"
+out=$(call "$RT" GET '/v1/explain?service=alt.gslb.test&client=192.0.2.400')
+status_is "$out" 400 client "a client that is no address: 400"
+same_text "$out" "that client: gslbctl's text" "explain: " explain alt.gslb.test --client 192.0.2.400
+out=$(call "$RT" GET '/v1/explain?service=alt.gslb.test&client=192.0.2.7/33')
+status_is "$out" 400 client "an IPv4 prefix over 32: 400"
+same_text "$out" "that prefix: gslbctl's text" "explain: " explain alt.gslb.test --client 192.0.2.7/33
+out=$(call "$RT" GET '/v1/explain?service=alt.gslb.test&client=192.0.2.7&type=BOGUS')
+status_is "$out" 400 type "a type that is none: 400"
+same_text "$out" "that type: gslbctl's text" "explain: " explain alt.gslb.test --client 192.0.2.7 --type BOGUS
+out=$(call "$AT" POST '/v1/explain?service=alt.gslb.test&client=192.0.2.7')
+status_is "$out" 405 - "POST to explain: 405"
 
 expect_has "$(q www.gslb.test A +short)" "192.0.2.[123]" "DNS answers www throughout"
 finish
