@@ -30,6 +30,9 @@ static void explain(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 	explain_ask_t *a = calloc(1, sizeof(*a));
 	explain_run_t *run = calloc(1, sizeof(*run));
 	const snapshot_t *snap = env->snapshot ? env->snapshot() : NULL;
+	uint16_t qtype = type ? (uint16_t)ldns_get_rr_type_by_name(type) : RR_A;
+	if (a)
+		a->qtype = qtype;
 	if (!a || !run) {
 		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "out of memory: try again");
 	} else if (!name || !*name) {
@@ -40,11 +43,11 @@ static void explain(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		          "?client=IP[/LEN] (IP/LEN is sent as a Client Subnet option)");
 	} else if (explain_name(name, a, err, sizeof(err))) {
 		api_error(r, MHD_HTTP_BAD_REQUEST, "service", "%s", err);
-	} else if (type && !ldns_get_rr_type_by_name(type)) {
+	} else if (!qtype) {
+		/* gslbctl's words for its option. */
 		api_error(r, MHD_HTTP_BAD_REQUEST, "type", "--type %s: not a record type "
 		          "(A, AAAA, MX...)", type);
-	} else if ((a->qtype = type ? (uint16_t)ldns_get_rr_type_by_name(type) : RR_A),
-	           explain_client(client, a, err, sizeof(err))) {
+	} else if (explain_client(client, a, err, sizeof(err))) {
 		api_error(r, MHD_HTTP_BAD_REQUEST, "client", "%s", err);
 	} else if (!snap) {
 		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "no zones loaded yet: try "
