@@ -29,6 +29,26 @@ json_t *release_views(wdb_txn_t *t, const char *svc);
 json_t *release_observed(wdb_txn_t *t, const steer_conf_t *c, json_t *rel,
                          uint32_t now);
 
+/** The inputs of a new release, as given (text; NULL: not given). */
+typedef struct release_start_in {
+	const char *node, *region, *isp, *steps, *every, *weight;
+	json_t *guards;               /* their texts, borrowed; NULL: none */
+	int doc;                      /* named by document key ("steps"), else
+	                                 by gslbctl's option ("--steps") */
+} release_start_in_t;
+
+/** Starts a release of @in->node in service @name in @t at @now (S4-10),
+ * joining the rows with @in->weight when given.  Returns WDB_EDIT_OK
+ * with "release start NAME node NODE at P% (...)" in @what, or
+ * WDB_EDIT_BAD (an input malformed or missing), WDB_EDIT_ABSENT (no such
+ * service), WDB_EDIT_REFUSED (no such node, a guard it cannot keep,
+ * another release running, no row or none holding the node) or
+ * WDB_EDIT_STORE, with the reason in @err (without the "release start: "
+ * gslbctl puts before it) and the input in *@field. */
+int release_start(wdb_txn_t *t, const char *name, const release_start_in_t *in,
+                  uint32_t now, char *what, size_t wlen, char *err,
+                  size_t errlen, const char **field);
+
 /** Pauses, resumes or aborts (@sub) the release of service @name in @t
  * at @now.  Returns WDB_EDIT_OK with "release SUB NAME node NODE" in
  * @what, or WDB_EDIT_ABSENT ("service NAME does not exist", "service

@@ -2,10 +2,11 @@
 # The HTTP API's operations against the real daemon over TLS, with curl:
 # cutover windows (list, show, announce, withdraw) with gslbctl cutover's
 # checks and texts; rollback of a change, dry or not, with gslbctl
-# rollback's undo and guards; gray releases shown, paused, resumed and
-# aborted as gslbctl release does; providers' budgets set and deleted
-# as gslbctl budget does; explain as gslbctl explain; the roles they need, If-Match, the audit's
-# actor, and that the API's answers are gslbctl's word for word.
+# rollback's undo and guards; gray releases started, shown, paused,
+# resumed and aborted as gslbctl release does; providers' budgets set
+# and deleted as gslbctl budget does; explain as gslbctl explain; the
+# roles they need, If-Match, the audit's actor, and that the API's
+# answers are gslbctl's word for word.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/api_lib.sh"
 gslb_zone
@@ -237,7 +238,36 @@ status_is "$out" 200 - "the API's window announcement rolled back"
 expect_not "$(CTL cutover list)" "^c1 " "and gslbctl no longer lists c1"
 
 ### Gray releases.
-CTL release start www.gslb.test --node a1 --steps 10,100 --every 1h --guard 'success>=99' >/dev/null
+REL=/v1/releases/www.gslb.test/start
+out=$(call "$RT" POST $REL -d '{"node": "a1", "steps": [10, 100], "every": "1h"}')
+status_is "$out" 403 - "a read token starting a release: 403"
+out=$(call "$OT" POST $REL -d '{"node": "a1", "steps": [10, 100], "every": "1h", "weight": 5}')
+status_is "$out" 403 - "an operate token joining rows with a weight: 403 (admin)"
+out=$(call "$OT" POST $REL -d '{"steps": "10,100", "every": "1h"}')
+status_is "$out" 400 node "no node: 400 naming it"
+out=$(call "$OT" POST $REL -d '{"node": "a1", "steps": "10,5", "every": "1h"}')
+status_is "$out" 400 steps "steps that do not increase: 400 naming them"
+ctl=$(CTL release start www.gslb.test --node a1 --steps 10,5 --every 1h 2>&1)
+[ "gslbctl: release start: --$(errtext "$out")" = "$ctl" ] && ok "those steps: gslbctl's text, the input named by its key" ||
+	fail "steps: API '$(errtext "$out")', gslbctl '$ctl'"
+out=$(call "$OT" POST $REL -d '{"node": "a1", "steps": "10,100", "every": "1h", "guards": ["score>80"]}')
+status_is "$out" 400 guards "a guard that is none: 400"
+out=$(call "$OT" POST $REL -d '{"node": "a1", "steps": {"a": 1}, "every": "1h"}')
+status_is "$out" 400 steps "steps as an object: 400"
+out=$(call "$OT" POST $REL -d '{"node": "ghost", "steps": "10,100", "every": "1h"}')
+status_is "$out" 422 node "a node that does not exist: 422"
+same_text "$out" "that node: gslbctl's text" "release start: " release start www.gslb.test --node ghost --steps 10,100 --every 1h
+out=$(call "$OT" POST /v1/releases/nope.gslb.test/start -d '{"node": "a1", "steps": "10,100", "every": "1h"}')
+status_is "$out" 404 service "a service that does not exist: 404"
+same_text "$out" "that service: gslbctl's text" "release start: " release start nope.gslb.test --node a1 --steps 10,100 --every 1h
+[ -z "$(CTL release list | tail -n +2)" ] && ok "no refused start wrote a release" || fail "started: $(CTL release list)"
+out=$(call "$OT" POST $REL -d '{"node": "a1", "steps": [10, 100], "every": "1h", "guards": ["success>=99"]}')
+status_is "$out" 201 - "an operate token starts a release: 201"
+expect_has "$out" '"what": "release start www.gslb.test node a1 at 10% \(steps 10,100 every 3600s\)"' \
+	"gslbctl's words for it"
+expect_has "$(last_rec)" '"actor": "api:deployer"' "audit: the start's actor is api:NAME"
+out=$(call "$OT" POST $REL -d '{"node": "a2", "steps": [10, 100], "every": "1h"}')
+status_is "$out" 422 service "a second release of the service: 422"
 out=$(call "$RT" GET /v1/releases)
 status_is "$out" 200 - "a read token lists the releases"
 same_doc "$out" "the list is gslbctl's release list --json" release list
