@@ -31,6 +31,10 @@ typedef struct api_env {
 	weightdb_t *db;
 	double settle;             /* health.settle: the short-TTL period */
 	int cluster;               /* cluster mode: writes go through etcd */
+	double keep;               /* s pushed steering samples are kept
+	                            * (steer_conf_keep()) */
+	double skew;               /* steer clock-skew: how far ahead of now
+	                            * a pushed sample may be dated */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

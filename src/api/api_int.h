@@ -63,6 +63,9 @@ int api_role_ok(const api_req_t *q, api_role_t need, api_resp_t *r);
 typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
                             api_resp_t *r);
 
+/** POST /v1/metrics: a batch of metric pushes (api_metrics.c). */
+int api_metrics_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

@@ -14,6 +14,7 @@
 #include "dnssec/dnssec.h"
 #include "gslb/geo.h"
 #include "probe/probe.h"
+#include "steer/steer.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -424,7 +425,8 @@ static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 {
 	char err[1024];
 	api_conf_t ac;
-	api_env_t env = { g_db, hc->settle, g_cluster != NULL };
+	api_env_t env = { .db = g_db, .settle = hc->settle, .cluster = g_cluster != NULL,
+	                  .keep = steer_conf_keep(&hc->steer), .skew = hc->steer.skew };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;
