@@ -450,8 +450,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
 			         "push --provider NAME spent=AMOUNT");
 		} else if (k >= 0) {
-			if (k == IN_BYTES)
-				bytes_at = i;
+			bytes_at = k == IN_BYTES ? i : bytes_at;
 			rc = push_parse_real("metrics push", inputs[k].name,
 			                     a + strlen(inputs[k].name) + 1, 0, inputs[k].hi,
 			                     &val[k], err, errlen);
