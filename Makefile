@@ -145,7 +145,8 @@ $(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
 	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
 # The fuzz targets (tests/fuzz/fuzz_*.c) linked with the replay main, so
 # that `make check` runs their corpora without libFuzzer: fuzz_query
-# replays tests/fuzz/corpus, fuzz_zone and fuzz_conf their corpus-*.
+# replays tests/fuzz/corpus, fuzz_zone, fuzz_conf and fuzz_api their
+# corpus-* (fuzz_api also mutates them: GSLB_FUZZ_MUTATE, tests/run.sh).
 FUZZ_DEPS := tests/fuzz/replay.c tests/unit/store_fixture.h $(HDRS) $(B)/libgslbd.a
 $(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
@@ -156,7 +157,7 @@ $(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c \
 	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
 FUZZ_REPLAY := $(B)/tests/fuzz_replay $(B)/tests/fuzz_zone_replay \
-               $(B)/tests/fuzz_conf_replay
+               $(B)/tests/fuzz_conf_replay $(B)/tests/fuzz_api_replay
 
 # TESTJOBS: tests run side by side (default: two per CPU, one per CPU
 # under sanitizers; tests/run.sh).
@@ -177,8 +178,9 @@ check-busy: all $(UNIT_BIN) $(FUZZ_REPLAY)
 mutate: all $(UNIT_BIN)
 	@TESTPORT=$(TESTPORT) $(if $(TESTJOBS),TESTJOBS=$(TESTJOBS)) tests/mutate/run.sh '$(MUTANTS)'
 
-# libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone and $(B)/fuzz_conf.
-FUZZ_TARGETS := query zone conf
+# libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone, $(B)/fuzz_conf and
+# $(B)/fuzz_api.
+FUZZ_TARGETS := query zone conf api
 fuzz: $(B)/libgslbd.a
 	for t in $(FUZZ_TARGETS); do \
 	  clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
