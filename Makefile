@@ -25,6 +25,9 @@
 #                   (bench/compare.sh; needs root and cgroup v1)
 #   make bench-stats    the cost of the statistics endpoint, stats on
 #                   against off, the same way (bench/stats-cost.sh)
+#   make bench-api  the HTTP API's write latency and reads a second, and
+#                   the query path's CPU with and without API writes
+#                   (bench/api.sh)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -97,7 +100,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall deb deb-check clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall deb deb-check clean distclean fuzz bench bench-gslb bench-compare bench-stats bench-api man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -204,6 +207,8 @@ bench-compare: all
 	bench/compare.sh
 bench-stats: all
 	bench/stats-cost.sh
+bench-api: all
+	flock /tmp/gslbd-bench.lock bench/api.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:
