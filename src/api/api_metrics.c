@@ -16,6 +16,15 @@
 /* The sample's keys that are options of the push ("--KEY VALUE"); each
  * other key is KEY=VALUE, a health metric or a steering or spend input.
  * "node" is no option: it is the push's first word. */
+/* The most samples one request may hold.  A batch is validated and
+ * written on the main loop, in the store's one write transaction: a
+ * steering sample costs some 0.1 ms (its record, up to
+ * STEER_MAX_SAMPLES samples, is read and written again for each;
+ * docs/BENCHMARKS.md, "HTTP API"), so at this size neither the loop
+ * nor another writer waits more than about half a second; more go in
+ * several requests. */
+#define API_METRICS_MAX 5000
+
 static const char *const options[] = { "provider", "region", "isp", "at", "from",
                                         NULL };
 
@@ -210,6 +219,13 @@ static void post_metrics(const api_env_t *env, const api_req_t *q, api_resp_t *r
 	if (!json_is_array(arr)) {
 		api_error(r, MHD_HTTP_BAD_REQUEST, "samples", "samples: give an array of "
 		          "samples, each {\"node\": ID, KEY: VALUE...}");
+		json_decref(b);
+		return;
+	}
+	if (json_array_size(arr) > API_METRICS_MAX) {
+		api_error(r, MHD_HTTP_BAD_REQUEST, "samples", "samples: %zu in one "
+		          "request, at most %d: send them in several", json_array_size(arr),
+		          API_METRICS_MAX);
 		json_decref(b);
 		return;
 	}

@@ -152,6 +152,16 @@ out=$(call "$OT" POST /v1/metrics -H 'Content-Type: application/json' --data-bin
 	"a body over max-body: 413" || fail "413: $(head -c 300 <<<"$out")"
 [ "$(metrics_dump)" = "$before" ] && ok "and nothing stored" || fail "413 stored something"
 
+# More than 5,000 samples in one request: 400, however small they are.
+python3 -c '
+import json
+print(json.dumps({"samples": [{"node": "a", "loss": 1}] * 5001}))' >"$T/many.json"
+out=$(call "$OT" POST /v1/metrics -H 'Content-Type: application/json' --data-binary @"$T/many.json")
+[ "$(code "$out")" = 400 ] && [ "$(field "$out")" = samples ] &&
+	expect_has "$out" "samples: 5001 in one request, at most 5000" "5,001 samples: 400" ||
+	fail "5001: $(head -c 300 <<<"$out")"
+[ "$(metrics_dump)" = "$before" ] && ok "and nothing stored" || fail "5001 stored something"
+
 # 5. 1,000 samples in one request: stored in one change.
 python3 -c '
 import json
