@@ -43,6 +43,41 @@ typedef struct conn_req {
 	int too_big;
 } conn_req_t;
 
+/* The length of the UTF-8 sequence at @s (of @n bytes), 0 when it is
+ * none (overlong, a surrogate, above U+10FFFF, or cut short). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+	             : (c & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len || len > n || (len == 2 && c < 0xc2))
+		return len == 1 ? 1 : 0;
+	unsigned cp = len == 1 ? c : c & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Replaces in @s each byte that is not part of valid UTF-8 by '?'. */
+static void utf8_clean(char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len((const unsigned char *)s + i, n - i);
+		if (!l) {
+			s[i++] = '?';
+			continue;
+		}
+		i += l;
+	}
+}
+
 void api_error(api_resp_t *r, unsigned status, const char *field,
                const char *fmt, ...)
 {
@@ -53,8 +88,17 @@ void api_error(api_resp_t *r, unsigned status, const char *field,
 	va_end(ap);
 	json_decref(r->body);
 	r->status = status;
+	/* A text or field quoting the request (a path with a byte that is
+	 * no UTF-8) is still sent, such bytes as '?': JSON holds UTF-8
+	 * only. */
+	char f[200];
+	if (field)
+		snprintf(f, sizeof(f), "%s", field);
+	utf8_clean(msg);
+	if (field)
+		utf8_clean(f);
 	r->body = json_pack("{s:s, s:o}", "error", msg,
-	                    "field", field ? json_string(field) : json_null());
+	                    "field", field ? json_string(f) : json_null());
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, api_resp_t *r)
@@ -121,6 +165,27 @@ static int rate_ok(api_t *a, const char *name, int64_t now)
 	return 1;
 }
 
+api_role_t api_authorize(const api_env_t *env, const char *h, int64_t now,
+                         char *name, api_resp_t *r)
+{
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL,
+		          "missing token: send Authorization: Bearer TOKEN");
+		return API_ROLE_NONE;
+	}
+	char why[200];
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (!t) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		return API_ROLE_NONE;
+	}
+	api_role_t role = api_token_find(t, h + 7, now, name, why, sizeof(why));
+	wdb_abort(t);
+	if (role == API_ROLE_NONE)
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why);
+	return role;
+}
+
 /* The token of the request, checked: its role and name, or an error
  * in @r. */
 static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
@@ -128,23 +193,9 @@ static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	                                            MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
-		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL,
-		          "missing token: send Authorization: Bearer TOKEN");
+	api_role_t role = api_authorize(&a->env, h, now, name, r);
+	if (role == API_ROLE_NONE)
 		return API_ROLE_NONE;
-	}
-	char why[200];
-	wdb_txn_t *t = wdb_begin_read(a->env.db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
-		return API_ROLE_NONE;
-	}
-	api_role_t role = api_token_find(t, h + 7, now, name, why, sizeof(why));
-	wdb_abort(t);
-	if (role == API_ROLE_NONE) {
-		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why);
-		return API_ROLE_NONE;
-	}
 	if (!rate_ok(a, name, now)) {
 		api_error(r, MHD_HTTP_TOO_MANY_REQUESTS, NULL,
 		          "token %s: more than %u requests a second", name, a->conf.rate);

@@ -47,6 +47,10 @@ typedef struct api_env {
 	/* Adds to @k the region and ISP names a client can be located in,
 	 * from the geoip sources the daemon serves (NULL: none known). */
 	void (*area_names)(wdb_area_known_t *k);
+	double keep;               /* s pushed steering samples are kept
+	                            * (steer_conf_keep()) */
+	double skew;               /* steer clock-skew: how far ahead of now
+	                            * a pushed sample may be dated */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

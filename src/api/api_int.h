@@ -77,6 +77,16 @@ typedef int (*api_route_fn)(const api_env_t *env, const api_req_t *q,
  * (api_put.c). */
 int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
+/** POST /v1/metrics: a batch of metric pushes (api_metrics.c). */
+int api_metrics_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
+/** The role of the token in Authorization header @h (NULL: none) at
+ * time @now, its name into @name (API_TOKEN_NAME_MAX + 1 bytes); or
+ * API_ROLE_NONE with the error (401) in @r.  The rate is not counted
+ * here (api.c does). */
+api_role_t api_authorize(const api_env_t *env, const char *h, int64_t now,
+                         char *name, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
