@@ -18,6 +18,7 @@
 #include "dns/zone.h"
 #include "gslb/geo.h"
 #include "health/push.h"
+#include "store/command.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -426,41 +427,6 @@ void ctl_print_json(json_t *j)
 	free(s);
 }
 
-/* Whether command @cmd with its arguments only reads the store: it then
- * opens it read-only (no write lock, not even at open), so that it never
- * stalls the health thread's writes and works for a user who may only
- * read the store. */
-static int read_only_command(const char *cmd, int argc, char **argv)
-{
-	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", NULL };
-	if (strcmp(cmd, "cluster") == 0)
-		return !(argc > 1 && strcmp(argv[0], "overrides") == 0 &&
-		         strcmp(argv[1], "list") != 0);
-	for (const char *const *r = readers; *r; r++)
-		if (strcmp(cmd, *r) == 0)
-			return 1;
-	if (strcmp(cmd, "api") == 0)
-		return argc > 1 && strcmp(argv[1], "list") == 0;
-	if (strcmp(cmd, "steer") == 0)
-		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
-	if (strcmp(cmd, "dnssec") == 0)
-		return argc > 0 && (strcmp(argv[0], "list") == 0 ||
-		                    strcmp(argv[0], "status") == 0 ||
-		                    strcmp(argv[0], "ds") == 0);
-	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
-		for (int i = 0; i < argc; i++)
-			if (strcmp(argv[i], "--dry-run") == 0)
-				return 1;
-		return 0;
-	}
-	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
-	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0 &&
-	    strcmp(cmd, "budget") != 0 && strcmp(cmd, "release") != 0)
-		return 0;
-	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
-}
-
 /* Reads the options before the command into @conf_path, @db_path and
  * @create (and the globals they set).  Returns -1 to go on with the
  * command at argv[optind], else the exit status (after --help,
@@ -560,7 +526,10 @@ static void load_health_settings(void)
 	}
 }
 
-/* Opens ctl_db for command @cmd with its arguments.
+/* Opens ctl_db for command @cmd with its arguments: read-only (no
+ * write lock, not even at open) for a command that only reads
+ * (store/command.h), so that it never stalls the health thread's writes
+ * and works for a user who may only read the store.
  *
  * The map size: database.map-size for a store gslbd never opened,
  * never more than the one gslbd recorded (a larger one here would
@@ -570,7 +539,7 @@ static void load_health_settings(void)
 static void open_store(const char *db_path, const char *cmd, int argc, char **argv)
 {
 	char err[1024];
-	wdb_options_t o = { .read_only = read_only_command(cmd, argc, argv),
+	wdb_options_t o = { .read_only = wdb_command_read_only(cmd, argc, argv),
 	                    .conf_map_size = ctl_conf ? ctl_conf->db_map_size : 0,
 	                    .leave_room = 1 };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
