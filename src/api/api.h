@@ -31,6 +31,7 @@ typedef struct api_env {
 	weightdb_t *db;
 	double settle;             /* health.settle: the short-TTL period */
 	int cluster;               /* cluster mode: writes go through etcd */
+	const char *conf_path;     /* the configuration file, for POST /v1/run */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -304,6 +304,7 @@ static void set_generation(const api_env_t *env, api_resp_t *r)
 /* The resources of their own files, asked in turn before the table's
  * (one line each). */
 static const api_route_fn routes[] = {
+	api_run_route,
 	NULL
 };
 

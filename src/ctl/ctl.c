@@ -12,6 +12,7 @@
 #include "ctl/ctl_steer.h"
 #include "ctl/ctl_release.h"
 #include "ctl/ctl_override.h"
+#include "ctl/ctl_remote.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/util.h"
@@ -41,6 +42,7 @@ int ctl_json;
 health_conf_t ctl_hc;
 static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
 const char *ctl_user;
+static const char *ctl_host;   /* GSLBCTL_HOST: the API client's address */
 const char *ctl_db_path;
 
 const char *const ctl_all_down_set[] = { "open", "fallback", "empty", NULL };
@@ -100,6 +102,8 @@ static void usage(FILE *f)
 	fputs(
 "usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline]\n"
 "               [--allow-unknown-location] [--local-override] COMMAND [ARGS]\n"
+"       gslbctl --server URL --token-file FILE [--cacert FILE] [--json]\n"
+"               [--offline] [--allow-unknown-location] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -309,6 +313,8 @@ wdb_txn_t *ctl_begin(void)
 	if (!t)
 		ctl_die("%s", err);
 	wdb_txn_note(t, "user", json_string(ctl_user));
+	if (ctl_host)
+		wdb_txn_note(t, "host", json_string(ctl_host));
 	return t;
 }
 
@@ -427,6 +433,10 @@ void ctl_print_json(json_t *j)
 	free(s);
 }
 
+/* --server URL, --token-file FILE and --cacert FILE: the command runs
+ * on that gslbd (ctl_remote.c). */
+static const char *remote_server, *remote_token, *remote_cacert;
+
 /* Reads the options before the command into @conf_path, @db_path and
  * @create (and the globals they set).  Returns -1 to go on with the
  * command at argv[optind], else the exit status (after --help,
@@ -442,6 +452,9 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		{ "offline", no_argument, NULL, 'O' },
 		{ "allow-unknown-location", no_argument, NULL, 'L' },
 		{ "local-override", no_argument, NULL, 'o' },
+		{ "server", required_argument, NULL, 'S' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "cacert", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -457,6 +470,9 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		case 'O': ctl_offline = 1; break;
 		case 'L': ctl_allow_unknown_location = 1; break;
 		case 'o': ctl_local_override = 1; break;
+		case 'S': remote_server = optarg; break;
+		case 'T': remote_token = optarg; break;
+		case 'A': remote_cacert = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -551,9 +567,22 @@ static void open_store(const char *db_path, const char *cmd, int argc, char **ar
 		        wdb_room_msg(&room, err, sizeof(err)));
 }
 
-/* ctl_user and ctl_actor: the user behind sudo, else the one running. */
+/* ctl_user and ctl_actor: the user behind sudo, else the one running.
+ * When gslbd runs this gslbctl for POST /v1/run it sets GSLBCTL_ACTOR
+ * ("api:TOKEN-NAME") and GSLBCTL_HOST (the client's address), and the
+ * change is recorded as the API's own are: user the token's name, host
+ * the client.  These variables name no right: whoever may write the
+ * store may write any audit text into it anyway. */
 static void set_actor(void)
 {
+	const char *actor = getenv("GSLBCTL_ACTOR"), *host = getenv("GSLBCTL_HOST");
+	if (actor && *actor) {
+		const char *colon = strchr(actor, ':');
+		snprintf(ctl_actor, sizeof(ctl_actor), "%s", actor);
+		ctl_user = colon && colon[1] ? colon + 1 : actor;
+		ctl_host = host && *host ? host : NULL;
+		return;
+	}
 	const char *user = getenv("SUDO_USER");
 	if (!user) {
 		struct passwd *pw = getpwuid(getuid());
@@ -561,6 +590,12 @@ static void set_actor(void)
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
 	ctl_user = user;
+}
+
+const char *ctl_stdin_name(void)
+{
+	const char *n = getenv("GSLBCTL_INPUT_NAME");
+	return n && *n ? n : "stdin";
 }
 
 /* The command groups that work on the store. */
@@ -600,6 +635,26 @@ static int run_command(const char *cmd, int argc, char **argv)
 	return 2;
 }
 
+/* The command @argv (@argc words) on the gslbd of --server: no local
+ * configuration or store is opened. */
+static int run_remote(const char *conf_path, const char *db_path, int create,
+                      int argc, char **argv)
+{
+	if (!remote_server || !remote_token)
+		ctl_usage_die("--server URL and --token-file FILE go together");
+	if (conf_path || db_path || create || ctl_local_override)
+		ctl_usage_die("--server: give no -c, -d, --create or --local-override: "
+		              "the server uses its own configuration and store");
+	const char *pre[3];
+	int n = 0;
+	if (ctl_offline)
+		pre[n++] = "--offline";
+	if (ctl_allow_unknown_location)
+		pre[n++] = "--allow-unknown-location";
+	pre[n] = NULL;
+	return ctl_remote_run(remote_server, remote_token, remote_cacert, argc, argv, pre);
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf_path = NULL, *db_path = NULL;
@@ -608,6 +663,8 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	take_late_options(&argc, argv);
+	if (remote_server || remote_token || remote_cacert)
+		return run_remote(conf_path, db_path, create, argc - optind, argv + optind);
 	ctl_db_path = db_path = load_config(conf_path, db_path, create);
 	log_set_level(GSLB_LOG_WARNING);
 	load_health_settings();

@@ -362,7 +362,7 @@ int ctl_cmd_apply(int argc, char **argv)
 	json_t *want[3];
 	const char *path = file;
 	if (strcmp(path, "-") == 0)
-		file = "stdin";
+		file = ctl_stdin_name();
 	apply_read(path, file, want);
 	wdb_txn_t *t = dry ? ctl_begin_read() : ctl_begin();
 	json_t *have = json_object(), *wdoc = json_object();

@@ -424,7 +424,7 @@ static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 {
 	char err[1024];
 	api_conf_t ac;
-	api_env_t env = { g_db, hc->settle, g_cluster != NULL };
+	api_env_t env = { g_db, hc->settle, g_cluster != NULL, g_conf->path };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;
