@@ -355,7 +355,7 @@ static int check_globals(int argc, char **argv, int *ci, api_resp_t *r)
  * content coming as "stdin".  @argv: the words after the command. */
 static int check_files(const char *cmd, int argc, char **argv, api_resp_t *r)
 {
-	const char *file = NULL;
+	const char *file = NULL, *what = cmd;
 	if (strcmp(cmd, "apply") == 0) {
 		for (int i = 0; i < argc && !file; i++)
 			if (strncmp(argv[i], "--", 2) != 0 && strcmp(argv[i], "-") != 0)
@@ -364,12 +364,13 @@ static int check_files(const char *cmd, int argc, char **argv, api_resp_t *r)
 	           strcmp(argv[0], "push") == 0 && strcmp(argv[1], "--file") == 0 &&
 	           strcmp(argv[2], "-") != 0) {
 		file = argv[2];
+		what = "metrics push --file";
 	}
 	if (!file)
 		return 0;
 	api_error(r, MHD_HTTP_BAD_REQUEST, "argv", "%s %s: the API reads no file on "
 	          "the daemon's machine: give - and send the file's content as stdin "
-	          "(gslbctl --server does)", cmd, file);
+	          "(gslbctl --server does)", what, file);
 	return -1;
 }
 
