@@ -366,7 +366,7 @@ api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
 		api_stop(a);
 		return NULL;
 	}
-	a->runner = api_runner_new(loop, env->conf_path);
+	a->runner = api_runner_new(loop, env->conf_path, c->run_timeout);
 	for (size_t i = 0; i < c->nlisten; i++) {
 		const conf_listen_t *l = &a->conf.listen[i];
 		struct MHD_Daemon *d = start_one(a, l);

@@ -73,8 +73,10 @@ typedef struct api_run api_run_t;
 typedef void (*api_run_done_fn)(void *arg, api_resp_t *r);
 
 /** The commands' runner for the daemon's configuration @conf_path
- * (copied), on @loop.  Free with api_runner_stop(). */
-api_runner_t *api_runner_new(uv_loop_t *loop, const char *conf_path);
+ * (copied), on @loop, each command killed after @timeout seconds.  Free
+ * with api_runner_stop(). */
+api_runner_t *api_runner_new(uv_loop_t *loop, const char *conf_path,
+                             unsigned timeout);
 
 /** Kills what still runs; @rn goes once its last run has closed (NULL
  * allowed). */

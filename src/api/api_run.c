@@ -9,7 +9,7 @@
  * request's "stdin" (else /dev/null); its standard output and error are
  * read through pipes on the main loop, and the connection waits,
  * suspended, until the command has ended.  Limits: API_RUN_MAX commands
- * at once (429 beyond), API_RUN_TIMEOUT seconds each (then the command
+ * at once (429 beyond), api.run-timeout seconds each (then the command
  * is killed: 504), API_RUN_MAX_OUTPUT bytes of each output (then it is
  * killed: 502).
  *
@@ -34,7 +34,6 @@
 extern char **environ;
 
 #define API_RUN_MAX 4
-#define API_RUN_TIMEOUT 30           /* seconds */
 /* After the kill, the pipes are given this long to close. */
 #define API_RUN_KILL_GRACE 2000      /* milliseconds */
 #define API_RUN_MAX_OUTPUT (8u << 20) /* bytes of stdout, and of stderr */
@@ -74,6 +73,7 @@ struct api_runner {
 	char conf[PATH_MAX];       /* the daemon's configuration */
 	api_run_t *runs;
 	unsigned n;
+	unsigned timeout;          /* seconds */
 	int stopped;
 };
 
@@ -103,10 +103,12 @@ static void find_gslbctl(char *out, size_t size)
 	}
 }
 
-api_runner_t *api_runner_new(uv_loop_t *loop, const char *conf_path)
+api_runner_t *api_runner_new(uv_loop_t *loop, const char *conf_path,
+                             unsigned timeout)
 {
 	api_runner_t *rn = xcalloc(1, sizeof(*rn));
 	rn->loop = loop;
+	rn->timeout = timeout;
 	find_gslbctl(rn->exe, sizeof(rn->exe));
 	if (!conf_path || !realpath(conf_path, rn->conf))
 		snprintf(rn->conf, sizeof(rn->conf), "%s", conf_path ? conf_path : "");
@@ -182,8 +184,8 @@ static void finish(api_run_t *run)
 	api_resp_t r = { 0, NULL, 0, 0 };
 	if (run->timed_out) {
 		api_error(&r, MHD_HTTP_GATEWAY_TIMEOUT, NULL, "gslbctl %s: no end after "
-		          "%d s: stopped (a change it had not committed is not made)",
-		          run->cmd, API_RUN_TIMEOUT);
+		          "%u s: stopped (a change it had not committed is not made)",
+		          run->cmd, run->rn->timeout);
 	} else if (run->too_big) {
 		api_error(&r, MHD_HTTP_BAD_GATEWAY, NULL, "gslbctl %s: more than %u "
 		          "bytes of output: stopped (a change it had not committed is "
@@ -543,7 +545,7 @@ static int spawn(api_runner_t *rn, api_run_t *run, char **args, char **env)
 		if (uv_write(&run->wr, (uv_stream_t *)&run->in, &b, 1, on_written))
 			close_one(run, (uv_handle_t *)&run->in);
 	}
-	uv_timer_start(&run->timer, on_timeout, API_RUN_TIMEOUT * 1000, 0);
+	uv_timer_start(&run->timer, on_timeout, (uint64_t)rn->timeout * 1000, 0);
 	return 0;
 }
 
@@ -645,7 +647,8 @@ api_run_t *api_run_start(api_runner_t *rn, const api_req_t *q, api_resp_t *r,
 			close_one(run, (uv_handle_t *)&run->in);
 		return NULL;
 	}
-	log_info("api: %s@%s runs gslbctl %s", q->user, q->host, run->cmd);
+	log_info("api: %s@%s runs gslbctl %s (pid %d)", q->user, q->host, run->cmd,
+	         run->proc.pid);
 	return run;
 }
 

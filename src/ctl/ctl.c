@@ -668,6 +668,11 @@ int main(int argc, char **argv)
 	ctl_db_path = db_path = load_config(conf_path, db_path, create);
 	log_set_level(GSLB_LOG_WARNING);
 	load_health_settings();
+	/* The tests hold a command for a while (the time limit and the
+	 * count of commands the API runs at once). */
+	const char *delay = getenv("GSLBCTL_TEST_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000);
 	const char *cmd = argv[optind];
 	int n = argc - optind - 1;
 	char **args = argv + optind + 1;

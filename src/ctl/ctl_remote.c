@@ -19,9 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The server stops a command after 30 s; this leaves it time to say
- * so. */
-#define REMOTE_TIMEOUT 60
+/* The server stops a command after its api.run-timeout (at most an
+ * hour); this leaves it time to say so. */
+#define REMOTE_TIMEOUT (3600 + 60)
+#define REMOTE_CONNECT_TIMEOUT 10
 #define REMOTE_MAX_TOKEN 4096
 
 typedef struct {
@@ -183,6 +184,7 @@ int ctl_remote_run(const char *server, const char *token_file, const char *cacer
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)REMOTE_TIMEOUT);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)REMOTE_CONNECT_TIMEOUT);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (cacert)
 		curl_easy_setopt(c, CURLOPT_CAINFO, cacert);
