@@ -252,8 +252,9 @@ for i in 1 2 3 4; do
 	R node add "slow$i" --addr "192.0.2.$((100 + i))" >"$T/slow$i.out" 2>&1 &
 	echo $! >"$T/slow$i.pid"
 done
-running() { [ "$(grep -c "gslbd\[$PID\].*runs gslbctl node (pid" "$T/gslbd.log")" -ge 4 ]; }
-wait_until 5 running || fail "the four commands did not all start"
+# running N: this gslbd has started N node commands.
+running() { [ "$(grep -c "gslbd\[$PID\].*runs gslbctl node (pid" "$T/gslbd.log")" -ge "$1" ]; }
+wait_until 5 running 4 || fail "the four commands did not all start"
 out=$(R node list 2>&1); rc=$?
 [ "$rc" = 1 ] && expect_has "$out" "HTTP 429: 4 gslbctl commands run already" "a fifth command at once: 429, exit 1" ||
 	fail "fifth: $rc $out"
@@ -264,4 +265,17 @@ expect_has "$out" "^rc=1$" "and exit 1"
 [ "$(CTL export)" = "$before" ] && ok "the killed commands changed nothing" ||
 	fail "changed: $(diff <(echo "$before") <(CTL export))"
 expect_not "$(ps -o comm= --ppid "$PID")" "gslbctl" "no gslbctl left running"
+
+# A command still running when gslbd stops: killed, and its client told.
+R node add slow9 --addr 192.0.2.109 >"$T/stop.out" 2>&1 &
+cpid=$!
+wait_until 5 running 5 || fail "the command did not start"
+child=$(ps -o pid=,comm= --ppid "$PID" | awk '$2 == "gslbctl" { print $1 }')
+[ -n "$child" ] && ok "the command runs as gslbd's child" || fail "no gslbctl child of gslbd"
+gslbd_stop && ok "gslbd stops cleanly with a command running" || fail "gslbd's exit"
+wait "$cpid"; rc=$?
+[ "$rc" = 1 ] && expect_has "$(cat "$T/stop.out")" "HTTP 503: gslbd is stopping: the command was stopped" \
+	"its client: a clear message, exit 1" || fail "client at stop: $rc $(cat "$T/stop.out")"
+[ -z "$child" ] || ! kill -0 "$child" 2>/dev/null && ok "the command was killed" || fail "gslbctl $child still runs"
+expect_not "$(CTL node list)" "^slow9 " "and changed nothing"
 finish
