@@ -592,6 +592,11 @@ static void set_actor(void)
 	ctl_user = user;
 }
 
+const char *ctl_rollback_user(void)
+{
+	return strncmp(ctl_actor, "api:", 4) == 0 ? ctl_actor : ctl_user;
+}
+
 const char *ctl_stdin_name(void)
 {
 	const char *n = getenv("GSLBCTL_INPUT_NAME");

@@ -132,6 +132,9 @@ cd "$ROOT"
 same_w "node set --admin drain" node set n2 --admin drain
 same_w "node set --admin auto (undrain)" node set n2 --admin auto
 same_w "node set of something else" node set n3 --region cn-sh --isp cmcc
+id=$(sed -n 's/^change \([0-9]*\): .*/\1/p' "$T/r.raw")
+out=$(R rollback --dry-run 2>&1) && expect_has "$out" "^rollback would undo change $id \(.* api:boss: node set n3\)" \
+	"a bare rollback through the API picks the token's own last change" || fail "rollback: $out"
 printf 'n1 loss=0.1\n' >"$T/m.txt"
 same_w "metrics push --file" metrics push --file "$T/m.txt"
 same_w "metrics push --file of a file that is not there" metrics push --file "$T/none.txt"
