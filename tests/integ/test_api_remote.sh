@@ -23,6 +23,13 @@ write_conf gslb.test z.zone "api:
   rate: 1000
 stats:
   listen: [ \"127.0.0.1@$SPORT\" ]"
+# api.run-timeout's range, checked with the configuration.
+sed 's/^  rate: 1000$/  rate: 1000\n  run-timeout: 0/' "$T/gslbd.conf" >"$T/bad.conf"
+out=$("$GSLBD" -c "$T/bad.conf" --check 2>&1) && fail "run-timeout 0 accepted" ||
+	expect_has "$out" "run-timeout" "check: run-timeout 0 is out of range"
+sed 's/^  rate: 1000$/  rate: 1000\n  run-timeout: 3600/' "$T/gslbd.conf" >"$T/good.conf"
+out=$("$GSLBD" -c "$T/good.conf" --check 2>&1) && ok "check: run-timeout 3600 passes" ||
+	fail "run-timeout 3600: $out"
 mkdir -p "$T/twin"
 cp "$T/gslbd.conf" "$T/z.zone" "$T/api.crt" "$T/api.key" "$T/twin/"
 CTLB() { "$ROOT/$B/gslbctl" -c "$T/twin/gslbd.conf" "$@"; }
