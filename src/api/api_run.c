@@ -8,10 +8,10 @@
  * daemon's configuration (and so its store).  Its standard input is the
  * request's "stdin" (else /dev/null); its standard output and error are
  * read through pipes on the main loop, and the connection waits,
- * suspended, until the command has ended.  Limits: API_RUN_MAX commands
- * at once (429 beyond), api.run-timeout seconds each (then the command
- * is killed: 504), API_RUN_MAX_OUTPUT bytes of each output (then it is
- * killed: 502).
+ * suspended, until the command has ended.  Limits (S3-8): API_RUN_MAX
+ * commands at once (429 beyond), api.run-timeout seconds each (then the
+ * command is killed: 504), API_RUN_MAX_OUTPUT bytes of each output (then
+ * it is killed: 502).
  *
  * What the argv may hold: no global option that picks another
  * configuration, store or server, and no name of a file on the daemon's
@@ -299,8 +299,8 @@ static void on_written(uv_write_t *w, int status)
  * what is printed, or add a check.  Every other one is refused: -c,
  * --config, -d, --db and --create pick another configuration or store;
  * --server, --token-file and --cacert another server; --local-override
- * writes past the cluster, which only someone at the machine may decide
- * (S4-6). */
+ * writes past the cluster, which only someone at the machine may
+ * decide. */
 static const char *const global_ok[] = {
 	"--json", "-j", "--offline", "--allow-unknown-location", "--help", "-h",
 	"--version", "-V", NULL
@@ -468,8 +468,9 @@ static int read_body(json_t *b, char **words, int *nwords, int *json,
 	return 0;
 }
 
-/* The child's environment: ours, with the audit's actor and host and
- * the input's name set (and nothing of those inherited). */
+/* The child's environment: ours, with the audit's actor and host (S3-7:
+ * the change is the token's, from its client) and the input's name set
+ * (and nothing of those inherited). */
 static char **child_env(const api_req_t *q, const char *name)
 {
 	size_t n = 0;
