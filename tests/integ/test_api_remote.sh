@@ -164,8 +164,8 @@ same_r "an unknown node: exit 1, same text" node show ghost
 same_r "a bad weight: exit 1, same text" weight set www.gslb.test n1=-3
 same_r "a usage error: exit 2, same text" node frob
 same_r "an unknown command: exit 2 and the usage" frobnicate
-same_r "--help" --help
-expect_has "$(cat "$T/r.out")" "--server URL --token-file FILE" "the usage names --server"
+same_r "an argument too many: exit 2, same text" node list extra
+expect_has "$(CTL --help)" "--server URL --token-file FILE" "the usage names --server"
 out=$(R stats 2>&1) && expect_has "$out" "queries" "stats: the daemon's counters through the API" ||
 	fail "stats: $out"
 
@@ -288,4 +288,13 @@ wait "$cpid"; rc=$?
 	"its client: a clear message, exit 1" || fail "client at stop: $rc $(cat "$T/stop.out")"
 [ -z "$child" ] || ! kill -0 "$child" 2>/dev/null && ok "the command was killed" || fail "gslbctl $child still runs"
 expect_not "$(CTL node list)" "^slow9 " "and changed nothing"
+
+# A command that writes more than the output limit (made small here) is
+# stopped: 502.
+GSLBD_TEST_RUN_MAX_OUTPUT=1000 gslbd_start
+wait_tcp "$APORT" 2>/dev/null || true
+out=$(R frobnicate 2>&1); rc=$?
+[ "$rc" = 1 ] && expect_has "$out" "HTTP 502: gslbctl frobnicate: more than 1000 bytes of output: stopped" \
+	"more output than the limit: 502, exit 1" || fail "502: $rc $out"
+out=$(R node show n1 2>&1) && ok "a short output passes" || fail "short: $out"
 finish
