@@ -4,7 +4,8 @@
 # gslbctl on the daemon's machine, word for word (--json too); the audit
 # records the token's name and the client; the token's role, the
 # options that would pick another configuration or store and the names
-# of files on the daemon's machine are refused.
+# of files on the daemon's machine are refused; the limits (time, output,
+# commands at once) and a command running when gslbd stops.
 #
 # Reads run both ways on the daemon's store.  A write runs through the
 # API on the daemon's store (A) and locally on a second store (B) that
