@@ -51,6 +51,7 @@ typedef struct api_env {
 	                            * (steer_conf_keep()) */
 	double skew;               /* steer clock-skew: how far ahead of now
 	                            * a pushed sample may be dated */
+	const char *conf_path;     /* the configuration file, for POST /v1/run */
 } api_env_t;
 
 /** Starts serving @c on @loop (an empty api_t when @c is not enabled).

@@ -368,6 +368,7 @@ static void set_generation(const api_env_t *env, api_resp_t *r)
 static const api_route_fn routes[] = {
 	api_put_route,
 	api_metrics_route,
+	api_run_route,
 	NULL
 };
 

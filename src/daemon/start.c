@@ -469,7 +469,8 @@ static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 	                  .cl = g_cluster, .probe_interval = hc->interval,
 	                  .probe_timeout = hc->timeout, .conf = &g_conf,
 	                  .area_names = api_area_names,
-	                  .keep = steer_conf_keep(&hc->steer), .skew = hc->steer.skew };
+	                  .keep = steer_conf_keep(&hc->steer), .skew = hc->steer.skew,
+	                  .conf_path = g_conf->path };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;

@@ -16,7 +16,7 @@ sed 's|#/components/schemas/Status|#/components/schemas/Nope|' "$ROOT/docs/api.y
 	fail "redocly accepts a broken reference" || ok "redocly refuses a broken reference"
 # Each path the server answers is described.
 for p in /v1/status /v1/services /v1/services/{name} /v1/nodes /v1/nodes/{id} /v1/weights \
-	/v1/weights/{key} /v1/export /v1/log /v1/apply /v1/metrics; do
+	/v1/weights/{key} /v1/export /v1/log /v1/apply /v1/metrics /v1/run; do
 	grep -q "^  $p:" "$ROOT/docs/api.yaml" && ok "described: $p" || fail "not described: $p"
 done
 finish
