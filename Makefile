@@ -25,6 +25,9 @@
 #                   (bench/compare.sh; needs root and cgroup v1)
 #   make bench-stats    the cost of the statistics endpoint, stats on
 #                   against off, the same way (bench/stats-cost.sh)
+#   make bench-api  the HTTP API's write latency and reads a second, and
+#                   the query path's CPU with and without API writes
+#                   (bench/api.sh)
 #   make geoip      rebuild geoip/demo.mmdb from geoip/demo.txt (needs
 #                   libmaxmind-db-writer-perl; see geoip/README.md)
 
@@ -97,7 +100,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_IN := $(wildcard man/*.in)
 MAN := $(MAN_IN:.in=)
 
-.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall deb deb-check clean distclean fuzz bench bench-gslb bench-compare bench-stats man geoip
+.PHONY: all run demo-db check check-busy mutate unit fuzz-replay integ install uninstall deb deb-check clean distclean fuzz bench bench-gslb bench-compare bench-stats bench-api man geoip
 all: $(B)/gslbd $(B)/gslbctl man
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -145,7 +148,8 @@ $(B)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
 	  $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIBS_ALL)
 # The fuzz targets (tests/fuzz/fuzz_*.c) linked with the replay main, so
 # that `make check` runs their corpora without libFuzzer: fuzz_query
-# replays tests/fuzz/corpus, fuzz_zone and fuzz_conf their corpus-*.
+# replays tests/fuzz/corpus, fuzz_zone, fuzz_conf and fuzz_api their
+# corpus-* (fuzz_api also mutates them: GSLB_FUZZ_MUTATE, tests/run.sh).
 FUZZ_DEPS := tests/fuzz/replay.c tests/unit/store_fixture.h $(HDRS) $(B)/libgslbd.a
 $(B)/tests/fuzz_replay: tests/fuzz/fuzz_query.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
@@ -156,7 +160,7 @@ $(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c \
 	  $(B)/libgslbd.a $(ALL_LDFLAGS) $(LIBS_ALL)
 FUZZ_REPLAY := $(B)/tests/fuzz_replay $(B)/tests/fuzz_zone_replay \
-               $(B)/tests/fuzz_conf_replay
+               $(B)/tests/fuzz_conf_replay $(B)/tests/fuzz_api_replay
 
 # TESTJOBS: tests run side by side (default: two per CPU, one per CPU
 # under sanitizers; tests/run.sh).
@@ -177,8 +181,9 @@ check-busy: all $(UNIT_BIN) $(FUZZ_REPLAY)
 mutate: all $(UNIT_BIN)
 	@TESTPORT=$(TESTPORT) $(if $(TESTJOBS),TESTJOBS=$(TESTJOBS)) tests/mutate/run.sh '$(MUTANTS)'
 
-# libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone and $(B)/fuzz_conf.
-FUZZ_TARGETS := query zone conf
+# libFuzzer binaries $(B)/fuzz_query, $(B)/fuzz_zone, $(B)/fuzz_conf and
+# $(B)/fuzz_api.
+FUZZ_TARGETS := query zone conf api
 fuzz: $(B)/libgslbd.a
 	for t in $(FUZZ_TARGETS); do \
 	  clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -202,6 +207,8 @@ bench-compare: all
 	bench/compare.sh
 bench-stats: all
 	bench/stats-cost.sh
+bench-api: all
+	flock /tmp/gslbd-bench.lock bench/api.sh
 
 # The demo MaxMind DB is committed; this rebuilds it from its source.
 geoip:

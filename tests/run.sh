@@ -23,6 +23,7 @@
 # SAN (non-empty when built with sanitizers), ONLY (a glob of test names),
 # TEST_TIME_FACTOR (multiplies every deadline of the integration tests;
 # default 1, more on a slow or busy machine: see tests/integ/lib.sh).
+# GSLB_FUZZ_MUTATE and GSLB_FUZZ_SEED: the mutations of fuzz/api.
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 TESTPORT=${TESTPORT:-15300}
@@ -80,6 +81,12 @@ done
 	add "fuzz/zone" "$B/tests/fuzz_zone_replay" tests/fuzz/corpus-zone
 [ -x "$B/tests/fuzz_conf_replay" ] &&
 	add "fuzz/conf" "$B/tests/fuzz_conf_replay" tests/fuzz/corpus-conf
+# The API's requests: the corpus, then GSLB_FUZZ_MUTATE mutations of it
+# (30,000 by default, about a second; more for a longer run, with
+# GSLB_FUZZ_SEED for other inputs: tests/fuzz/replay.c).
+[ -x "$B/tests/fuzz_api_replay" ] &&
+	add "fuzz/api" env GSLB_FUZZ_MUTATE="${GSLB_FUZZ_MUTATE:-30000}" \
+		GSLB_FUZZ_SEED="${GSLB_FUZZ_SEED:-1}" "$B/tests/fuzz_api_replay" tests/fuzz/corpus-api
 # Sizes a reader can hold (tests/lengths.sh, exceptions in tests/lengths.allow).
 add "lint/lengths" bash tests/lengths.sh
 for t in tests/integ/test_*.sh; do

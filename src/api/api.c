@@ -34,14 +34,58 @@ struct api {
 	char *cert, *key;          /* PEM text, kept while served */
 	httpd_set_t http;
 	rate_slot_t rate[API_RATE_SLOTS];
+	api_runner_t *runner;      /* POST /v1/run */
+	struct conn_req *waiting;  /* connections suspended for a run */
 };
 
-/* A request being read. */
+/* A request being read, or waiting for its command (POST /v1/run):
+ * its connection is suspended until the answer is in @resp. */
 typedef struct conn_req {
 	char *body;
 	size_t len;
 	int too_big;
+	api_t *a;
+	struct MHD_Connection *conn;
+	api_run_t *run;            /* the command still running */
+	struct conn_req *next;     /* api_t's waiting list */
+	int ready;                 /* @resp is the answer to send */
+	api_resp_t resp;
 } conn_req_t;
+
+/* The length of the UTF-8 sequence at @s (of @n bytes), 0 when it is
+ * none (overlong, a surrogate, above U+10FFFF, or cut short). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+	             : (c & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len || len > n || (len == 2 && c < 0xc2))
+		return len == 1 ? 1 : 0;
+	unsigned cp = len == 1 ? c : c & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Replaces in @s each byte that is not part of valid UTF-8 by '?'. */
+static void utf8_clean(char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len((const unsigned char *)s + i, n - i);
+		if (!l) {
+			s[i++] = '?';
+			continue;
+		}
+		i += l;
+	}
+}
 
 void api_error(api_resp_t *r, unsigned status, const char *field,
                const char *fmt, ...)
@@ -53,8 +97,17 @@ void api_error(api_resp_t *r, unsigned status, const char *field,
 	va_end(ap);
 	json_decref(r->body);
 	r->status = status;
+	/* A text or field quoting the request (a path with a byte that is
+	 * no UTF-8) is still sent, such bytes as '?': JSON holds UTF-8
+	 * only. */
+	char f[200];
+	if (field)
+		snprintf(f, sizeof(f), "%s", field);
+	utf8_clean(msg);
+	if (field)
+		utf8_clean(f);
 	r->body = json_pack("{s:s, s:o}", "error", msg,
-	                    "field", field ? json_string(field) : json_null());
+	                    "field", field ? json_string(f) : json_null());
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, api_resp_t *r)
@@ -121,6 +174,27 @@ static int rate_ok(api_t *a, const char *name, int64_t now)
 	return 1;
 }
 
+api_role_t api_authorize(const api_env_t *env, const char *h, int64_t now,
+                         char *name, api_resp_t *r)
+{
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL,
+		          "missing token: send Authorization: Bearer TOKEN");
+		return API_ROLE_NONE;
+	}
+	char why[200];
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (!t) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		return API_ROLE_NONE;
+	}
+	api_role_t role = api_token_find(t, h + 7, now, name, why, sizeof(why));
+	wdb_abort(t);
+	if (role == API_ROLE_NONE)
+		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why);
+	return role;
+}
+
 /* The token of the request, checked: its role and name, or an error
  * in @r. */
 static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
@@ -128,23 +202,9 @@ static api_role_t authorize(api_t *a, struct MHD_Connection *conn, char *name,
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	                                            MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
-		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL,
-		          "missing token: send Authorization: Bearer TOKEN");
+	api_role_t role = api_authorize(&a->env, h, now, name, r);
+	if (role == API_ROLE_NONE)
 		return API_ROLE_NONE;
-	}
-	char why[200];
-	wdb_txn_t *t = wdb_begin_read(a->env.db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
-		return API_ROLE_NONE;
-	}
-	api_role_t role = api_token_find(t, h + 7, now, name, why, sizeof(why));
-	wdb_abort(t);
-	if (role == API_ROLE_NONE) {
-		api_error(r, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why);
-		return API_ROLE_NONE;
-	}
 	if (!rate_ok(a, name, now)) {
 		api_error(r, MHD_HTTP_TOO_MANY_REQUESTS, NULL,
 		          "token %s: more than %u requests a second", name, a->conf.rate);
@@ -161,6 +221,39 @@ static const char *conn_arg(const api_req_t *q, const char *name)
 	                                  strlen(name), &v, NULL) != MHD_YES)
 		return NULL;
 	return v ? v : "";
+}
+
+static void unlink_waiting(conn_req_t *cr)
+{
+	for (conn_req_t **p = &cr->a->waiting; *p; p = &(*p)->next)
+		if (*p == cr) {
+			*p = cr->next;
+			break;
+		}
+	cr->next = NULL;
+}
+
+/* Lets the server go on with @cr's connection: it calls on_request()
+ * again, which sends cr->resp. */
+static void resume(conn_req_t *cr)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(cr->conn, MHD_CONNECTION_INFO_DAEMON);
+	MHD_resume_connection(cr->conn);
+	if (ci)
+		httpd_kick(&cr->a->http, ci->daemon);
+}
+
+/* The answer of a run: sent once the connection is resumed (MHD calls
+ * on_request() again). */
+static void run_done(void *arg, api_resp_t *r)
+{
+	conn_req_t *cr = arg;
+	cr->resp = *r;
+	cr->ready = 1;
+	cr->run = NULL;
+	unlink_waiting(cr);
+	resume(cr);
 }
 
 static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
@@ -185,6 +278,18 @@ static enum MHD_Result handle(api_t *a, struct MHD_Connection *conn,
 		                                        MHD_HTTP_HEADER_IF_MATCH),
 		.arg = conn_arg, .conn = conn,
 	};
+	if (strcmp(url, "/v1/run") == 0 && strcmp(method, "POST") == 0) {
+		/* The connection waits, suspended, for the command's end. */
+		api_run_t *run = api_run_start(a->runner, &q, &r, run_done, cr);
+		if (!run)
+			return send_resp(conn, &r);
+		cr->run = run;
+		cr->conn = conn;
+		cr->next = a->waiting;
+		a->waiting = cr;
+		MHD_suspend_connection(conn);
+		return MHD_YES;
+	}
 	api_route(&a->env, &q, &r);
 	return send_resp(conn, &r);
 }
@@ -196,8 +301,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 {
 	api_t *a = cls;
 	conn_req_t *cr = *state;
+	if (cr && cr->ready) {
+		cr->ready = 0;
+		return send_resp(conn, &cr->resp);   /* takes the body */
+	}
+	if (cr && cr->run)
+		return MHD_YES;    /* still running */
 	if (!cr) {
 		*state = cr = xcalloc(1, sizeof(*cr));
+		cr->a = a;
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 		                                             MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > a->conf.max_body)
@@ -224,6 +336,12 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **state,
 {
 	conn_req_t *cr = *state;
 	if (cr) {
+		if (cr->run) {
+			api_run_cancel(cr->run);
+			unlink_waiting(cr);
+		}
+		if (cr->ready)
+			json_decref(cr->resp.body);
 		free(cr->body);
 		free(cr);
 		*state = NULL;
@@ -262,6 +380,7 @@ static struct MHD_Daemon *start_one(api_t *a, const conf_listen_t *l)
 	unsigned flags = httpd_flags(&l->addr, &port);
 	const struct sockaddr *sa = (const struct sockaddr *)&l->addr;
 	unsigned lim = a->conf.max_conn;
+	flags |= MHD_ALLOW_SUSPEND_RESUME;   /* POST /v1/run waits for its command */
 	if (!a->cert)
 		return MHD_start_daemon(flags, port, on_accept, a, on_request, a,
 		        MHD_OPTION_SOCK_ADDR, sa,
@@ -309,6 +428,7 @@ api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
 		api_stop(a);
 		return NULL;
 	}
+	a->runner = api_runner_new(loop, env->conf_path, c->run_timeout);
 	for (size_t i = 0; i < c->nlisten; i++) {
 		const conf_listen_t *l = &a->conf.listen[i];
 		struct MHD_Daemon *d = start_one(a, l);
@@ -326,6 +446,23 @@ api_t *api_start(const api_conf_t *c, uv_loop_t *loop, const api_env_t *env,
 
 void api_stop(api_t *a)
 {
-	if (a)
-		httpd_stop(&a->http);
+	if (!a)
+		return;
+	/* A command still running is killed, and its connection answered
+	 * before the server goes. */
+	while (a->waiting) {
+		conn_req_t *cr = a->waiting;
+		a->waiting = cr->next;
+		cr->next = NULL;
+		api_run_cancel(cr->run);
+		cr->run = NULL;
+		cr->resp = (api_resp_t){ 0, NULL, 0, 0 };
+		api_error(&cr->resp, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+		          "gslbd is stopping: the command was stopped");
+		cr->ready = 1;
+		resume(cr);
+	}
+	api_runner_stop(a->runner);
+	a->runner = NULL;
+	httpd_stop(&a->http);
 }

@@ -49,6 +49,11 @@ typedef struct api_env {
 	/* Adds to @k the region and ISP names a client can be located in,
 	 * from the geoip sources the daemon serves (NULL: none known). */
 	void (*area_names)(wdb_area_known_t *k);
+	double keep;               /* s pushed steering samples are kept
+	                            * (steer_conf_keep()) */
+	double skew;               /* steer clock-skew: how far ahead of now
+	                            * a pushed sample may be dated */
+	const char *conf_path;     /* the configuration file, for POST /v1/run */
 	cutover_conf_t cut;        /* the cutover section: impact levels and
 	                              the default pre-warm of a new window */
 	steer_conf_t steer;        /* the steer section: what a release's

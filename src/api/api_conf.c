@@ -91,11 +91,12 @@ int api_conf_load(const conf_t *c, api_conf_t *o, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "listen", "tls-cert", "tls-key", "allow",
 	                                    "max-body", "max-connections", "rate",
-	                                    NULL };
+	                                    "run-timeout", NULL };
 	memset(o, 0, sizeof(*o));
 	o->max_body = 1 << 20;
 	o->max_conn = 64;
 	o->rate = 20;
+	o->run_timeout = 30;
 	const ynode_t *s = ynode_get(c->root, "api");
 	if (!s)
 		return 0;
@@ -111,9 +112,10 @@ int api_conf_load(const conf_t *c, api_conf_t *o, char *err, size_t errlen)
 		CONF_NUM("max-body", 64, 64 << 20, &o->max_body),
 		CONF_NUM("max-connections", 1, 10000, &o->max_conn),
 		CONF_NUM("rate", 1, 100000, &o->rate),
+		CONF_NUM("run-timeout", 1, 3600, &o->run_timeout),
 	};
 	for (size_t i = 0; i < s->n; i++)
-		if (conf_snum_key(c, s->keys[i]->value, s->items[i], nums, 3, err, errlen) < 0)
+		if (conf_snum_key(c, s->keys[i]->value, s->items[i], nums, 4, err, errlen) < 0)
 			return -1;
 	if (!o->nlisten) {
 		conf_parse_listen(API_DEFAULT_LISTEN, &o->listen[0]);

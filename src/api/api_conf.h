@@ -8,6 +8,7 @@
  *     max-body: 1048576              # bytes of a request body
  *     max-connections: 64
  *     rate: 20                       # requests per second per token
+ *     run-timeout: 30                # seconds a POST /v1/run command may take
  * An absent section: no API.  A listen address that is not loopback
  * needs tls-cert and tls-key: a token must never cross a network in
  * clear. */
@@ -33,6 +34,7 @@ typedef struct api_conf {
 	unsigned max_body;         /* bytes */
 	unsigned max_conn;
 	unsigned rate;             /* requests per second per token */
+	unsigned run_timeout;      /* seconds, for POST /v1/run */
 } api_conf_t;
 
 /** Reads the api section of @c into @o.  Returns 0, or -1 with

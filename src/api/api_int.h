@@ -97,6 +97,49 @@ int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 /** GET /v1/explain?service=NAME&client=IP[/LEN][&type=T] (api_explain.c). */
 int api_explain_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
+/** POST /v1/metrics: a batch of metric pushes (api_metrics.c). */
+int api_metrics_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
+/** The role of the token in Authorization header @h (NULL: none) at
+ * time @now, its name into @name (API_TOKEN_NAME_MAX + 1 bytes); or
+ * API_ROLE_NONE with the error (401) in @r.  The rate is not counted
+ * here (api.c does). */
+api_role_t api_authorize(const api_env_t *env, const char *h, int64_t now,
+                         char *name, api_resp_t *r);
+
+/* POST /v1/run (api_run.c): a gslbctl command run by the daemon, its
+ * answer given when the command has ended. */
+typedef struct api_runner api_runner_t;
+typedef struct api_run api_run_t;
+
+/** What a run answers, called on the main loop when it has ended; @r
+ * (its body a new reference) is the callee's. */
+typedef void (*api_run_done_fn)(void *arg, api_resp_t *r);
+
+/** The commands' runner for the daemon's configuration @conf_path
+ * (copied), on @loop, each command killed after @timeout seconds.  Free
+ * with api_runner_stop(). */
+api_runner_t *api_runner_new(uv_loop_t *loop, const char *conf_path,
+                             unsigned timeout);
+
+/** Kills what still runs; @rn goes once its last run has closed (NULL
+ * allowed). */
+void api_runner_stop(api_runner_t *rn);
+
+/** Starts the command of POST /v1/run request @q (checked: its body,
+ * its options, its files and the role it needs): the run, whose answer
+ * comes to @done(@arg) later, or NULL with the answer (an error) in @r
+ * at once. */
+api_run_t *api_run_start(api_runner_t *rn, const api_req_t *q, api_resp_t *r,
+                         api_run_done_fn done, void *arg);
+
+/** Forgets @run's caller (its connection went): the command is killed,
+ * @done is not called. */
+void api_run_cancel(api_run_t *run);
+
+/** /v1/run with another method than POST: 405. */
+int api_run_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** Runs request @q against the store of @env into @r. */
 void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

@@ -367,6 +367,8 @@ static void set_generation(const api_env_t *env, api_resp_t *r)
  * (one line each). */
 static const api_route_fn routes[] = {
 	api_put_route,
+	api_metrics_route,
+	api_run_route,
 	api_cutover_route,
 	api_rollback_route,
 	api_release_route,

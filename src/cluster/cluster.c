@@ -607,31 +607,63 @@ const health_cluster_t *cluster_health_hooks(cluster_t *c)
 	return c ? &c->hooks : NULL;
 }
 
+/* What the cluster threads know of etcd failing (what /healthz and
+ * cluster_info() say) into @why, "" while it answers. */
+static void known_failure(cluster_t *c, char *why, size_t n)
+{
+	*why = 0;
+	if (__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&c->vmu);
+		snprintf(why, n, "%s", c->etcd_why);
+		pthread_mutex_unlock(&c->vmu);
+	}
+}
+
+/* The main thread's own etcd client.  A leader election (about a
+ * second) is waited out, no more: the main loop waits with the writer. */
+static etcd_t *writer_client(cluster_t *c)
+{
+	if (!c->we) {
+		c->we = etcd_new(&c->cc);
+		etcd_set_retry(c->we, (unsigned)(c->cc.timeout * 1000));
+	}
+	return c->we;
+}
+
+int cluster_feed_write(cluster_t *c, const char *actor, json_t *lines,
+                       uint32_t at, double keep, double skew, int64_t *rev,
+                       char *err, size_t errlen)
+{
+	char why[sizeof(c->etcd_why)], msg[1024];
+	known_failure(c, why, sizeof(why));
+	if (*why) {
+		snprintf(err, errlen, "cluster: %s; nothing was written", why);
+		return GSLB_EIO;
+	}
+	etcd_t *e = writer_client(c);
+	int rc = cluster_feed_put(e, c->cc.prefix, c->cc.name, actor, lines, at, keep,
+	                          skew, rev, msg, sizeof(msg));
+	if (rc)
+		snprintf(err, errlen, "cluster: %s; nothing was written", cluster_etcd_why(
+		         e, rc, msg, "etcd refused the measurements: ", why, sizeof(why)));
+	return rc;
+}
+
 cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
                                      const char *what, const char *actor,
                                      int64_t *rev, char *err, size_t errlen)
 {
-	/* While the watch or the lease thread knows etcd fails (what
-	 * /healthz and cluster_info() say), a change of the table is
-	 * refused at once rather than after the main loop waited out every
-	 * member's timeout again. */
-	char why[sizeof(c->etcd_why)] = "";
-	if (__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&c->vmu);
-		snprintf(why, sizeof(why), "%s", c->etcd_why);
-		pthread_mutex_unlock(&c->vmu);
-	}
+	/* While the watch or the lease thread knows etcd fails, a change of
+	 * the table is refused at once rather than after the main loop
+	 * waited out every member's timeout again. */
+	char why[sizeof(c->etcd_why)];
+	known_failure(c, why, sizeof(why));
 	if (*why && cluster_commit_shared(t)) {
 		snprintf(err, errlen, "cluster: %s; nothing was written", why);
 		wdb_abort(t);
 		return CLUSTER_COMMIT_UNAVAILABLE;
 	}
-	if (!c->we) {
-		/* A leader election (about a second) is waited out, no more:
-		 * the main loop waits with the writer. */
-		c->we = etcd_new(&c->cc);
-		etcd_set_retry(c->we, (unsigned)(c->cc.timeout * 1000));
-	}
+	writer_client(c);
 	/* Test-only (tests/integ/test_cluster_api.sh): a window between
 	 * the store's read and the write, so that two writers race. */
 	const char *delay = getenv("GSLBD_TEST_CLUSTER_WRITE_DELAY_MS");

@@ -97,4 +97,15 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
                                      const char *what, const char *actor,
                                      int64_t *rev, char *err, size_t errlen);
 
+/** Puts the validated pushes @lines (each an array of the words after
+ * "push") of time @at into etcd's feed (cluster/feed.h) by @actor,
+ * through the main thread's client as cluster_write() does, from where
+ * every instance applies them, this one included.  Returns 0 with the
+ * revision in *@rev, GSLB_EIO when etcd does not answer (refused at
+ * once while the cluster threads know it fails) or another error, with
+ * gslbctl's words in @err; nothing written on an error. */
+int cluster_feed_write(cluster_t *c, const char *actor, json_t *lines,
+                       uint32_t at, double keep, double skew, int64_t *rev,
+                       char *err, size_t errlen);
+
 #endif

@@ -186,6 +186,42 @@ static void apply_local(const cluster_writer_t *w, int64_t rev, json_t *changes,
 	out->local = rc < 0 ? -1 : 1;
 }
 
+/* The compare of the write: the change marker @mk moves with every
+ * operator's change; it is still at the revision read (gslbctl's read
+ * before the command), or at one the store reflects, @base (gslbd's
+ * store, kept current by the watch).  The elected instance's decisions
+ * (health, steering, a release's steps) write their objects without
+ * it.  So each object written must also be unchanged since the revision
+ * the store reflected (change_ops()): a release pause read before a
+ * step the elected instance then took must not write the older step
+ * back (S4-10: no step twice). */
+static json_t *marker_compare(const cluster_writer_t *w, const char *mk,
+                              int64_t base)
+{
+	char mr[32];
+	int store = w->marker == CLUSTER_MARKER_STORE;
+	snprintf(mr, sizeof(mr), "%lld", (long long)(store ? base + 1 : w->marker));
+	return json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
+	    "key", b64_str(mk, strlen(mk)), "result", store ? "LESS" : "EQUAL",
+	    "mod_revision", mr);
+}
+
+/* The puts of the key files the signing key records of @changes name,
+ * into @ops: every instance gets a key's file with its record.  Returns
+ * 0, or -1 with @err. */
+static int keyfile_part(const cluster_writer_t *w, json_t *changes, json_t *ops,
+                        char *err, size_t errlen)
+{
+	size_t i, ndnssec = 0;
+	json_t *c;
+	json_array_foreach(changes, i, c)
+		ndnssec += !strcmp(json_string_value(json_object_get(c, "kind")), "dnssec");
+	if (!ndnssec)
+		return 0;
+	return cluster_keyfile_ops(w->prefix, w->keystore, changes, ops, err, errlen)
+	       ? -1 : 0;
+}
+
 cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
                                       const char *what, const char *actor,
                                       cluster_commit_out_t *out, char *err,
@@ -228,29 +264,9 @@ cluster_commit_class_t cluster_commit(const cluster_writer_t *w, wdb_txn_t *t,
 	char mk[512];
 	snprintf(mk, sizeof(mk), "%schange", w->prefix);
 	json_t *ops = json_array();
-	/* The change marker moves with every operator's change: it is still
-	 * at the revision read (gslbctl's read before the command), or at
-	 * one the store reflects (gslbd's store, kept current by the
-	 * watch).  The elected instance's decisions (health, steering, a
-	 * release's steps) write their objects without it.  So each object
-	 * written must also be unchanged since the revision the store
-	 * reflected: a release pause read before a step the elected
-	 * instance then took must not write the older step back (S4-10: no
-	 * step twice). */
-	char mr[32];
-	int store = w->marker == CLUSTER_MARKER_STORE;
-	snprintf(mr, sizeof(mr), "%lld", (long long)(store ? base + 1 : w->marker));
-	json_t *cmp = json_pack("[{s:s, s:o, s:s, s:s}]", "target", "MOD",
-	    "key", b64_str(mk, strlen(mk)), "result", store ? "LESS" : "EQUAL",
-	    "mod_revision", mr);
+	json_t *cmp = marker_compare(w, mk, base);
 	change_ops(w->prefix, changes, base, cmp, ops);
-	/* Every instance gets a signing key's file with its record. */
-	size_t i, ndnssec = 0;
-	json_t *c;
-	json_array_foreach(changes, i, c)
-		ndnssec += !strcmp(json_string_value(json_object_get(c, "kind")), "dnssec");
-	if (ndnssec && cluster_keyfile_ops(w->prefix, w->keystore, changes, ops, msg,
-	                                   sizeof(msg))) {
+	if (keyfile_part(w, changes, ops, msg, sizeof(msg))) {
 		snprintf(err, errlen, "dnssec: %s; nothing was written", msg);
 		json_decref(changes);
 		json_decref(rec);

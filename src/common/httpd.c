@@ -57,6 +57,15 @@ void httpd_add(httpd_set_t *s, uv_loop_t *loop, struct MHD_Daemon *d)
 	arm(ep);
 }
 
+void httpd_kick(httpd_set_t *s, struct MHD_Daemon *d)
+{
+	for (size_t i = 0; i < s->nep; i++)
+		if (s->ep[i].d == d) {
+			MHD_run(d);
+			arm(&s->ep[i]);
+		}
+}
+
 static void on_closed(uv_handle_t *h)
 {
 	httpd_ep_t *ep = h->data;

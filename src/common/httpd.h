@@ -42,6 +42,11 @@ unsigned httpd_flags(const struct sockaddr_storage *addr, uint16_t *port);
  * HTTPD_MAX_LISTEN a set. */
 void httpd_add(httpd_set_t *s, uv_loop_t *loop, struct MHD_Daemon *d);
 
+/** Serves daemon @d of @s now (what a resumed connection asks for, as
+ * libmicrohttpd wants after MHD_resume_connection() when the loop is
+ * not its own).  Not from inside one of @d's callbacks. */
+void httpd_kick(httpd_set_t *s, struct MHD_Daemon *d);
+
 /** Stops every daemon of @s and calls s->on_free(s->owner) once all of
  * their handles have closed (at once when there are none). */
 void httpd_stop(httpd_set_t *s);

@@ -12,9 +12,13 @@
 #include "ctl/ctl_steer.h"
 #include "ctl/ctl_release.h"
 #include "ctl/ctl_override.h"
+#include "ctl/ctl_remote.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "dns/zone.h"
+#include "gslb/geo.h"
+#include "health/push.h"
+#include "store/command.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +39,7 @@ int ctl_json;
 health_conf_t ctl_hc;
 static char ctl_actor[128];    /* "gslbctl:USER", the audit records' actor */
 const char *ctl_user;
+static const char *ctl_host;   /* GSLBCTL_HOST: the API client's address */
 const char *ctl_db_path;
 
 const char *ctl_die_where;
@@ -91,6 +96,8 @@ static void usage(FILE *f)
 	fputs(
 "usage: gslbctl [-c CONF | -d DBDIR [--create]] [--json] [--offline]\n"
 "               [--allow-unknown-location] [--local-override] COMMAND [ARGS]\n"
+"       gslbctl --server URL --token-file FILE [--cacert FILE] [--json]\n"
+"               [--offline] [--allow-unknown-location] COMMAND [ARGS]\n"
 "  service add|set NAME [--ttl N] [--short-ttl N] [--answers N]\n"
 "                       [--all-down open|fallback|empty] [--sticky|--no-sticky]\n"
 "                       [--shadow|--no-shadow] [--profile probe|four|default]\n"
@@ -253,6 +260,8 @@ wdb_txn_t *ctl_begin(void)
 	if (!t)
 		ctl_die("%s", err);
 	wdb_txn_note(t, "user", json_string(ctl_user));
+	if (ctl_host)
+		wdb_txn_note(t, "host", json_string(ctl_host));
 	return t;
 }
 
@@ -371,40 +380,9 @@ void ctl_print_json(json_t *j)
 	free(s);
 }
 
-/* Whether command @cmd with its arguments only reads the store: it then
- * opens it read-only (no write lock, not even at open), so that it never
- * stalls the health thread's writes and works for a user who may only
- * read the store. */
-static int read_only_command(const char *cmd, int argc, char **argv)
-{
-	static const char *const readers[] = { "status", "export", "explain",
-	                                       "history", "log", NULL };
-	if (strcmp(cmd, "cluster") == 0)
-		return !(argc > 1 && strcmp(argv[0], "overrides") == 0 &&
-		         strcmp(argv[1], "list") != 0);
-	for (const char *const *r = readers; *r; r++)
-		if (strcmp(cmd, *r) == 0)
-			return 1;
-	if (strcmp(cmd, "api") == 0)
-		return argc > 1 && strcmp(argv[1], "list") == 0;
-	if (strcmp(cmd, "steer") == 0)
-		return !(argc > 0 && strcmp(argv[0], "unpin") == 0);
-	if (strcmp(cmd, "dnssec") == 0)
-		return argc > 0 && (strcmp(argv[0], "list") == 0 ||
-		                    strcmp(argv[0], "status") == 0 ||
-		                    strcmp(argv[0], "ds") == 0);
-	if (strcmp(cmd, "apply") == 0 || strcmp(cmd, "rollback") == 0) {
-		for (int i = 0; i < argc; i++)
-			if (strcmp(argv[i], "--dry-run") == 0)
-				return 1;
-		return 0;
-	}
-	if (strcmp(cmd, "service") != 0 && strcmp(cmd, "node") != 0 &&
-	    strcmp(cmd, "weight") != 0 && strcmp(cmd, "cutover") != 0 &&
-	    strcmp(cmd, "budget") != 0 && strcmp(cmd, "release") != 0)
-		return 0;
-	return argc > 0 && (strcmp(argv[0], "list") == 0 || strcmp(argv[0], "show") == 0);
-}
+/* --server URL, --token-file FILE and --cacert FILE: the command runs
+ * on that gslbd (ctl_remote.c). */
+static const char *remote_server, *remote_token, *remote_cacert;
 
 /* Reads the options before the command into @conf_path, @db_path and
  * @create (and the globals they set).  Returns -1 to go on with the
@@ -421,6 +399,9 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		{ "offline", no_argument, NULL, 'O' },
 		{ "allow-unknown-location", no_argument, NULL, 'L' },
 		{ "local-override", no_argument, NULL, 'o' },
+		{ "server", required_argument, NULL, 'S' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "cacert", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -436,6 +417,9 @@ static int parse_options(int argc, char **argv, const char **conf_path,
 		case 'O': ctl_offline = 1; break;
 		case 'L': ctl_allow_unknown_location = 1; break;
 		case 'o': ctl_local_override = 1; break;
+		case 'S': remote_server = optarg; break;
+		case 'T': remote_token = optarg; break;
+		case 'A': remote_cacert = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gslbctl %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -505,7 +489,10 @@ static void load_health_settings(void)
 	}
 }
 
-/* Opens ctl_db for command @cmd with its arguments.
+/* Opens ctl_db for command @cmd with its arguments: read-only (no
+ * write lock, not even at open) for a command that only reads
+ * (store/command.h), so that it never stalls the health thread's writes
+ * and works for a user who may only read the store.
  *
  * The map size: database.map-size for a store gslbd never opened,
  * never more than the one gslbd recorded (a larger one here would
@@ -515,7 +502,7 @@ static void load_health_settings(void)
 static void open_store(const char *db_path, const char *cmd, int argc, char **argv)
 {
 	char err[1024];
-	wdb_options_t o = { .read_only = read_only_command(cmd, argc, argv),
+	wdb_options_t o = { .read_only = wdb_command_read_only(cmd, argc, argv),
 	                    .conf_map_size = ctl_conf ? ctl_conf->db_map_size : 0,
 	                    .leave_room = 1 };
 	ctl_db = weightdb_open_opts(db_path, &o, err, sizeof(err));
@@ -527,9 +514,22 @@ static void open_store(const char *db_path, const char *cmd, int argc, char **ar
 		        wdb_room_msg(&room, err, sizeof(err)));
 }
 
-/* ctl_user and ctl_actor: the user behind sudo, else the one running. */
+/* ctl_user and ctl_actor: the user behind sudo, else the one running.
+ * When gslbd runs this gslbctl for POST /v1/run it sets GSLBCTL_ACTOR
+ * ("api:TOKEN-NAME") and GSLBCTL_HOST (the client's address), and the
+ * change is recorded as the API's own are: user the token's name, host
+ * the client.  These variables name no right: whoever may write the
+ * store may write any audit text into it anyway. */
 static void set_actor(void)
 {
+	const char *actor = getenv("GSLBCTL_ACTOR"), *host = getenv("GSLBCTL_HOST");
+	if (actor && *actor) {
+		const char *colon = strchr(actor, ':');
+		snprintf(ctl_actor, sizeof(ctl_actor), "%s", actor);
+		ctl_user = colon && colon[1] ? colon + 1 : actor;
+		ctl_host = host && *host ? host : NULL;
+		return;
+	}
 	const char *user = getenv("SUDO_USER");
 	if (!user) {
 		struct passwd *pw = getpwuid(getuid());
@@ -537,6 +537,17 @@ static void set_actor(void)
 	}
 	snprintf(ctl_actor, sizeof(ctl_actor), "gslbctl:%s", user);
 	ctl_user = user;
+}
+
+const char *ctl_rollback_user(void)
+{
+	return strncmp(ctl_actor, "api:", 4) == 0 ? ctl_actor : ctl_user;
+}
+
+const char *ctl_stdin_name(void)
+{
+	const char *n = getenv("GSLBCTL_INPUT_NAME");
+	return n && *n ? n : "stdin";
 }
 
 /* The command groups that work on the store. */
@@ -576,6 +587,26 @@ static int run_command(const char *cmd, int argc, char **argv)
 	return 2;
 }
 
+/* The command @argv (@argc words) on the gslbd of --server: no local
+ * configuration or store is opened. */
+static int run_remote(const char *conf_path, const char *db_path, int create,
+                      int argc, char **argv)
+{
+	if (!remote_server || !remote_token)
+		ctl_usage_die("--server URL and --token-file FILE go together");
+	if (conf_path || db_path || create || ctl_local_override)
+		ctl_usage_die("--server: give no -c, -d, --create or --local-override: "
+		              "the server uses its own configuration and store");
+	const char *pre[3];
+	int n = 0;
+	if (ctl_offline)
+		pre[n++] = "--offline";
+	if (ctl_allow_unknown_location)
+		pre[n++] = "--allow-unknown-location";
+	pre[n] = NULL;
+	return ctl_remote_run(remote_server, remote_token, remote_cacert, argc, argv, pre);
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf_path = NULL, *db_path = NULL;
@@ -584,9 +615,16 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	take_late_options(&argc, argv);
+	if (remote_server || remote_token || remote_cacert)
+		return run_remote(conf_path, db_path, create, argc - optind, argv + optind);
 	ctl_db_path = db_path = load_config(conf_path, db_path, create);
 	log_set_level(GSLB_LOG_WARNING);
 	load_health_settings();
+	/* The tests hold a command for a while (the time limit and the
+	 * count of commands the API runs at once). */
+	const char *delay = getenv("GSLBCTL_TEST_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000);
 	const char *cmd = argv[optind];
 	int n = argc - optind - 1;
 	char **args = argv + optind + 1;

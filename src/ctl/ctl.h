@@ -67,6 +67,16 @@ void ctl_no_more_args(const char *cmd, int argc, char **argv, int want);
  * undoes. */
 extern const char *ctl_user;
 
+/** Whose changes a bare rollback undoes (store/change.h): ctl_user, or
+ * "api:NAME" when gslbd runs this gslbctl for a token (GSLBCTL_ACTOR). */
+const char *ctl_rollback_user(void);
+
+/** The name standard input goes by in messages and audit texts ("apply
+ * stdin"): GSLBCTL_INPUT_NAME when gslbd runs this gslbctl for POST
+ * /v1/run with a client's file as standard input (the file's name on the
+ * client), else "stdin". */
+const char *ctl_stdin_name(void);
+
 /** Whether a gslbd serves the store now (it holds DB/gslbd.lock). */
 int ctl_daemon_running(void);
 

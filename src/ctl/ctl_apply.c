@@ -129,7 +129,7 @@ int ctl_cmd_apply(int argc, char **argv)
 	json_t *want[3];
 	const char *path = file;
 	if (strcmp(path, "-") == 0)
-		file = "stdin";
+		file = ctl_stdin_name();
 	wdb_apply_opts_t op;
 	wdb_apply_err_t e;
 	ctl_apply_opts(&op, allow_special);

@@ -261,7 +261,7 @@ int ctl_cmd_rollback(int argc, char **argv)
 		 * decisions, other users' changes and rollbacks are skipped,
 		 * so repeating walks further back (gslbctl(8)). */
 		json_t *recs = log_records("rollback", 0);
-		id = wdb_rollback_pick(recs, ctl_user);
+		id = wdb_rollback_pick(recs, ctl_rollback_user());
 		json_decref(recs);
 		if (!id)
 			ctl_die("rollback: %s has no change left to roll back (name one: "

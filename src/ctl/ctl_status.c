@@ -68,7 +68,7 @@ static int push_file(const char *path)
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
 	if (!f)
 		ctl_die("metrics push --file %s: %s", path, strerror(errno));
-	const char *name = f == stdin ? "stdin" : path;
+	const char *name = f == stdin ? ctl_stdin_name() : path;
 	wdb_txn_t *t = ctl_begin();
 	uint32_t now = (uint32_t)time(NULL);
 	json_t *lines = json_array();

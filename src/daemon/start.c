@@ -14,6 +14,7 @@
 #include "dnssec/dnssec.h"
 #include "gslb/geo.h"
 #include "probe/probe.h"
+#include "steer/steer.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -464,10 +465,13 @@ static int start_api(uv_loop_t *loop, const health_conf_t *hc)
 {
 	char err[1024];
 	api_conf_t ac;
-	api_env_t env = { g_db, hc->settle, g_cluster != NULL, g_cluster,
-	                  hc->interval, hc->timeout, &g_conf, api_area_names,
-	                  .cut = hc->cut, .steer = hc->steer,
-	                  .snapshot = snapshot_get };
+	api_env_t env = { .db = g_db, .settle = hc->settle, .cluster = g_cluster != NULL,
+	                  .cl = g_cluster, .probe_interval = hc->interval,
+	                  .probe_timeout = hc->timeout, .conf = &g_conf,
+	                  .area_names = api_area_names,
+	                  .keep = steer_conf_keep(&hc->steer), .skew = hc->steer.skew,
+	                  .conf_path = g_conf->path, .cut = hc->cut,
+	                  .steer = hc->steer, .snapshot = snapshot_get };
 	if (!api_conf_load(g_conf, &ac, err, sizeof(err)) &&
 	    (g_api = api_start(&ac, loop, &env, err, sizeof(err))))
 		return 0;

@@ -95,6 +95,15 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	return GSLB_EINVAL;
 }
 
+/* Error @rc of a push, the word @i of its argv at fault noted in *@word
+ * (when asked for: push_apply_word()). */
+static int at_word(int *word, int i, int rc)
+{
+	if (word)
+		*word = i;
+	return rc;
+}
+
 /* Writes @val (which it takes) under (@kind, @key). */
 static int put(wdb_txn_t *t, wdb_kind_t kind, const char *key, json_t *val,
                char *err, size_t errlen)
@@ -195,37 +204,42 @@ static json_t *spend_record(wdb_txn_t *t, const char *name, uint32_t at, char *k
 
 /* metrics push NODE KEY=VALUE... (health metrics, S1-2). */
 static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-                       char *msg, size_t msize, char *err, size_t errlen)
+                       char *msg, size_t msize, char *err, size_t errlen, int *word)
 {
 	const char *id = argv[1];
 	json_t *node = wdb_get(t, WDB_NODE, id);
 	if (!node)
-		return bad(err, errlen, "metrics push: node %s does not exist", id);
+		return at_word(word, 1, bad(err, errlen, "metrics push: node %s does not "
+		                            "exist", id));
 	json_decref(node);
 	json_t *m = wdb_get(t, WDB_METRICS, id);
 	if (!m)
 		m = json_object();
 	const char *from = PUSH_FROM_DEFAULT;
+	int from_at = 0;
 	for (int i = 2; i + 1 < argc; i++)
 		if (strcmp(argv[i], "--from") == 0)
-			from = argv[i + 1];
+			from = argv[from_at = i + 1];
 	if (!valid_from(from)) {
 		json_decref(m);
-		return bad(err, errlen, "metrics push: --from %s: give the feeder's name, "
-		           "without spaces, below %d characters", from, PUSH_FROM_MAX);
+		return at_word(word, from_at, bad(err, errlen, "metrics push: --from %s: "
+		               "give the feeder's name, without spaces, below %d "
+		               "characters", from, PUSH_FROM_MAX));
 	}
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--from") == 0) {
 			if (++i == argc) {
 				json_decref(m);
-				return bad(err, errlen, "metrics push: --from needs a value");
+				return at_word(word, i - 1, bad(err, errlen, "metrics push: "
+				               "--from needs a value"));
 			}
 			continue;
 		}
 		const char *eq = strchr(argv[i], '=');
 		if (!eq) {
 			json_decref(m);
-			return bad(err, errlen, "metrics push: '%s' is not KEY=VALUE", argv[i]);
+			return at_word(word, i, bad(err, errlen, "metrics push: '%s' is not "
+			                            "KEY=VALUE", argv[i]));
 		}
 		char name[METRIC_NAME_MAX];
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
@@ -244,15 +258,16 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			strcat(known, "; spend, with --provider: ");
 			input_list(known, sizeof(known), IN_SPENT, IN_COUNT, 0);
 			json_decref(m);
-			return bad(err, errlen, "metrics push: unknown metric '%.*s' (known: %s)",
-			           (int)(eq - argv[i]), argv[i], known);
+			return at_word(word, i, bad(err, errlen, "metrics push: unknown "
+			               "metric '%.*s' (known: %s)", (int)(eq - argv[i]),
+			               argv[i], known));
 		}
 		static const num_range_t any = { -HUGE_VAL, HUGE_VAL, 0, NULL, NULL };
 		double v = 0;
 		if (num_parse(eq + 1, &any, &v, NULL) || score_metric_check((metric_t)k, v)) {
 			json_decref(m);
-			return bad(err, errlen, "metrics push: %s=%s: value out of range", name,
-			           eq + 1);
+			return at_word(word, i, bad(err, errlen, "metrics push: %s=%s: value "
+			                            "out of range", name, eq + 1));
 		}
 		json_t *e = json_pack("{s:f, s:I, s:s}", "value", v, "time", (json_int_t)now,
 		                      "from", from);
@@ -270,17 +285,19 @@ static int push_health(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 
 /* metrics push --provider NAME [--at TIME] spent=X */
 static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
-                      double skew, char *msg, size_t msize, char *err, size_t errlen)
+                      double skew, char *msg, size_t msize, char *err, size_t errlen,
+                      int *word)
 {
 	const char *name = NULL, *at_text = NULL;
+	int name_at = 1, at_at = 0;
 	uint32_t at = now;
 	double spent = NAN;
 	for (int i = 1; i < argc; i++) {
 		int rc = 0;
 		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
-			name = argv[++i];
+			name = argv[name_at = ++i];
 		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
-			at_text = argv[++i];
+			at_text = argv[at_at = ++i];
 			rc = push_parse_time("metrics push", "--at", at_text, &at, err, errlen);
 		} else if (input_of(argv[i]) == IN_SPENT)
 			rc = push_parse_real("metrics push", inputs[IN_SPENT].name,
@@ -290,16 +307,17 @@ static int push_spend(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			rc = bad(err, errlen, "metrics push --provider: unexpected '%s' (usage: "
 			         "metrics push --provider NAME [--at TIME] spent=AMOUNT)", argv[i]);
 		if (rc)
-			return rc;
+			return at_word(word, i, rc);
 	}
 	if (!name || !push_valid_word(name, 0))
-		return bad(err, errlen, "metrics push: --provider needs a provider name like cdn-a");
+		return at_word(word, name_at, bad(err, errlen, "metrics push: --provider "
+		               "needs a provider name like cdn-a"));
 	if (isnan(spent))
 		return bad(err, errlen, "metrics push --provider %s: give spent=AMOUNT", name);
 	/* A past period's spend may come late (an invoice); a future one
 	 * is a wrong clock. */
 	if (at_text && check_time(at_text, at, now, 0, skew, err, errlen))
-		return GSLB_EINVAL;
+		return at_word(word, at_at, GSLB_EINVAL);
 	char key[200];
 	json_t *rec = spend_record(t, name, at, key, sizeof(key));
 	json_object_set_new(rec, "pushed", json_real(spent));
@@ -395,10 +413,11 @@ static int push_fits_rows(wdb_txn_t *t, const char *id, const char *region,
  * bytes= (steering inputs, S3-2, S3-6). */
 static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                       double keep, double skew, char *msg, size_t msize, char *err,
-                      size_t errlen)
+                      size_t errlen, int *word)
 {
 	const char *id = argv[1], *region = "*", *isp = "*", *at_text = NULL;
 	const char *from = PUSH_FROM_DEFAULT;
+	int region_at = 0, isp_at = 0, at_at = 0, bytes_at = 0;
 	uint32_t at = now;
 	double val[IN_COUNT] = { NAN, NAN, NAN, NAN };
 	for (int i = 2; i < argc; i++) {
@@ -406,18 +425,20 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int rc = 0;
 		if (strncmp(a, "--", 2) == 0 && !v)
-			return bad(err, errlen, "metrics push: %s needs a value", a);
+			return at_word(word, i, bad(err, errlen, "metrics push: %s needs a "
+			                            "value", a));
 		int is_region = strcmp(a, "--region") == 0, k = input_of(a);
 		if (is_region || strcmp(a, "--isp") == 0) {
 			if (!push_valid_word(v, 0))
-				return bad(err, errlen, "metrics push: %s %s: use a short "
-				           "lowercase name like %s", a, v, is_region ? "cn-bj" : "ctcc");
+				return at_word(word, i + 1, bad(err, errlen, "metrics push: %s %s: "
+				               "use a short lowercase name like %s", a, v,
+				               is_region ? "cn-bj" : "ctcc"));
 			*(is_region ? &region : &isp) = v;
-			i++;
+			*(is_region ? &region_at : &isp_at) = ++i;
 		} else if (strcmp(a, "--at") == 0) {
 			rc = push_parse_time("metrics push", "--at", v, &at, err, errlen);
 			at_text = v;
-			i++;
+			at_at = ++i;
 		} else if (strcmp(a, "--from") == 0) {
 			if (!valid_from(v))
 				rc = bad(err, errlen, "metrics push: --from %s: give the feeder's "
@@ -429,6 +450,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			rc = bad(err, errlen, "metrics push: spent= belongs to a provider: metrics "
 			         "push --provider NAME spent=AMOUNT");
 		} else if (k >= 0) {
+			bytes_at = k == IN_BYTES ? i : bytes_at;
 			rc = push_parse_real("metrics push", inputs[k].name,
 			                     a + strlen(inputs[k].name) + 1, 0, inputs[k].hi,
 			                     &val[k], err, errlen);
@@ -439,7 +461,7 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 			         "--isp or --at (push health metrics on their own)", a, names);
 		}
 		if (rc)
-			return rc;
+			return at_word(word, i, rc);
 	}
 	double success = val[IN_SUCCESS], latency = val[IN_LATENCY], bytes = val[IN_BYTES];
 	if (isnan(success) && isnan(latency) && isnan(bytes))
@@ -448,14 +470,15 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 	if (at_text && check_time(at_text, at, now,
 	                          isnan(success) && isnan(latency) ? 0 : keep, skew, err,
 	                          errlen))
-		return GSLB_EINVAL;
+		return at_word(word, at_at, GSLB_EINVAL);
 	json_t *node = wdb_get(t, WDB_NODE, id);
 	if (!node)
-		return bad(err, errlen, "metrics push: node %s does not exist", id);
+		return at_word(word, 1, bad(err, errlen, "metrics push: node %s does not "
+		                            "exist", id));
 	int rc = push_fits_rows(t, id, region, isp, err, errlen);
 	if (rc) {
 		json_decref(node);
-		return rc;
+		return at_word(word, region_at ? region_at : isp_at, rc);
 	}
 	if (!isnan(bytes)) {
 		/* S3-6: spend derived from the bytes served times the price. */
@@ -463,9 +486,10 @@ static int push_steer(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		json_t *cost = json_object_get(node, "cost_per_gb");
 		if (!prov || !json_is_number(cost)) {
 			json_decref(node);
-			return bad(err, errlen, "metrics push: bytes= needs node %s to have "
-			           "--provider and --cost-per-gb (node set %s --provider NAME "
-			           "--cost-per-gb PRICE)", id, id);
+			return at_word(word, bytes_at, bad(err, errlen, "metrics push: bytes= "
+			               "needs node %s to have --provider and --cost-per-gb "
+			               "(node set %s --provider NAME --cost-per-gb PRICE)",
+			               id, id));
 		}
 		char key[200];
 		json_t *rec = spend_record(t, prov, at, key, sizeof(key));
@@ -509,6 +533,16 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                double keep, double skew, char *msg, size_t msize, char *err,
                size_t errlen)
 {
+	return push_apply_word(t, argc, argv, now, keep, skew, msg, msize, err, errlen,
+	                       NULL);
+}
+
+int push_apply_word(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+                    double keep, double skew, char *msg, size_t msize, char *err,
+                    size_t errlen, int *word)
+{
+	if (word)
+		*word = 0;
 	if (argc < 3)
 		return bad(err, errlen, "metrics push: give a node and at least one KEY=VALUE");
 	int steer = strcmp(argv[1], "--provider") == 0;
@@ -520,8 +554,9 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
 		steer = strncmp(argv[i], "--", 2) == 0 || input_of(argv[i]) >= 0;
 	}
 	if (strcmp(argv[1], "--provider") == 0)
-		return push_spend(t, argc, argv, now, skew, msg, msize, err, errlen);
+		return push_spend(t, argc, argv, now, skew, msg, msize, err, errlen, word);
 	if (steer)
-		return push_steer(t, argc, argv, now, keep, skew, msg, msize, err, errlen);
-	return push_health(t, argc, argv, now, msg, msize, err, errlen);
+		return push_steer(t, argc, argv, now, keep, skew, msg, msize, err, errlen,
+		                  word);
+	return push_health(t, argc, argv, now, msg, msize, err, errlen, word);
 }

@@ -75,4 +75,12 @@ int push_apply(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
                double keep, double skew, char *msg, size_t msize, char *err,
                size_t errlen);
 
+/** push_apply(), and on an error the index in @argv of the word it is
+ * about into *@word: the node, an option's value or a KEY=VALUE; 0 when
+ * it is about the push as a whole (a missing input).  The HTTP API names
+ * the sample's field at fault from it (api/api_metrics.c). */
+int push_apply_word(wdb_txn_t *t, int argc, char *const *argv, uint32_t now,
+                    double keep, double skew, char *msg, size_t msize, char *err,
+                    size_t errlen, int *word);
+
 #endif

@@ -198,6 +198,8 @@ int wdb_audit_by_user(json_t *rec, const char *user)
 {
 	const char *u = json_string_value(json_object_get(rec, "user"));
 	const char *actor = json_string_value(json_object_get(rec, "actor"));
+	if (actor && strncmp(user, "api:", 4) == 0)
+		return strcmp(actor, user) == 0;
 	if (!actor || strncmp(actor, "gslbctl:", 8) != 0)
 		return 0;
 	return strcmp(u ? u : actor + 8, user) == 0;

@@ -64,7 +64,9 @@ size_t wdb_diff_count(json_t *diff, const char *what);
 int wdb_diff_needs_force(json_t *diff, size_t rows, char *why, size_t whylen);
 
 /** Whether audit record @rec was written by gslbctl as @user (the
- * record's "user", or for older records the actor "gslbctl:USER"). */
+ * record's "user", or for older records the actor "gslbctl:USER"); a
+ * @user "api:NAME" names the changes made through the HTTP API with
+ * token NAME (their actor), gslbctl --server's included. */
 int wdb_audit_by_user(json_t *rec, const char *user);
 
 /** Whether audit record @rec is an automatic change: written by the

@@ -16,7 +16,7 @@ sed 's|#/components/schemas/Status|#/components/schemas/Nope|' "$ROOT/docs/api.y
 	fail "redocly accepts a broken reference" || ok "redocly refuses a broken reference"
 # Each path the server answers is described.
 for p in /v1/status /v1/services /v1/services/{name} /v1/nodes /v1/nodes/{id} /v1/weights \
-	/v1/weights/{key} /v1/export /v1/log /v1/apply /v1/cutovers /v1/cutovers/{id} \
+	/v1/weights/{key} /v1/export /v1/log /v1/apply /v1/metrics /v1/run /v1/cutovers /v1/cutovers/{id} \
 	/v1/rollback/{change} /v1/releases /v1/releases/{service} \
 	/v1/releases/{service}/{action} /v1/budgets /v1/budgets/{provider} \
 	/v1/steer/{service} /v1/steer/{service}/unpin /v1/explain; do

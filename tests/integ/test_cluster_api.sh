@@ -117,6 +117,18 @@ expect_has "$log" "\"revision\": $drev" "named by the answer's change"
 expect_has "$(ETCDCTL get --prefix /gslbd/log/ --print-value-only 2>/dev/null | grep 'service del alt')" \
 	'"actor":"api:boss1"' "etcd's log record of the delete names api:boss1"
 
+# 3b. Measurements pushed through ns1's API go into etcd's feed, as
+# gslbctl's do, and so into ns2's store too.
+mdump() { mdb_dump -p -s metrics "$T/ns$1/db" 2>/dev/null | grep -A1 '^ b$' | tail -1; }
+out=$(callI 1 "$AT1" POST /v1/metrics "${J[@]}" -d '{"samples": [{"node": "b", "loss": 0.3, "rtt_ms": 45}]}')
+[ "$(code "$out")" = 200 ] && expect_has "$out" '"pushed": 1' "POST /v1/metrics through ns1: 200, pushed 1" ||
+	fail "metrics: $out"
+mrev=$(jget "$out" '["revision"]')
+[ "$mrev" -gt "$drev" ] 2>/dev/null && ok "named by its cluster revision ($mrev)" || fail "revision '$mrev' after $drev"
+m_on() { mdump "$1" | grep -q '"rtt_ms":{"from":"push","time":[0-9]*,"value":45'; }
+wait_until 10 m_on 2 && ok "ns2's store has b's rtt_ms from ns1's API" || fail "ns2: $(mdump 2)"
+m_on 1 && ok "and so has ns1's" || fail "ns1: $(mdump 1)"
+
 # 4. A stale If-Match is refused and writes nothing.
 wait_until 10 same_gen
 before=$(export_of 1)
@@ -173,6 +185,11 @@ echo "    a write refused while ns1 knows etcd is down: $(( ($(date +%s%N) - t0)
 ctl=$(CTLN 1 node set b --admin drain 2>&1)
 expect_has "$ctl" "^gslbctl: cluster: etcd is unreachable: .*; nothing was written$" \
 	"gslbctl says the same of its write"
+m0=$(mdump 1)
+out=$(callI 1 "$AT1" POST /v1/metrics "${J[@]}" -d '{"samples": [{"node": "b", "rtt_ms": 77}]}')
+[ "$(code "$out")" = 503 ] && expect_has "$(errtext "$out")" "^cluster: etcd is unreachable: .*; nothing was written$" \
+	"etcd stopped: a metrics push refused with 503, in the same words" || fail "metrics, etcd down: $out"
+[ "$(mdump 1)" = "$m0" ] && ok "and not stored locally either" || fail "stored: $(mdump 1)"
 out=$(callI 1 "$RT1" GET /v1/nodes/b)
 [ "$(code "$out")" = 200 ] && expect_has "$out" '"admin": "auto"' "reads go on from the local store, b untouched" ||
 	fail "read while etcd is down: $out"

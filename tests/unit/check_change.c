@@ -164,6 +164,12 @@ START_TEST(rollback_rule)
 	ck_assert_int_eq(wdb_rollback_pick(l, "ann"), 2);
 	ck_assert_int_eq(wdb_rollback_pick(l, "bob"), 3);
 	ck_assert_int_eq(wdb_rollback_pick(l, "eve"), 0);
+	/* A token's changes are its own, not those of a user of its name. */
+	json_array_append_new(l, rec(40, "api:bob", "bob", "node", 0));
+	ck_assert_int_eq(wdb_rollback_pick(l, "api:bob"), 40);
+	ck_assert_int_eq(wdb_rollback_pick(l, "bob"), 3);
+	ck_assert_int_eq(wdb_rollback_pick(l, "api:ann"), 0);
+	json_array_remove(l, json_array_size(l) - 1);
 	/* A rollback is no target, and its target is undone: the next
 	 * bare rollback walks further back. */
 	json_array_append_new(l, rec(5, "gslbctl:ann", "ann", "node", 2));

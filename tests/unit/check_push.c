@@ -277,6 +277,46 @@ START_TEST(push_from)
 }
 END_TEST
 
+/* push_apply_word() names the word of a refused push: the node, an
+ * option's value, a KEY=VALUE, or 0 for the push as a whole; the HTTP
+ * API names the sample's field from it. */
+static int word_of(wdb_txn_t *t, const char *line, char *err, size_t errlen)
+{
+	char buf[512], *argv[PUSH_MAX_WORDS + 1], *save = NULL, msg[400];
+	int argc = 0, word = -1;
+	snprintf(buf, sizeof(buf), "%s", line);
+	argv[argc++] = "push";
+	for (char *w = strtok_r(buf, " ", &save); w && argc <= PUSH_MAX_WORDS;
+	     w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	ck_assert_int_eq(push_apply_word(t, argc, argv, 1700000000u, 900, 60, msg,
+	                                 sizeof(msg), err, errlen, &word), GSLB_EINVAL);
+	return word;
+}
+
+START_TEST(push_word_at_fault)
+{
+	char err[1200];
+	wdb_txn_t *t = wdb_begin(g_db, "test:unit", err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(word_of(t, "ghost loss=1", err, sizeof(err)), 1);
+	ck_assert_int_eq(word_of(t, "ghost success=1", err, sizeof(err)), 1);
+	ck_assert_int_eq(word_of(t, "a loss=1 nope=2", err, sizeof(err)), 3);
+	ck_assert_int_eq(word_of(t, "a loss=-5", err, sizeof(err)), 2);
+	ck_assert_int_eq(word_of(t, "a --isp ctcc --region cn-xx success=9", err,
+	                         sizeof(err)), 5);
+	ck_assert_int_eq(word_of(t, "a --region BAD success=9", err, sizeof(err)), 3);
+	ck_assert_int_eq(word_of(t, "a success=9 latency=-1", err, sizeof(err)), 3);
+	ck_assert_int_eq(word_of(t, "a success=9 --at 1000", err, sizeof(err)), 4);
+	ck_assert_int_eq(word_of(t, "b bytes=100", err, sizeof(err)), 2);
+	ck_assert_int_eq(word_of(t, "a --region cn-bj --isp ctcc", err, sizeof(err)), 0);
+	ck_assert_int_eq(word_of(t, "--provider cdn-a spent=x", err, sizeof(err)), 3);
+	ck_assert_int_eq(word_of(t, "--provider BAD spent=1", err, sizeof(err)), 2);
+	ck_assert_int_eq(word_of(t, "a loss=1 --from", err, sizeof(err)), 3);
+	wdb_abort(t);
+}
+END_TEST
+
 /* A pull source's answers into push lines: the steering inputs of one
  * node, region and ISP in one line, a health metric in a line of its
  * own, a sample without the node label or without a number counted as
@@ -330,6 +370,7 @@ static Suite *push_suite(void)
 	tcase_add_test(t, trim_keeps_inputs_flat);
 	tcase_add_test(t, trim_stamps_old_records);
 	tcase_add_test(t, push_from);
+	tcase_add_test(t, push_word_at_fault);
 	tcase_add_test(t, source_answers);
 	suite_add_tcase(s, t);
 	return s;
