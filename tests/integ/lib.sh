@@ -390,8 +390,16 @@ section() { # output ANSWER|AUTHORITY|ADDITIONAL
 }
 
 # python3 with tests/integ/dnsraw.py importable and PORT exported; the
-# script comes on stdin.  Bounded by a timeout like everything else.
+# script comes on stdin, or as the first argument when that spans lines
+# (`py "import ..." && ok ...`).  Bounded by a timeout like everything
+# else.
 py() {
+	if [ $# -gt 0 ] && [[ $1 == *$'\n'* ]]; then
+		local script=$1
+		shift
+		PORT=$PORT PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 -c "$script" "$@"
+		return
+	fi
 	PORT=$PORT PYTHONPATH="$ROOT/tests/integ" timeout 30 python3 - "$@"
 }
 

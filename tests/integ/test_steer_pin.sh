@@ -57,7 +57,7 @@ steer = [i for r in recs for i in r['inputs'] if i.get('row') == 'www.gslb.test|
 b = steer[-1]['nodes']['b']
 assert 30 <= b['l'] <= 200 and b['base'] == 40 and b['share'] <= 3000, b
 health = [i for r in recs for i in r['inputs'] if i.get('node') == 'x']
-assert any(h.get('state') == 'down' for h in health), health
+assert any(h.get('state') == 'demoted' for h in health), health
 " && ok "log --auto --json: compact inputs of the engine and health" ||
 	fail "log --auto --json: $(head -c 2000 "$T/auto.json")"
 out=$(CTL log --auto --limit 1)
