@@ -97,6 +97,10 @@ int api_put_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 /** GET /v1/explain?service=NAME&client=IP[/LEN][&type=T] (api_explain.c). */
 int api_explain_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 
+/** GET /v1/health[?service=NAME]: the nodes and rows of gslbctl status
+ * (api_health.c). */
+int api_health_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
+
 /** POST /v1/metrics: a batch of metric pushes (api_metrics.c). */
 int api_metrics_route(const api_env_t *env, const api_req_t *q, api_resp_t *r);
 

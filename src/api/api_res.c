@@ -375,6 +375,7 @@ static const api_route_fn routes[] = {
 	api_budget_route,
 	api_steer_route,
 	api_explain_route,
+	api_health_route,
 	NULL
 };
 

@@ -19,7 +19,7 @@ for p in /v1/status /v1/services /v1/services/{name} /v1/nodes /v1/nodes/{id} /v
 	/v1/weights/{key} /v1/export /v1/log /v1/apply /v1/metrics /v1/run /v1/cutovers /v1/cutovers/{id} \
 	/v1/rollback/{change} /v1/releases /v1/releases/{service} \
 	/v1/releases/{service}/{action} /v1/budgets /v1/budgets/{provider} \
-	/v1/steer/{service} /v1/steer/{service}/unpin /v1/explain; do
+	/v1/steer/{service} /v1/steer/{service}/unpin /v1/explain /v1/health; do
 	grep -q "^  $p:" "$ROOT/docs/api.yaml" && ok "described: $p" || fail "not described: $p"
 done
 finish
