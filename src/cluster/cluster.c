@@ -3,6 +3,7 @@
  * (resync, watch), and this instance's lease and member key.  See
  * cluster.h; the layout in etcd is in sync.h. */
 #include "cluster/cluster.h"
+#include "cluster/clog.h"
 #include "cluster/etcd.h"
 #include "cluster/feed.h"
 #include "cluster/keyfiles.h"
@@ -687,5 +688,23 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
 		log_warning("cluster: %s (%s): written at revision %lld, but not to "
 		            "the local store (%s): the watch applies it", what, actor,
 		            (long long)out.rev, out.local_err);
+	return rc;
+}
+
+int cluster_log_get(cluster_t *c, int64_t rev, long newest, json_t **recs,
+                    char *err, size_t errlen)
+{
+	char why[sizeof(c->etcd_why)], msg[1024];
+	*recs = NULL;
+	known_failure(c, why, sizeof(why));
+	if (*why) {
+		snprintf(err, errlen, "%s", why);
+		return GSLB_EIO;
+	}
+	etcd_t *e = writer_client(c);
+	int rc = cluster_log_read_part(e, c->cc.prefix, rev, newest, recs, msg,
+	                               sizeof(msg));
+	if (rc)
+		cluster_etcd_why(e, rc, msg, "etcd refused the read: ", err, errlen);
 	return rc;
 }
