@@ -8,7 +8,8 @@
 # then for real: both instances answer with the undo and the cluster's
 # log has it as api:NAME; a rollback refused by a guard, or of a
 # revision the log lacks, in gslbctl's words; with etcd stopped, 503
-# and nothing written (S0-10).
+# and nothing written (S0-10); etcd back, the rollback of gslbctl's
+# change through the API brings back the table both started from.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 . "$(dirname "$0")/api_lib.sh"
@@ -43,6 +44,7 @@ ns_start 2
 wait_all 100 www.gslb.test "192.0.2.1 192.0.2.2" && ok "start: both instances answer" ||
 	fail "start: $(qn 1 www.gslb.test) / $(qn 2 www.gslb.test)"
 
+init=$(export_of 1)
 callI() { local i=$1; shift; U="https://127.0.0.1:$(AP "$i")" call "$@"; }
 errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
 jget() { tail -n +2 <<<"$1" | python3 -c "import json, sys; print(json.load(sys.stdin)$2)"; }
@@ -164,4 +166,18 @@ out=$(callI 2 "$RT2" GET /v1/log)
 expect_has "$(qn 1 www.gslb.test)" "192.0.2.1 192.0.2.2" "DNS answers throughout"
 etcd_cluster_start || exit 1
 [ "$(marker_rev)" = "$m0" ] && ok "etcd back: no change in etcd either" || fail "etcd: marker $(marker_rev) after $m0"
+
+# 5. etcd back: the rollback of gslbctl's change (revision r2) through
+# the API; with the first one undone too, the table is the initial one.
+reachable() { [ "$(mval "$(scrape 1)" gslbd_cluster_etcd_reachable)" = 1 ]; }
+wait_until 20 reachable && ok "ns1 reaches etcd again" || fail "ns1 does not reach etcd"
+out=$(callI 1 "$AT1" POST "/v1/rollback/$r2")
+[ "$(code "$out")" = 200 ] && [ "$(jget "$out" '["what"]')" = "rollback revision $r2" ] &&
+	ok "rollback of gslbctl's revision $r2 through ns1: 200" || fail "rollback of $r2: $out"
+rb2=$(jget "$out" '["change"]')
+on2() { [ "$(export_of 2)" = "$init" ]; }
+wait_until 10 on2 && ok "ns2's table is the initial one again" ||
+	fail "ns2: $(diff <(echo "$init") <(export_of 2))"
+expect_has "$(CTLN 2 log --limit 1)" "^ *$rb2 .* api:boss1 +rollback revision $r2: weight set www.gslb.test \*/\* a=10 b=10$" \
+	"gslbctl log on ns2 prints it under revision $rb2"
 finish
