@@ -108,8 +108,9 @@ int cluster_feed_write(cluster_t *c, const char *actor, json_t *lines,
                        uint32_t at, double keep, double skew, int64_t *rev,
                        char *err, size_t errlen);
 
-/** Reads the cluster's change log (cluster/clog.h) through the main
- * thread's client, as cluster_write() reaches etcd: the record of
+/** Reads the cluster's change log (cluster/clog.h; cluster_log.c)
+ * through the main thread's client, as cluster_write() reaches etcd:
+ * the record of
  * revision @rev alone when @rev > 0 (an empty array when the log has
  * none), else the newest @newest records (all when 0), oldest first,
  * each named by its revision ("id" and "revision"), into *@recs (a new
