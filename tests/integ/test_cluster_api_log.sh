@@ -9,7 +9,8 @@
 # log has it as api:NAME; a rollback refused by a guard, or of a
 # revision the log lacks, in gslbctl's words; with etcd stopped, 503
 # and nothing written (S0-10); etcd back, the rollback of gslbctl's
-# change through the API brings back the table both started from.
+# change through the API brings back the table both started from; the
+# steering engine's change undone by a pin.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 . "$(dirname "$0")/api_lib.sh"
@@ -180,4 +181,34 @@ wait_until 10 on2 && ok "ns2's table is the initial one again" ||
 	fail "ns2: $(diff <(echo "$init") <(export_of 2))"
 expect_has "$(CTLN 2 log --limit 1)" "^ *$rb2 .* api:boss1 +rollback revision $r2: weight set www.gslb.test \*/\* a=10 b=10$" \
 	"gslbctl log on ns2 prints it under revision $rb2"
+
+# 6. A change of shares by the steering engine, named by its revision,
+# is undone by pinning the row (S3-8): a record of the engine's put in
+# the cluster's log by hand, whose row was as the table has it now (the
+# one gslbctl's change r2 found).
+CTLN 2 --json log >"$T/ctllog"
+python3 - "$T/ctllog" "$r2" >"$T/steer.json" <<'PY'
+import json, sys
+rec = {r["id"]: r for r in json.load(open(sys.argv[1]))["records"]}[int(sys.argv[2])]
+c = rec["changes"][0]
+after = dict(c["before"], steer={"shares": {"a": 9000, "b": 1000}})
+print(json.dumps({"time": rec["time"], "actor": "gslbd:steer", "what": "steer " + c["key"],
+                  "changes": [{"kind": "weight", "key": c["key"], "before": c["before"], "after": after}]}))
+PY
+ETCDCTL put /gslbd/log/00000000steer "$(cat "$T/steer.json")" >/dev/null && ok "an engine's record put in the cluster's log" ||
+	fail "put: $(cat "$T/steer.json")"
+sr=$(ETCDCTL get /gslbd/log/00000000steer -w json | python3 -c 'import json, sys; print(json.load(sys.stdin)["kvs"][0]["create_revision"])')
+m0=$(marker_rev)
+out=$(callI 1 "$AT1" POST "/v1/rollback/$sr?dry_run=1")
+[ "$(code "$out")" = 200 ] && expect_has "$out" '"pins": \{' "dry rollback of the engine's revision $sr: the pins" ||
+	fail "dry pin: $out"
+[ "$(marker_rev)" = "$m0" ] && ok "the dry run wrote nothing" || fail "dry pin wrote: $(marker_rev) after $m0"
+out=$(callI 1 "$AT1" POST "/v1/rollback/$sr")
+[ "$(code "$out")" = 200 ] && [ "$(jget "$out" '["what"]')" = "rollback $sr: steering pinned" ] &&
+	ok "rollback of revision $sr through ns1: gslbctl's words, steering pinned" || fail "pin: $out"
+[ "$(jget "$out" '["change"]')" = "$(marker_rev)" ] && ok "written to etcd (revision $(marker_rev))" ||
+	fail "change $(jget "$out" '["change"]'), etcd at $(marker_rev)"
+wrow() { mdb_dump -p -s weights "$T/ns$1/db" 2>/dev/null | grep -A1 '^ www.gslb.test|\*|\*$' | tail -1; }
+pinned() { wrow 2 | grep -q "\"pin\":{\"at\":[0-9]*,\"by\":\"boss1\",\"change\":$sr}"; }
+wait_until 10 pinned && ok "ns2's row is pinned by boss1 for revision $sr" || fail "ns2: $(wrow 2)"
 finish
