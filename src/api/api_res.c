@@ -65,9 +65,23 @@ static int collect_audit(int64_t id, json_t *rec, void *arg)
 }
 
 /* GET /v1/log: the newest 50 changes, oldest first, as gslbctl log
- * --json gives them. */
+ * --json gives them: in cluster mode the cluster's log in etcd, each
+ * record named by its revision as on every instance (cluster/clog.h);
+ * 503 when etcd does not answer, rather than this store's own log,
+ * whose ids a rollback would take for revisions. */
 static void get_log(const api_env_t *env, api_resp_t *r)
 {
+	if (env->cluster && env->cl) {
+		json_t *recs;
+		char err[1024];
+		if (cluster_log_get(env->cl, 0, 50, &recs, err, sizeof(err))) {
+			api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "cluster: %s; the "
+			          "cluster's change log cannot be read", err);
+			return;
+		}
+		r->body = json_pack("{s:o}", "changes", recs);
+		return;
+	}
 	int64_t last = wdb_audit_last(env->db);
 	json_t *arr = json_array();
 	wdb_audit_each(env->db, last > 50 ? last - 50 : 0, collect_audit, arr);
@@ -84,6 +98,8 @@ static void get(const api_env_t *env, const api_req_t *q, wdb_txn_t *t,
 		get_status(env, t, r);
 	} else if (strcmp(p, "log") == 0) {
 		get_log(env, r);
+		if (r->status)
+			return;
 	} else if (strcmp(p, "export") == 0) {
 		json_t *doc = json_pack("{s:i}", "version", WDB_FORMAT_VERSION);
 		for (int k = 0; k < 3; k++)

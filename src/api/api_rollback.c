@@ -2,7 +2,9 @@
 /* The HTTP API's rollback: POST /v1/rollback/CHANGE-ID undoes one change
  * as a new audited change (S3-7, S3-8), or with ?dry_run=1 says what it
  * would write; the undo is gslbctl rollback's (store/rollback.h), with
- * its checks and texts. */
+ * its checks and texts.  In cluster mode the change is named by its
+ * cluster revision and read from the cluster's log in etcd, and the
+ * undo goes to etcd through api_commit(), as gslbctl rollback's does. */
 #include "api/api_int.h"
 #include "store/change.h"
 #include "store/rollback.h"
@@ -91,6 +93,23 @@ static void pin(const api_env_t *env, const api_req_t *q, json_t *rec,
 	                    "what", what, "undoes", (json_int_t)id, "pins", pins);
 }
 
+/* Cluster mode: the record of revision @id in the cluster's log
+ * (cluster_log_get()), or NULL: none (@r untouched), or etcd did not
+ * answer (503 in @r: nothing can be undone that cannot be read). */
+static json_t *cluster_record(const api_env_t *env, long long id, api_resp_t *r)
+{
+	json_t *recs;
+	char err[1024];
+	if (cluster_log_get(env->cl, id, 0, &recs, err, sizeof(err))) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "cluster: %s; the "
+		          "cluster's change log cannot be read; nothing was written", err);
+		return NULL;
+	}
+	json_t *rec = json_incref(json_array_get(recs, 0));
+	json_decref(recs);
+	return rec;
+}
+
 /* POST /v1/rollback/ID[?dry_run=1]: admin. */
 static void rollback(const api_env_t *env, const api_req_t *q, const char *ids,
                      api_resp_t *r)
@@ -110,16 +129,15 @@ static void rollback(const api_env_t *env, const api_req_t *q, const char *ids,
 		          "number from 1 to %ld", ids, (long)INT32_MAX);
 		return;
 	}
-	if (env->cluster) {
-		/* The changes are the cluster's, named by revision: gslbctl
-		 * reads its log. */
-		api_error(r, MHD_HTTP_CONFLICT, NULL, "cluster mode: a rollback through "
-		          "the API is not made yet; use gslbctl rollback");
-		return;
-	}
-	json_t *rec = wdb_audit_get(env->db, id);
+	/* In cluster mode the change is the cluster's, named by its
+	 * revision, as gslbctl rollback reads it. */
+	int cluster = env->cluster && env->cl;
+	const char *noun = cluster ? "cluster revision" : "change";
+	json_t *rec = cluster ? cluster_record(env, id, r) : wdb_audit_get(env->db, id);
 	if (!rec) {
-		api_error(r, MHD_HTTP_NOT_FOUND, "id", "change %lld does not exist", id);
+		if (!r->status)
+			api_error(r, MHD_HTTP_NOT_FOUND, "id", "%s %lld does not exist%s",
+			          noun, id, cluster ? " in the cluster's log" : "");
 		return;
 	}
 	wdb_txn_t *t = dry ? wdb_begin_read(env->db) : api_begin_write(env, q, r);
@@ -141,7 +159,7 @@ static void rollback(const api_env_t *env, const api_req_t *q, const char *ids,
 	}
 	json_t *undo;
 	char err[600], line[1000];
-	if (wdb_rollback_undo(t, rec, id, "change", &undo, err, sizeof(err))) {
+	if (wdb_rollback_undo(t, rec, id, noun, &undo, err, sizeof(err))) {
 		wdb_abort(t);
 		json_decref(rec);
 		api_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "id", "%s", err);
@@ -179,7 +197,7 @@ static void rollback(const api_env_t *env, const api_req_t *q, const char *ids,
 	}
 	wdb_txn_note(t, "undoes", json_integer(id));
 	char what[200];
-	snprintf(what, sizeof(what), "rollback %lld", id);
+	snprintf(what, sizeof(what), "rollback %s%lld", cluster ? "revision " : "", id);
 	int64_t change = api_commit(env, t, what, r);
 	if (change < 0) {
 		json_decref(doc);

@@ -106,6 +106,36 @@ int cluster_log_read(etcd_t *e, const char *prefix, json_t **recs, char *err,
 	return 0;
 }
 
+int cluster_log_read_part(etcd_t *e, const char *prefix, int64_t rev,
+                          long newest, json_t **recs, char *err, size_t errlen)
+{
+	json_t *req = log_range(prefix, 0, rev > 0 ? 1 : newest), *ans = NULL;
+	if (rev > 0) {
+		/* The record whose create revision is @rev: etcd filters. */
+		json_object_set_new(req, "min_create_revision", json_integer(rev));
+		json_object_set_new(req, "max_create_revision", json_integer(rev));
+	} else if (newest > 0) {
+		/* The newest first, so that the limit keeps them. */
+		json_object_set_new(req, "sort_order", json_string("DESCEND"));
+	}
+	int rc = etcd_post(e, "/v3/kv/range", req, &ans, err, errlen);
+	json_decref(req);
+	if (rc)
+		return rc;
+	json_t *got = json_array();
+	etcd_kvs_each(ans, log_record, got);
+	json_decref(ans);
+	if (rev <= 0 && newest > 0) {
+		*recs = json_array();
+		for (size_t i = json_array_size(got); i-- > 0;)
+			json_array_append(*recs, json_array_get(got, i));
+		json_decref(got);
+	} else {
+		*recs = got;
+	}
+	return 0;
+}
+
 int cluster_log_trim(etcd_t *e, const char *prefix, unsigned keep, unsigned *gone,
                      char *err, size_t errlen)
 {

@@ -33,6 +33,15 @@ json_t *cluster_log_op_max(const char *prefix, json_t *rec, size_t max);
 int cluster_log_read(etcd_t *e, const char *prefix, json_t **recs, char *err,
                      size_t errlen);
 
+/** Part of the cluster's log, as cluster_log_read() gives it, in one
+ * request within @e's usual time limit (not a bulk one: the daemon's
+ * main thread waits for it): the record of revision @rev alone when
+ * @rev > 0 (an empty array when there is none), else the newest @newest
+ * records (all when 0), oldest first.  Returns 0 or the request's
+ * error. */
+int cluster_log_read_part(etcd_t *e, const char *prefix, int64_t rev,
+                          long newest, json_t **recs, char *err, size_t errlen);
+
 /** Deletes the oldest records beyond the newest @keep, at most 1,000 a
  * call; their number in *@gone.  Returns 0 or the request's error. */
 int cluster_log_trim(etcd_t *e, const char *prefix, unsigned keep, unsigned *gone,

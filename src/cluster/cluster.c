@@ -607,9 +607,7 @@ const health_cluster_t *cluster_health_hooks(cluster_t *c)
 	return c ? &c->hooks : NULL;
 }
 
-/* What the cluster threads know of etcd failing (what /healthz and
- * cluster_info() say) into @why, "" while it answers. */
-static void known_failure(cluster_t *c, char *why, size_t n)
+void cluster__known_failure(cluster_t *c, char *why, size_t n)
 {
 	*why = 0;
 	if (__atomic_load_n(&c->etcd_noted, __ATOMIC_RELAXED)) {
@@ -619,9 +617,7 @@ static void known_failure(cluster_t *c, char *why, size_t n)
 	}
 }
 
-/* The main thread's own etcd client.  A leader election (about a
- * second) is waited out, no more: the main loop waits with the writer. */
-static etcd_t *writer_client(cluster_t *c)
+etcd_t *cluster__writer(cluster_t *c)
 {
 	if (!c->we) {
 		c->we = etcd_new(&c->cc);
@@ -635,12 +631,12 @@ int cluster_feed_write(cluster_t *c, const char *actor, json_t *lines,
                        char *err, size_t errlen)
 {
 	char why[sizeof(c->etcd_why)], msg[1024];
-	known_failure(c, why, sizeof(why));
+	cluster__known_failure(c, why, sizeof(why));
 	if (*why) {
 		snprintf(err, errlen, "cluster: %s; nothing was written", why);
 		return GSLB_EIO;
 	}
-	etcd_t *e = writer_client(c);
+	etcd_t *e = cluster__writer(c);
 	int rc = cluster_feed_put(e, c->cc.prefix, c->cc.name, actor, lines, at, keep,
 	                          skew, rev, msg, sizeof(msg));
 	if (rc)
@@ -657,13 +653,13 @@ cluster_commit_class_t cluster_write(cluster_t *c, wdb_txn_t *t,
 	 * the table is refused at once rather than after the main loop
 	 * waited out every member's timeout again. */
 	char why[sizeof(c->etcd_why)];
-	known_failure(c, why, sizeof(why));
+	cluster__known_failure(c, why, sizeof(why));
 	if (*why && cluster_commit_shared(t)) {
 		snprintf(err, errlen, "cluster: %s; nothing was written", why);
 		wdb_abort(t);
 		return CLUSTER_COMMIT_UNAVAILABLE;
 	}
-	writer_client(c);
+	cluster__writer(c);
 	/* Test-only (tests/integ/test_cluster_api.sh): a window between
 	 * the store's read and the write, so that two writers race. */
 	const char *delay = getenv("GSLBD_TEST_CLUSTER_WRITE_DELAY_MS");

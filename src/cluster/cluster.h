@@ -108,4 +108,18 @@ int cluster_feed_write(cluster_t *c, const char *actor, json_t *lines,
                        uint32_t at, double keep, double skew, int64_t *rev,
                        char *err, size_t errlen);
 
+/** Reads the cluster's change log (cluster/clog.h; cluster_log.c)
+ * through the main thread's client, as cluster_write() reaches etcd:
+ * the record of
+ * revision @rev alone when @rev > 0 (an empty array when the log has
+ * none), else the newest @newest records (all when 0), oldest first,
+ * each named by its revision ("id" and "revision"), into *@recs (a new
+ * array).  Returns 0; GSLB_EIO when etcd does not answer (refused at
+ * once while the cluster threads know it fails), or another error,
+ * with the reason in @err ("etcd is unreachable: ...", "no quorum: 1 of
+ * 3 members answer (e1)"; without "cluster: " before it).  Main thread
+ * only; it waits for etcd (within cluster.timeout a member). */
+int cluster_log_get(cluster_t *c, int64_t rev, long newest, json_t **recs,
+                    char *err, size_t errlen);
+
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The cluster threads' shared state (cluster.c: the watch and the
  * handle; lease.c: the lease thread; publish.c: the health thread's
- * decisions into etcd).  Internal to cluster/. */
+ * decisions into etcd; cluster_log.c: the main thread's reads of the
+ * change log).  Internal to cluster/. */
 #ifndef GSLB_CLUSTER_INT_H
 #define GSLB_CLUSTER_INT_H
 
@@ -90,6 +91,15 @@ void cluster__note_etcd(cluster_t *c, etcd_t *e, const char *why);
 
 /* The leader key changed (@del: it went). */
 void cluster__leader_event(cluster_t *c, const etcd_kv_t *kv, int del);
+
+/* What the cluster threads know of etcd failing (what /healthz and
+ * cluster_info() say) into @why, "" while it answers. */
+void cluster__known_failure(cluster_t *c, char *why, size_t n);
+
+/* The main thread's own etcd client (created at the first call; freed
+ * by cluster_stop()).  A leader election (about a second) is waited
+ * out, no more: the main loop waits with the writer. */
+etcd_t *cluster__writer(cluster_t *c);
 
 /* The lease thread (lease.c): member key, campaign, views. */
 void *cluster__lease_main(void *arg);
