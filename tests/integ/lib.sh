@@ -169,7 +169,14 @@ if [ -n "$REMOTE" ]; then
 	CTL_HOST=127.0.0.1
 fi
 REMOTE_PID=
-remote_up() { [ -n "$REMOTE_PID" ] && [ "$REMOTE_PID" = "$PID" ] && kill -0 "$PID" 2>/dev/null; }
+# The daemon started in remote mode runs, and is not stopped (SIGSTOP:
+# a test that makes changes while gslbd cannot look makes them locally).
+remote_up() {
+	local st=
+	[ -n "$REMOTE_PID" ] && [ "$REMOTE_PID" = "$PID" ] || return 1
+	read -r _ _ st _ 2>/dev/null <"/proc/$PID/stat" || return 1
+	[ "$st" != T ] && [ "$st" != t ] && [ "$st" != Z ]
+}
 remote_ok() { # gslbctl args: 0 when they may run through the API
 	local a
 	for a in "$@"; do
@@ -182,6 +189,27 @@ remote_ok() { # gslbctl args: 0 when they may run through the API
 	done
 	return 0
 }
+# kill -STOP / -CONT of the test's gslbd returns once its main thread
+# (the API's) has stopped or runs again: the signal takes effect a little
+# later, and a CTL right after a kill -STOP must already be local.
+if [ -n "$REMOTE" ]; then
+	kill() {
+		builtin kill "$@" || return
+		local want st
+		case $1 in
+		-STOP | -SIGSTOP | -19) want=T ;;
+		-CONT | -SIGCONT | -18) want=R ;;
+		*) return 0 ;;
+		esac
+		[ "${2:-}" = "$PID" ] || return 0
+		for _ in $(seq 200); do
+			read -r _ _ st _ 2>/dev/null <"/proc/$PID/stat" || return 0
+			case $want$st in TT | Tt | R[!Tt]) return 0 ;; esac
+			sleep 0.01
+		done
+		return 0
+	}
+fi
 # Called by gslbd_start in remote mode, before the daemon starts.
 remote_setup() {
 	if ! grep -q '^# remote mode$' "$T/gslbd.conf"; then
