@@ -142,7 +142,8 @@ write_conf_zones() { # server-yaml name=file...
 CTL_LOCAL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
 CTL() {
 	if remote_up && remote_ok "$@"; then
-		local who=${SUDO_USER:-tester}
+		local who=tester
+		[ "${SUDO_USER:-}" != "$REMOTE_SUDO_USER" ] && who=$SUDO_USER
 		remote_token "$who"
 		"$ROOT/$B/gslbctl" --server "https://127.0.0.1:$REMOTE_APORT" \
 			--token-file "$T/remote-$who.tok" --cacert "$T/remote.crt" "$@"
@@ -169,6 +170,9 @@ if [ -n "$REMOTE" ]; then
 	CTL_HOST=127.0.0.1
 fi
 REMOTE_PID=
+# The SUDO_USER the test was started with (sudo's) is the test's own
+# user, "tester"; one the test sets for a command is another.
+REMOTE_SUDO_USER=${SUDO_USER:-}
 # The daemon started in remote mode runs, and is not stopped (SIGSTOP:
 # a test that makes changes while gslbd cannot look makes them locally).
 remote_up() {
