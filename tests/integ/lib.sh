@@ -145,6 +145,7 @@ CTL() {
 		local who=tester
 		[ "${SUDO_USER:-}" != "$REMOTE_SUDO_USER" ] && who=$SUDO_USER
 		remote_token "$who"
+		echo "$*" >>"$T/remote.calls"
 		"$ROOT/$B/gslbctl" --server "https://127.0.0.1:$REMOTE_APORT" \
 			--token-file "$T/remote-$who.tok" --cacert "$T/remote.crt" "$@"
 	else
@@ -428,7 +429,11 @@ gslbd_start() {
 	PID=$!
 	for _ in $(tseq 100); do
 		if dig @127.0.0.1 -p "$PORT" +time=1 +tries=1 id.server CH TXT >/dev/null 2>&1; then
-			[ -n "$REMOTE" ] && wait_tcp "$REMOTE_APORT" && REMOTE_PID=$PID
+			if [ -n "$REMOTE" ]; then
+				wait_tcp "$REMOTE_APORT" ||
+					{ echo "remote mode: the API does not listen; gslbd's log:"; cat "$T/gslbd.log"; exit 1; }
+				REMOTE_PID=$PID
+			fi
 			return 0
 		fi
 		kill -0 "$PID" 2>/dev/null || break
@@ -516,6 +521,11 @@ py() {
 
 # Ends the test: prints a summary and returns the exit status.
 finish() {
+	# Remote mode proves nothing if no command went through the API.
+	if [ -n "$REMOTE" ]; then
+		if [ -s "$T/remote.calls" ]; then ok "remote mode: $(wc -l <"$T/remote.calls") commands through the API"
+		else fail "remote mode: no command went through the API"; fi
+	fi
 	echo "$CHECKS checks, $FAILS failed"
 	if [ -n "$PID" ] && ! kill -0 "$PID" 2>/dev/null; then
 		echo "FAIL - gslbd died during the test; its log:"; cat "$T/gslbd.log"; exit 1
