@@ -80,7 +80,15 @@ stop_pid() { # pid
 	return 0
 }
 
-cleanup() { stop_pid "$PID"; }
+# In remote mode, a test that sent no command through the API (finish
+# says so; this for the tests that end without finish) fails.
+cleanup() {
+	stop_pid "$PID"
+	if [ -n "$REMOTE" ] && [ ! -s "$T/remote.calls" ]; then
+		[ -n "${REMOTE_TOLD:-}" ] || echo "FAIL - remote mode: no command went through the API"
+		exit 1
+	fi
+}
 trap cleanup EXIT
 
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
@@ -523,6 +531,7 @@ py() {
 finish() {
 	# Remote mode proves nothing if no command went through the API.
 	if [ -n "$REMOTE" ]; then
+		REMOTE_TOLD=1
 		if [ -s "$T/remote.calls" ]; then ok "remote mode: $(wc -l <"$T/remote.calls") commands through the API"
 		else fail "remote mode: no command went through the API"; fi
 	fi
