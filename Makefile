@@ -6,7 +6,8 @@
 #   make            build gslbd into build/
 #   make run        serve the demo zone on 127.0.0.1@5300 (UDP and TCP)
 #   make demo-db    only load the demo's store (run/db), as `make run` does first
-#   make check      unit, query, fuzz-replay and integration tests
+#   make check      unit, query, fuzz-replay and integration tests (some
+#                   also with gslbctl through the HTTP API: remote/)
 #   make check SAN=address,undefined   the same under sanitizers (build-san/)
 #   make check SAN=thread   the same under ThreadSanitizer (build-san-thread/)
 #   make check-busy the same tests with stress-ng loading every CPU

@@ -20,7 +20,8 @@
 # tests/tmp/durations).
 #
 # Environment: B (build directory, default build), TESTPORT (base port),
-# SAN (non-empty when built with sanitizers), ONLY (a glob of test names),
+# SAN (non-empty when built with sanitizers), ONLY (a glob of test names:
+# unit/check_x, integ/test_x, remote/test_x...),
 # TEST_TIME_FACTOR (multiplies every deadline of the integration tests;
 # default 1, more on a slow or busy machine: see tests/integ/lib.sh).
 # GSLB_FUZZ_MUTATE and GSLB_FUZZ_SEED: the mutations of fuzz/api.
@@ -91,6 +92,17 @@ done
 add "lint/lengths" bash tests/lengths.sh
 for t in tests/integ/test_*.sh; do
 	[ -f "$t" ] && add "integ/$(basename "$t" .sh)" bash "$t"
+done
+# A selection of the integration tests again in remote mode: their
+# gslbctl commands go through gslbd's HTTP API (gslbctl --server) once
+# the daemon is up, and must pass unchanged (tests/integ/lib.sh).  The
+# ones whose commands run mostly with the daemon up, and together in
+# about 3 minutes: test_cutover and test_apply_roundtrip pass remotely
+# too, but add little (the latter starts gslbd only near its end) for
+# their time.
+REMOTE_TESTS="ctlsafe json explain steer_pin release store"
+for t in $REMOTE_TESTS; do
+	add "remote/test_$t" env GSLB_TEST_REMOTE=1 bash "tests/integ/test_$t.sh"
 done
 
 # In parallel, the longest first (by their last run; new ones count as

@@ -9,7 +9,7 @@
 #   q NAME TYPE [dig args]             # dig @127.0.0.1 -p $PORT, full output
 #   expect_status OUT STATUS ; expect_has OUT REGEX ; expect_not OUT REGEX
 #   ok "message" / fail "message"      # fail exits non-zero at the end
-#   CTL ARGS...                        # gslbctl -c $T/gslbd.conf
+#   CTL ARGS...                        # gslbctl -c $T/gslbd.conf (remote: below)
 #   gslb_zone [RECORD...]              # $T/z.zone: zone gslb.test
 #   expect_flag OUT FLAG / expect_noflag OUT FLAG   # header flags (aa, tc)
 #   expect_count OUT SECTION N         # SECTION: ANSWER, AUTHORITY, ...
@@ -29,11 +29,22 @@
 # build.  It lengthens only the time a test is willing to wait, never
 # what it measures: a test that passes at 1 passes at 3, only later when
 # it fails.
+#
+# Remote mode (GSLB_TEST_REMOTE=1, tests/run.sh's remote/ entries): the
+# same test, with every CTL run while the test's gslbd is up going
+# through gslbd's HTTP API (gslbctl --server, POST /v1/run) instead of
+# the local store; see "Remote mode" below.  CTL_ACTOR and CTL_HOST are
+# the audit's actor and host of such a change in the mode the test runs
+# in (a regex and a text), for the checks of the log.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
 GSLBD="$ROOT/$B/gslbd"
 TESTNAME=$(basename "$0" .sh)
+REMOTE=${GSLB_TEST_REMOTE:-}
+[ "$REMOTE" = 0 ] && REMOTE=
+# A remote run has a tree (and, run alone, a port) of its own.
+[ -n "$REMOTE" ] && TESTNAME=${TESTNAME}_remote
 # Separate trees per base port, so that two suites can run side by side.
 T="$ROOT/tests/tmp/${TESTPORT:-15300}/$TESTNAME"
 rm -rf "$T"
@@ -69,7 +80,15 @@ stop_pid() { # pid
 	return 0
 }
 
-cleanup() { stop_pid "$PID"; }
+# In remote mode, a test that sent no command through the API (finish
+# says so; this for the tests that end without finish) fails.
+cleanup() {
+	stop_pid "$PID"
+	if [ -n "$REMOTE" ] && [ ! -s "$T/remote.calls" ]; then
+		[ -n "${REMOTE_TOLD:-}" ] || echo "FAIL - remote mode: no command went through the API"
+		exit 1
+	fi
+}
 trap cleanup EXIT
 
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok   - $*"; }
@@ -128,7 +147,114 @@ write_conf_zones() { # server-yaml name=file...
 }
 
 # gslbctl on this test's configuration.
-CTL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
+CTL_LOCAL() { "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" "$@"; }
+CTL() {
+	if remote_up && remote_ok "$@"; then
+		local who=tester
+		[ "${SUDO_USER:-}" != "$REMOTE_SUDO_USER" ] && who=$SUDO_USER
+		remote_token "$who"
+		echo "$*" >>"$T/remote.calls"
+		"$ROOT/$B/gslbctl" --server "https://127.0.0.1:$REMOTE_APORT" \
+			--token-file "$T/remote-$who.tok" --cacert "$T/remote.crt" "$@"
+	else
+		CTL_LOCAL "$@"
+	fi
+}
+
+# Remote mode.  gslbd_start adds an api section to $T/gslbd.conf (a port
+# of its own, 3190 above the DNS port, beyond the probe servers', and a
+# self-signed certificate for 127.0.0.1) and, once, an admin token
+# "tester" made with the local gslbctl (a change in the log, before the
+# daemon starts); then CTL runs gslbctl --server while that gslbd runs.
+# The user is the token's name: SUDO_USER=NAME CTL ..., a change of user
+# NAME locally, is one of token NAME remotely (an admin token made when
+# first used).  Before, after, and for what the API refuses by design
+# (a configuration or store of its own: -c, -d, --create,
+# --local-override; the API's tokens), CTL stays local.
+REMOTE_APORT=$((PORT + 3190))
+CTL_ACTOR='gslbctl:[a-z]+'
+CTL_HOST=$(hostname 2>/dev/null || echo localhost)
+if [ -n "$REMOTE" ]; then
+	CTL_ACTOR='api:tester'
+	CTL_HOST=127.0.0.1
+fi
+REMOTE_PID=
+# The SUDO_USER the test was started with (sudo's) is the test's own
+# user, "tester"; one the test sets for a command is another.
+REMOTE_SUDO_USER=${SUDO_USER:-}
+# The daemon started in remote mode runs, and is not stopped (SIGSTOP:
+# a test that makes changes while gslbd cannot look makes them locally).
+remote_up() {
+	local st=
+	[ -n "$REMOTE_PID" ] && [ "$REMOTE_PID" = "$PID" ] || return 1
+	read -r _ _ st _ 2>/dev/null <"/proc/$PID/stat" || return 1
+	[ "$st" != T ] && [ "$st" != t ] && [ "$st" != Z ]
+}
+remote_ok() { # gslbctl args: 0 when they may run through the API
+	local a
+	for a in "$@"; do
+		case $a in
+		-c | -c* | --config* | -d | -d* | --db* | --create | --local-override) return 1 ;;
+		-*) ;;
+		api) return 1 ;;
+		*) return 0 ;;
+		esac
+	done
+	return 0
+}
+# kill -STOP / -CONT of the test's gslbd returns once its main thread
+# (the API's) has stopped or runs again: the signal takes effect a little
+# later, and a CTL right after a kill -STOP must already be local.
+if [ -n "$REMOTE" ]; then
+	kill() {
+		builtin kill "$@" || return
+		local want st
+		case $1 in
+		-STOP | -SIGSTOP | -19) want=T ;;
+		-CONT | -SIGCONT | -18) want=R ;;
+		*) return 0 ;;
+		esac
+		[ "${2:-}" = "$PID" ] || return 0
+		for _ in $(seq 200); do
+			read -r _ _ st _ 2>/dev/null <"/proc/$PID/stat" || return 0
+			case $want$st in TT | Tt | R[!Tt]) return 0 ;; esac
+			sleep 0.01
+		done
+		return 0
+	}
+fi
+# Called by gslbd_start in remote mode, before the daemon starts.
+remote_setup() {
+	if ! grep -q '^# remote mode$' "$T/gslbd.conf"; then
+		grep -q '^api:' "$T/gslbd.conf" &&
+			{ echo "remote mode: the test has an api section of its own"; exit 1; }
+		[ -f "$T/remote.crt" ] ||
+			openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+				-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+				-keyout "$T/remote.key" -out "$T/remote.crt" >/dev/null 2>&1 ||
+			{ echo "remote mode: openssl req failed"; exit 1; }
+		printf '# remote mode\napi:\n  listen: [ "127.0.0.1@%s" ]\n  tls-cert: %s\n  tls-key: %s\n  rate: 100000\n' \
+			"$REMOTE_APORT" "$T/remote.crt" "$T/remote.key" >>"$T/gslbd.conf"
+	fi
+	remote_token tester
+}
+# remote_token NAME: $T/remote-NAME.tok, an admin token NAME in the
+# test's store, made by the local gslbctl if the store lacks it (once a
+# store: a test may start again on a new one).
+remote_token() { # name
+	local f="$T/remote-$1.tok"
+	# Checked once for each daemon started (in a file: CTL runs in
+	# subshells).
+	[ -s "$f" ] && [ "$(cat "$T/remote-$1.pid" 2>/dev/null)" = "$PID" ] && return 0
+	if ! env -u SUDO_USER "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" --json api token list 2>/dev/null |
+		grep -q "\"name\": \"$1\""; then
+		env -u SUDO_USER "$ROOT/$B/gslbctl" -c "$T/gslbd.conf" --offline \
+			api token add "$1" --role admin | awk '/^token /{ print $3 }' >"$f"
+		chmod 600 "$f"
+	fi
+	[ -s "$f" ] || { echo "remote mode: no token $1"; exit 1; }
+	echo "$PID" >"$T/remote-$1.pid"
+}
 
 # Writes $T/z.zone, the minimal zone gslb.test for GSLB tests, with any
 # extra records given as arguments, one record per argument.
@@ -306,10 +432,16 @@ EOZ
 
 # Starts gslbd and waits until it answers (at most 10 s).
 gslbd_start() {
+	[ -n "$REMOTE" ] && remote_setup
 	"$GSLBD" -c "$T/gslbd.conf" "$@" >>"$T/gslbd.log" 2>&1 &
 	PID=$!
 	for _ in $(tseq 100); do
 		if dig @127.0.0.1 -p "$PORT" +time=1 +tries=1 id.server CH TXT >/dev/null 2>&1; then
+			if [ -n "$REMOTE" ]; then
+				wait_tcp "$REMOTE_APORT" ||
+					{ echo "remote mode: the API does not listen; gslbd's log:"; cat "$T/gslbd.log"; exit 1; }
+				REMOTE_PID=$PID
+			fi
 			return 0
 		fi
 		kill -0 "$PID" 2>/dev/null || break
@@ -405,6 +537,12 @@ py() {
 
 # Ends the test: prints a summary and returns the exit status.
 finish() {
+	# Remote mode proves nothing if no command went through the API.
+	if [ -n "$REMOTE" ]; then
+		REMOTE_TOLD=1
+		if [ -s "$T/remote.calls" ]; then ok "remote mode: $(wc -l <"$T/remote.calls") commands through the API"
+		else fail "remote mode: no command went through the API"; fi
+	fi
 	echo "$CHECKS checks, $FAILS failed"
 	if [ -n "$PID" ] && ! kill -0 "$PID" 2>/dev/null; then
 		echo "FAIL - gslbd died during the test; its log:"; cat "$T/gslbd.log"; exit 1
