@@ -12,13 +12,9 @@
 
 static void get(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 {
-	wdb_txn_t *t = wdb_begin_read(env->db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+	wdb_txn_t *t = api_begin_read(env, r);
+	if (!t)
 		return;
-	}
-	r->generation = wdb_table_generation(t);
-	r->has_gen = 1;
 	r->status = MHD_HTTP_OK;
 	r->body = budget_list_view(t, (uint32_t)q->now);
 	wdb_abort(t);

@@ -22,13 +22,9 @@ static int collect(const char *key, json_t *val, void *arr)
 static void get(const api_env_t *env, const api_req_t *q, const char *id,
                 api_resp_t *r)
 {
-	wdb_txn_t *t = wdb_begin_read(env->db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+	wdb_txn_t *t = api_begin_read(env, r);
+	if (!t)
 		return;
-	}
-	r->generation = wdb_table_generation(t);
-	r->has_gen = 1;
 	if (id) {
 		json_t *w = wdb_get(t, WDB_CUTOVER, id);
 		if (w) {

@@ -21,11 +21,9 @@ static void health(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		api_error(r, MHD_HTTP_BAD_REQUEST, "service", "%s", e.msg);
 		return;
 	}
-	wdb_txn_t *t = wdb_begin_read(env->db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+	wdb_txn_t *t = api_begin_read(env, r);
+	if (!t)
 		return;
-	}
 	json_t *svc = *name ? wdb_get(t, WDB_SERVICE, name) : NULL;
 	if (*name && !svc) {
 		api_error(r, MHD_HTTP_NOT_FOUND, "service", "service %s does not exist",

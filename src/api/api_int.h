@@ -41,6 +41,11 @@ typedef struct api_resp {
 void api_error(api_resp_t *r, unsigned status, const char *field,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/** Begins a read of the store, the answer's generation (the table's,
+ * in cluster mode the revision of the last change) set in @r; NULL with
+ * the error (503) in @r. */
+wdb_txn_t *api_begin_read(const api_env_t *env, api_resp_t *r);
+
 /** The JSON object of body @q, or NULL with the error (400) in @r. */
 json_t *api_body_object(const api_req_t *q, api_resp_t *r);
 

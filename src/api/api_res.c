@@ -165,6 +165,18 @@ static uint64_t generation(const api_env_t *env, wdb_txn_t *t)
 	                    : wdb_table_generation(t);
 }
 
+wdb_txn_t *api_begin_read(const api_env_t *env, api_resp_t *r)
+{
+	wdb_txn_t *t = wdb_begin_read(env->db);
+	if (!t) {
+		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		return NULL;
+	}
+	r->generation = generation(env, t);
+	r->has_gen = 1;
+	return t;
+}
+
 int api_match_ok(const api_req_t *q, uint64_t gen, api_resp_t *r)
 {
 	if (!q->if_match || strcmp(q->if_match, "*") == 0)
@@ -411,13 +423,9 @@ void api_route(const api_env_t *env, const api_req_t *q, api_resp_t *r)
 		}
 	int read = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
 	if (read) {
-		wdb_txn_t *t = wdb_begin_read(env->db);
-		if (!t) {
-			api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+		wdb_txn_t *t = api_begin_read(env, r);
+		if (!t)
 			return;
-		}
-		r->generation = generation(env, t);
-		r->has_gen = 1;
 		get(env, q, t, r);
 		wdb_abort(t);
 		return;

@@ -85,13 +85,9 @@ static void unpin(const api_env_t *env, const api_req_t *q, const char *svc,
 static void show(const api_env_t *env, const api_req_t *q, const char *svc,
                  api_resp_t *r)
 {
-	wdb_txn_t *t = wdb_begin_read(env->db);
-	if (!t) {
-		api_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "store busy: try again");
+	wdb_txn_t *t = api_begin_read(env, r);
+	if (!t)
 		return;
-	}
-	r->generation = wdb_table_generation(t);
-	r->has_gen = 1;
 	json_t *rows;
 	char err[2500];
 	int rc = steer_service_view(t, &env->steer, svc, (uint32_t)q->now, &rows, err,
