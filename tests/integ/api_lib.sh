@@ -19,3 +19,18 @@ call() {
 }
 code() { head -1 <<<"$1"; }
 etag() { tr -d '\r' <"$T/h" | awk 'tolower($1) == "etag:" { print $2 }'; }
+# tok NAME --role ROLE: a new token of the store's (CTL api token add).
+tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
+# errtext "STATUS\nBODY": the error text of an answer.
+errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
+# gen_now: the table's generation now, as the ETag of GET /v1/status
+# with token $RT.
+gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
+# last_rec: the newest audit record that is neither the health thread's
+# nor the steering engine's, as gslbctl --json log gives it.
+last_rec() {
+	CTL --json log --limit 5 | python3 -c '
+import json, sys
+recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") not in ("health", "gslbd:steer")]
+print(json.dumps(recs[-1], indent=2) if recs else "")'
+}

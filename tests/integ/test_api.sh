@@ -43,7 +43,6 @@ CTL node add n2 --addr 192.0.2.2 >/dev/null
 CTL weight set www.gslb.test n1=1 n2=1 >/dev/null
 
 # Tokens: shown once, only the hash stored.
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
 AT=$(tok boss --role admin)
@@ -117,7 +116,6 @@ wait_until 5 expired && expect_has "$(call "$XT" GET /v1/status)" "token brief e
 grep -q "$RT\|$OT\|$AT" "$T/gslbd.log" && fail "a token in the log" || ok "no token in the daemon's log"
 
 # Writes: roles, bad input, If-Match; none of the refused ones writes.
-gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
 # The node as configured (node show also tells its health, which moves
 # on its own).
 before=$(CTL export)

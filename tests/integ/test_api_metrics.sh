@@ -21,14 +21,12 @@ CTL node add a --addr 192.0.2.1 --provider cdn-a --cost-per-gb 0.5 >/dev/null
 CTL node add b --addr 192.0.2.2 >/dev/null
 CTL weight set www.gslb.test --region cn-gz --isp ctcc a=1 b=1 >/dev/null
 CTL weight set www.gslb.test a=1 >/dev/null
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok feeder --role operate)
 AT=$(tok boss --role admin)
 
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
 field() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["field"])'; }
 post() { call "$1" POST /v1/metrics -H 'Content-Type: application/json' --data-binary "$2"; }
 # The store's pushed data, as mdb_dump shows it (not our own code).

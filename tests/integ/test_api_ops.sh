@@ -23,16 +23,13 @@ CTL node add a2 --addr 192.0.2.2 --region r-a --isp isp-y >/dev/null
 CTL node add b1 --addr 192.0.2.3 --region r-b --isp isp-x >/dev/null
 CTL weight set www.gslb.test a1=1 a2=1 b1=1 >/dev/null
 CTL weight set alt.gslb.test b1=1 >/dev/null
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
 AT=$(tok boss --role admin)
 
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
 field() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["field"])'; }
-gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
 # same_text API-OUTPUT MESSAGE PREFIX GSLBCTL-ARGS...: the API's error,
 # after PREFIX ("cutover add: "), is gslbctl's word for word.
 same_text() {
@@ -52,13 +49,6 @@ status_is() {
 		fail "$msg: field $(field "$out"), not $f: $out"; return
 	fi
 	ok "$msg"
-}
-# The newest audit record but for the health thread's own.
-last_rec() {
-	CTL --json log --limit 5 | python3 -c '
-import json, sys
-recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") != "health"]
-print(json.dumps(recs[-1], indent=2) if recs else "")'
 }
 # same_doc API-OUTPUT MESSAGE GSLBCTL-ARGS...: the API's body is
 # gslbctl's --json document but for its "format" and "generated".

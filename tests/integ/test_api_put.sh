@@ -22,7 +22,6 @@ geoip:
 CTL service add www.gslb.test >/dev/null
 for n in 1 2; do CTL node add n$n --addr 192.0.2.$n >/dev/null; done
 CTL weight set www.gslb.test n1=1 >/dev/null
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
 AT=$(tok boss --role admin)
@@ -32,8 +31,6 @@ wait_tcp "$APORT" 2>/dev/null || true
 body() { tail -n +2 <<<"$1"; }
 # jget OUTPUT EXPR: a value of the answer's JSON (j), printed as JSON.
 jget() { body "$1" | python3 -c 'import json, sys; j = json.load(sys.stdin); print(json.dumps(eval(sys.argv[1]), sort_keys=True))' "$2"; }
-errtext() { body "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
-gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
 # same_apply API-OUTPUT MESSAGE DOCUMENT: gslbctl apply of DOCUMENT, as a
 # file named body, fails with the API's error, word for word.
 same_apply() {
@@ -42,12 +39,6 @@ same_apply() {
 	ctl=$(cd "$T" && CTL apply body 2>&1) && { fail "$msg: gslbctl apply succeeded"; return; }
 	[ "gslbctl: $(errtext "$api")" = "$ctl" ] && ok "$msg" ||
 		fail "$msg: API '$(errtext "$api")', gslbctl '$ctl'"
-}
-last_rec() {
-	CTL --json log --limit 5 | python3 -c '
-import json, sys
-recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") != "health"]
-print(json.dumps(recs[-1], indent=2) if recs else "")'
 }
 ROW_WWW='/v1/weights/www.gslb.test%7C*%7C*'
 ROW_NEW='/v1/weights/new.gslb.test%7C*%7C*'

@@ -21,13 +21,11 @@ CTL weight set www.gslb.test --region cn-gz --isp ctcc a=60 b=40 >/dev/null
 CTL weight set www.gslb.test --region cn-bj --isp cucc a=50 b=50 >/dev/null
 CTL weight set alt.gslb.test a=1 >/dev/null
 CTL service set www.gslb.test --steering dynamic --weights success=0.3,latency=0.7,cost=0 >/dev/null
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
 AT=$(tok boss --role admin)
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
 same_text() { # API-OUTPUT MESSAGE PREFIX GSLBCTL-ARGS...
 	local api=$1 msg=$2 pre=$3
 	shift 3
@@ -35,12 +33,6 @@ same_text() { # API-OUTPUT MESSAGE PREFIX GSLBCTL-ARGS...
 	ctl=$(CTL "$@" 2>&1) && { fail "$msg: gslbctl $* succeeded"; return; }
 	[ "gslbctl: $pre$(errtext "$api")" = "$ctl" ] && ok "$msg" ||
 		fail "$msg: API '$(errtext "$api")', gslbctl '$ctl'"
-}
-last_rec() {
-	CTL --json log --limit 5 | python3 -c '
-import json, sys
-recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") not in ("health", "gslbd:steer")]
-print(json.dumps(recs[-1], indent=2) if recs else "")'
 }
 for k in a:gz b:gz a:bj b:bj; do set_m $k "success=99.9 latency=20"; done
 start_feeder

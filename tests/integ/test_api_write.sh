@@ -18,15 +18,12 @@ for n in 1 2 3; do CTL node add n$n --addr 192.0.2.$n >/dev/null; done
 CTL weight set www.gslb.test n1=1 n2=1 >/dev/null
 CTL weight set alt.gslb.test n3=1 >/dev/null
 CTL weight set old.gslb.test n2=1 >/dev/null
-tok() { CTL api token add "$@" | awk '/^token /{ print $3 }'; }
 RT=$(tok reader --role read)
 OT=$(tok deployer --role operate)
 AT=$(tok boss --role admin)
 
 gslbd_start
 wait_tcp "$APORT" 2>/dev/null || true
-errtext() { tail -n +2 <<<"$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])'; }
-gen_now() { call "$RT" GET /v1/status >/dev/null; etag; }
 # same_text API-OUTPUT MESSAGE GSLBCTL-ARGS...: the API's error is
 # gslbctl's, word for word.
 same_text() {
@@ -36,13 +33,6 @@ same_text() {
 	ctl=$(CTL "$@" 2>&1) && { fail "$msg: gslbctl $* succeeded"; return; }
 	[ "gslbctl: $(errtext "$api")" = "$ctl" ] && ok "$msg" ||
 		fail "$msg: API '$(errtext "$api")', gslbctl '$ctl'"
-}
-# The newest audit record but for the health thread's own.
-last_rec() {
-	CTL --json log --limit 5 | python3 -c '
-import json, sys
-recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") != "health"]
-print(json.dumps(recs[-1], indent=2) if recs else "")'
 }
 ROW_WWW='/v1/weights/www.gslb.test%7C*%7C*'
 ROW_ALT='/v1/weights/alt.gslb.test%7C*%7C*'
