@@ -34,3 +34,18 @@ import json, sys
 recs = [r for r in json.load(sys.stdin)["records"] if r.get("actor") not in ("health", "gslbd:steer")]
 print(json.dumps(recs[-1], indent=2) if recs else "")'
 }
+# Cluster tests (after cluster_lib.sh): the API of nsI on PORT + 40 + I
+# (PORT + I is its DNS port), and api_ns_conf I, nsI's configuration
+# (ns_conf) serving it with this certificate.
+AP() { echo $((PORT + 40 + $1)); }
+api_ns_conf() {
+	ns_conf "$1"
+	cp "$T/api.crt" "$T/api.key" "$T/ns$1/"
+	cat >> "$T/ns$1/gslbd.conf" <<EOC
+api:
+  listen: [ "127.0.0.1@$(AP "$1")" ]
+  tls-cert: api.crt
+  tls-key: api.key
+  rate: 1000
+EOC
+}

@@ -13,19 +13,7 @@
 . "$(dirname "$0")/cluster_lib.sh"
 . "$(dirname "$0")/api_lib.sh"
 gslb_zone
-# The API of nsI on PORT + 40 + I (PORT + I is its DNS port).
-AP() { echo $((PORT + 40 + $1)); }
-for i in 1 2; do
-	ns_conf "$i"
-	cp "$T/api.crt" "$T/api.key" "$T/ns$i/"
-	cat >> "$T/ns$i/gslbd.conf" <<EOC
-api:
-  listen: [ "127.0.0.1@$(AP "$i")" ]
-  tls-cert: api.crt
-  tls-key: api.key
-  rate: 1000
-EOC
-done
+for i in 1 2; do api_ns_conf "$i"; done
 NSPID[3]=
 etcd_cluster_start || exit 1
 CTLN 1 service add www.gslb.test --ttl 60 --answers 2 >/dev/null
