@@ -78,6 +78,18 @@ int steer_unpin_rows(wdb_txn_t *t, const char *svc, const char *region,
 	return rc;
 }
 
+/* The view of node @id of a row: the engine's record of it @n (NULL:
+ * none) with the operator's weight @base and the weight in force, from
+ * @applied. */
+static json_t *node_view(json_t *n, json_t *base, json_t *applied, const char *id)
+{
+	json_t *j = n ? json_deep_copy(n) : json_object();
+	json_object_set(j, "base", base);
+	json_object_set_new(j, "weight", json_integer(
+		json_integer_value(json_object_get(applied, id))));
+	return j;
+}
+
 json_t *nearest_row_view(wdb_txn_t *t, const steer_conf_t *sc, const char *key,
                          json_t *svc)
 {
@@ -110,10 +122,7 @@ json_t *nearest_row_view(wdb_txn_t *t, const steer_conf_t *sc, const char *key,
 	json_t *w;
 	json_object_foreach(json_object_get(row, "weights"), id, w) {
 		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
-		json_t *j = n ? json_deep_copy(n) : json_object();
-		json_object_set(j, "base", w);
-		json_object_set_new(j, "weight", json_integer(
-			json_integer_value(json_object_get(applied, id))));
+		json_t *j = node_view(n, w, applied, id);
 		char lim[200];
 		json_object_set_new(j, "limits_text", json_string(nearest_limits_text(
 			(unsigned)json_integer_value(json_object_get(n, "limits")), lim, sizeof(lim))));
@@ -178,10 +187,7 @@ json_t *steer_row_view(wdb_txn_t *t, const steer_conf_t *sc, const char *key,
 	json_t *w;
 	json_object_foreach(json_object_get(row, "weights"), id, w) {
 		json_t *n = json_object_get(json_object_get(state, "nodes"), id);
-		json_t *j = n ? json_deep_copy(n) : json_object();
-		json_object_set(j, "base", w);
-		json_object_set_new(j, "weight", json_integer(
-			json_integer_value(json_object_get(applied, id))));
+		json_t *j = node_view(n, w, applied, id);
 		/* The limits that applied, and the capacity ceiling (S1-6)
 		 * when it is below the whole row. */
 		char lim[240];
